@@ -1,0 +1,108 @@
+// Admin commands work directly on the store (no server needed; safe while one runs, thanks to WAL).
+import type { Command } from "commander";
+import { dataDir } from "../lib/paths.ts";
+import { createKey, createUser, listKeys, revokeKey, userByEmail } from "../server/domain/accounts.ts";
+import { openStore } from "../store/open.ts";
+import type { Tx } from "../store/store.ts";
+import { parseDurationOption } from "./options.ts";
+
+interface StoreOpts {
+  data: string;
+  db?: string;
+}
+
+async function withStore<T>(opts: StoreOpts, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const store = await openStore({ dataDir: opts.data, db: opts.db });
+  try {
+    return await store.transaction(fn);
+  } finally {
+    await store.close();
+  }
+}
+
+const out = (line = "") => process.stdout.write(`${line}\n`);
+
+export function registerAdmin(program: Command): void {
+  const admin = program.command("admin").description("Manage users and API keys directly on the store.");
+  const storeOptions = (cmd: Command) =>
+    cmd
+      .option("--data <dir>", "data directory", dataDir())
+      .option("--db <url>", "store: sqlite:PATH", process.env.TXTFS_DB);
+
+  const user = admin.command("user").description("Users");
+  storeOptions(user.command("add <email>").description("Create a user; prints its id."))
+    .option("--name <name>", "display name", "")
+    .action(async (email: string, opts: StoreOpts & { name: string }) => {
+      const row = await withStore(opts, (tx) => createUser(tx, email, opts.name));
+      out(row.id);
+    });
+  storeOptions(user.command("list").description("List users.")).action(async (opts: StoreOpts) => {
+    const users = await withStore(opts, (tx) => tx.users.list());
+    for (const u of users) out(`${u.id}\t${u.email}\t${u.name}\t${u.created_at}`);
+  });
+
+  const key = admin.command("key").description("API keys");
+  storeOptions(
+    key
+      .command("add <email>")
+      .description("Mint an API key; the full key is printed once, on the last line."),
+  )
+    .option("--scopes <list>", "comma-separated scopes (default: all)")
+    .option("--expires <duration>", "lifetime such as 30d, 12h, 1y (default: never)", parseDurationOption)
+    .option("--label <label>", "label to recognise the key by", "")
+    .action(async (email: string, opts: StoreOpts & { scopes?: string; expires?: number; label: string }) => {
+      const result = await withStore(opts, async (tx) => {
+        const u = await userByEmail(tx, email);
+        return createKey(tx, u.id, {
+          label: opts.label,
+          scopes: opts.scopes
+            ?.split(",")
+            .map((s) => s.trim())
+            .filter(Boolean),
+          expiresIn: opts.expires,
+        });
+      });
+      out(`id: ${result.key.id}`);
+      out(`prefix: ${result.key.token_prefix}`);
+      out(`scopes: ${result.key.scopes.join(",")}`);
+      out(`expires: ${result.key.expires_at ?? "never"}`);
+      out(result.secret);
+    });
+  storeOptions(key.command("list [email]").description("List keys (of one user, or all).")).action(
+    async (email: string | undefined, opts: StoreOpts) => {
+      const rows = await withStore(opts, async (tx) => {
+        const users = email ? [await userByEmail(tx, email)] : await tx.users.list();
+        const all = [];
+        for (const u of users) for (const k of await listKeys(tx, u.id)) all.push({ email: u.email, ...k });
+        return all;
+      });
+      out(["id", "prefix", "user", "label", "scopes", "expires", "last used", "today", "status"].join("\t"));
+      for (const k of rows) {
+        const status = k.revoked_at
+          ? "revoked"
+          : k.expires_at && k.expires_at <= new Date().toISOString()
+            ? "expired"
+            : "active";
+        out(
+          [
+            k.id,
+            k.token_prefix,
+            k.email,
+            k.label,
+            k.scopes.join(","),
+            k.expires_at ?? "never",
+            k.last_used_at ?? "never",
+            k.requests_today,
+            status,
+          ].join("\t"),
+        );
+      }
+    },
+  );
+  storeOptions(
+    key.command("revoke <id>").description("Revoke a key by id; it stops working at once."),
+  ).action(async (id: string, opts: StoreOpts) => {
+    const k = await withStore(opts, (tx) => revokeKey(tx, id));
+    out(`revoked ${k.id} (${k.token_prefix})`);
+  });
+}

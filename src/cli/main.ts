@@ -1,0 +1,28 @@
+// The txtfs command line. Results go to stdout, diagnostics to stderr.
+import { Command, CommanderError } from "commander";
+import { ServiceError } from "../server/domain/errors.ts";
+import { registerAdmin } from "./admin.ts";
+import { registerServe } from "./serve.ts";
+import { VERSION } from "./version.ts";
+
+const program = new Command()
+  .name("txtfs")
+  .description("Remote text notes as files: the service (serve) and its FUSE mount.")
+  .version(VERSION)
+  .showHelpAfterError()
+  .exitOverride();
+
+registerServe(program);
+registerAdmin(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) process.exit(err.exitCode);
+  if (err instanceof ServiceError) {
+    process.stderr.write(`txtfs: ${err.message}\n${err.resolution}\n`);
+  } else {
+    process.stderr.write(`txtfs: ${err instanceof Error ? err.message : String(err)}\n`);
+  }
+  process.exit(1);
+}

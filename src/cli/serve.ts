@@ -1,0 +1,77 @@
+import type { Command } from "commander";
+import { createLogger } from "../lib/logger.ts";
+import { dataDir } from "../lib/paths.ts";
+import { createKey, createUser } from "../server/domain/accounts.ts";
+import { DEFAULT_TOMBSTONE_RETENTION_DAYS } from "../server/maintenance.ts";
+import { startServer } from "../server/serve.ts";
+import { parsePort, parsePositiveInt } from "./options.ts";
+
+export const DEFAULT_PORT = 8750;
+
+export function registerServe(program: Command): void {
+  program
+    .command("serve")
+    .description("Run the Remote Text Filesystem Service (HTTP API) on the embedded store.")
+    .option("--host <host>", "address to bind", process.env.TXTFS_HOST ?? "127.0.0.1")
+    .option(
+      "--port <port>",
+      "port to listen on (0 = any free port)",
+      parsePort,
+      Number(process.env.TXTFS_PORT ?? DEFAULT_PORT),
+    )
+    .option("--data <dir>", "data directory (the embedded store lives here)", dataDir())
+    .option("--db <url>", "store: sqlite:PATH (default: txtfs.db under --data)", process.env.TXTFS_DB)
+    .option(
+      "--user <email>",
+      "email of the first user, created when the store has none",
+      process.env.TXTFS_USER,
+    )
+    .option("--rate-limit <points>", "points per minute per key (reads 1, writes 5)", parsePositiveInt)
+    .option(
+      "--retention-days <days>",
+      "how long delete tombstones stay in the change feed",
+      parsePositiveInt,
+      DEFAULT_TOMBSTONE_RETENTION_DAYS,
+    )
+    .action(async (opts) => {
+      const logger = createLogger("txtfs-serve");
+      const server = await startServer({
+        host: opts.host,
+        port: opts.port,
+        dataDir: opts.data,
+        db: opts.db,
+        rateLimit: opts.rateLimit ? { limit: opts.rateLimit } : undefined,
+        retentionDays: opts.retentionDays,
+        logger,
+      });
+      const first = await server.store.transaction(async (tx) => {
+        if ((await tx.users.list()).length > 0) return null;
+        const user = await createUser(tx, opts.user ?? `${process.env.USER || "me"}@localhost`, "Local user");
+        const { secret } = await createKey(tx, user.id, { label: "first key" });
+        return { user, secret };
+      });
+      process.stdout.write(`txtfs ${server.url}  (data: ${opts.db ?? opts.data})\n`);
+      if (first) {
+        process.stdout.write(
+          `Created the first user ${first.user.email} (${first.user.id}) and an API key with every scope.\n` +
+            "It is shown only this once; keep it (more keys: txtfs admin key add EMAIL):\n" +
+            `export TXTFS_URL=${server.url}\nexport TXTFS_API_KEY=${first.secret}\n`,
+        );
+      }
+      let stopping = false;
+      const stop = async (signal: string) => {
+        if (stopping) {
+          logger.warn({ signal }, "second signal: exiting now");
+          process.exit(1);
+        }
+        stopping = true;
+        logger.info({ signal }, "shutting down: finishing in-flight requests");
+        await server.close();
+        logger.info("stopped cleanly");
+        logger.flush();
+        process.exit(0);
+      };
+      process.on("SIGTERM", () => void stop("SIGTERM"));
+      process.on("SIGINT", () => void stop("SIGINT"));
+    });
+}

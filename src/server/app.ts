@@ -1,0 +1,162 @@
+// Builds the service: request id and API-Version on every response, authentication and scope,
+// rate limits, schema validation, the routes, and one error body for every failure.
+import cors from "@fastify/cors";
+import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from "@fastify/type-provider-typebox";
+import Fastify, { LogController } from "fastify";
+import { randomBase62 } from "../lib/ids.ts";
+import type { Logger } from "../lib/logger.ts";
+import type { Store } from "../store/store.ts";
+import { ServiceError } from "./domain/errors.ts";
+import { LIMITS } from "./domain/limits.ts";
+import { authenticate, requireScope } from "./http/auth.ts";
+import { handleError, handleNotFound } from "./http/errors.ts";
+import { DEFAULT_RATE_LIMIT, type RateLimitConfig, RateLimiter, type RateState } from "./http/rateLimit.ts";
+import { costOf } from "./http/types.ts";
+import { KeyUsage } from "./http/usage.ts";
+import { changeRoutes } from "./routes/changes.ts";
+import { discoverRoutes } from "./routes/discover.ts";
+import { fileRoutes } from "./routes/files.ts";
+import { folderRoutes } from "./routes/folders.ts";
+
+export const API_VERSION = "v1";
+
+export interface AppOptions {
+  store: Store;
+  logger: Logger;
+  rateLimit?: Partial<RateLimitConfig>;
+}
+
+const EXPOSED_HEADERS = [
+  "ETag",
+  "Location",
+  "Retry-After",
+  "RateLimit-Limit",
+  "RateLimit-Remaining",
+  "RateLimit-Reset",
+  "RateLimit-Policy",
+  "X-Request-ID",
+  "API-Version",
+  "Idempotent-Replayed",
+];
+
+declare module "fastify" {
+  interface FastifyRequest {
+    rateKey?: string;
+    rateState?: RateState;
+  }
+}
+
+export type App = Awaited<ReturnType<typeof buildApp>>;
+
+export async function buildApp(opts: AppOptions) {
+  const { store } = opts;
+  const app = Fastify({
+    loggerInstance: opts.logger,
+    // Per-request log lines only on demand: at thousands of requests/s they would dominate.
+    logController: new LogController({ disableRequestLogging: process.env.TXTFS_LOG_REQUESTS !== "1" }),
+    bodyLimit: LIMITS.contentBytes + 1024 * 1024, // a 5 MiB body plus its JSON envelope
+    // Clients may bring their own correlation id; otherwise we mint one.
+    genReqId: (req) => {
+      const given = req.headers["x-request-id"];
+      return typeof given === "string" && /^[\w.:-]{1,128}$/.test(given) ? given : `req_${randomBase62(20)}`;
+    },
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(TypeBoxValidatorCompiler);
+  app.addContentTypeParser(["text/markdown"], { parseAs: "string" }, (_req, body, done) => done(null, body));
+
+  const limiter = new RateLimiter({ ...DEFAULT_RATE_LIMIT, ...opts.rateLimit });
+  const usage = new KeyUsage(store, opts.logger);
+  let signalClosing!: () => void;
+  const closing = new Promise<void>((resolve) => {
+    signalClosing = resolve;
+  });
+  const scopes = new Map<string, string>();
+  app.addHook("onRoute", (route) => {
+    const scope = route.config?.scope;
+    if (scope && scope !== "public") {
+      for (const m of [route.method].flat()) scopes.set(`${m} ${route.url}`, scope);
+    }
+  });
+
+  // Browsers may call the versioned verbs (bearer tokens, no cookies, so no credentials mode).
+  // Registered first so that even a 401 from authentication carries the CORS headers.
+  const corsOptions = {
+    origin: "*",
+    methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+    allowedHeaders: [
+      "Authorization",
+      "Content-Type",
+      "If-Match",
+      "If-None-Match",
+      "Idempotency-Key",
+      "X-Request-ID",
+    ],
+    exposedHeaders: EXPOSED_HEADERS,
+    maxAge: 600,
+  };
+  await app.register(cors, {
+    hook: "onRequest",
+    delegator: (req, cb) =>
+      cb(null, { ...corsOptions, origin: (req.url ?? "").startsWith("/api/v1") ? "*" : false }),
+  });
+
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("API-Version", API_VERSION).header("X-Request-ID", request.id);
+    const scope = request.routeOptions.config?.scope;
+    const needsAuth = scope !== undefined && scope !== "public" && request.method !== "OPTIONS";
+    request.rateKey = `ip:${request.ip}`;
+    try {
+      if (needsAuth) {
+        request.actor = await authenticate(request, store, usage);
+        request.rateKey = request.actor.principal;
+        requireScope(request.actor, scope);
+      }
+    } finally {
+      // Failed authentications count against the caller's IP (and still get the headers).
+      const check = limiter.check(request.rateKey, !request.actor, 1);
+      request.rateState = check;
+      if (!check.allowed) {
+        // biome-ignore lint/correctness/noUnsafeFinally: a 429 replaces whatever else happened
+        throw new ServiceError(
+          429,
+          "rate_limited",
+          `Rate limit of ${check.limit} points per ${limiter.config.windowSeconds} s reached.`,
+          `Wait ${check.resetSeconds} s (Retry-After) before retrying; reads cost 1 point, writes 5, 304s nothing.`,
+          undefined,
+          { "Retry-After": String(check.resetSeconds) },
+        );
+      }
+    }
+  });
+
+  app.addHook("onSend", async (request, reply, payload) => {
+    const state = limiter.spend(
+      request.rateKey ?? `ip:${request.ip}`,
+      !request.actor,
+      costOf(request.method, reply.statusCode),
+    );
+    reply.header("RateLimit-Limit", String(state.limit));
+    reply.header("RateLimit-Remaining", String(state.remaining));
+    reply.header("RateLimit-Reset", String(state.resetSeconds));
+    reply.header("RateLimit-Policy", `"default";q=${state.limit};w=${limiter.config.windowSeconds}`);
+    return payload;
+  });
+
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler(handleNotFound);
+
+  const deps = { store, closing };
+  await app.register(discoverRoutes((route) => scopes.get(route)));
+  await app.register(fileRoutes(deps));
+  await app.register(folderRoutes(deps));
+  await app.register(changeRoutes(deps));
+
+  app.addHook("preClose", async () => {
+    signalClosing(); // release long-polls so in-flight requests can finish
+  });
+  app.addHook("onClose", async () => {
+    await usage.close();
+  });
+  return app;
+}

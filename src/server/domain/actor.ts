@@ -1,0 +1,11 @@
+/** Who is calling: resolved once per request by authentication, passed to every domain call. */
+export interface Actor {
+  userId: string;
+  email: string;
+  name: string;
+  /** Key id or token subject: what rate limits and idempotency keys are scoped to. */
+  principal: string;
+  scopes: ReadonlySet<string>;
+  /** What made the change, recorded on versions: `api`, `mount`, `import`, ... */
+  source: string;
+}

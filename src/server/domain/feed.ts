@@ -1,0 +1,188 @@
+// The change feed: per account, ordered, written in the same transaction as the change it records.
+
+import { nowIso } from "../../lib/time.ts";
+import type { FileMetaRow, FolderRow, Role } from "../../store/repos/rows.ts";
+import type { Tx } from "../../store/store.ts";
+import { audience } from "./access.ts";
+import type { Actor } from "./actor.ts";
+import { ServiceError } from "./errors.ts";
+import { LIMITS } from "./limits.ts";
+import { type TxtFile, type TxtFolder, toTxtFile, toTxtFolder } from "./records.ts";
+
+export type ChangeKind = "file" | "folder";
+
+export interface ChangeRecord {
+  seq: number;
+  kind: ChangeKind;
+  id: string;
+  deleted: boolean;
+  /** For tombstones: `deleted`, or `access_revoked` when the item is no longer visible to you. */
+  reason?: string;
+  changedAt: string;
+  etag?: string;
+  file?: TxtFile;
+  folder?: TxtFolder;
+}
+
+/** Stamps one item's change into the feed of every account that sees it (or just stopped seeing it). */
+async function publish(
+  tx: Tx,
+  kind: ChangeKind,
+  itemId: string,
+  visible: Map<string, Role>,
+  snapshot: (role: Role) => TxtFile | TxtFolder,
+  tombstoneFor: Map<string, string>,
+): Promise<Map<string, number>> {
+  const at = nowIso();
+  const seqs = new Map<string, number>();
+  // Ascending account order: concurrent writers lock account rows in the same order (no deadlocks).
+  const accounts = [...new Set([...visible.keys(), ...tombstoneFor.keys()])].sort();
+  for (const account of accounts) {
+    const seq = await tx.users.nextSeq(account);
+    const role = visible.get(account);
+    const record: Omit<ChangeRecord, "seq"> = role
+      ? { kind, id: itemId, deleted: false, changedAt: at, [kind]: snapshot(role) }
+      : { kind, id: itemId, deleted: true, reason: tombstoneFor.get(account) ?? "deleted", changedAt: at };
+    if (role && kind === "file") record.etag = (record.file as TxtFile).etag;
+    await tx.feed.upsert({
+      account_id: account,
+      seq,
+      kind,
+      item_id: itemId,
+      deleted: role ? 0 : 1,
+      reason: record.reason ?? null,
+      record: JSON.stringify(record),
+      changed_at: at,
+    });
+    seqs.set(account, seq);
+  }
+  tx.notify(accounts);
+  return seqs;
+}
+
+function revoked(before: Map<string, Role> | undefined, after: Map<string, Role>): Map<string, string> {
+  const lost = new Map<string, string>();
+  for (const account of before?.keys() ?? []) if (!after.has(account)) lost.set(account, "access_revoked");
+  return lost;
+}
+
+export async function fileAudience(tx: Tx, file: FileMetaRow) {
+  return audience(tx, { ownerId: file.owner_id, fileId: file.id, folderId: file.folder_id });
+}
+
+export async function folderAudience(tx: Tx, folder: FolderRow) {
+  return audience(tx, { ownerId: folder.owner_id, folderId: folder.id });
+}
+
+/** Records a created or changed file. `before` = its audience before the change (moves can narrow it). */
+export async function publishFile(tx: Tx, file: FileMetaRow, before?: Map<string, Role>) {
+  const after = await fileAudience(tx, file);
+  return publish(tx, "file", file.id, after, (role) => toTxtFile(file, role), revoked(before, after));
+}
+
+export async function publishFileDeleted(tx: Tx, fileId: string, before: Map<string, Role>) {
+  return publish(
+    tx,
+    "file",
+    fileId,
+    new Map(),
+    () => ({}) as never,
+    new Map([...before.keys()].map((a) => [a, "deleted"])),
+  );
+}
+
+export async function publishFolder(tx: Tx, folder: FolderRow, before?: Map<string, Role>) {
+  const after = await folderAudience(tx, folder);
+  // fileCount is refreshed when the feed is read, so it is never stale there.
+  return publish(
+    tx,
+    "folder",
+    folder.id,
+    after,
+    (role) => toTxtFolder(folder, role, 0),
+    revoked(before, after),
+  );
+}
+
+export async function publishFolderDeleted(tx: Tx, folderId: string, before: Map<string, Role>) {
+  return publish(
+    tx,
+    "folder",
+    folderId,
+    new Map(),
+    () => ({}) as never,
+    new Map([...before.keys()].map((a) => [a, "deleted"])),
+  );
+}
+
+export interface ChangesPage {
+  changes: ChangeRecord[];
+  cursor: number;
+  hasMore: boolean;
+}
+
+export function parseCursor(raw: string | undefined): number | "latest" {
+  if (raw === undefined || raw === "") return 0;
+  if (raw === "latest") return "latest";
+  if (!/^\d{1,15}$/.test(raw)) {
+    throw new ServiceError(
+      400,
+      "invalid_cursor",
+      `cursor: ${JSON.stringify(raw)} is not a cursor.`,
+      "Pass cursor=0 to start from the beginning, or the `cursor` value of the previous response.",
+    );
+  }
+  return Number(raw);
+}
+
+export async function readChanges(
+  tx: Tx,
+  actor: Actor,
+  cursorIn: number | "latest",
+  limit: number = LIMITS.pageDefault,
+): Promise<ChangesPage> {
+  const user = await tx.users.byId(actor.userId);
+  if (!user) throw new Error("actor has no account row");
+  const head = Number(user.feed_seq);
+  const cursor = cursorIn === "latest" ? head : cursorIn;
+  if (cursor > head) {
+    throw new ServiceError(
+      400,
+      "invalid_cursor",
+      `cursor ${cursor} is ahead of this account's feed (at ${head}).`,
+      "Use a cursor returned by this service; restart from cursor=0 if you lost it.",
+    );
+  }
+  if (cursor !== 0 && cursor < Number(user.feed_floor)) {
+    throw new ServiceError(
+      410,
+      "cursor_expired",
+      `cursor ${cursor} is older than the retained change history (tombstones before ${user.feed_floor} were purged).`,
+      "Re-list from cursor=0 and reconcile your local state with it, then follow the new cursor.",
+    );
+  }
+  // From 0 a client has nothing to delete, so tombstones are left out (the state is what counts).
+  const rows = await tx.feed.since(actor.userId, cursor, limit + 1, cursor !== 0);
+  const hasMore = rows.length > limit;
+  const page = rows.slice(0, limit);
+  const changes = page.map((r) => ({
+    seq: Number(r.seq),
+    ...(JSON.parse(r.record) as Omit<ChangeRecord, "seq">),
+  }));
+  const folderIds = changes.filter((c) => c.folder).map((c) => c.id);
+  const counts = await tx.folders.fileCounts(folderIds);
+  for (const c of changes) if (c.folder) c.folder.fileCount = counts.get(c.id) ?? 0;
+  // With nothing new the cursor stays put; otherwise it is the last seq returned.
+  // Reading from 0 to the end skips only tombstones, so the client is then caught up to the head.
+  const last = page.at(-1);
+  const next = !hasMore && cursor === 0 ? head : last ? Number(last.seq) : cursor;
+  return { changes, cursor: next, hasMore };
+}
+
+/** Drops tombstones older than the retention and raises each account's floor past them. */
+export async function purgeTombstones(tx: Tx, retentionDays: number): Promise<number> {
+  const before = new Date(Date.now() - retentionDays * 86400_000).toISOString();
+  const floors = await tx.feed.purgeTombstones(before);
+  for (const [account, seq] of floors) await tx.users.setFeedFloor(account, seq);
+  return floors.size;
+}

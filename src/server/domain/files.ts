@@ -1,0 +1,211 @@
+// Files: create, read, update, delete, plan metadata. Every change bumps the revision (and so the
+// ETag), every content change records a version, and every change is published to the feed.
+import { createHash } from "node:crypto";
+import { newId } from "../../lib/ids.ts";
+import { nextIso, nowIso } from "../../lib/time.ts";
+import type { FileRow, Role } from "../../store/repos/rows.ts";
+import type { Tx } from "../../store/store.ts";
+import { requireFile, requireFolder } from "./access.ts";
+import type { Actor } from "./actor.ts";
+import { preconditionFailed, ServiceError } from "./errors.ts";
+import { fileAudience, publishFile, publishFileDeleted } from "./feed.ts";
+import {
+  checkContent,
+  checkContext,
+  checkMaxChars,
+  checkName,
+  checkTags,
+  LIMITS,
+  typeFromName,
+} from "./limits.ts";
+
+export type FileType = "txt" | "md";
+export type Availability = "cloud" | "cloud+local";
+
+export interface FileCreateInput {
+  name: string;
+  content?: string;
+  context?: string;
+  tags?: string[];
+  fileType?: FileType;
+  availability?: Availability;
+  folderId?: string | null;
+}
+
+export type FilePatch = Partial<Omit<FileCreateInput, "name">> & { name?: string };
+
+/** Parsed If-Match: the listed entity tags, or `*` (any current representation). */
+export type IfMatch = readonly string[] | "*";
+
+export interface FileResult {
+  file: FileRow;
+  role: Role;
+  /** The actor's feed position of this change (lets a client skip its own echo). */
+  seq?: number;
+}
+
+export const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+export const etagOf = (revision: number, hash: string) => `"${revision}-${hash.slice(0, 16)}"`;
+
+/** Strong comparison (RFC 9110 §13.1.1): a weak tag never matches. */
+export function checkIfMatch(ifMatch: IfMatch | undefined, etag: string): void {
+  if (ifMatch === undefined || ifMatch === "*") return;
+  if (!ifMatch.some((tag) => !tag.startsWith("W/") && tag === etag)) throw preconditionFailed(etag);
+}
+
+async function insertVersion(tx: Tx, file: FileRow, actor: Actor): Promise<void> {
+  await tx.versions.insert({
+    id: newId("v"),
+    file_id: file.id,
+    version_number: file.version_number,
+    content_hash: file.content_hash,
+    byte_size: file.size,
+    author_user_id: actor.userId,
+    source: actor.source,
+    label: null,
+    commit_id: null,
+    created_at: file.updated_at,
+    content: file.content,
+  });
+}
+
+/** Where a new or moved file may go: a folder the actor can write, whose owner then owns the file. */
+async function targetFolder(tx: Tx, actor: Actor, folderId: string | null | undefined) {
+  if (!folderId) return { folderId: null, ownerId: actor.userId, role: "owner" as Role };
+  const { folder, role } = await requireFolder(tx, actor, folderId, "writer").catch((err) => {
+    throw err instanceof ServiceError && err.status === 404
+      ? new ServiceError(
+          404,
+          "not_found",
+          `folderId: no folder ${folderId} is visible to you.`,
+          "Pass the id of an existing folder, or null for the root.",
+        )
+      : err;
+  });
+  return { folderId: folder.id, ownerId: folder.owner_id, role };
+}
+
+export async function createFile(tx: Tx, actor: Actor, input: FileCreateInput): Promise<FileResult> {
+  const name = checkName("name", input.name);
+  const content = checkContent(input.content ?? "");
+  const context = checkContext("context", input.context ?? "");
+  const tags = checkTags("tags", input.tags ?? []);
+  const target = await targetFolder(tx, actor, input.folderId);
+  const now = nowIso();
+  const hash = sha256(content);
+  const file: FileRow = {
+    id: newId("f"),
+    owner_id: target.ownerId,
+    folder_id: target.folderId,
+    name,
+    type: input.fileType ?? typeFromName(name),
+    availability: input.availability ?? "cloud+local",
+    context,
+    tags: JSON.stringify(tags),
+    size: Buffer.byteLength(content, "utf8"),
+    content_hash: hash,
+    revision: 1,
+    version_number: 1,
+    etag: etagOf(1, hash),
+    plan_enabled: 0,
+    plan_scope: "manual",
+    plan_trust: "unreviewed",
+    plan_source: "",
+    plan_updated_at: null,
+    created_at: now,
+    updated_at: now,
+    content,
+  };
+  await tx.files.insert(file);
+  await insertVersion(tx, file, actor);
+  const seqs = await publishFile(tx, file);
+  return { file, role: target.ownerId === actor.userId ? "owner" : target.role, seq: seqs.get(actor.userId) };
+}
+
+export async function getFile(tx: Tx, actor: Actor, id: string): Promise<FileResult> {
+  return requireFile(tx, actor, id, "reader");
+}
+
+export async function updateFile(
+  tx: Tx,
+  actor: Actor,
+  id: string,
+  patch: FilePatch,
+  ifMatch?: IfMatch,
+): Promise<FileResult> {
+  const { file, role } = await requireFile(tx, actor, id, "writer");
+  checkIfMatch(ifMatch, file.etag);
+  const next: FileRow = { ...file };
+  if (patch.name !== undefined) {
+    next.name = checkName("name", patch.name);
+    // A rename to a .md/.txt name carries the type along unless fileType says otherwise.
+    if (/\.(md|txt)$/i.test(next.name)) next.type = typeFromName(next.name);
+  }
+  if (patch.fileType !== undefined) next.type = patch.fileType;
+  if (patch.context !== undefined) next.context = checkContext("context", patch.context);
+  if (patch.tags !== undefined) next.tags = JSON.stringify(checkTags("tags", patch.tags));
+  if (patch.availability !== undefined) next.availability = patch.availability;
+  if (patch.content !== undefined && patch.content !== file.content) {
+    next.content = checkContent(patch.content);
+    next.size = Buffer.byteLength(next.content, "utf8");
+    next.content_hash = sha256(next.content);
+    next.version_number = file.version_number + 1;
+  }
+  if (patch.folderId !== undefined && patch.folderId !== file.folder_id) {
+    const target = await targetFolder(tx, actor, patch.folderId);
+    if (target.ownerId !== file.owner_id) {
+      throw new ServiceError(
+        403,
+        "forbidden",
+        "folderId: a file can only move between folders of its owner.",
+        "Pick a folder owned by the file's owner, or copy the content into a new file there.",
+      );
+    }
+    next.folder_id = target.folderId;
+  }
+  const changed = (Object.keys(next) as (keyof FileRow)[]).some((k) => next[k] !== file[k]);
+  if (!changed) return { file, role }; // an identical PUT makes no new revision
+  const before = next.folder_id !== file.folder_id ? await fileAudience(tx, file) : undefined;
+  next.revision = file.revision + 1;
+  next.etag = etagOf(next.revision, next.content_hash);
+  next.updated_at = nextIso(file.updated_at);
+  await tx.files.update(next);
+  if (next.version_number !== file.version_number) await insertVersion(tx, next, actor);
+  const seqs = await publishFile(tx, next, before);
+  return { file: next, role, seq: seqs.get(actor.userId) };
+}
+
+export async function deleteFile(tx: Tx, actor: Actor, id: string, ifMatch?: IfMatch) {
+  const { file } = await requireFile(tx, actor, id, "owner");
+  checkIfMatch(ifMatch, file.etag);
+  const before = await fileAudience(tx, file);
+  await tx.connections.deleteForFile(id);
+  await tx.versions.deleteForFile(id);
+  await tx.shares.deleteOn(id);
+  await tx.files.delete(id);
+  const seqs = await publishFileDeleted(tx, id, before);
+  return { id, deleted: true as const, seq: seqs.get(actor.userId) };
+}
+
+export interface PlanInput {
+  enabled: boolean;
+  scope: "manual" | "project" | "global";
+  trust: "unreviewed" | "approved";
+  source?: string;
+}
+
+export async function updatePlan(tx: Tx, actor: Actor, id: string, plan: PlanInput) {
+  const { file, role } = await requireFile(tx, actor, id, "owner");
+  const source = checkMaxChars("source", plan.source ?? file.plan_source, LIMITS.planSourceChars);
+  // Plan metadata is not part of the file's representation, so its revision and ETag stay.
+  const next: FileRow = {
+    ...file,
+    plan_enabled: plan.enabled ? 1 : 0,
+    plan_scope: plan.scope,
+    plan_trust: plan.trust,
+    plan_source: source,
+    plan_updated_at: nowIso(),
+  };
+  await tx.files.update(next);
+  return { file: next, role };
+}

@@ -1,0 +1,144 @@
+// Import many files with folder paths in one request (a whole notes folder), in one transaction.
+import type { FileMetaRow, FolderRow } from "../../store/repos/rows.ts";
+import type { Tx } from "../../store/store.ts";
+import { requireFolder } from "./access.ts";
+import type { Actor } from "./actor.ts";
+import { invalid, ServiceError } from "./errors.ts";
+import { createFile, type FileType, updateFile } from "./files.ts";
+import { createFolder } from "./folders.ts";
+import { checkName, LIMITS } from "./limits.ts";
+
+export interface ImportItem {
+  /** `a/b/note.md`: folders are created as needed under the base folder. */
+  path: string;
+  content?: string;
+  context?: string;
+  tags?: string[];
+  fileType?: FileType;
+}
+
+/** What to do when a file of that name already exists in its folder. */
+export type OnExisting = "update" | "skip" | "copy" | "fail";
+
+export interface ImportInput {
+  files: ImportItem[];
+  folderId?: string | null;
+  onExisting?: OnExisting;
+}
+
+export async function importFiles(tx: Tx, actor: Actor, input: ImportInput) {
+  if (input.files.length === 0) throw invalid("files", "must contain at least one file");
+  if (input.files.length > LIMITS.importFiles) {
+    throw new ServiceError(
+      413,
+      "payload_too_large",
+      `files: at most ${LIMITS.importFiles} files per import.`,
+      `Split the import into requests of at most ${LIMITS.importFiles} files.`,
+    );
+  }
+  const onExisting = input.onExisting ?? "update";
+  const base = input.folderId ? (await requireFolder(tx, actor, input.folderId, "writer")).folder.id : null;
+  const folderCache = new Map<string, string | null>([["", base]]);
+  const createdFolders: { path: string; id: string }[] = [];
+
+  // Finds or creates each folder along the path; an existing folder of that name is reused.
+  const folderFor = async (dirs: string[]): Promise<string | null> => {
+    let parent = base;
+    let path = "";
+    for (const name of dirs) {
+      path = path ? `${path}/${name}` : name;
+      const cached = folderCache.get(path);
+      if (cached !== undefined) {
+        parent = cached;
+        continue;
+      }
+      const siblings: FolderRow[] = parent
+        ? await tx.folders.children(parent)
+        : await tx.folders.rootFoldersOf(actor.userId);
+      let folder = siblings.find((f) => f.name === name);
+      if (!folder) {
+        folder = (await createFolder(tx, actor, { name, parentFolderId: parent })).folder;
+        createdFolders.push({ path, id: folder.id });
+      }
+      folderCache.set(path, folder.id);
+      parent = folder.id;
+    }
+    return parent;
+  };
+
+  // Existing files by name, per folder, loaded once per folder (imports can be large).
+  const namesByFolder = new Map<string | null, Map<string, FileMetaRow>>();
+  const namesIn = async (folderId: string | null) => {
+    let names = namesByFolder.get(folderId);
+    if (!names) {
+      const rows = folderId
+        ? await tx.files.inFolders([folderId], false)
+        : ((await tx.files.list({ ownerId: actor.userId, folderId: null })) as FileMetaRow[]);
+      names = new Map();
+      for (const r of rows) if (!names.has(r.name)) names.set(r.name, r);
+      namesByFolder.set(folderId, names);
+    }
+    return names;
+  };
+
+  const results: { path: string; id: string; status: string; etag: string }[] = [];
+  for (const [index, item] of input.files.entries()) {
+    const field = `files[${index}].path`;
+    const parts = item.path.split("/").filter((p) => p !== "");
+    if (parts.length === 0) throw invalid(field, "must name a file");
+    for (const p of parts) checkName(field, p);
+    const name = parts.pop()!;
+    const folderId = await folderFor(parts);
+    const existing = (await namesIn(folderId)).get(name);
+    if (existing && onExisting === "fail") {
+      throw new ServiceError(
+        409,
+        "conflict",
+        `${item.path} already exists.`,
+        'Pass onExisting "update", "skip" or "copy".',
+        {
+          index,
+          path: item.path,
+          fileId: existing.id,
+        },
+      );
+    }
+    if (existing && onExisting === "skip") {
+      results.push({ path: item.path, id: existing.id, status: "skipped" as const, etag: existing.etag });
+      continue;
+    }
+    if (existing && onExisting === "update") {
+      const { file } = await updateFile(tx, actor, existing.id, {
+        content: item.content ?? "",
+        context: item.context,
+        tags: item.tags,
+        fileType: item.fileType,
+      });
+      const status = file.revision === existing.revision ? "unchanged" : "updated";
+      results.push({ path: item.path, id: file.id, status, etag: file.etag });
+      continue;
+    }
+    const { file } = await createFile(tx, actor, {
+      name,
+      content: item.content,
+      context: item.context,
+      tags: item.tags,
+      fileType: item.fileType,
+      folderId,
+    });
+    (await namesIn(folderId)).set(name, file);
+    results.push({ path: item.path, id: file.id, status: "created" as const, etag: file.etag });
+  }
+  const count = (s: string) => results.filter((r) => r.status === s).length;
+  return {
+    files: results,
+    folders: createdFolders,
+    summary: {
+      created: count("created"),
+      updated: count("updated"),
+      unchanged: count("unchanged"),
+      skipped: count("skipped"),
+      foldersCreated: createdFolders.length,
+    },
+  };
+}

@@ -1,0 +1,88 @@
+// Listings: metadata only, never bodies, including what is shared with the caller.
+import type { FileMetaRow } from "../../store/repos/rows.ts";
+import type { Tx } from "../../store/store.ts";
+import { loadScope, roleInScope } from "./access.ts";
+import type { Actor } from "./actor.ts";
+import { ServiceError } from "./errors.ts";
+import { listFolders } from "./folders.ts";
+import { LIMITS } from "./limits.ts";
+import { type TxtFile, toTxtFile } from "./records.ts";
+
+export interface FilePage {
+  files: TxtFile[];
+  nextCursor: string | null;
+  hasMore: boolean;
+}
+
+/** Listing cursors are the last id seen, base64url-wrapped so clients treat them as opaque. */
+export function decodeListCursor(cursor: string | undefined): string | undefined {
+  if (!cursor) return undefined;
+  const id = Buffer.from(cursor, "base64url").toString("utf8");
+  if (!/^f_[0-9A-Z]{26}$/.test(id)) {
+    throw new ServiceError(
+      400,
+      "invalid_cursor",
+      "cursor: not a cursor returned by this listing.",
+      "Pass the `nextCursor` of the previous page unchanged, or omit cursor to start over.",
+    );
+  }
+  return id;
+}
+
+export async function listFilesPage(
+  tx: Tx,
+  actor: Actor,
+  opts: { limit?: number; cursor?: string; folderId?: string | null },
+): Promise<FilePage> {
+  const limit = opts.limit ?? LIMITS.pageDefault;
+  const scope = await loadScope(tx, actor);
+  const rows = (await tx.files.list({
+    ownerId: actor.userId,
+    sharedFolderIds: [...scope.folderRoles.keys()],
+    sharedFileIds: [...scope.fileRoles.keys()],
+    folderId: opts.folderId,
+    afterId: decodeListCursor(opts.cursor),
+    limit: limit + 1,
+  })) as FileMetaRow[];
+  const hasMore = rows.length > limit;
+  const page = rows.slice(0, limit);
+  return {
+    files: page.map((r) => toTxtFile(r, roleInScope(scope, r) ?? "reader")),
+    nextCursor: hasMore ? Buffer.from(page.at(-1)!.id).toString("base64url") : null,
+    hasMore,
+  };
+}
+
+/** The flat metadata index (GET /api/me/files): every file and folder, plus the feed head to follow. */
+export async function flatIndex(tx: Tx, actor: Actor) {
+  const scope = await loadScope(tx, actor);
+  const rows = (await tx.files.list({
+    ownerId: actor.userId,
+    sharedFolderIds: [...scope.folderRoles.keys()],
+    sharedFileIds: [...scope.fileRoles.keys()],
+  })) as FileMetaRow[];
+  const user = await tx.users.byId(actor.userId);
+  return {
+    files: rows.map((r) => toTxtFile(r, roleInScope(scope, r) ?? "reader")),
+    folders: await listFolders(tx, actor, scope),
+    // Read in the same snapshot: following the feed from here misses nothing.
+    cursor: Number(user?.feed_seq ?? 0),
+  };
+}
+
+/** GET /api/me: the user, their identity, every folder and the root files. */
+export async function overview(tx: Tx, actor: Actor) {
+  const scope = await loadScope(tx, actor);
+  const folders = await listFolders(tx, actor, scope);
+  const rootRows = (await tx.files.list({
+    ownerId: actor.userId,
+    sharedFileIds: [...scope.fileRoles.keys()],
+    folderId: null,
+  })) as FileMetaRow[];
+  return {
+    user: { id: actor.userId, email: actor.email, name: actor.name },
+    identity: null,
+    folders,
+    rootFiles: rootRows.map((r) => toTxtFile(r, roleInScope(scope, r) ?? "reader")),
+  };
+}

@@ -1,0 +1,18 @@
+import type { Actor } from "../domain/actor.ts";
+import type { KeyScope } from "../domain/scopes.ts";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    actor?: Actor;
+  }
+  interface FastifyContextConfig {
+    /** Key scope the route needs; `public` routes need no credentials. */
+    scope?: KeyScope | "public";
+  }
+}
+
+/** Rate-limit cost of a request: reads 1 point, writes 5 (GitHub's model); a 304 is free. */
+export function costOf(method: string, status: number): number {
+  if (status === 304) return 0;
+  return method === "GET" || method === "HEAD" || method === "OPTIONS" ? 1 : 5;
+}

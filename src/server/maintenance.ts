@@ -1,0 +1,24 @@
+import type { Logger } from "../lib/logger.ts";
+import type { Store } from "../store/store.ts";
+import { purgeTombstones } from "./domain/feed.ts";
+
+export const DEFAULT_TOMBSTONE_RETENTION_DAYS = 90;
+
+/** Hourly housekeeping: purge old tombstones (raising feed floors) and expired idempotency keys. */
+export function startMaintenance(store: Store, log: Logger, retentionDays: number): () => void {
+  const run = async () => {
+    try {
+      const accounts = await store.transaction(async (tx) => {
+        await tx.idempotency.purgeExpired(new Date().toISOString());
+        return purgeTombstones(tx, retentionDays);
+      });
+      if (accounts) log.info({ accounts, retentionDays }, "purged old tombstones");
+    } catch (err) {
+      log.warn({ err }, "maintenance failed");
+    }
+  };
+  void run();
+  const timer = setInterval(run, 3600_000);
+  timer.unref();
+  return () => clearInterval(timer);
+}

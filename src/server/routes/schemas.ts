@@ -1,0 +1,117 @@
+// Request schemas (TypeBox): types, required fields, enumerations, no unknown fields. Limits
+// (lengths, counts, name rules) live in domain/limits.ts so batch and import apply them too.
+import { Type } from "typebox";
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+export const FileType = Type.Union([Type.Literal("txt"), Type.Literal("md")]);
+export const Availability = Type.Union([Type.Literal("cloud"), Type.Literal("cloud+local")]);
+const Tags = Type.Array(Type.String());
+
+export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+
+export const FileCreateBody = Type.Object(
+  {
+    name: Type.String(),
+    content: Type.Optional(Type.String()),
+    context: Type.Optional(Type.String()),
+    tags: Type.Optional(Tags),
+    fileType: Type.Optional(FileType),
+    availability: Type.Optional(Availability),
+    folderId: Type.Optional(Nullable(Type.String())),
+  },
+  { additionalProperties: false },
+);
+
+export const FileUpdateBody = Type.Object(
+  {
+    content: Type.Optional(Type.String()),
+    name: Type.Optional(Type.String()),
+    context: Type.Optional(Type.String()),
+    tags: Type.Optional(Tags),
+    fileType: Type.Optional(FileType),
+    availability: Type.Optional(Availability),
+    folderId: Type.Optional(Nullable(Type.String())),
+  },
+  { additionalProperties: false },
+);
+
+export const PlanBody = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    scope: Type.Union([Type.Literal("manual"), Type.Literal("project"), Type.Literal("global")]),
+    trust: Type.Union([Type.Literal("unreviewed"), Type.Literal("approved")]),
+    source: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+export const ConnectBody = Type.Object(
+  { targetFileId: Type.String({ minLength: 1 }), reason: Type.Optional(Type.String()) },
+  { additionalProperties: false },
+);
+
+export const DisconnectQuery = Type.Object({ targetFileId: Type.String({ minLength: 1 }) });
+
+export const FolderCreateBody = Type.Object(
+  {
+    name: Type.String(),
+    context: Type.Optional(Type.String()),
+    tags: Type.Optional(Tags),
+    parentFolderId: Type.Optional(Nullable(Type.String())),
+  },
+  { additionalProperties: false },
+);
+
+export const FolderUpdateBody = Type.Object(
+  {
+    name: Type.Optional(Type.String()),
+    context: Type.Optional(Type.String()),
+    tags: Type.Optional(Tags),
+    parentFolderId: Type.Optional(Nullable(Type.String())),
+  },
+  { additionalProperties: false },
+);
+
+const Limit = Type.Integer({ minimum: 1, maximum: 1000 });
+
+export const ListQuery = Type.Object({
+  limit: Type.Optional(Limit),
+  cursor: Type.Optional(Type.String()),
+  folderId: Type.Optional(Type.String()),
+});
+
+export const UploadQuery = Type.Object({
+  name: Type.String(),
+  folderId: Type.Optional(Type.String()),
+  context: Type.Optional(Type.String()),
+  tags: Type.Optional(Type.String({ description: "comma-separated" })),
+});
+
+export const ImportBody = Type.Object(
+  {
+    files: Type.Array(
+      Type.Object(
+        {
+          path: Type.String(),
+          content: Type.Optional(Type.String()),
+          context: Type.Optional(Type.String()),
+          tags: Type.Optional(Tags),
+          fileType: Type.Optional(FileType),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    folderId: Type.Optional(Nullable(Type.String())),
+    onExisting: Type.Optional(
+      Type.Union([Type.Literal("update"), Type.Literal("skip"), Type.Literal("copy"), Type.Literal("fail")]),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ChangesQuery = Type.Object({
+  cursor: Type.Optional(Type.String()),
+  limit: Type.Optional(Limit),
+  wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 60 })),
+});

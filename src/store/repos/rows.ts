@@ -1,0 +1,127 @@
+// Row shapes as stored. Booleans are 0/1 integers and timestamps ISO strings in every backend.
+
+export type Role = "owner" | "writer" | "reader";
+
+export interface UserRow {
+  id: string;
+  email: string;
+  name: string;
+  created_at: string;
+  feed_seq: number;
+  feed_floor: number;
+}
+
+export interface ApiKeyRow {
+  id: string;
+  user_id: string;
+  label: string;
+  token_prefix: string;
+  token_hash: string;
+  scopes: string; // JSON array
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  last_used_at: string | null;
+  requests_today: number;
+  requests_day: string | null;
+}
+
+export interface FolderRow {
+  id: string;
+  owner_id: string;
+  parent_id: string | null;
+  name: string;
+  context: string;
+  tags: string; // JSON array
+  revision: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A file without its body: what listings read. */
+export interface FileMetaRow {
+  id: string;
+  owner_id: string;
+  folder_id: string | null;
+  name: string;
+  type: "txt" | "md";
+  availability: "cloud" | "cloud+local";
+  context: string;
+  tags: string; // JSON array
+  size: number;
+  content_hash: string;
+  revision: number;
+  version_number: number;
+  etag: string;
+  plan_enabled: number;
+  plan_scope: string;
+  plan_trust: string;
+  plan_source: string;
+  plan_updated_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface FileRow extends FileMetaRow {
+  content: string;
+}
+
+export interface VersionRow {
+  id: string;
+  file_id: string;
+  version_number: number;
+  content_hash: string | null;
+  byte_size: number;
+  author_user_id: string | null;
+  source: string;
+  label: string | null;
+  commit_id: string | null;
+  created_at: string;
+  content: string;
+}
+
+export interface ConnectionRow {
+  file_id: string;
+  target_file_id: string;
+  reason: string;
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ShareRow {
+  id: string;
+  resource_type: "file" | "folder";
+  resource_id: string;
+  owner_id: string;
+  grantee_id: string | null;
+  grantee_email: string;
+  role: "writer" | "reader";
+  status: "active" | "pending" | "revoked";
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+  expires_at: string | null;
+}
+
+export interface FeedRow {
+  account_id: string;
+  seq: number;
+  kind: string;
+  item_id: string;
+  deleted: number;
+  reason: string | null;
+  record: string; // JSON snapshot for this account
+  changed_at: string;
+}
+
+export interface IdempotencyRow {
+  principal: string;
+  key: string;
+  fingerprint: string;
+  status: number;
+  headers: string;
+  body: string;
+  created_at: string;
+  expires_at: string;
+}

@@ -1,0 +1,131 @@
+// Schema history of the embedded store. Append new migrations; never edit an applied one.
+// Columns holding bodies come last in their table, so reading metadata never walks overflow pages.
+export const SQLITE_MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE users (
+    id TEXT PRIMARY KEY,
+    email TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    feed_seq INTEGER NOT NULL DEFAULT 0,
+    feed_floor INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE TABLE api_keys (
+    id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    label TEXT NOT NULL DEFAULT '',
+    token_prefix TEXT NOT NULL,
+    token_hash TEXT NOT NULL UNIQUE,
+    scopes TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT,
+    revoked_at TEXT,
+    last_used_at TEXT,
+    requests_today INTEGER NOT NULL DEFAULT 0,
+    requests_day TEXT
+  );
+  CREATE INDEX api_keys_user ON api_keys(user_id);
+  CREATE TABLE folders (
+    id TEXT PRIMARY KEY,
+    owner_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    parent_id TEXT REFERENCES folders(id),
+    name TEXT NOT NULL,
+    context TEXT NOT NULL DEFAULT '',
+    tags TEXT NOT NULL DEFAULT '[]',
+    revision INTEGER NOT NULL DEFAULT 1,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  CREATE INDEX folders_owner ON folders(owner_id, id);
+  CREATE INDEX folders_parent ON folders(parent_id);
+  CREATE TABLE files (
+    id TEXT PRIMARY KEY,
+    owner_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    folder_id TEXT REFERENCES folders(id),
+    name TEXT NOT NULL,
+    type TEXT NOT NULL,
+    availability TEXT NOT NULL,
+    context TEXT NOT NULL DEFAULT '',
+    tags TEXT NOT NULL DEFAULT '[]',
+    size INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    version_number INTEGER NOT NULL,
+    etag TEXT NOT NULL,
+    plan_enabled INTEGER NOT NULL DEFAULT 0,
+    plan_scope TEXT NOT NULL DEFAULT 'manual',
+    plan_trust TEXT NOT NULL DEFAULT 'unreviewed',
+    plan_source TEXT NOT NULL DEFAULT '',
+    plan_updated_at TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    content TEXT NOT NULL DEFAULT ''
+  );
+  CREATE INDEX files_owner ON files(owner_id, id);
+  CREATE INDEX files_folder ON files(folder_id, id);
+  CREATE TABLE file_versions (
+    id TEXT PRIMARY KEY,
+    file_id TEXT NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    version_number INTEGER NOT NULL,
+    content_hash TEXT,
+    byte_size INTEGER NOT NULL,
+    author_user_id TEXT,
+    source TEXT NOT NULL,
+    label TEXT,
+    commit_id TEXT,
+    created_at TEXT NOT NULL,
+    content TEXT NOT NULL,
+    UNIQUE (file_id, version_number)
+  );
+  CREATE TABLE connections (
+    file_id TEXT NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    target_file_id TEXT NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    reason TEXT NOT NULL DEFAULT '',
+    created_by TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (file_id, target_file_id)
+  );
+  CREATE INDEX connections_target ON connections(target_file_id);
+  CREATE TABLE shares (
+    id TEXT PRIMARY KEY,
+    resource_type TEXT NOT NULL,
+    resource_id TEXT NOT NULL,
+    owner_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    grantee_id TEXT REFERENCES users(id) ON DELETE CASCADE,
+    grantee_email TEXT NOT NULL,
+    role TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    expires_at TEXT
+  );
+  CREATE INDEX shares_grantee ON shares(grantee_id, status);
+  CREATE INDEX shares_resource ON shares(resource_id);
+  CREATE TABLE feed (
+    account_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    deleted INTEGER NOT NULL DEFAULT 0,
+    reason TEXT,
+    changed_at TEXT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (account_id, seq),
+    UNIQUE (account_id, kind, item_id)
+  );
+  CREATE INDEX feed_tombstones ON feed(deleted, changed_at);
+  CREATE TABLE idempotency_keys (
+    principal TEXT NOT NULL,
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    headers TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (principal, key)
+  );
+  `,
+];

@@ -1,0 +1,124 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import { Mutex } from "../../lib/mutex.ts";
+import { FeedNotifier } from "../notifier.ts";
+import type { Sql, Store, Tx } from "../store.ts";
+import { createTx } from "../tx.ts";
+import { SQLITE_MIGRATIONS } from "./migrations.ts";
+
+/**
+ * The embedded store: one SQLite file in WAL mode through node:sqlite (synchronous, in-process).
+ * node:sqlite calls are synchronous, but units of work are async, so a mutex keeps one unit of work
+ * on the connection at a time: a transaction never sees another request's statements interleaved.
+ */
+export class SqliteStore implements Store {
+  readonly kind = "sqlite" as const;
+  private readonly db: DatabaseSync;
+  private readonly statements = new Map<string, StatementSync>();
+  private readonly mutex = new Mutex();
+  private readonly notifier = new FeedNotifier();
+  private readonly sql: Sql;
+  private closed = false;
+
+  readonly path: string;
+
+  constructor(path: string) {
+    this.path = path;
+    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    this.db = new DatabaseSync(path);
+    this.db.exec(`
+      PRAGMA journal_mode = WAL;
+      PRAGMA synchronous = FULL;
+      PRAGMA foreign_keys = ON;
+      PRAGMA busy_timeout = 5000;
+    `);
+    this.migrate();
+    this.sql = {
+      all: async (sql, params = []) => this.prepare(sql).all(...bind(params)) as never[],
+      get: async (sql, params = []) => this.prepare(sql).get(...bind(params)) as never,
+      run: async (sql, params = []) => {
+        const r = this.prepare(sql).run(...bind(params));
+        return { changes: Number(r.changes) };
+      },
+    };
+  }
+
+  private prepare(sql: string): StatementSync {
+    let stmt = this.statements.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare(sql);
+      this.statements.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  private migrate(): void {
+    const current = Number(
+      (this.db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version,
+    );
+    for (let v = current; v < SQLITE_MIGRATIONS.length; v++) {
+      this.db.exec("BEGIN IMMEDIATE");
+      try {
+        this.db.exec(SQLITE_MIGRATIONS[v]!);
+        this.db.exec(`PRAGMA user_version = ${v + 1}`);
+        this.db.exec("COMMIT");
+      } catch (err) {
+        this.db.exec("ROLLBACK");
+        throw err;
+      }
+    }
+  }
+
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.mutex.run(async () => {
+      this.assertOpen();
+      const touched: string[] = [];
+      const tx = createTx(this.sql, (ids) => touched.push(...ids));
+      this.db.exec("BEGIN IMMEDIATE");
+      let result: T;
+      try {
+        result = await fn(tx);
+        this.db.exec("COMMIT");
+      } catch (err) {
+        if (this.db.isTransaction) this.db.exec("ROLLBACK");
+        throw err;
+      }
+      if (touched.length) this.notifier.emit(touched);
+      return result;
+    });
+  }
+
+  read<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    // Holding the mutex is what makes the reads consistent: no write can commit in between.
+    return this.mutex.run(async () => {
+      this.assertOpen();
+      return fn(createTx(this.sql, () => {}));
+    });
+  }
+
+  subscribe(accountId: string, listener: () => void): () => void {
+    return this.notifier.subscribe(accountId, listener);
+  }
+
+  async close(): Promise<void> {
+    await this.mutex.run(async () => {
+      if (this.closed) return;
+      this.closed = true;
+      this.db.exec("PRAGMA optimize");
+      this.db.close();
+    });
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error("store is closed");
+  }
+}
+
+function bind(params: readonly unknown[]): SQLInputValue[] {
+  return params.map((p) => {
+    if (p === undefined) return null;
+    if (typeof p === "boolean") return p ? 1 : 0;
+    return p as SQLInputValue;
+  });
+}

@@ -1,0 +1,44 @@
+// The persistence boundary. Domain code talks only to these interfaces; the SQLite and PostgreSQL
+// backends differ in their executor, locking and migrations, not in the repositories above it.
+import type { ConnectionRepo } from "./repos/connections.ts";
+import type { FeedRepo } from "./repos/feed.ts";
+import type { FileRepo } from "./repos/files.ts";
+import type { FolderRepo } from "./repos/folders.ts";
+import type { IdempotencyRepo } from "./repos/idempotency.ts";
+import type { KeyRepo } from "./repos/keys.ts";
+import type { ShareRepo } from "./repos/shares.ts";
+import type { UserRepo } from "./repos/users.ts";
+import type { VersionRepo } from "./repos/versions.ts";
+
+/** Minimal SQL executor. Statements use `?` placeholders; backends translate as needed. */
+export interface Sql {
+  all<R>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+  get<R>(sql: string, params?: readonly unknown[]): Promise<R | undefined>;
+  run(sql: string, params?: readonly unknown[]): Promise<{ changes: number }>;
+}
+
+/** Everything a unit of work can touch. One Tx = one database transaction. */
+export interface Tx {
+  readonly users: UserRepo;
+  readonly keys: KeyRepo;
+  readonly folders: FolderRepo;
+  readonly files: FileRepo;
+  readonly versions: VersionRepo;
+  readonly connections: ConnectionRepo;
+  readonly shares: ShareRepo;
+  readonly feed: FeedRepo;
+  readonly idempotency: IdempotencyRepo;
+  /** Wake change-feed long-polls of these accounts once this transaction commits. */
+  notify(accountIds: Iterable<string>): void;
+}
+
+export interface Store {
+  readonly kind: "sqlite" | "postgres";
+  /** Runs `fn` in one read-write transaction; rolled back if it throws. */
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Runs `fn` against a consistent read-only snapshot. */
+  read<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Calls `listener` after any commit that changed the account's feed. Returns an unsubscribe. */
+  subscribe(accountId: string, listener: () => void): () => void;
+  close(): Promise<void>;
+}
