@@ -140,6 +140,8 @@ export async function buildApp(opts: AppOptions) {
     reply.header("RateLimit-Remaining", String(state.remaining));
     reply.header("RateLimit-Reset", String(state.resetSeconds));
     reply.header("RateLimit-Policy", `"default";q=${state.limit};w=${limiter.config.windowSeconds}`);
+    // Time spent in the server (RFC Server-Timing), so clients and benchmarks can tell it from the network.
+    reply.header("Server-Timing", `app;dur=${reply.elapsedTime.toFixed(2)}`);
     return payload;
   });
 

@@ -1,0 +1,123 @@
+// A real txtfs server on loopback over a throwaway SQLite store, plus a small fetch client.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createLogger } from "../../src/lib/logger.ts";
+import { createKey, createUser } from "../../src/server/domain/accounts.ts";
+import type { RateLimitConfig } from "../../src/server/http/rateLimit.ts";
+import { type RunningServer, startServer } from "../../src/server/serve.ts";
+
+export interface TestUser {
+  id: string;
+  email: string;
+  key: string;
+  api: Api;
+}
+
+export interface TestServer {
+  url: string;
+  server: RunningServer;
+  dataDir: string;
+  /** Creates a user with a key (all scopes unless given). */
+  user(email?: string, scopes?: string[]): Promise<TestUser>;
+  /** A client with any bearer token (or none). */
+  client(token?: string): Api;
+  close(): Promise<void>;
+}
+
+let counter = 0;
+
+export async function startTestServer(
+  opts: { rateLimit?: Partial<RateLimitConfig> } = {},
+): Promise<TestServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), "txtfs-test-"));
+  const server = await startServer({
+    host: "127.0.0.1",
+    port: 0,
+    dataDir,
+    rateLimit: opts.rateLimit ?? { limit: 1_000_000, anonymousLimit: 1_000_000 },
+    retentionDays: 90,
+    logger: createLogger("test", "warn"),
+  });
+  return {
+    url: server.url,
+    server,
+    dataDir,
+    async user(email = `user${++counter}@example.com`, scopes?: string[]) {
+      const { user, secret } = await server.store.transaction(async (tx) => {
+        const u = await createUser(tx, email, `User ${counter}`);
+        const k = await createKey(tx, u.id, { label: "test", scopes });
+        return { user: u, secret: k.secret };
+      });
+      return { id: user.id, email: user.email, key: secret, api: new Api(server.url, secret) };
+    },
+    client: (token?: string) => new Api(server.url, token),
+    async close() {
+      await server.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Res<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export class Api {
+  readonly base: string;
+  readonly token: string | undefined;
+
+  constructor(base: string, token?: string) {
+    this.base = base;
+    this.token = token;
+  }
+
+  async request<T = any>(
+    method: string,
+    path: string,
+    opts: { json?: unknown; body?: string; headers?: Record<string, string> } = {},
+  ): Promise<Res<T>> {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (this.token && !("authorization" in headers)) headers.authorization = `Bearer ${this.token}`;
+    let body: string | undefined = opts.body;
+    if (opts.json !== undefined) {
+      body = JSON.stringify(opts.json);
+      headers["content-type"] ??= "application/json";
+    }
+    const res = await fetch(this.base + path, { method, headers, body });
+    const text = await res.text();
+    let parsed: any = text;
+    if ((res.headers.get("content-type") ?? "").includes("json") && text) parsed = JSON.parse(text);
+    return { status: res.status, headers: res.headers, body: parsed as T, text };
+  }
+
+  get<T = any>(path: string, headers?: Record<string, string>) {
+    return this.request<T>("GET", path, { headers });
+  }
+  post<T = any>(path: string, json?: unknown, headers?: Record<string, string>) {
+    return this.request<T>("POST", path, { json, headers });
+  }
+  put<T = any>(path: string, json?: unknown, headers?: Record<string, string>) {
+    return this.request<T>("PUT", path, { json, headers });
+  }
+  delete<T = any>(path: string, headers?: Record<string, string>) {
+    return this.request<T>("DELETE", path, { headers });
+  }
+}
+
+/** Asserts the spec's error body and returns it. */
+export function expectError(res: Res, status: number, code: string) {
+  if (res.status !== status || res.body?.error?.code !== code) {
+    throw new Error(`expected ${status} ${code}, got ${res.status} ${res.text}`);
+  }
+  const e = res.body.error;
+  for (const field of ["code", "message", "resolution", "requestId"]) {
+    if (typeof e[field] !== "string" || !e[field]) throw new Error(`error.${field} missing in ${res.text}`);
+  }
+  if (e.requestId !== res.headers.get("x-request-id"))
+    throw new Error("error.requestId differs from X-Request-ID");
+  return e as { code: string; message: string; resolution: string; requestId: string; details?: any };
+}
