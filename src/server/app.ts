@@ -114,7 +114,8 @@ export async function buildApp(opts: AppOptions) {
       }
     } finally {
       // Failed authentications count against the caller's IP (and still get the headers).
-      const check = limiter.check(request.rateKey, !request.actor, 1);
+      // Admitted only if the request's full cost still fits (a 304 is refunded: it is charged in onSend).
+      const check = limiter.check(request.rateKey, !request.actor, costOf(request.method, 200));
       request.rateState = check;
       if (!check.allowed) {
         // biome-ignore lint/correctness/noUnsafeFinally: a 429 replaces whatever else happened

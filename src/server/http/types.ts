@@ -11,8 +11,8 @@ declare module "fastify" {
   }
 }
 
-/** Rate-limit cost of a request: reads 1 point, writes 5 (GitHub's model); a 304 is free. */
+/** Rate-limit cost of a request: reads 1 point, writes 5 (GitHub's model); a 304 or a 429 is free. */
 export function costOf(method: string, status: number): number {
-  if (status === 304) return 0;
+  if (status === 304 || status === 429) return 0;
   return method === "GET" || method === "HEAD" || method === "OPTIONS" ? 1 : 5;
 }
