@@ -39,7 +39,11 @@ describe("change feed", () => {
       ["folder", folder.id],
       ["file", file.id],
     ]);
-    expect(page.changes[1]!.file).toMatchObject({ name: "a.md", folderId: folder.id, etag: upd.body.file.etag });
+    expect(page.changes[1]!.file).toMatchObject({
+      name: "a.md",
+      folderId: folder.id,
+      etag: upd.body.file.etag,
+    });
     expect(JSON.stringify(page)).not.toContain("secret body");
     expect(page.changes[0]!.seq).toBeLessThan(page.changes[1]!.seq);
     const cursor = page.cursor;
@@ -80,9 +84,12 @@ describe("change feed", () => {
   it("folder delete publishes the children's moves before the folder's tombstone", async () => {
     const u = await t.user();
     const { folder: outer } = (await u.api.post("/api/v1/folders", { name: "outer" })).body;
-    const { folder: inner } = (await u.api.post("/api/v1/folders", { name: "inner", parentFolderId: outer.id })).body;
+    const { folder: inner } = (
+      await u.api.post("/api/v1/folders", { name: "inner", parentFolderId: outer.id })
+    ).body;
     const { file } = (await u.api.post("/api/v1/files", { name: "f.md", folderId: inner.id })).body;
-    const { folder: sub } = (await u.api.post("/api/v1/folders", { name: "sub", parentFolderId: inner.id })).body;
+    const { folder: sub } = (await u.api.post("/api/v1/folders", { name: "sub", parentFolderId: inner.id }))
+      .body;
     const { cursor } = await feed(u, 0);
     await u.api.delete(`/api/v1/folders/${inner.id}`);
     const { changes } = await feed(u, cursor);
@@ -111,10 +118,13 @@ describe("change feed", () => {
     expect(latest.cursor).toBe(2);
   });
 
-  it.each([["abc"], ["-1"], ["1.5"], ["99999"]])("rejects cursor=%s with 400 invalid_cursor", async (cursor) => {
-    const u = await t.user();
-    expectError(await u.api.get(`/api/v1/changes?cursor=${cursor}`), 400, "invalid_cursor");
-  });
+  it.each([["abc"], ["-1"], ["1.5"], ["99999"]])(
+    "rejects cursor=%s with 400 invalid_cursor",
+    async (cursor) => {
+      const u = await t.user();
+      expectError(await u.api.get(`/api/v1/changes?cursor=${cursor}`), 400, "invalid_cursor");
+    },
+  );
 
   it("rejects bad limit and wait values", async () => {
     const u = await t.user();

@@ -58,9 +58,15 @@ describe("headers on every response", () => {
     const r1 = Number((await u.api.get("/api/me")).headers.get("ratelimit-remaining"));
     const r2 = Number((await u.api.get("/api/me")).headers.get("ratelimit-remaining"));
     expect(r1 - r2).toBe(1);
-    const r3 = Number((await u.api.get(`/api/v1/files/${file.id}`, { "if-none-match": file.etag })).headers.get("ratelimit-remaining"));
+    const r3 = Number(
+      (await u.api.get(`/api/v1/files/${file.id}`, { "if-none-match": file.etag })).headers.get(
+        "ratelimit-remaining",
+      ),
+    );
     expect(r3).toBe(r2);
-    const r4 = Number((await u.api.put(`/api/v1/files/${file.id}`, { content: "x" })).headers.get("ratelimit-remaining"));
+    const r4 = Number(
+      (await u.api.put(`/api/v1/files/${file.id}`, { content: "x" })).headers.get("ratelimit-remaining"),
+    );
     expect(r3 - r4).toBe(5);
   });
 });
@@ -88,7 +94,9 @@ describe("authentication", () => {
   });
 
   it("a non-bearer Authorization header -> 401 invalid_token", async () => {
-    const res = await alice.api.get("/api/me", { authorization: `Basic ${Buffer.from("a:b").toString("base64")}` });
+    const res = await alice.api.get("/api/me", {
+      authorization: `Basic ${Buffer.from("a:b").toString("base64")}`,
+    });
     expectError(res, 401, "invalid_token");
   });
 
@@ -102,7 +110,9 @@ describe("authentication", () => {
   it("revoked and expired keys are refused", async () => {
     const u = await t.user();
     const { createKey, revokeKey } = await import("../../src/server/domain/accounts.ts");
-    const minted = await t.server.store.transaction((tx) => createKey(tx, u.id, { label: "short", expiresIn: 1 }));
+    const minted = await t.server.store.transaction((tx) =>
+      createKey(tx, u.id, { label: "short", expiresIn: 1 }),
+    );
     expect((await t.client(minted.secret).get("/api/me")).status).toBe(200);
     await t.server.store.transaction((tx) => revokeKey(tx, minted.key.id));
     expectError(await t.client(minted.secret).get("/api/me"), 401, "api_key_revoked");
@@ -130,8 +140,15 @@ describe("scopes", () => {
 
   it("every scope-guarded route is listed with its scope in discover", async () => {
     const res = await t.client().get("/api/v1");
-    const byVerb = Object.fromEntries(res.body.verbs.map((v: { verb: string; scope: string }) => [v.verb, v.scope]));
-    expect(byVerb).toMatchObject({ list: "files:read", write: "files:write", mkdir: "folders:write", discover: null });
+    const byVerb = Object.fromEntries(
+      res.body.verbs.map((v: { verb: string; scope: string }) => [v.verb, v.scope]),
+    );
+    expect(byVerb).toMatchObject({
+      list: "files:read",
+      write: "files:write",
+      mkdir: "folders:write",
+      discover: null,
+    });
   });
 });
 
@@ -152,7 +169,8 @@ describe("CORS", () => {
     const res = await alice.api.get("/api/v1/files", { origin: "https://app.example" });
     expect(res.headers.get("access-control-allow-origin")).toBe("*");
     const exposed = res.headers.get("access-control-expose-headers") ?? "";
-    for (const h of ["ETag", "RateLimit-Remaining", "X-Request-ID", "API-Version", "Retry-After"]) expect(exposed).toContain(h);
+    for (const h of ["ETag", "RateLimit-Remaining", "X-Request-ID", "API-Version", "Retry-After"])
+      expect(exposed).toContain(h);
     // even a 401 is readable by the browser
     const denied = await t.client().get("/api/v1/files", { origin: "https://app.example" });
     expect(denied.status).toBe(401);
@@ -173,10 +191,9 @@ describe("rate limiting", () => {
       expect(err.resolution).toMatch(/Retry-After/);
       expect(Number(c.headers.get("retry-after"))).toBeGreaterThan(0);
       expect(c.headers.get("ratelimit-remaining")).toBe("2");
-      expect((await u.api.get("/api/v1/files")).body.files.map((f: { name: string }) => f.name).sort()).toEqual([
-        "one.md",
-        "two.md",
-      ]);
+      expect(
+        (await u.api.get("/api/v1/files")).body.files.map((f: { name: string }) => f.name).sort(),
+      ).toEqual(["one.md", "two.md"]);
       // unauthenticated callers have their own, smaller budget per IP
       const anon = limited.client();
       const statuses = [];

@@ -64,7 +64,9 @@ describe("Idempotency-Key", () => {
   it("concurrent requests with one key apply once", async () => {
     const before = await count(alice);
     const results = await Promise.all(
-      Array.from({ length: 8 }, () => alice.api.post("/api/v1/files", { name: "race.md" }, { "idempotency-key": "race" })),
+      Array.from({ length: 8 }, () =>
+        alice.api.post("/api/v1/files", { name: "race.md" }, { "idempotency-key": "race" }),
+      ),
     );
     for (const r of results) expect([201, 409]).toContain(r.status);
     const ids = new Set(results.filter((r) => r.status === 201).map((r) => r.body.file.id));
@@ -77,7 +79,11 @@ describe("Idempotency-Key", () => {
   });
 
   it("rejects malformed keys with 400", async () => {
-    const res = await alice.api.post("/api/v1/files", { name: "x.md" }, { "idempotency-key": "x".repeat(256) });
+    const res = await alice.api.post(
+      "/api/v1/files",
+      { name: "x.md" },
+      { "idempotency-key": "x".repeat(256) },
+    );
     expectError(res, 400, "invalid_idempotency_key");
   });
 

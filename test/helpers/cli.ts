@@ -1,0 +1,77 @@
+// Runs the real `txtfs` binary as a child process.
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { join } from "node:path";
+
+export const ROOT = join(import.meta.dirname, "..", "..");
+export const BIN = join(ROOT, "bin", "txtfs");
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runTxtfs(args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { ...process.env, ...env }, timeout: 30_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+export interface ServeProcess {
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+  /** Stops the child (SIGTERM, then SIGKILL after a grace period) if it still runs. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts `txtfs serve` and resolves once it prints its URL. */
+export function spawnServe(args: string[]): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [BIN, "serve", "--port", "0", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  child.stdout!.on("data", (d) => {
+    out += d;
+  });
+  child.stderr!.on("data", (d) => {
+    err += d;
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}\n${err}`)), 20_000);
+    const onData = () => {
+      const m = /^txtfs (http:\/\/\S+)/m.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      child.stdout!.off("data", onData);
+      resolve({
+        child,
+        url: m[1]!,
+        stdout: () => out,
+        stderr: () => err,
+        exited,
+        async stop() {
+          if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+          child.kill("SIGTERM");
+          const killer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+          const code = await exited;
+          clearTimeout(killer);
+          return code;
+        },
+      });
+    };
+    child.stdout!.on("data", onData);
+    void exited.then((code) => reject(new Error(`serve exited with ${code}:\n${out}\n${err}`)));
+  });
+}
