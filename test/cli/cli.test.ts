@@ -70,6 +70,20 @@ describe("txtfs serve", () => {
     db.close();
   });
 
+  it("counts requests_today and last_used_at per key (flushed at shutdown at the latest)", async () => {
+    const data = tempDir();
+    const s = await spawnServe(["--data", data]);
+    servers.push(s);
+    await new Promise((r) => setTimeout(r, 200));
+    const api = new Api(s.url, /TXTFS_API_KEY=(txt_\w+)/.exec(s.stdout())![1]);
+    for (let i = 0; i < 3; i++) expect((await api.get("/api/me")).status).toBe(200);
+    expect(await s.stop()).toBe(0);
+    const list = await runTxtfs(["admin", "key", "list", "--data", data]);
+    const row = list.stdout.trim().split("\n")[1]!.split("\t");
+    expect(row[7]).toBe("3"); // requests today
+    expect(Date.now() - Date.parse(row[6]!)).toBeLessThan(60_000); // last used
+  });
+
   it("refuses a port in use with a clear message", async () => {
     const s = await spawnServe(["--data", tempDir()]);
     servers.push(s);
