@@ -46,6 +46,34 @@ declare module "fastify" {
   }
 }
 
+/**
+ * TypeBox converts query strings to the schema's types, and would read `limit=1.5`, `true` or `0x10`
+ * as integers. Integer query parameters must be written as plain decimal integers.
+ */
+const strictQueryIntegers: typeof TypeBoxValidatorCompiler = (route) => {
+  const validate = TypeBoxValidatorCompiler(route);
+  if (route.httpPart !== "querystring") return validate;
+  const props = (route.schema as { properties?: Record<string, { type?: string }> }).properties ?? {};
+  const integers = Object.keys(props).filter((k) => props[k]?.type === "integer");
+  return (value: unknown) => {
+    const query = value as Record<string, unknown>;
+    for (const key of integers) {
+      const raw = query[key];
+      if (raw !== undefined && !(typeof raw === "string" && /^-?\d+$/.test(raw))) {
+        const error = {
+          instancePath: `/${key}`,
+          schemaPath: "",
+          keyword: "type",
+          message: "must be an integer",
+          params: {},
+        };
+        return { error: [error] };
+      }
+    }
+    return validate(value);
+  };
+};
+
 export type App = Awaited<ReturnType<typeof buildApp>>;
 
 export async function buildApp(opts: AppOptions) {
@@ -62,7 +90,7 @@ export async function buildApp(opts: AppOptions) {
     },
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
-  app.setValidatorCompiler(TypeBoxValidatorCompiler);
+  app.setValidatorCompiler(strictQueryIntegers);
   app.addContentTypeParser(["text/markdown"], { parseAs: "string" }, (_req, body, done) => done(null, body));
 
   const limiter = new RateLimiter({ ...DEFAULT_RATE_LIMIT, ...opts.rateLimit });

@@ -6,7 +6,7 @@ import type { Actor } from "./actor.ts";
 import { invalid, ServiceError } from "./errors.ts";
 import { createFile, type FileType, updateFile } from "./files.ts";
 import { createFolder } from "./folders.ts";
-import { checkName, LIMITS } from "./limits.ts";
+import { checkContext, checkName, checkTags, LIMITS } from "./limits.ts";
 
 export interface ImportItem {
   /** `a/b/note.md`: folders are created as needed under the base folder. */
@@ -17,8 +17,20 @@ export interface ImportItem {
   fileType?: FileType;
 }
 
-/** What to do when a file of that name already exists in its folder. */
+/**
+ * What to do when a file of that name already exists in its folder: update it, leave it (skip),
+ * keep both (copy: the new file gets the first free name `note (1).md`, `note (2).md`, ...), or fail.
+ */
 export type OnExisting = "update" | "skip" | "copy" | "fail";
+
+function copyName(name: string, taken: ReadonlyMap<string, unknown>): string {
+  const dot = name.lastIndexOf(".");
+  const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ""];
+  for (let n = 1; ; n++) {
+    const candidate = `${stem} (${n})${ext}`;
+    if (!taken.has(candidate)) return candidate;
+  }
+}
 
 export interface ImportInput {
   files: ImportItem[];
@@ -81,12 +93,15 @@ export async function importFiles(tx: Tx, actor: Actor, input: ImportInput) {
     return names;
   };
 
-  const results: { path: string; id: string; status: string; etag: string }[] = [];
+  const results: { path: string; id: string; name: string; status: string; etag: string }[] = [];
   for (const [index, item] of input.files.entries()) {
     const field = `files[${index}].path`;
     const parts = item.path.split("/").filter((p) => p !== "");
     if (parts.length === 0) throw invalid(field, "must name a file");
     for (const p of parts) checkName(field, p);
+    // Checked here too so that an error names the item, not just `context`.
+    if (item.context !== undefined) checkContext(`files[${index}].context`, item.context);
+    if (item.tags !== undefined) checkTags(`files[${index}].tags`, item.tags);
     const name = parts.pop()!;
     const folderId = await folderFor(parts);
     const existing = (await namesIn(folderId)).get(name);
@@ -104,7 +119,7 @@ export async function importFiles(tx: Tx, actor: Actor, input: ImportInput) {
       );
     }
     if (existing && onExisting === "skip") {
-      results.push({ path: item.path, id: existing.id, status: "skipped" as const, etag: existing.etag });
+      results.push({ path: item.path, id: existing.id, name, status: "skipped", etag: existing.etag });
       continue;
     }
     if (existing && onExisting === "update") {
@@ -115,19 +130,27 @@ export async function importFiles(tx: Tx, actor: Actor, input: ImportInput) {
         fileType: item.fileType,
       });
       const status = file.revision === existing.revision ? "unchanged" : "updated";
-      results.push({ path: item.path, id: file.id, status, etag: file.etag });
+      results.push({ path: item.path, id: file.id, name, status, etag: file.etag });
       continue;
     }
+    const names = await namesIn(folderId);
+    const copy = existing !== undefined; // onExisting "copy": keep both
     const { file } = await createFile(tx, actor, {
-      name,
+      name: copy ? copyName(name, names) : name,
       content: item.content,
       context: item.context,
       tags: item.tags,
       fileType: item.fileType,
       folderId,
     });
-    (await namesIn(folderId)).set(name, file);
-    results.push({ path: item.path, id: file.id, status: "created" as const, etag: file.etag });
+    names.set(file.name, file);
+    results.push({
+      path: item.path,
+      id: file.id,
+      name: file.name,
+      status: copy ? "copied" : "created",
+      etag: file.etag,
+    });
   }
   const count = (s: string) => results.filter((r) => r.status === s).length;
   return {
@@ -138,6 +161,7 @@ export async function importFiles(tx: Tx, actor: Actor, input: ImportInput) {
       updated: count("updated"),
       unchanged: count("unchanged"),
       skipped: count("skipped"),
+      copied: count("copied"),
       foldersCreated: createdFolders.length,
     },
   };

@@ -37,7 +37,7 @@ function describe(issue: ValidationIssue, field: string): string {
   }
 }
 
-export function toServiceError(error: FastifyError | Error): ServiceError {
+export function toServiceError(error: FastifyError | Error, request?: FastifyRequest): ServiceError {
   if (error instanceof ServiceError) return error;
   const fe = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
   if (fe.validation) {
@@ -77,7 +77,7 @@ export function toServiceError(error: FastifyError | Error): ServiceError {
       return new ServiceError(
         415,
         "unsupported_media_type",
-        `Content-Type ${fe.message.split(": ").at(-1)} is not accepted here.`,
+        `Content-Type ${request?.headers["content-type"] ?? "(none)"} is not accepted here.`,
         "Send application/json, or text/plain / text/markdown to the upload endpoint.",
       );
     case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
@@ -112,7 +112,7 @@ export function errorBody(err: ServiceError, requestId: string) {
 }
 
 export async function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
-  const err = toServiceError(error);
+  const err = toServiceError(error, request);
   if (err.status >= 500) request.log.error({ err: error }, "request failed");
   if (err.headers) reply.headers(err.headers);
   return reply.code(err.status).type("application/json; charset=utf-8").send(errorBody(err, request.id));

@@ -114,7 +114,11 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
           folderId: req.query.folderId ?? null,
           context: req.query.context,
           tags,
-          fileType: req.headers["content-type"]?.startsWith("text/markdown") ? "md" : undefined,
+          // The name's extension decides; for a name without .md/.txt, a text/markdown body means md.
+          fileType:
+            !/\.(md|txt)$/i.test(req.query.name) && req.headers["content-type"]?.startsWith("text/markdown")
+              ? "md"
+              : undefined,
         });
         return {
           status: 201,

@@ -7,6 +7,8 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => T
 export const FileType = Type.Union([Type.Literal("txt"), Type.Literal("md")]);
 export const Availability = Type.Union([Type.Literal("cloud"), Type.Literal("cloud+local")]);
 const Tags = Type.Array(Type.String());
+/** A folder id, or null for the root. An empty string is neither: it is rejected, not read as the root. */
+const FolderRef = Nullable(Type.String({ minLength: 1 }));
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 
@@ -18,7 +20,7 @@ export const FileCreateBody = Type.Object(
     tags: Type.Optional(Tags),
     fileType: Type.Optional(FileType),
     availability: Type.Optional(Availability),
-    folderId: Type.Optional(Nullable(Type.String())),
+    folderId: Type.Optional(FolderRef),
   },
   { additionalProperties: false },
 );
@@ -31,7 +33,7 @@ export const FileUpdateBody = Type.Object(
     tags: Type.Optional(Tags),
     fileType: Type.Optional(FileType),
     availability: Type.Optional(Availability),
-    folderId: Type.Optional(Nullable(Type.String())),
+    folderId: Type.Optional(FolderRef),
   },
   { additionalProperties: false },
 );
@@ -58,7 +60,7 @@ export const FolderCreateBody = Type.Object(
     name: Type.String(),
     context: Type.Optional(Type.String()),
     tags: Type.Optional(Tags),
-    parentFolderId: Type.Optional(Nullable(Type.String())),
+    parentFolderId: Type.Optional(FolderRef),
   },
   { additionalProperties: false },
 );
@@ -68,7 +70,7 @@ export const FolderUpdateBody = Type.Object(
     name: Type.Optional(Type.String()),
     context: Type.Optional(Type.String()),
     tags: Type.Optional(Tags),
-    parentFolderId: Type.Optional(Nullable(Type.String())),
+    parentFolderId: Type.Optional(FolderRef),
   },
   { additionalProperties: false },
 );
@@ -78,12 +80,12 @@ const Limit = Type.Integer({ minimum: 1, maximum: 1000 });
 export const ListQuery = Type.Object({
   limit: Type.Optional(Limit),
   cursor: Type.Optional(Type.String()),
-  folderId: Type.Optional(Type.String()),
+  folderId: Type.Optional(Type.String({ minLength: 1 })),
 });
 
 export const UploadQuery = Type.Object({
   name: Type.String(),
-  folderId: Type.Optional(Type.String()),
+  folderId: Type.Optional(Type.String({ minLength: 1 })),
   context: Type.Optional(Type.String()),
   tags: Type.Optional(Type.String({ description: "comma-separated" })),
 });
@@ -102,7 +104,7 @@ export const ImportBody = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    folderId: Type.Optional(Nullable(Type.String())),
+    folderId: Type.Optional(FolderRef),
     onExisting: Type.Optional(
       Type.Union([Type.Literal("update"), Type.Literal("skip"), Type.Literal("copy"), Type.Literal("fail")]),
     ),
