@@ -1,7 +1,9 @@
 // The txtfs command line. Results go to stdout, diagnostics to stderr.
 import { Command, CommanderError } from "commander";
+import { MountError } from "../fuse/mount.ts";
 import { ServiceError } from "../server/domain/errors.ts";
 import { registerAdmin } from "./admin.ts";
+import { registerMount } from "./mount.ts";
 import { registerServe } from "./serve.ts";
 import { VERSION } from "./version.ts";
 
@@ -14,12 +16,15 @@ const program = new Command()
 
 registerServe(program);
 registerAdmin(program);
+registerMount(program);
 
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) process.exit(err.exitCode);
-  if (err instanceof ServiceError) {
+  if (err instanceof MountError) {
+    process.stderr.write(`txtfs: ${err.message}\n`);
+  } else if (err instanceof ServiceError) {
     process.stderr.write(`txtfs: ${err.message}\n${err.resolution}\n`);
   } else {
     process.stderr.write(`txtfs: ${err instanceof Error ? err.message : String(err)}\n`);

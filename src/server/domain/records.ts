@@ -1,49 +1,12 @@
 // Rows -> the spec's resource records (TxtFile, TxtFileDetail, TxtFolder, TxtPlanMetadata, TxtApiKey).
 // Fields beyond the spec's (etag, contentHash, revision) are additive, as the spec allows.
+import type { TxtFile, TxtFileDetail, TxtFolder } from "../../lib/apiTypes.ts";
 import type { ApiKeyRow, FileMetaRow, FileRow, FolderRow, Role } from "../../store/repos/rows.ts";
+
+export type { TxtFile, TxtFileDetail, TxtFolder };
 
 export const fileEndpoint = (id: string) => `/api/v1/files/${id}`;
 export const folderEndpoint = (id: string) => `/api/v1/folders/${id}`;
-
-export interface TxtFile {
-  id: string;
-  name: string;
-  context: string;
-  tags: string[];
-  type: "txt" | "md";
-  availability: "cloud" | "cloud+local";
-  size: number;
-  folderId: string | null;
-  createdAt: string;
-  updatedAt: string;
-  endpoint: string;
-  raw: string;
-  access: "owner" | "shared";
-  role: Role;
-  etag: string;
-  contentHash: string;
-}
-
-export interface TxtFileDetail extends Omit<TxtFile, "endpoint" | "raw"> {
-  content: string;
-  endpoint: string;
-  raw: string;
-}
-
-export interface TxtFolder {
-  id: string;
-  name: string;
-  context: string;
-  tags: string[];
-  parentFolderId: string | null;
-  fileCount: number;
-  createdAt: string;
-  updatedAt: string;
-  endpoint: string;
-  access: "owner" | "shared";
-  role: Role;
-  files?: (TxtFile & { content: string })[];
-}
 
 export function parseTags(json: string): string[] {
   return JSON.parse(json) as string[];

@@ -1,0 +1,247 @@
+// txtfs mount / unmount / status.
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { type Command, Option } from "commander";
+import { TxtfsClient } from "../client/api.ts";
+import { MountError, mountVfs, parseMountOptions, prepareMountpoint } from "../fuse/mount.ts";
+import { createLogger } from "../lib/logger.ts";
+import { listMounts, removeMountRecord, writeMountRecord } from "../lib/mountRegistry.ts";
+import { cacheDir, configDir, dataDir } from "../lib/paths.ts";
+import { createKey, createUser } from "../server/domain/accounts.ts";
+import { startServer } from "../server/serve.ts";
+import { Vfs } from "../vfs/vfs.ts";
+import { BIN_ARGS } from "./version.ts";
+
+function parseSize(value: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?$/i.exec(value.trim());
+  if (!m) throw new MountError(`--cache-size: ${JSON.stringify(value)} is not a size like 256M or 2G`);
+  const unit = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }[m[2]!.toLowerCase() as "" | "k"]!;
+  return Math.floor(Number(m[1]) * unit);
+}
+
+/** Credentials: flags, then TXTFS_URL/TXTFS_API_KEY, then ~/.config/txtfs/config.json. */
+function savedCredentials(): { url?: string; key?: string } {
+  try {
+    return JSON.parse(readFileSync(join(configDir(), "config.json"), "utf8"));
+  } catch {
+    return {};
+  }
+}
+
+/** --serve: the service core in this process, with a local user and key made on first use. */
+async function serveLocally(data: string, log: ReturnType<typeof createLogger>) {
+  const server = await startServer({
+    host: "127.0.0.1",
+    port: 0,
+    dataDir: data,
+    retentionDays: 90,
+    logger: log,
+    rateLimit: { limit: 1_000_000 },
+  });
+  const keyFile = join(data, "mount.key");
+  let key = existsSync(keyFile) ? readFileSync(keyFile, "utf8").trim() : "";
+  if (!key) {
+    key = await server.store.transaction(async (tx) => {
+      const user =
+        (await tx.users.list())[0] ??
+        (await createUser(tx, `${process.env.USER || "me"}@localhost`, "Local user"));
+      return (await createKey(tx, user.id, { label: "local mount" })).secret;
+    });
+    writeFileSync(keyFile, `${key}\n`, { mode: 0o600 });
+  }
+  return { server, key };
+}
+
+export function registerMount(program: Command): void {
+  program
+    .command("mount <mountpoint>")
+    .description("Mount the service as a directory tree (FUSE). Foreground until unmounted.")
+    .option("--url <url>", "service URL (or TXTFS_URL)")
+    .option("--key <key>", "API key (or TXTFS_API_KEY)")
+    .option("--serve", "run the service in this process on the embedded store (no account needed)")
+    .option("--data <dir>", "data directory for --serve", dataDir())
+    .option("--read-only", "mount read-only")
+    .option("--allow-other", "let other users access the mount (needs user_allow_other in /etc/fuse.conf)")
+    .option("--cache-dir <dir>", "where local-only files and caches live")
+    .option("--cache-size <size>", "bound of the in-memory content cache", "256M")
+    .addOption(new Option("--uid <uid>", "owner uid of every file").argParser(Number))
+    .addOption(new Option("--gid <gid>", "owner gid of every file").argParser(Number))
+    .option(
+      "-o, --options <opts>",
+      "FUSE options (comma-separated, repeatable)",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
+    .option("--daemon", "detach once mounted")
+    .option("--poll-wait <seconds>", "long-poll wait of the change feed", "25")
+    .option("--trace", "log every FUSE operation (debug level)")
+    .action(async (mountpointArg: string, opts) => {
+      const mountpoint = resolve(mountpointArg);
+      if (opts.daemon) return daemonize(mountpoint);
+      const log = createLogger("txtfs-mount", opts.trace ? "debug" : undefined);
+      const extra = parseMountOptions(opts.options);
+      const readOnly = Boolean(
+        opts.readOnly || (opts.options as string[]).some((o) => o.split(",").includes("ro")),
+      );
+      await prepareMountpoint(mountpoint, log);
+
+      let url: string = opts.url ?? process.env.TXTFS_URL ?? savedCredentials().url;
+      let key: string = opts.key ?? process.env.TXTFS_API_KEY ?? savedCredentials().key;
+      let stopServer: (() => Promise<void>) | undefined;
+      if (opts.serve) {
+        const local = await serveLocally(opts.data, log);
+        url = local.server.url;
+        key = local.key;
+        stopServer = () => local.server.close();
+        process.stdout.write(
+          `txtfs service ${url} (data: ${opts.data})\nexport TXTFS_URL=${url}\nexport TXTFS_API_KEY=${key}\n`,
+        );
+      }
+      if (!url || !key) {
+        throw new MountError(
+          "no service to mount: pass --url and --key (or TXTFS_URL/TXTFS_API_KEY), or --serve for a local one",
+        );
+      }
+      const cache =
+        opts.cacheDir ??
+        join(cacheDir(), createHash("sha256").update(`${url}\n${mountpoint}`).digest("hex").slice(0, 16));
+      mkdirSync(cache, { recursive: true, mode: 0o700 });
+      if (resolve(cache).startsWith(`${mountpoint}/`))
+        throw new MountError("--cache-dir must be outside the mountpoint");
+
+      const client = new TxtfsClient({ url, key, source: "mount", timeoutMs: 10_000 });
+      const vfs = new Vfs({
+        client,
+        cacheDir: cache,
+        cacheSize: parseSize(opts.cacheSize),
+        readOnly,
+        uid: opts.uid ?? process.getuid?.() ?? 0,
+        gid: opts.gid ?? process.getgid?.() ?? 0,
+        logger: log,
+        pollWait: Number(opts.pollWait),
+      });
+      const started = Date.now();
+      await vfs.start((message) => process.stderr.write(`txtfs: ${message}\n`));
+      const mounted = await mountVfs(
+        vfs,
+        mountpoint,
+        { allowOther: opts.allowOther, uid: opts.uid, gid: opts.gid, extra, trace: opts.trace },
+        log,
+      );
+      process.stdout.write(`mounted ${mountpoint} (${Date.now() - started} ms)\n`);
+
+      const record = () =>
+        writeMountRecord({
+          pid: process.pid,
+          mountpoint,
+          url,
+          cacheDir: cache,
+          startedAt: new Date(started).toISOString(),
+          updatedAt: new Date().toISOString(),
+          stats: vfs.stats(),
+          conflicts: vfs.conflicts,
+        });
+      record();
+      const timer = setInterval(record, 2000);
+      timer.unref();
+
+      let stopping = false;
+      const stop = async (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        log.info({ signal }, "unmounting: flushing pending writes");
+        clearInterval(timer);
+        await vfs.stop();
+        await mounted.unmount();
+        await client.close();
+        await stopServer?.();
+        removeMountRecord(process.pid);
+        log.flush();
+        process.exit(0);
+      };
+      process.on("SIGINT", () => void stop("SIGINT"));
+      process.on("SIGTERM", () => void stop("SIGTERM"));
+      process.on("SIGHUP", () => void stop("SIGHUP"));
+    });
+
+  program
+    .command("unmount <mountpoint>")
+    .description("Unmount: the daemon flushes pending writes first.")
+    .action(async (mountpointArg: string) => {
+      const mountpoint = resolve(mountpointArg);
+      const rec = listMounts().find((m) => m.mountpoint === mountpoint);
+      if (rec) {
+        process.kill(rec.pid, "SIGTERM");
+        for (let i = 0; i < 300; i++) {
+          await new Promise((r) => setTimeout(r, 100));
+          if (!listMounts().some((m) => m.pid === rec.pid)) return;
+        }
+        throw new MountError(`the daemon (pid ${rec.pid}) did not stop within 30 s`);
+      }
+      const { execFileSync } = await import("node:child_process");
+      try {
+        execFileSync("fusermount", ["-u", mountpoint], { stdio: "pipe" });
+      } catch {
+        try {
+          execFileSync("fusermount", ["-uz", mountpoint], { stdio: "pipe" });
+        } catch {
+          throw new MountError(`${mountpoint} is not a txtfs mount`);
+        }
+      }
+    });
+
+  program
+    .command("status")
+    .description("Show mounts: pending uploads, local-only files, conflicts, cache.")
+    .option("--json", "machine-readable")
+    .action((opts: { json?: boolean }) => {
+      const mounts = listMounts();
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify(mounts, null, 2)}\n`);
+        return;
+      }
+      if (mounts.length === 0) {
+        process.stdout.write("no txtfs mounts\n");
+        return;
+      }
+      for (const m of mounts) {
+        const s = m.stats;
+        process.stdout.write(
+          `${m.mountpoint}  <- ${m.url}  (pid ${m.pid}, since ${m.startedAt})\n` +
+            `  notes ${s.notes}, folders ${s.folders}, pending uploads ${s.dirty}, local-only files ${s.localFiles}, conflicts ${s.conflicts}\n` +
+            `  cache ${(s.cacheBytes! / 1024 / 1024).toFixed(1)} MiB in ${s.cacheEntries} notes, requests ${s.requests}, feed cursor ${s.cursor}\n`,
+        );
+        for (const c of m.conflicts) process.stdout.write(`  conflict copy: ${c}\n`);
+      }
+    });
+}
+
+/** --daemon: run the same command detached, return once it reports "mounted". */
+async function daemonize(mountpoint: string): Promise<void> {
+  const logDir = join(cacheDir(), "logs");
+  mkdirSync(logDir, { recursive: true });
+  const logFile = join(
+    logDir,
+    `mount-${createHash("sha256").update(mountpoint).digest("hex").slice(0, 8)}.log`,
+  );
+  const args = process.argv.slice(2).filter((a) => a !== "--daemon");
+  const child = spawn(process.execPath, [...BIN_ARGS, ...args], {
+    detached: true,
+    stdio: ["ignore", "pipe", openSync(logFile, "a")],
+  });
+  await new Promise<void>((resolveMount, reject) => {
+    let out = "";
+    child.stdout!.on("data", (d) => {
+      out += d;
+      process.stdout.write(d);
+      if (/^mounted /m.test(out)) resolveMount();
+    });
+    child.once("exit", (code) => reject(new MountError(`the mount daemon exited (${code}); see ${logFile}`)));
+  });
+  child.stdout!.destroy();
+  child.unref();
+  process.stdout.write(`daemon pid ${child.pid}, log ${logFile}\n`);
+  process.exit(0);
+}

@@ -1,0 +1,212 @@
+// Typed client of the txtfs HTTP API over one keep-alive pool. Used by the mount and the CLI; it
+// imports nothing from the server. Every call has a deadline, so a dead server is an error, never a hang.
+import { Pool } from "undici";
+import type { TxtFile, TxtFileDetail, TxtFolder } from "../lib/apiTypes.ts";
+
+export type { TxtFile, TxtFileDetail, TxtFolder };
+
+export interface ChangeRecord {
+  seq: number;
+  kind: "file" | "folder";
+  id: string;
+  deleted: boolean;
+  reason?: string;
+  changedAt: string;
+  etag?: string;
+  file?: TxtFile;
+  folder?: TxtFolder;
+}
+
+/** The service answered with an error body. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly details: unknown;
+
+  constructor(status: number, code: string, message: string, details?: unknown) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/** The service could not be reached in time (refused, reset, timed out). */
+export class NetworkError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "NetworkError";
+  }
+}
+
+export interface ClientOptions {
+  url: string;
+  key: string;
+  /** Per-request deadline in ms (below fuse-native's 15 s op timeout). */
+  timeoutMs?: number;
+  /** Recorded as the `source` of versions this client writes. */
+  source?: string;
+  connections?: number;
+}
+
+interface Call {
+  method: "GET" | "POST" | "PUT" | "DELETE";
+  path: string;
+  json?: unknown;
+  headers?: Record<string, string>;
+  timeoutMs?: number;
+}
+
+export class TxtfsClient {
+  private readonly pool: Pool;
+  private readonly key: string;
+  private readonly timeoutMs: number;
+  private readonly source: string;
+  /** Requests sent, for status output and benchmarks. */
+  requests = 0;
+
+  constructor(opts: ClientOptions) {
+    this.pool = new Pool(opts.url, { connections: opts.connections ?? 8, pipelining: 1 });
+    this.key = opts.key;
+    this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.source = opts.source ?? "api";
+  }
+
+  private async call(c: Call): Promise<{ status: number; headers: Record<string, string>; text: string }> {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.key}`,
+      "x-txtfs-source": this.source,
+      ...c.headers,
+    };
+    let body: string | undefined;
+    if (c.json !== undefined) {
+      body = JSON.stringify(c.json);
+      headers["content-type"] = "application/json";
+    }
+    this.requests++;
+    let res: Awaited<ReturnType<Pool["request"]>>;
+    let text: string;
+    try {
+      res = await this.pool.request({
+        method: c.method,
+        path: c.path,
+        headers,
+        body,
+        signal: AbortSignal.timeout(c.timeoutMs ?? this.timeoutMs),
+      });
+      text = await res.body.text();
+    } catch (err) {
+      throw new NetworkError(`${c.method} ${c.path}: ${(err as Error).message}`, { cause: err });
+    }
+    const flat: Record<string, string> = {};
+    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = String(v);
+    if (res.statusCode >= 400) {
+      let code = "http_error";
+      let message = text;
+      let details: unknown;
+      try {
+        const e = JSON.parse(text).error;
+        code = e.code;
+        message = e.message;
+        details = e.details;
+      } catch {}
+      throw new ApiError(res.statusCode, code, message, details);
+    }
+    return { status: res.statusCode, headers: flat, text };
+  }
+
+  private async json<T>(c: Call): Promise<T> {
+    return JSON.parse((await this.call(c)).text) as T;
+  }
+
+  /** Flat metadata index of everything visible, and the feed position it corresponds to. */
+  flatIndex(): Promise<{ files: TxtFile[]; folders: TxtFolder[]; cursor: number }> {
+    return this.json({ method: "GET", path: "/api/me/files", timeoutMs: 60_000 });
+  }
+
+  changes(cursor: number, waitSeconds = 0, limit = 1000) {
+    return this.json<{ changes: ChangeRecord[]; cursor: number; hasMore: boolean }>({
+      method: "GET",
+      path: `/api/v1/changes?cursor=${cursor}&limit=${limit}&wait=${waitSeconds}`,
+      timeoutMs: waitSeconds * 1000 + this.timeoutMs,
+    });
+  }
+
+  /** Conditional read: `null` when `etag` is still current (304, no body moved). */
+  async readFile(id: string, etag?: string): Promise<TxtFileDetail | null> {
+    const res = await this.call({
+      method: "GET",
+      path: `/api/v1/files/${id}`,
+      headers: etag ? { "if-none-match": etag } : {},
+    });
+    return res.status === 304 ? null : (JSON.parse(res.text) as TxtFileDetail);
+  }
+
+  /** A folder with all its direct files, bodies included: one request instead of one per file. */
+  readFolderWithBodies(id: string): Promise<TxtFolder & { files: (TxtFile & { content: string })[] }> {
+    return this.json({ method: "GET", path: `/api/me/folders/${id}` });
+  }
+
+  async createFile(
+    body: { name: string; content?: string; folderId?: string | null; fileType?: "txt" | "md" },
+    idempotencyKey?: string,
+  ): Promise<TxtFileDetail> {
+    const headers: Record<string, string> = idempotencyKey ? { "idempotency-key": idempotencyKey } : {};
+    return (
+      await this.json<{ file: TxtFileDetail }>({ method: "POST", path: "/api/v1/files", json: body, headers })
+    ).file;
+  }
+
+  async updateFile(
+    id: string,
+    patch: Record<string, unknown>,
+    opts: { ifMatch?: string; idempotencyKey?: string } = {},
+  ): Promise<TxtFileDetail> {
+    const headers: Record<string, string> = {};
+    if (opts.ifMatch) headers["if-match"] = opts.ifMatch;
+    if (opts.idempotencyKey) headers["idempotency-key"] = opts.idempotencyKey;
+    return (
+      await this.json<{ file: TxtFileDetail }>({
+        method: "PUT",
+        path: `/api/v1/files/${id}`,
+        json: patch,
+        headers,
+      })
+    ).file;
+  }
+
+  async deleteFile(id: string, ifMatch?: string): Promise<void> {
+    await this.call({
+      method: "DELETE",
+      path: `/api/v1/files/${id}`,
+      headers: ifMatch ? { "if-match": ifMatch } : {},
+    });
+  }
+
+  async createFolder(body: { name: string; parentFolderId: string | null }): Promise<TxtFolder> {
+    return (await this.json<{ folder: TxtFolder }>({ method: "POST", path: "/api/v1/folders", json: body }))
+      .folder;
+  }
+
+  async updateFolder(id: string, patch: Record<string, unknown>): Promise<TxtFolder> {
+    return (
+      await this.json<{ folder: TxtFolder }>({ method: "PUT", path: `/api/v1/folders/${id}`, json: patch })
+    ).folder;
+  }
+
+  async deleteFolder(id: string): Promise<void> {
+    await this.call({ method: "DELETE", path: `/api/v1/folders/${id}` });
+  }
+
+  connections(id: string) {
+    return this.json<{ connections: { file: TxtFile; score: number; reasons: unknown[] }[] }>({
+      method: "GET",
+      path: `/api/v1/files/${id}/connections`,
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}

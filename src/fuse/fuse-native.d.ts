@@ -1,0 +1,27 @@
+// Types for fuse-native 2.2.6 (it ships none). Only what txtfs uses.
+declare module "fuse-native" {
+  type Cb = (err: number, ...rest: unknown[]) => void;
+  export interface FuseOptions {
+    force?: boolean;
+    mkdir?: boolean;
+    autoUnmount?: boolean;
+    allowOther?: boolean;
+    autoCache?: boolean;
+    attrTimeout?: number;
+    entryTimeout?: number;
+    uid?: number;
+    gid?: number;
+    fsname?: string;
+    subtype?: string;
+    debug?: boolean;
+    timeout?: number | false | Record<string, number>;
+    [option: string]: unknown;
+  }
+  export default class Fuse {
+    constructor(mnt: string, ops: Record<string, (...args: never[]) => void>, opts?: FuseOptions);
+    mount(cb: (err: Error | null) => void): void;
+    unmount(cb: (err: Error | null) => void): void;
+    static unmount(mnt: string, cb: (err: Error | null) => void): void;
+  }
+  export type { Cb };
+}

@@ -1,0 +1,136 @@
+// Mounting and unmounting: checks the mountpoint (cleaning a stale mount left by a crash), builds
+// the fuse-native instance with the options a network filesystem needs, and tears it down.
+import { execFile } from "node:child_process";
+import { readdir, stat } from "node:fs/promises";
+import { promisify } from "node:util";
+import type { Logger } from "../lib/logger.ts";
+import type { Vfs } from "../vfs/vfs.ts";
+import { fuseOps } from "./ops.ts";
+
+const run = promisify(execFile);
+
+export class MountError extends Error {}
+
+export interface MountOptions {
+  allowOther?: boolean;
+  uid?: number;
+  gid?: number;
+  /** `-o` options passed through, e.g. `{ fsname: "txtfs", umask: "022" }`. */
+  extra?: Record<string, string | boolean>;
+  trace?: boolean;
+}
+
+/** `-o a=b,c` -> fuse-native options; only what libfuse2 through fuse-native can honour. */
+const PASSTHROUGH: Record<string, string> = {
+  allow_other: "allowOther",
+  allow_root: "allowRoot",
+  default_permissions: "defaultPermissions",
+  umask: "umask",
+  fsname: "fsname",
+  subtype: "subtype",
+  max_read: "maxRead",
+  attr_timeout: "attrTimeout",
+  entry_timeout: "entryTimeout",
+  debug: "debug",
+  uid: "uid",
+  gid: "gid",
+};
+
+export function parseMountOptions(values: string[]): Record<string, string | boolean> {
+  const out: Record<string, string | boolean> = {};
+  for (const item of values.flatMap((v) => v.split(",")).filter(Boolean)) {
+    const [key, value] = item.split("=", 2) as [string, string | undefined];
+    if (key === "ro") continue; // handled as --read-only by the caller
+    const name = PASSTHROUGH[key];
+    if (!name)
+      throw new MountError(
+        `unsupported -o option ${JSON.stringify(key)} (supported: ro, ${Object.keys(PASSTHROUGH).join(", ")})`,
+      );
+    out[name] = value ?? true;
+  }
+  return out;
+}
+
+async function isStale(dir: string): Promise<boolean> {
+  try {
+    await readdir(dir);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ENOTCONN";
+  }
+}
+
+/** The mountpoint must be an existing, empty directory; a dead mount left by a crash is cleaned. */
+export async function prepareMountpoint(dir: string, log: Logger): Promise<void> {
+  if (await isStale(dir)) {
+    log.warn({ mountpoint: dir }, "cleaning a stale mount (Transport endpoint is not connected)");
+    await run("fusermount", ["-uz", dir]).catch(() => run("umount", ["-l", dir]));
+  }
+  let st: Awaited<ReturnType<typeof stat>>;
+  try {
+    st = await stat(dir);
+  } catch {
+    throw new MountError(`mountpoint ${dir} does not exist (create it first: mkdir -p ${dir})`);
+  }
+  if (!st.isDirectory()) throw new MountError(`mountpoint ${dir} is not a directory`);
+  const entries = await readdir(dir);
+  if (entries.length > 0) {
+    throw new MountError(
+      `mountpoint ${dir} is not empty (${entries.length} entries): mount over an empty directory`,
+    );
+  }
+}
+
+export interface Mounted {
+  unmount(): Promise<void>;
+}
+
+export async function mountVfs(
+  vfs: Vfs,
+  mountpoint: string,
+  opts: MountOptions,
+  log: Logger,
+): Promise<Mounted> {
+  let Fuse: typeof import("fuse-native").default;
+  try {
+    Fuse = (await import("fuse-native")).default;
+  } catch (err) {
+    throw new MountError(
+      `cannot load FUSE support (${(err as Error).message.split("\n")[0]}); install libfuse2 and fuse3 (apt-get install libfuse2 fuse3), or run scripts/setup`,
+    );
+  }
+  const fuse = new Fuse(mountpoint, fuseOps(vfs, log, opts.trace), {
+    fsname: "txtfs",
+    subtype: "txtfs",
+    // Keep the page cache while mtime and size are unchanged (they change with every ETag).
+    autoCache: true,
+    // Never 0 (fuse-native drops it); 1 s like rclone: the feed keeps the tree fresh behind it.
+    attrTimeout: 1,
+    entryTimeout: 1,
+    autoUnmount: true,
+    allowOther: opts.allowOther,
+    uid: opts.uid,
+    gid: opts.gid,
+    ...opts.extra,
+  });
+  await new Promise<void>((resolve, reject) =>
+    fuse.mount((err) => (err ? reject(new MountError(`mount failed: ${err.message}`)) : resolve())),
+  );
+  let done: Promise<void> | undefined;
+  return {
+    unmount() {
+      done ??= new Promise<void>((resolve) =>
+        fuse.unmount((err) => {
+          if (err) {
+            log.warn({ err: err.message }, "unmount failed; detaching lazily");
+            run("fusermount", ["-uz", mountpoint]).then(
+              () => resolve(),
+              () => resolve(),
+            );
+          } else resolve();
+        }),
+      );
+      return done;
+    },
+  };
+}

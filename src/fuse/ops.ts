@@ -1,0 +1,161 @@
+// fuse-native operations -> Vfs calls. Errors become negative errno numbers; anything unexpected is
+// logged and becomes EIO. Buffers handed in by fuse-native are detached after the callback, so
+// write data is copied first.
+import { constants } from "node:os";
+import type { Logger } from "../lib/logger.ts";
+import { VfsError } from "../vfs/errors.ts";
+import type { Stat, Vfs } from "../vfs/vfs.ts";
+
+type Cb = (result: number, ...rest: unknown[]) => void;
+
+export function toErrno(err: unknown, log: Logger, op: string, path: string): number {
+  if (err instanceof VfsError) {
+    if (err.errno === "EIO") log.warn({ op, path, err: err.message }, "I/O error");
+    return -(constants.errno[err.errno] ?? constants.errno.EIO);
+  }
+  log.error({ op, path, err }, "unexpected error in a filesystem operation");
+  return -constants.errno.EIO;
+}
+
+function statArray(s: Stat) {
+  return { ...s };
+}
+
+export function fuseOps(vfs: Vfs, log: Logger, trace = false) {
+  const run = <T>(
+    op: string,
+    path: string,
+    cb: Cb,
+    fn: () => T | Promise<T>,
+    ok: (v: T) => unknown[] = () => [],
+  ) => {
+    if (trace) log.debug({ op, path }, "fuse op");
+    Promise.resolve()
+      .then(fn)
+      .then(
+        (v) => cb(0, ...ok(v)),
+        (err) => cb(toErrno(err, log, op, path)),
+      );
+  };
+  return {
+    init: (cb: Cb) => cb(0),
+    statfs: (path: string, cb: Cb) =>
+      run(
+        "statfs",
+        path,
+        cb,
+        () => vfs.statfs(),
+        (s) => [s],
+      ),
+    getattr: (path: string, cb: Cb) =>
+      run(
+        "getattr",
+        path,
+        cb,
+        () => statArray(vfs.getattr(path)),
+        (s) => [s],
+      ),
+    fgetattr: (path: string, _fd: number, cb: Cb) =>
+      run(
+        "fgetattr",
+        path,
+        cb,
+        () => statArray(vfs.getattr(path)),
+        (s) => [s],
+      ),
+    readdir: (path: string, cb: Cb) =>
+      run(
+        "readdir",
+        path,
+        cb,
+        () => vfs.readdir(path),
+        (names) => [names],
+      ),
+    opendir: (path: string, flags: number, cb: Cb) =>
+      run(
+        "opendir",
+        path,
+        cb,
+        () => vfs.open(path, flags),
+        (fd) => [fd],
+      ),
+    releasedir: (path: string, fd: number, cb: Cb) => run("releasedir", path, cb, () => vfs.release(fd)),
+    open: (path: string, flags: number, cb: Cb) =>
+      run(
+        "open",
+        path,
+        cb,
+        () => vfs.open(path, flags),
+        (fd) => [fd],
+      ),
+    create: (path: string, mode: number, cb: Cb) =>
+      run(
+        "create",
+        path,
+        cb,
+        () => vfs.create(path, mode),
+        (fd) => [fd],
+      ),
+    read: (path: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) => {
+      if (trace) log.debug({ op: "read", path, len, pos }, "fuse op");
+      vfs.read(fd, len, pos).then(
+        (data) => {
+          data.copy(buf, 0, 0, Math.min(len, data.length));
+          cb(Math.min(len, data.length));
+        },
+        (err) => cb(toErrno(err, log, "read", path)),
+      );
+    },
+    write: (path: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) => {
+      if (trace) log.debug({ op: "write", path, len, pos }, "fuse op");
+      const data = Buffer.from(buf.subarray(0, len)); // the native buffer dies with the callback
+      vfs.write(fd, data, pos).then(
+        (n) => cb(n),
+        (err) => cb(toErrno(err, log, "write", path)),
+      );
+    },
+    flush: (path: string, fd: number, cb: Cb) => run("flush", path, cb, () => vfs.flush(fd)),
+    // fuse-native passes (path, datasync, fd), unlike its README.
+    fsync: (path: string, _datasync: number, fd: number, cb: Cb) =>
+      run("fsync", path, cb, () => vfs.fsync(fd)),
+    release: (path: string, fd: number, cb: Cb) => run("release", path, cb, () => vfs.release(fd)),
+    truncate: (path: string, size: number, cb: Cb) =>
+      run("truncate", path, cb, () => vfs.truncate(path, size)),
+    ftruncate: (path: string, fd: number, size: number, cb: Cb) =>
+      run("ftruncate", path, cb, () => vfs.ftruncate(fd, size)),
+    utimens: (path: string, atime: number, mtime: number, cb: Cb) =>
+      run("utimens", path, cb, () => vfs.utimens(path, atime, mtime)),
+    chmod: (path: string, mode: number, cb: Cb) => run("chmod", path, cb, () => vfs.chmod(path, mode)),
+    chown: (path: string, _uid: number, _gid: number, cb: Cb) =>
+      run("chown", path, cb, () => vfs.chown(path)),
+    unlink: (path: string, cb: Cb) => run("unlink", path, cb, () => vfs.unlink(path)),
+    rename: (src: string, dest: string, cb: Cb) => run("rename", src, cb, () => vfs.rename(src, dest)),
+    mkdir: (path: string, _mode: number, cb: Cb) => run("mkdir", path, cb, () => vfs.mkdir(path)),
+    rmdir: (path: string, cb: Cb) => run("rmdir", path, cb, () => vfs.rmdir(path)),
+    getxattr: (path: string, name: string, _position: number, cb: Cb) =>
+      run(
+        "getxattr",
+        path,
+        cb,
+        () => vfs.getxattr(path, name),
+        (v) => [v],
+      ),
+    setxattr: (path: string, name: string, value: Buffer, _position: number, _flags: number, cb: Cb) => {
+      const copy = Buffer.from(value);
+      run("setxattr", path, cb, () => vfs.setxattr(path, name, copy));
+    },
+    listxattr: (path: string, cb: Cb) =>
+      run(
+        "listxattr",
+        path,
+        cb,
+        () => vfs.listxattr(path),
+        (l) => [l],
+      ),
+    removexattr: (_path: string, _name: string, cb: Cb) => cb(-constants.errno.ENOTSUP),
+    // Links and device nodes have no remote counterpart: refuse them clearly.
+    link: (_src: string, _dest: string, cb: Cb) => cb(-constants.errno.EPERM),
+    symlink: (_src: string, _dest: string, cb: Cb) => cb(-constants.errno.EPERM),
+    mknod: (_path: string, _mode: number, _dev: number, cb: Cb) => cb(-constants.errno.EPERM),
+  };
+}

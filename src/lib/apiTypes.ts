@@ -1,0 +1,44 @@
+// The API's resource records (SPEC.md "Resources"), shared by the server that builds them and the
+// client that reads them. Fields beyond the spec's (etag, contentHash) are additive.
+
+export type Role = "owner" | "writer" | "reader";
+
+export interface TxtFile {
+  id: string;
+  name: string;
+  context: string;
+  tags: string[];
+  type: "txt" | "md";
+  availability: "cloud" | "cloud+local";
+  size: number;
+  folderId: string | null;
+  createdAt: string;
+  updatedAt: string;
+  endpoint: string;
+  raw: string;
+  access: "owner" | "shared";
+  role: Role;
+  etag: string;
+  contentHash: string;
+}
+
+export interface TxtFileDetail extends Omit<TxtFile, "endpoint" | "raw"> {
+  content: string;
+  endpoint: string;
+  raw: string;
+}
+
+export interface TxtFolder {
+  id: string;
+  name: string;
+  context: string;
+  tags: string[];
+  parentFolderId: string | null;
+  fileCount: number;
+  createdAt: string;
+  updatedAt: string;
+  endpoint: string;
+  access: "owner" | "shared";
+  role: Role;
+  files?: (TxtFile & { content: string })[];
+}

@@ -1,0 +1,57 @@
+// Running mounts announce themselves in ~/.config/txtfs/mounts/<pid>.json (with their counters,
+// refreshed every few seconds) so `txtfs status` and `txtfs unmount` can find them.
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { configDir } from "./paths.ts";
+
+export interface MountRecord {
+  pid: number;
+  mountpoint: string;
+  url: string;
+  cacheDir: string;
+  startedAt: string;
+  updatedAt: string;
+  stats: Record<string, number>;
+  conflicts: string[];
+}
+
+const dir = () => join(configDir(), "mounts");
+
+export function writeMountRecord(record: MountRecord): void {
+  mkdirSync(dir(), { recursive: true, mode: 0o700 });
+  const file = join(dir(), `${record.pid}.json`);
+  writeFileSync(`${file}.tmp`, JSON.stringify(record, null, 2), { mode: 0o600 });
+  renameSync(`${file}.tmp`, file);
+}
+
+export function removeMountRecord(pid: number): void {
+  rmSync(join(dir(), `${pid}.json`), { force: true });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Records of running mounts; records left by dead processes are dropped. */
+export function listMounts(): MountRecord[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir());
+  } catch {
+    return [];
+  }
+  const out: MountRecord[] = [];
+  for (const name of names.filter((n) => n.endsWith(".json"))) {
+    try {
+      const rec = JSON.parse(readFileSync(join(dir(), name), "utf8")) as MountRecord;
+      if (alive(rec.pid)) out.push(rec);
+      else removeMountRecord(rec.pid);
+    } catch {}
+  }
+  return out;
+}

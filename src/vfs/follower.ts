@@ -1,0 +1,91 @@
+// Keeps the tree current: long-polls the change feed and applies each change (the mount's
+// "ChangeNotify"). Content is not fetched here; a changed ETag makes the next open revalidate.
+import { ApiError, type ChangeRecord, type TxtfsClient } from "../client/api.ts";
+import type { Logger } from "../lib/logger.ts";
+import type { ContentCache } from "./contentCache.ts";
+import type { Tree } from "./tree.ts";
+
+export class ChangeFollower {
+  cursor = 0;
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private readonly client: TxtfsClient;
+  private readonly tree: Tree;
+  private readonly cache: ContentCache;
+  private readonly log: Logger;
+  private readonly waitSeconds: number;
+  private wake: (() => void) | undefined;
+
+  constructor(client: TxtfsClient, tree: Tree, cache: ContentCache, log: Logger, waitSeconds: number) {
+    this.client = client;
+    this.tree = tree;
+    this.cache = cache;
+    this.log = log;
+    this.waitSeconds = waitSeconds;
+  }
+
+  start(cursor: number): void {
+    this.cursor = cursor;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    let backoff = 500;
+    while (this.running) {
+      try {
+        const page = await this.client.changes(this.cursor, this.waitSeconds);
+        if (!this.running) return;
+        for (const change of page.changes) this.apply(change);
+        this.cursor = page.cursor;
+        backoff = 500;
+      } catch (err) {
+        if (!this.running) return;
+        if (err instanceof ApiError && err.status === 410) {
+          await this.relist();
+          continue;
+        }
+        this.log.debug({ err }, "change feed unreachable; retrying");
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+          setTimeout(resolve, backoff).unref();
+        });
+        backoff = Math.min(backoff * 2, 10_000);
+      }
+    }
+  }
+
+  apply(change: ChangeRecord): void {
+    if (change.kind === "file") {
+      if (change.deleted) {
+        this.tree.removeFile(change.id);
+        this.cache.delete(change.id);
+      } else if (change.file) {
+        this.tree.upsertFile(change.file);
+      }
+    } else if (change.deleted) {
+      this.tree.removeFolder(change.id);
+    } else if (change.folder) {
+      this.tree.upsertFolder(change.folder);
+    }
+  }
+
+  /** Our cursor is older than the retained history: list again and drop what is gone. */
+  private async relist(): Promise<void> {
+    this.log.warn("change feed cursor expired; re-listing");
+    const index = await this.client.flatIndex();
+    const files = new Set(index.files.map((f) => f.id));
+    const folders = new Set(index.folders.map((f) => f.id));
+    for (const f of index.folders) this.tree.upsertFolder(f);
+    for (const f of index.files) this.tree.upsertFile(f);
+    for (const id of [...this.tree.files.keys()]) if (!files.has(id)) this.tree.removeFile(id);
+    for (const id of [...this.tree.dirs.keys()]) if (!folders.has(id)) this.tree.removeFolder(id);
+    this.cursor = index.cursor;
+  }
+}

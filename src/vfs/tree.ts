@@ -1,0 +1,262 @@
+// The in-memory namespace: every folder and note of the account (from one listing, kept current by
+// the change feed) plus local-only files. getattr, lookup and readdir are answered from here only.
+import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
+import { disambiguated, displayName, splitPath } from "./names.ts";
+
+export interface FileNode {
+  kind: "file";
+  name: string;
+  parent: DirNode;
+  /** Remote id; null until a newly created note is first uploaded. */
+  id: string | null;
+  meta: TxtFile | null;
+  /** The name to store remotely (what the user typed, or the remote name). */
+  remoteName: string;
+  /** Idempotency key of the create, so a retried upload never makes two notes. */
+  createKey: string;
+  /** Local override of mtime (touch on an unchanged note). */
+  localMtimeMs?: number;
+  /** Size of the content being written by an open handle, while it is dirty. */
+  dirtySize?: number;
+}
+
+export interface LocalNode {
+  kind: "local";
+  name: string;
+  parent: DirNode;
+  /** Where the bytes live in the cache dir. */
+  blob: string;
+  mode: number;
+  size: number;
+  mtimeMs: number;
+  /** A note renamed to a non-note name (vim's `note~`, `.fuse_hidden*`): still bound to its remote id. */
+  ghostOf?: { id: string; etag: string; name: string; shownAs: string };
+}
+
+export interface DirNode {
+  kind: "dir";
+  name: string;
+  parent: DirNode | null;
+  id: string | null; // null = the root
+  meta: TxtFolder | null;
+  children: Map<string, Node>;
+}
+
+export type Node = FileNode | LocalNode | DirNode;
+
+export class Tree {
+  readonly root: DirNode = { kind: "dir", name: "", parent: null, id: null, meta: null, children: new Map() };
+  readonly files = new Map<string, FileNode>();
+  readonly dirs = new Map<string, DirNode>();
+  /** Ids hidden because a ghost holds them (their note was renamed away locally). */
+  readonly ghosted = new Set<string>();
+
+  lookup(path: string): Node | undefined {
+    let node: Node = this.root;
+    for (const part of splitPath(path)) {
+      if (node.kind !== "dir") return undefined;
+      const next: Node | undefined = node.children.get(part);
+      if (!next) return undefined;
+      node = next;
+    }
+    return node;
+  }
+
+  pathOf(node: Node): string {
+    const parts: string[] = [];
+    for (let n: Node | null = node; n && n !== this.root; n = n.parent) parts.unshift(n.name);
+    return `/${parts.join("/")}`;
+  }
+
+  /** Loads a whole listing at once (mount time): two passes so parents may come after children. */
+  load(folders: TxtFolder[], files: TxtFile[]): void {
+    for (const f of folders) {
+      this.dirs.set(f.id, {
+        kind: "dir",
+        name: f.name,
+        parent: this.root,
+        id: f.id,
+        meta: f,
+        children: new Map(),
+      });
+    }
+    const touched = new Set<DirNode>([this.root]);
+    for (const dir of this.dirs.values()) {
+      dir.parent = this.dirs.get(dir.meta!.parentFolderId ?? "") ?? this.root;
+      dir.parent.children.set(`\0${dir.id}`, dir); // placeholder key; relayout names it
+      touched.add(dir.parent);
+    }
+    for (const f of files) {
+      if (this.ghosted.has(f.id)) continue;
+      const parent = this.dirs.get(f.folderId ?? "") ?? this.root;
+      const node: FileNode = {
+        kind: "file",
+        name: "",
+        parent,
+        id: f.id,
+        meta: f,
+        remoteName: f.name,
+        createKey: "",
+      };
+      this.files.set(f.id, node);
+      parent.children.set(`\0${f.id}`, node);
+      touched.add(parent);
+    }
+    for (const dir of touched) this.relayout(dir);
+  }
+
+  upsertFile(meta: TxtFile): FileNode | undefined {
+    if (this.ghosted.has(meta.id)) return undefined;
+    const parent = this.dirs.get(meta.folderId ?? "") ?? this.root;
+    let node = this.files.get(meta.id);
+    if (!node) {
+      node = {
+        kind: "file",
+        name: `\0${meta.id}`,
+        parent,
+        id: meta.id,
+        meta,
+        remoteName: meta.name,
+        createKey: "",
+      };
+      this.files.set(meta.id, node);
+      parent.children.set(node.name, node);
+      this.relayout(parent);
+      return node;
+    }
+    const moved = node.parent !== parent;
+    const renamed = node.meta?.name !== meta.name || node.meta?.type !== meta.type;
+    if (node.meta?.etag !== meta.etag) node.localMtimeMs = undefined;
+    node.meta = meta;
+    node.remoteName = meta.name;
+    if (moved) this.move(node, parent);
+    else if (renamed) this.relayout(parent);
+    return node;
+  }
+
+  /** Binds a newly uploaded note to its remote record. */
+  bindFile(node: FileNode, meta: TxtFile): void {
+    const existing = this.files.get(meta.id);
+    if (existing && existing !== node) this.detach(existing); // the feed got there first
+    node.id = meta.id;
+    this.files.set(meta.id, node);
+    this.upsertFile(meta);
+  }
+
+  removeFile(id: string): FileNode | undefined {
+    const node = this.files.get(id);
+    if (!node) return undefined;
+    this.files.delete(id);
+    this.detach(node);
+    return node;
+  }
+
+  upsertFolder(meta: TxtFolder): DirNode {
+    const parent = this.dirs.get(meta.parentFolderId ?? "") ?? this.root;
+    let dir = this.dirs.get(meta.id);
+    if (!dir) {
+      dir = { kind: "dir", name: `\0${meta.id}`, parent, id: meta.id, meta, children: new Map() };
+      this.dirs.set(meta.id, dir);
+      parent.children.set(dir.name, dir);
+      this.adoptOrphans(dir);
+      this.relayout(parent);
+      return dir;
+    }
+    const renamed = dir.meta?.name !== meta.name;
+    dir.meta = meta;
+    if (dir.parent !== parent) this.move(dir, parent);
+    else if (renamed) this.relayout(parent);
+    return dir;
+  }
+
+  /** Removes a folder; anything still inside moves up to its parent (the service's rule). */
+  removeFolder(id: string): void {
+    const dir = this.dirs.get(id);
+    if (!dir) return;
+    this.dirs.delete(id);
+    const parent = dir.parent ?? this.root;
+    for (const child of [...dir.children.values()]) this.move(child, parent);
+    this.detach(dir);
+  }
+
+  /** Adds a local-only file or a not-yet-uploaded note under `name` in `parent`. */
+  addChild(parent: DirNode, node: FileNode | LocalNode | DirNode): void {
+    node.parent = parent;
+    parent.children.set(node.name, node);
+    this.relayout(parent);
+  }
+
+  detach(node: Node): void {
+    const parent = node.parent;
+    if (!parent) return;
+    for (const [key, child] of parent.children) {
+      if (child === node) {
+        parent.children.delete(key);
+        break;
+      }
+    }
+  }
+
+  move(node: Node, to: DirNode, newName?: string): void {
+    const from = node.parent;
+    this.detach(node);
+    if (newName !== undefined) node.name = newName;
+    node.parent = to;
+    to.children.set(node.name, node);
+    this.relayout(to);
+    if (from && from !== to) this.relayout(from);
+  }
+
+  /** Folders and files whose parent arrived after them sit at the root until then. */
+  private adoptOrphans(dir: DirNode): void {
+    for (const child of [...this.root.children.values()]) {
+      const wants =
+        child.kind === "file"
+          ? child.meta?.folderId
+          : child.kind === "dir"
+            ? child.meta?.parentFolderId
+            : undefined;
+      if (wants === dir.id) {
+        this.root.children.delete(child.name);
+        child.parent = dir;
+        dir.children.set(child.name, child);
+      }
+    }
+    this.relayout(dir);
+  }
+
+  /**
+   * Names children uniquely: local files keep theirs; remote items get their display name, and
+   * duplicates get a stable suffix from their id (the oldest id keeps the plain name).
+   */
+  relayout(dir: DirNode): void {
+    const locals: LocalNode[] = [];
+    const groups = new Map<string, (FileNode | DirNode)[]>();
+    for (const child of dir.children.values()) {
+      if (child.kind === "local") {
+        locals.push(child);
+        continue;
+      }
+      const want =
+        child.kind === "dir"
+          ? (child.meta?.name ?? child.name)
+          : child.meta
+            ? displayName(child.meta.name, child.meta.type)
+            : child.remoteName;
+      const group = groups.get(want) ?? [];
+      group.push(child);
+      groups.set(want, group);
+    }
+    dir.children.clear();
+    for (const l of locals) dir.children.set(l.name, l);
+    for (const [want, group] of groups) {
+      // Not-yet-uploaded notes first (the user just created that name), then by id.
+      group.sort((a, b) => (a.id === null ? -1 : b.id === null ? 1 : a.id < b.id ? -1 : 1));
+      for (const [i, node] of group.entries()) {
+        const name = i === 0 && !dir.children.has(want) ? want : disambiguated(want, node.id ?? "pending");
+        node.name = name;
+        dir.children.set(name, node);
+      }
+    }
+  }
+}

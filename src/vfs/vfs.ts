@@ -1,0 +1,848 @@
+// The filesystem semantics of the mount, with no FUSE in sight: paths in, bytes and errno names out.
+// Metadata comes from the in-memory tree (never the network); bodies from the content cache, a
+// conditional GET, or one folder fetch; writes are buffered per open file and uploaded on flush.
+import { randomUUID } from "node:crypto";
+import { constants as fsc } from "node:fs";
+import {
+  type FileHandle,
+  open as openFile,
+  readFile,
+  stat,
+  truncate as truncateFile,
+} from "node:fs/promises";
+import { hostname } from "node:os";
+import { ApiError, type TxtfsClient } from "../client/api.ts";
+import type { TxtFile } from "../lib/apiTypes.ts";
+import type { Logger } from "../lib/logger.ts";
+import { ContentCache } from "./contentCache.ts";
+import { fail, toVfsError, VfsError } from "./errors.ts";
+import { ChangeFollower } from "./follower.ts";
+import { LocalFiles, type ManifestEntry } from "./localFiles.ts";
+import { isNoteName, parentAndName } from "./names.ts";
+import { type DirNode, type FileNode, type LocalNode, type Node, Tree } from "./tree.ts";
+import { readXattr, writeXattr, XATTR_NAMES } from "./xattrs.ts";
+
+export interface VfsOptions {
+  client: TxtfsClient;
+  cacheDir: string;
+  cacheSize: number;
+  readOnly?: boolean;
+  uid: number;
+  gid: number;
+  logger: Logger;
+  /** Long-poll wait of the change follower, seconds. */
+  pollWait?: number;
+}
+
+export interface Stat {
+  mode: number;
+  size: number;
+  mtime: Date;
+  atime: Date;
+  ctime: Date;
+  nlink: number;
+  uid: number;
+  gid: number;
+  blocks: number;
+}
+
+/** What is open of a note: shared by every handle on it, so writes through two fds agree. */
+interface OpenNote {
+  node: FileNode;
+  refs: number;
+  /** The body being edited; null until something needs it. */
+  content: Buffer | null;
+  /** ETag the edit is based on: the upload sends it as If-Match. */
+  baseEtag: string | null;
+  dirty: boolean;
+}
+
+type Handle =
+  | { kind: "note"; open: OpenNote; append: boolean; writable: boolean; snapshot?: Buffer }
+  | { kind: "local"; node: LocalNode; fh: FileHandle; append: boolean }
+  | { kind: "dir" };
+
+const S_IFREG = 0o100000;
+const S_IFDIR = 0o040000;
+/** Above this, a folder's bodies are fetched one by one instead of in one request. */
+const FOLDER_PREFETCH_MAX_BYTES = 8 * 1024 * 1024;
+
+export class Vfs {
+  readonly tree = new Tree();
+  readonly cache: ContentCache;
+  private readonly client: TxtfsClient;
+  private readonly log: Logger;
+  private readonly opts: VfsOptions;
+  private readonly local: LocalFiles;
+  private readonly follower: ChangeFollower;
+  private readonly handles = new Map<number, Handle>();
+  private readonly openNotes = new Map<FileNode, OpenNote>();
+  private readonly prefetches = new Map<string, Promise<void>>();
+  private nextFd = 1;
+  readonly conflicts: string[] = [];
+
+  constructor(opts: VfsOptions) {
+    this.opts = opts;
+    this.client = opts.client;
+    this.log = opts.logger;
+    this.cache = new ContentCache(opts.cacheSize);
+    this.local = new LocalFiles(opts.cacheDir);
+    this.follower = new ChangeFollower(this.client, this.tree, this.cache, this.log, opts.pollWait ?? 25);
+  }
+
+  /** Loads the whole listing and the local files, then follows the change feed. */
+  async start(onProgress?: (message: string) => void): Promise<void> {
+    onProgress?.("listing the account...");
+    const index = await this.client.flatIndex();
+    this.tree.load(index.folders, index.files);
+    onProgress?.(`${index.files.length} notes in ${index.folders.length} folders`);
+    for (const entry of await this.local.init()) this.restoreLocal(entry);
+    this.follower.start(index.cursor);
+  }
+
+  async stop(): Promise<void> {
+    await this.follower.stop();
+    for (const open of [...this.openNotes.values()]) {
+      if (open.dirty) await this.upload(open).catch((err) => this.log.error({ err }, "final upload failed"));
+    }
+  }
+
+  /** Counters for `txtfs status` and benchmarks. */
+  stats() {
+    return {
+      notes: this.tree.files.size,
+      folders: this.tree.dirs.size,
+      cacheBytes: this.cache.bytes,
+      cacheEntries: this.cache.entries,
+      requests: this.client.requests,
+      cursor: this.follower.cursor,
+      dirty: [...this.openNotes.values()].filter((o) => o.dirty).length,
+      conflicts: this.conflicts.length,
+      localFiles: this.localEntries().length,
+    };
+  }
+
+  // ---------------------------------------------------------------- metadata (memory only)
+
+  private find(path: string): Node {
+    const node = this.tree.lookup(path);
+    if (!node) throw fail("ENOENT");
+    return node;
+  }
+
+  private findDir(path: string): DirNode {
+    const node = this.find(path);
+    if (node.kind !== "dir") throw fail("ENOTDIR");
+    return node;
+  }
+
+  getattr(path: string): Stat {
+    return this.statOf(this.find(path));
+  }
+
+  private statOf(node: Node): Stat {
+    const { uid, gid } = this.opts;
+    const ro = this.opts.readOnly;
+    let mode: number;
+    let size: number;
+    let mtimeMs: number;
+    let ctimeMs: number;
+    if (node.kind === "dir") {
+      const reader = node.meta?.role === "reader";
+      mode = S_IFDIR | (ro || reader ? 0o555 : 0o755);
+      size = 4096;
+      mtimeMs = node.meta ? Date.parse(node.meta.updatedAt) : 0;
+      ctimeMs = node.meta ? Date.parse(node.meta.createdAt) : 0;
+    } else if (node.kind === "local") {
+      mode = S_IFREG | (ro ? node.mode & 0o555 : node.mode);
+      size = node.size;
+      mtimeMs = node.mtimeMs;
+      ctimeMs = node.mtimeMs;
+    } else {
+      const reader = node.meta?.role === "reader";
+      mode = S_IFREG | (ro || reader ? 0o444 : 0o644);
+      size = node.dirtySize ?? node.meta?.size ?? 0;
+      // mtime follows updatedAt, which the service moves forward on every change of the ETag, so
+      // the kernel's auto_cache drops stale pages exactly when the note changed.
+      mtimeMs = node.localMtimeMs ?? (node.meta ? Date.parse(node.meta.updatedAt) : Date.now());
+      ctimeMs = node.meta ? Date.parse(node.meta.updatedAt) : mtimeMs;
+    }
+    return {
+      mode,
+      size,
+      mtime: new Date(mtimeMs),
+      atime: new Date(mtimeMs),
+      ctime: new Date(ctimeMs),
+      nlink: node.kind === "dir" ? 2 : 1,
+      uid,
+      gid,
+      blocks: Math.ceil(size / 512),
+    };
+  }
+
+  readdir(path: string): string[] {
+    const dir = this.findDir(path);
+    this.prefetchFolder(dir);
+    return [...dir.children.keys()];
+  }
+
+  /**
+   * A cold `grep -r` opens every file of a folder in turn: fetch them all in one request as soon as
+   * the folder is listed (in the background: readdir never waits on the network).
+   */
+  private prefetchFolder(dir: DirNode): void {
+    if (!dir.id || this.prefetches.has(dir.id)) return;
+    let missing = 0;
+    let bytes = 0;
+    for (const child of dir.children.values()) {
+      if (child.kind === "file" && child.id && child.meta && !this.cache.fresh(child.id, child.meta.etag)) {
+        missing++;
+        bytes += child.meta.size;
+      }
+    }
+    if (missing < 2 || bytes > FOLDER_PREFETCH_MAX_BYTES) return;
+    const id = dir.id;
+    const job = this.client
+      .readFolderWithBodies(id)
+      .then((folder) => {
+        for (const f of folder.files) this.cache.set(f.id, f.etag, Buffer.from(f.content, "utf8"));
+      })
+      .catch((err) => this.log.debug({ err, folder: id }, "folder prefetch failed"))
+      .finally(() => this.prefetches.delete(id));
+    this.prefetches.set(id, job);
+  }
+
+  statfs() {
+    const files = this.tree.files.size + this.tree.dirs.size;
+    return {
+      bsize: 4096,
+      frsize: 4096,
+      blocks: 1 << 24,
+      bfree: 1 << 23,
+      bavail: 1 << 23,
+      files: files + 1_000_000,
+      ffree: 1_000_000,
+      favail: 1_000_000,
+      fsid: 0x7874,
+      flag: 0,
+      namemax: 255,
+    };
+  }
+
+  // ---------------------------------------------------------------- bodies
+
+  /** The current body of a note: cache, or a conditional GET (304 moves no body). */
+  private async body(node: FileNode): Promise<Buffer> {
+    if (!node.id) return this.openNotes.get(node)?.content ?? Buffer.alloc(0);
+    const etag = node.meta?.etag;
+    const cached = this.cache.fresh(node.id, etag);
+    if (cached) return cached;
+    const pending = node.parent.id ? this.prefetches.get(node.parent.id) : undefined;
+    if (pending) {
+      await pending;
+      const now = this.cache.fresh(node.id, node.meta?.etag);
+      if (now) return now;
+    }
+    const old = this.cache.get(node.id);
+    try {
+      const detail = await this.client.readFile(node.id, old?.etag);
+      if (!detail) return old!.body; // 304: our copy is current
+      const body = Buffer.from(detail.content, "utf8");
+      this.cache.set(node.id, detail.etag, body);
+      const { content: _content, ...meta } = detail;
+      this.tree.upsertFile(meta as TxtFile);
+      return body;
+    } catch (err) {
+      throw toVfsError(err);
+    }
+  }
+
+  // ---------------------------------------------------------------- open / read / write
+
+  private addHandle(h: Handle): number {
+    const fd = this.nextFd++;
+    this.handles.set(fd, h);
+    return fd;
+  }
+
+  private handle(fd: number): Handle {
+    const h = this.handles.get(fd);
+    if (!h) throw fail("EBADF");
+    return h;
+  }
+
+  private openNote(node: FileNode): OpenNote {
+    let open = this.openNotes.get(node);
+    if (!open) {
+      open = { node, refs: 0, content: null, baseEtag: node.meta?.etag ?? null, dirty: false };
+      this.openNotes.set(node, open);
+    }
+    open.refs++;
+    return open;
+  }
+
+  private checkWritable(node: Node): void {
+    if (this.opts.readOnly) throw fail("EROFS");
+    if ((node.kind === "file" || node.kind === "dir") && node.meta?.role === "reader") throw fail("EACCES");
+  }
+
+  async open(path: string, flags: number): Promise<number> {
+    const node = this.find(path);
+    const writable = (flags & 3) !== fsc.O_RDONLY;
+    if (node.kind === "dir") return this.addHandle({ kind: "dir" });
+    if (writable) this.checkWritable(node);
+    const append = (flags & fsc.O_APPEND) !== 0;
+    if (node.kind === "local") {
+      const fh = await openFile(node.blob, writable ? "r+" : "r");
+      return this.addHandle({ kind: "local", node, fh, append });
+    }
+    return this.addHandle({ kind: "note", open: this.openNote(node), append, writable });
+  }
+
+  async create(path: string, mode: number): Promise<number> {
+    const { parent, name } = parentAndName(path);
+    const dir = this.findDir(parent);
+    this.checkWritable(dir);
+    const existing = dir.children.get(name);
+    if (existing) {
+      if (existing.kind === "dir") throw fail("EISDIR");
+      const fd = await this.open(path, fsc.O_RDWR);
+      await this.truncateOpen(this.handle(fd), 0);
+      return fd;
+    }
+    if (!isNoteName(name)) {
+      const node = await this.newLocal(dir, name, mode & 0o7777);
+      const fh = await openFile(node.blob, "r+");
+      return this.addHandle({ kind: "local", node, fh, append: false });
+    }
+    const node: FileNode = {
+      kind: "file",
+      name,
+      parent: dir,
+      id: null,
+      meta: null,
+      remoteName: name,
+      createKey: randomUUID(),
+    };
+    // An editor re-creating a note it just renamed away (vim's backupcopy=no) edits that note.
+    const ghost = this.ghostFor(dir, name);
+    this.tree.addChild(dir, node);
+    const open = this.openNote(node);
+    open.content = Buffer.alloc(0);
+    // A new note is uploaded by the first flush after a write, or at release if nothing was written
+    // (touch): one request per new note, not an empty create followed by a PUT.
+    if (ghost?.ghostOf) {
+      open.dirty = true; // re-created over a renamed-away note: its content is now this (empty) body
+      this.reclaim(node, ghost);
+      open.baseEtag = ghost.ghostOf.etag;
+      ghost.ghostOf = undefined;
+      void this.saveLocal();
+    }
+    return this.addHandle({ kind: "note", open, append: false, writable: true });
+  }
+
+  async read(fd: number, length: number, position: number): Promise<Buffer> {
+    const h = this.handle(fd);
+    if (h.kind === "dir") throw fail("EISDIR");
+    if (h.kind === "local") {
+      const buf = Buffer.alloc(length);
+      const { bytesRead } = await h.fh.read(buf, 0, length, position);
+      return buf.subarray(0, bytesRead);
+    }
+    // A reader keeps the body it first read, so a large note reads consistently across calls.
+    if (!h.open.content && !h.snapshot) h.snapshot = await this.body(h.open.node);
+    const content = h.open.content ?? h.snapshot!;
+    return content.subarray(position, position + length);
+  }
+
+  async write(fd: number, data: Buffer, position: number): Promise<number> {
+    const h = this.handle(fd);
+    if (h.kind === "dir") throw fail("EISDIR");
+    if (h.kind === "local") {
+      const { bytesWritten } = h.append
+        ? await h.fh.appendFile(data).then(() => ({ bytesWritten: data.length }))
+        : await h.fh.write(data, 0, data.length, position);
+      const st = await h.fh.stat();
+      h.node.size = st.size;
+      h.node.mtimeMs = Date.now();
+      return bytesWritten;
+    }
+    if (!h.writable) throw fail("EBADF");
+    const open = h.open;
+    const content = await this.editable(open);
+    // O_APPEND writes arrive at the kernel's idea of the size: append to the real end instead.
+    const at = h.append ? content.length : position;
+    const end = at + data.length;
+    const next = end > content.length ? Buffer.alloc(end) : content;
+    if (next !== content) content.copy(next);
+    data.copy(next, at);
+    open.content = next;
+    open.dirty = true;
+    open.node.dirtySize = next.length;
+    return data.length;
+  }
+
+  /** Loads the body an edit starts from (once), remembering its ETag for If-Match. */
+  private async editable(open: OpenNote): Promise<Buffer> {
+    if (open.content) return open.content;
+    const etag = open.node.meta?.etag ?? null;
+    const body = await this.body(open.node);
+    open.content = Buffer.from(body);
+    open.baseEtag = etag;
+    return open.content;
+  }
+
+  private async truncateOpen(h: Handle, size: number): Promise<void> {
+    if (h.kind === "dir") throw fail("EISDIR");
+    if (h.kind === "local") {
+      await h.fh.truncate(size);
+      h.node.size = size;
+      h.node.mtimeMs = Date.now();
+      return;
+    }
+    const open = h.open;
+    // A truncate only changes the buffer: the upload happens at flush, never an empty body by itself.
+    const content = size === 0 ? Buffer.alloc(0) : await this.editable(open);
+    if (size === 0 && open.content === null) open.baseEtag = open.node.meta?.etag ?? null;
+    const next = Buffer.alloc(size);
+    content.copy(next, 0, 0, Math.min(size, content.length));
+    open.content = next;
+    open.dirty = true;
+    open.node.dirtySize = size;
+  }
+
+  async ftruncate(fd: number, size: number): Promise<void> {
+    await this.truncateOpen(this.handle(fd), size);
+  }
+
+  async truncate(path: string, size: number): Promise<void> {
+    const node = this.find(path);
+    if (node.kind === "dir") throw fail("EISDIR");
+    this.checkWritable(node);
+    if (node.kind === "local") {
+      await truncateFile(node.blob, size);
+      node.size = size;
+      node.mtimeMs = Date.now();
+      return;
+    }
+    const existing = this.openNotes.get(node);
+    if (existing) {
+      // libfuse2 sends `echo x > note` as open, truncate(path, 0), write: mark the open note.
+      await this.truncateOpen({ kind: "note", open: existing, append: false, writable: true }, size);
+      return;
+    }
+    const fd = await this.open(path, fsc.O_RDWR);
+    try {
+      await this.ftruncate(fd, size);
+    } finally {
+      await this.release(fd);
+    }
+  }
+
+  async flush(fd: number): Promise<void> {
+    const h = this.handle(fd);
+    if (h.kind === "note" && h.open.dirty) await this.upload(h.open);
+  }
+
+  async fsync(fd: number): Promise<void> {
+    const h = this.handle(fd);
+    if (h.kind === "local") await h.fh.sync();
+    else await this.flush(fd);
+  }
+
+  async release(fd: number): Promise<void> {
+    const h = this.handle(fd);
+    this.handles.delete(fd);
+    if (h.kind === "local") {
+      await h.fh.close();
+      await this.saveLocal();
+      return;
+    }
+    if (h.kind !== "note") return;
+    const open = h.open;
+    try {
+      if (open.dirty || !open.node.id) await this.upload(open);
+    } finally {
+      if (--open.refs <= 0) this.openNotes.delete(open.node);
+    }
+  }
+
+  // ---------------------------------------------------------------- uploads and conflicts
+
+  /** Sends a dirty note: a create (with an Idempotency-Key) or a PUT with If-Match. */
+  private async upload(open: OpenNote): Promise<void> {
+    const node = open.node;
+    const content = (open.content ?? Buffer.alloc(0)).toString("utf8");
+    try {
+      let meta: TxtFile;
+      if (!node.id) {
+        meta = strip(
+          await this.client.createFile(
+            { name: node.remoteName, content, folderId: node.parent.id },
+            node.createKey,
+          ),
+        );
+        this.tree.bindFile(node, meta);
+      } else {
+        try {
+          meta = strip(
+            await this.client.updateFile(node.id, { content }, { ifMatch: open.baseEtag ?? undefined }),
+          );
+        } catch (err) {
+          if (err instanceof ApiError && err.status === 412) return await this.keepBoth(open, content);
+          if (err instanceof ApiError && err.status === 404) {
+            // Deleted remotely while we edited: ours becomes a new note; nothing is lost.
+            this.log.warn({ path: this.tree.pathOf(node) }, "note was deleted remotely; saving it again");
+            this.tree.removeFile(node.id);
+            node.id = null;
+            node.createKey = randomUUID();
+            this.tree.addChild(node.parent, node);
+            return await this.upload(open);
+          }
+          throw err;
+        }
+        this.tree.upsertFile(meta);
+      }
+      this.cache.set(meta.id, meta.etag, Buffer.from(content, "utf8"));
+      open.baseEtag = meta.etag;
+      open.dirty = false;
+      node.dirtySize = undefined;
+      node.localMtimeMs = undefined;
+    } catch (err) {
+      const e = toVfsError(err);
+      this.log.error({ err, path: this.tree.pathOf(node) }, "upload failed");
+      throw e;
+    }
+  }
+
+  /** The note changed remotely since we read it: the remote stays, ours is saved beside it. */
+  private async keepBoth(open: OpenNote, content: string): Promise<void> {
+    const node = open.node;
+    const name = conflictName(node.remoteName);
+    const copy = strip(
+      await this.client.createFile({ name, content, folderId: node.parent.id }, randomUUID()),
+    );
+    const path = `${this.tree.pathOf(node.parent)}/${name}`.replace(/^\/\//, "/");
+    this.tree.upsertFile(copy);
+    this.cache.set(copy.id, copy.etag, Buffer.from(content, "utf8"));
+    this.conflicts.push(path);
+    this.log.warn(
+      { path: this.tree.pathOf(node), copy: path },
+      "conflict: the note changed remotely; kept ours as a copy",
+    );
+    const remote = await this.client.readFile(node.id!);
+    if (remote) {
+      this.cache.set(remote.id, remote.etag, Buffer.from(remote.content, "utf8"));
+      this.tree.upsertFile(strip(remote));
+      open.content = Buffer.from(remote.content, "utf8");
+      open.baseEtag = remote.etag;
+    }
+    open.dirty = false;
+    node.dirtySize = undefined;
+  }
+
+  // ---------------------------------------------------------------- namespace changes
+
+  async mkdir(path: string): Promise<void> {
+    const { parent, name } = parentAndName(path);
+    const dir = this.findDir(parent);
+    this.checkWritable(dir);
+    if (dir.children.has(name)) throw fail("EEXIST");
+    try {
+      const folder = await this.client.createFolder({ name, parentFolderId: dir.id });
+      this.tree.upsertFolder(folder);
+    } catch (err) {
+      throw toVfsError(err);
+    }
+  }
+
+  async rmdir(path: string): Promise<void> {
+    const dir = this.findDir(path);
+    if (dir === this.tree.root) throw fail("EPERM");
+    this.checkWritable(dir);
+    if (dir.children.size > 0) throw fail("ENOTEMPTY"); // POSIX: only an empty directory
+    try {
+      await this.client.deleteFolder(dir.id!);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404)) throw toVfsError(err);
+    }
+    this.tree.removeFolder(dir.id!);
+  }
+
+  async unlink(path: string): Promise<void> {
+    const node = this.find(path);
+    if (node.kind === "dir") throw fail("EISDIR");
+    this.checkWritable(node);
+    if (node.kind === "local") {
+      this.tree.detach(node);
+      if (node.ghostOf) await this.deleteRemote(node.ghostOf.id, node.ghostOf.etag);
+      await this.local.removeBlob(node.blob);
+      await this.saveLocal();
+      return;
+    }
+    if (node.id) await this.deleteRemote(node.id, node.meta?.etag);
+    if (node.id) this.tree.removeFile(node.id);
+    else this.tree.detach(node);
+  }
+
+  private async deleteRemote(id: string, etag: string | undefined): Promise<void> {
+    try {
+      // If-Match: deleting a note that changed remotely since we saw it would lose that change.
+      await this.client.deleteFile(id, etag);
+      this.cache.delete(id);
+      this.tree.ghosted.delete(id);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return;
+      throw toVfsError(err);
+    }
+  }
+
+  async rename(from: string, to: string): Promise<void> {
+    const src = this.find(from);
+    const { parent, name } = parentAndName(to);
+    const destDir = this.findDir(parent);
+    this.checkWritable(src);
+    this.checkWritable(destDir);
+    const target = destDir.children.get(name);
+    if (target === src) return;
+    if (src.kind === "dir") return this.renameDir(src, destDir, name, target);
+    if (target?.kind === "dir") throw fail("EISDIR");
+    try {
+      if (target?.kind === "file" && isNoteName(name)) {
+        return await this.replaceNote(src, target);
+      }
+      if (target) await this.unlink(to);
+      if (src.kind === "local") return await this.renameLocal(src, destDir, name);
+      return await this.renameNote(src, destDir, name);
+    } catch (err) {
+      throw toVfsError(err);
+    }
+  }
+
+  /**
+   * Rename over an existing note is how editors and tools save (sed -i, python's os.replace, rsync,
+   * vim): the existing note gets the new content, keeping its id, metadata and history.
+   */
+  private async replaceNote(src: FileNode | LocalNode, target: FileNode): Promise<void> {
+    const content = src.kind === "local" ? await readFile(src.blob) : await this.body(src);
+    const open = this.openNote(target);
+    try {
+      await this.editable(open).catch(() => Buffer.alloc(0));
+      open.content = Buffer.from(content);
+      open.dirty = true;
+      await this.upload(open);
+    } finally {
+      if (--open.refs <= 0) this.openNotes.delete(target);
+    }
+    if (src.kind === "local") {
+      this.tree.detach(src);
+      await this.local.removeBlob(src.blob);
+      await this.saveLocal();
+      if (src.ghostOf && src.ghostOf.id !== target.id) await this.deleteRemote(src.ghostOf.id, undefined);
+    } else if (src.id) {
+      await this.deleteRemote(src.id, src.meta?.etag);
+      this.tree.removeFile(src.id);
+    } else {
+      this.tree.detach(src);
+    }
+  }
+
+  private async renameLocal(src: LocalNode, destDir: DirNode, name: string): Promise<void> {
+    if (!isNoteName(name)) {
+      this.tree.move(src, destDir, name);
+      await this.saveLocal();
+      return;
+    }
+    // A local file becomes a note: upload it (or, for a ghost, put the note back under this name).
+    const content = (await readFile(src.blob)).toString("utf8");
+    let meta: TxtFile;
+    if (src.ghostOf) {
+      meta = strip(await this.client.updateFile(src.ghostOf.id, { name, folderId: destDir.id, content }));
+      this.tree.ghosted.delete(src.ghostOf.id);
+    } else {
+      meta = strip(await this.client.createFile({ name, content, folderId: destDir.id }, randomUUID()));
+    }
+    this.tree.detach(src);
+    await this.local.removeBlob(src.blob);
+    await this.saveLocal();
+    this.cache.set(meta.id, meta.etag, Buffer.from(content, "utf8"));
+    this.tree.upsertFile(meta);
+  }
+
+  private async renameNote(src: FileNode, destDir: DirNode, name: string): Promise<void> {
+    if (!src.id) {
+      // Not uploaded yet: it will be created under its new name.
+      src.remoteName = name;
+      this.tree.move(src, destDir, name);
+      return;
+    }
+    if (!isNoteName(name)) {
+      // Renamed to a non-note name (vim's `note~`, `.fuse_hidden*`): the note stays remote,
+      // shown here as a local file still bound to it, until it is re-created, renamed back or unlinked.
+      const body = await this.body(src);
+      const ghost = await this.newLocal(destDir, name, 0o644, body);
+      ghost.ghostOf = { id: src.id, etag: src.meta!.etag, name: src.remoteName, shownAs: src.name };
+      this.tree.ghosted.add(src.id);
+      this.tree.removeFile(src.id);
+      await this.saveLocal();
+      return;
+    }
+    const meta = strip(await this.client.updateFile(src.id, { name, folderId: destDir.id }));
+    this.tree.upsertFile(meta);
+  }
+
+  private async renameDir(
+    src: DirNode,
+    destDir: DirNode,
+    name: string,
+    target: Node | undefined,
+  ): Promise<void> {
+    if (target) {
+      if (target.kind !== "dir") throw fail("ENOTDIR");
+      if (target.children.size > 0) throw fail("ENOTEMPTY");
+    }
+    for (let d: DirNode | null = destDir; d; d = d.parent) if (d === src) throw fail("EINVAL");
+    try {
+      if (target?.kind === "dir") await this.rmdir(this.tree.pathOf(target));
+      const folder = await this.client.updateFolder(src.id!, { name, parentFolderId: destDir.id });
+      this.tree.upsertFolder(folder);
+    } catch (err) {
+      throw toVfsError(err);
+    }
+  }
+
+  // ---------------------------------------------------------------- attributes
+
+  async utimens(path: string, _atime: number, mtime: number): Promise<void> {
+    const node = this.find(path);
+    if (node.kind === "local") node.mtimeMs = mtime;
+    else if (node.kind === "file") node.localMtimeMs = mtime; // the service keeps its own updatedAt
+  }
+
+  async chmod(path: string, mode: number): Promise<void> {
+    const node = this.find(path);
+    if (node.kind === "local") {
+      node.mode = mode & 0o7777;
+      await this.saveLocal();
+    }
+    // Notes have no permission bits of their own (their role decides): accepted, like sed -i expects.
+  }
+
+  async chown(path: string): Promise<void> {
+    this.find(path);
+  }
+
+  async getxattr(path: string, name: string): Promise<Buffer | null> {
+    return readXattr(this.client, this.find(path), name);
+  }
+
+  listxattr(path: string): string[] {
+    const node = this.find(path);
+    return node.kind === "local" ? [] : XATTR_NAMES;
+  }
+
+  async setxattr(path: string, name: string, value: Buffer): Promise<void> {
+    const node = this.find(path);
+    if (name.startsWith("user.txtfs.")) this.checkWritable(node);
+    await writeXattr(this.client, this.tree, node, name, value);
+  }
+
+  // ---------------------------------------------------------------- local-only files
+
+  private async newLocal(dir: DirNode, name: string, mode: number, body?: Buffer): Promise<LocalNode> {
+    const blob = this.local.newBlob();
+    const fh = await openFile(blob, "w+", 0o600);
+    if (body) await fh.write(body);
+    await fh.close();
+    const node: LocalNode = {
+      kind: "local",
+      name,
+      parent: dir,
+      blob,
+      mode,
+      size: body?.length ?? 0,
+      mtimeMs: Date.now(),
+    };
+    this.tree.addChild(dir, node);
+    await this.saveLocal();
+    return node;
+  }
+
+  private ghostFor(dir: DirNode, name: string): LocalNode | undefined {
+    for (const child of dir.children.values()) {
+      if (child.kind === "local" && child.ghostOf?.shownAs === name) return child;
+    }
+    return undefined;
+  }
+
+  private reclaim(node: FileNode, ghost: LocalNode): void {
+    const id = ghost.ghostOf!.id;
+    this.tree.ghosted.delete(id);
+    node.id = id;
+    node.remoteName = ghost.ghostOf!.name;
+    this.tree.files.set(id, node);
+  }
+
+  private localEntries(): ManifestEntry[] {
+    const out: ManifestEntry[] = [];
+    const walk = (dir: DirNode) => {
+      for (const child of dir.children.values()) {
+        if (child.kind === "dir") walk(child);
+        else if (child.kind === "local") {
+          out.push({
+            path: this.tree.pathOf(child),
+            blob: child.blob,
+            mode: child.mode,
+            mtimeMs: child.mtimeMs,
+            ghostOf: child.ghostOf,
+          });
+        }
+      }
+    };
+    walk(this.tree.root);
+    return out;
+  }
+
+  private saveLocal(): Promise<void> {
+    return this.local.save(() => this.localEntries());
+  }
+
+  private restoreLocal(entry: ManifestEntry): void {
+    const { parent, name } = parentAndName(entry.path);
+    const dir = this.tree.lookup(parent);
+    const home = dir?.kind === "dir" ? dir : this.tree.root;
+    const node: LocalNode = {
+      kind: "local",
+      name,
+      parent: home,
+      blob: entry.blob,
+      mode: entry.mode,
+      size: 0,
+      mtimeMs: entry.mtimeMs,
+      ghostOf: entry.ghostOf,
+    };
+    if (entry.ghostOf) this.tree.ghosted.add(entry.ghostOf.id);
+    this.tree.addChild(home, node);
+    void stat(entry.blob)
+      .then((s) => {
+        node.size = s.size;
+      })
+      .catch(() => this.tree.detach(node));
+  }
+}
+
+/** Drops the body from a file detail, leaving the listing record. */
+function strip(detail: TxtFile & { content?: string }): TxtFile {
+  const { content: _content, ...meta } = detail;
+  return meta as TxtFile;
+}
+
+/** `note.md` -> `note.conflict-host-20261121T223000.md` */
+export function conflictName(name: string): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, "").slice(0, 15);
+  const dot = name.lastIndexOf(".");
+  const tag = `conflict-${hostname().replace(/[^\w-]/g, "")}-${stamp}`;
+  return dot > 0 ? `${name.slice(0, dot)}.${tag}${name.slice(dot)}` : `${name}.${tag}`;
+}
+
+export { VfsError };

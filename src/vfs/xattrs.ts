@@ -1,0 +1,115 @@
+// Note metadata as extended attributes: user.txtfs.context and .tags (read-write), .connections
+// and the identity fields (read-only). security.* and system.* are answered from memory: the kernel
+// asks for security.capability before every write, and sed/vim probe ACLs.
+import { ApiError, type TxtfsClient } from "../client/api.ts";
+import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
+import { fail, toVfsError } from "./errors.ts";
+import type { Node, Tree } from "./tree.ts";
+
+const P = "user.txtfs.";
+export const XATTR_NAMES = [
+  "context",
+  "tags",
+  "connections",
+  "id",
+  "etag",
+  "access",
+  "role",
+  "availability",
+].map((n) => P + n);
+const WRITABLE = new Set([`${P}context`, `${P}tags`]);
+
+export async function readXattr(client: TxtfsClient, node: Node, name: string): Promise<Buffer | null> {
+  if (!name.startsWith(P) || node.kind === "local") return null; // ENODATA
+  const meta: TxtFile | TxtFolder | null = node.meta;
+  if (!meta) return null;
+  const field = name.slice(P.length);
+  let value: string | undefined;
+  switch (field) {
+    case "context":
+      value = meta.context;
+      break;
+    case "tags":
+      value = meta.tags.join(",");
+      break;
+    case "id":
+      value = meta.id;
+      break;
+    case "access":
+      value = meta.access;
+      break;
+    case "role":
+      value = meta.role;
+      break;
+    case "etag":
+      value = "etag" in meta ? meta.etag : undefined;
+      break;
+    case "availability":
+      value = "availability" in meta ? meta.availability : undefined;
+      break;
+    case "connections": {
+      if (node.kind !== "file") return null;
+      try {
+        const res = await client.connections(meta.id);
+        value = JSON.stringify(
+          res.connections.map((c) => ({
+            id: c.file.id,
+            name: c.file.name,
+            folderId: c.file.folderId,
+            score: c.score,
+            reasons: c.reasons,
+          })),
+        );
+      } catch (err) {
+        throw toVfsError(err);
+      }
+      break;
+    }
+  }
+  return value === undefined ? null : Buffer.from(value, "utf8");
+}
+
+/** Tags as `a,b,c` or as a JSON array. */
+export function parseTagsValue(text: string): string[] {
+  const trimmed = text.trim();
+  if (trimmed.startsWith("[")) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(trimmed);
+    } catch {
+      throw fail("EINVAL", "tags: not a JSON array");
+    }
+    if (!Array.isArray(parsed) || !parsed.every((t) => typeof t === "string"))
+      throw fail("EINVAL", "tags: not an array of strings");
+    return parsed;
+  }
+  return trimmed === "" ? [] : trimmed.split(",").map((t) => t.trim());
+}
+
+export async function writeXattr(
+  client: TxtfsClient,
+  tree: Tree,
+  node: Node,
+  name: string,
+  value: Buffer,
+): Promise<void> {
+  if (name.startsWith("system.posix_acl")) throw fail("ENOTSUP"); // tools then fall back to chmod
+  if (!name.startsWith(P) || node.kind === "local") throw fail("ENOTSUP");
+  if (!WRITABLE.has(name)) throw fail(XATTR_NAMES.includes(name) ? "EPERM" : "ENOTSUP");
+  if (!node.meta) throw fail("EIO", "not uploaded yet");
+  const text = value.toString("utf8");
+  const patch = name === `${P}context` ? { context: text } : { tags: parseTagsValue(text) };
+  try {
+    if (node.kind === "file") tree.upsertFile(strip(await client.updateFile(node.meta.id, patch)));
+    else if (node.kind === "dir") tree.upsertFolder(await client.updateFolder(node.meta.id, patch));
+  } catch (err) {
+    // The service's 400 (limits) is EINVAL; nothing was changed.
+    if (err instanceof ApiError && err.status === 413) throw fail("E2BIG");
+    throw toVfsError(err);
+  }
+}
+
+function strip(detail: TxtFile & { content?: string }): TxtFile {
+  const { content: _content, ...meta } = detail;
+  return meta as TxtFile;
+}
