@@ -11,12 +11,13 @@ import {
   truncate as truncateFile,
 } from "node:fs/promises";
 import { hostname } from "node:os";
-import { ApiError, type TxtfsClient } from "../client/api.ts";
+import { ApiError, NetworkError, type TxtfsClient } from "../client/api.ts";
 import type { TxtFile } from "../lib/apiTypes.ts";
 import type { Logger } from "../lib/logger.ts";
 import { ContentCache } from "./contentCache.ts";
 import { fail, toVfsError, VfsError } from "./errors.ts";
 import { ChangeFollower } from "./follower.ts";
+import { Journal, type JournalEntry } from "./journal.ts";
 import { LocalFiles, type ManifestEntry } from "./localFiles.ts";
 import { isNoteName, parentAndName } from "./names.ts";
 import { type DirNode, type FileNode, type LocalNode, type Node, Tree } from "./tree.ts";
@@ -55,6 +56,8 @@ interface OpenNote {
   /** ETag the edit is based on: the upload sends it as If-Match. */
   baseEtag: string | null;
   dirty: boolean;
+  /** Made by create(): uploaded at release even if nothing was written (touch). */
+  created: boolean;
 }
 
 type Handle =
@@ -78,6 +81,12 @@ export class Vfs {
   private readonly handles = new Map<number, Handle>();
   private readonly openNotes = new Map<FileNode, OpenNote>();
   private readonly prefetches = new Map<string, Promise<void>>();
+  private readonly journal: Journal;
+  /** Bodies of notes with a journalled (not yet delivered) write: what reads must see. */
+  private readonly overlay = new Map<FileNode, Buffer>();
+  private replayTimer: NodeJS.Timeout | undefined;
+  private replaying: Promise<void> | undefined;
+  private stopped = false;
   private nextFd = 1;
   readonly conflicts: string[] = [];
 
@@ -87,6 +96,7 @@ export class Vfs {
     this.log = opts.logger;
     this.cache = new ContentCache(opts.cacheSize);
     this.local = new LocalFiles(opts.cacheDir);
+    this.journal = new Journal(opts.cacheDir);
     this.follower = new ChangeFollower(this.client, this.tree, this.cache, this.log, opts.pollWait ?? 25);
   }
 
@@ -97,14 +107,25 @@ export class Vfs {
     this.tree.load(index.folders, index.files);
     onProgress?.(`${index.files.length} notes in ${index.folders.length} folders`);
     for (const entry of await this.local.init()) this.restoreLocal(entry);
+    this.restoreJournal(await this.journal.load());
     this.follower.start(index.cursor);
   }
 
+  /** Flushes every pending write (to the service, or to the journal when it is unreachable). */
   async stop(): Promise<void> {
     await this.follower.stop();
     for (const open of [...this.openNotes.values()]) {
       if (open.dirty) await this.upload(open).catch((err) => this.log.error({ err }, "final upload failed"));
     }
+    this.stopped = true;
+    clearTimeout(this.replayTimer);
+    await this.replaying;
+    if (this.journal.size) await this.replay();
+    if (this.journal.size)
+      this.log.warn(
+        { pending: this.journal.size },
+        "writes still journalled; they are sent at the next mount",
+      );
   }
 
   /** Counters for `txtfs status` and benchmarks. */
@@ -116,7 +137,7 @@ export class Vfs {
       cacheEntries: this.cache.entries,
       requests: this.client.requests,
       cursor: this.follower.cursor,
-      dirty: [...this.openNotes.values()].filter((o) => o.dirty).length,
+      dirty: [...this.openNotes.values()].filter((o) => o.dirty).length + this.journal.size,
       conflicts: this.conflicts.length,
       localFiles: this.localEntries().length,
     };
@@ -233,6 +254,8 @@ export class Vfs {
 
   /** The current body of a note: cache, or a conditional GET (304 moves no body). */
   private async body(node: FileNode): Promise<Buffer> {
+    const journalled = this.overlay.get(node);
+    if (journalled) return journalled;
     if (!node.id) return this.openNotes.get(node)?.content ?? Buffer.alloc(0);
     const etag = node.meta?.etag;
     const cached = this.cache.fresh(node.id, etag);
@@ -253,6 +276,8 @@ export class Vfs {
       this.tree.upsertFile(meta as TxtFile);
       return body;
     } catch (err) {
+      // Offline: an older cached copy is better than no copy.
+      if (old && isTransient(err)) return old.body;
       throw toVfsError(err);
     }
   }
@@ -274,7 +299,14 @@ export class Vfs {
   private openNote(node: FileNode): OpenNote {
     let open = this.openNotes.get(node);
     if (!open) {
-      open = { node, refs: 0, content: null, baseEtag: node.meta?.etag ?? null, dirty: false };
+      open = {
+        node,
+        refs: 0,
+        content: null,
+        baseEtag: node.meta?.etag ?? null,
+        dirty: false,
+        created: false,
+      };
       this.openNotes.set(node, open);
     }
     open.refs++;
@@ -329,6 +361,7 @@ export class Vfs {
     this.tree.addChild(dir, node);
     const open = this.openNote(node);
     open.content = Buffer.alloc(0);
+    open.created = true;
     // A new note is uploaded by the first flush after a write, or at release if nothing was written
     // (touch): one request per new note, not an empty create followed by a PUT.
     if (ghost?.ghostOf) {
@@ -461,7 +494,8 @@ export class Vfs {
     if (h.kind !== "note") return;
     const open = h.open;
     try {
-      if (open.dirty || !open.node.id) await this.upload(open);
+      if (open.dirty || (open.created && !open.node.id && !this.overlay.has(open.node)))
+        await this.upload(open);
     } finally {
       if (--open.refs <= 0) this.openNotes.delete(open.node);
     }
@@ -469,55 +503,95 @@ export class Vfs {
 
   // ---------------------------------------------------------------- uploads and conflicts
 
-  /** Sends a dirty note: a create (with an Idempotency-Key) or a PUT with If-Match. */
+  /**
+   * Saves a dirty note. When the service cannot be reached (or fails), the write goes to the
+   * on-disk journal instead and is replayed later: the save still succeeds, nothing is lost.
+   */
   private async upload(open: OpenNote): Promise<void> {
     const node = open.node;
-    const content = (open.content ?? Buffer.alloc(0)).toString("utf8");
-    try {
-      let meta: TxtFile;
-      if (!node.id) {
-        meta = strip(
-          await this.client.createFile(
-            { name: node.remoteName, content, folderId: node.parent.id },
-            node.createKey,
-          ),
+    const content = open.content ?? (await this.body(node));
+    // A note with a journalled write waits its turn behind it, so saves reach the service in order.
+    const queued = this.journal.get(Journal.keyOf({ fileId: node.id, createKey: node.createKey }));
+    if (!queued) {
+      try {
+        const { meta, body } = await this.send(node, content.toString("utf8"), open.baseEtag);
+        open.content = Buffer.from(body, "utf8");
+        open.baseEtag = meta.etag;
+        open.dirty = false;
+        return;
+      } catch (err) {
+        if (!isTransient(err)) {
+          this.log.error({ err, path: this.tree.pathOf(node) }, "upload failed");
+          throw toVfsError(err);
+        }
+        this.log.warn(
+          { path: this.tree.pathOf(node), err: (err as Error).message },
+          "service unreachable: journalling the write",
         );
-        this.tree.bindFile(node, meta);
-      } else {
-        try {
-          meta = strip(
-            await this.client.updateFile(node.id, { content }, { ifMatch: open.baseEtag ?? undefined }),
-          );
-        } catch (err) {
-          if (err instanceof ApiError && err.status === 412) return await this.keepBoth(open, content);
-          if (err instanceof ApiError && err.status === 404) {
-            // Deleted remotely while we edited: ours becomes a new note; nothing is lost.
-            this.log.warn({ path: this.tree.pathOf(node) }, "note was deleted remotely; saving it again");
-            this.tree.removeFile(node.id);
-            node.id = null;
-            node.createKey = randomUUID();
-            this.tree.addChild(node.parent, node);
-            return await this.upload(open);
-          }
+      }
+    }
+    await this.journal.put({
+      fileId: node.id,
+      createKey: node.createKey,
+      name: node.remoteName,
+      folderId: node.parent.id,
+      content: content.toString("utf8"),
+      baseEtag: open.baseEtag,
+      path: this.tree.pathOf(node),
+    });
+    this.overlay.set(node, content);
+    node.dirtySize = content.length;
+    open.dirty = false;
+    this.scheduleReplay(0);
+  }
+
+  /**
+   * One note's content to the service: a create (with its Idempotency-Key) or a PUT with If-Match.
+   * A 412 keeps both versions; a note deleted remotely meanwhile is created again. Returns the
+   * note's record and the body it now has.
+   */
+  private async send(
+    node: FileNode,
+    content: string,
+    baseEtag: string | null,
+  ): Promise<{ meta: TxtFile; body: string }> {
+    let meta: TxtFile;
+    let body = content;
+    if (!node.id) {
+      meta = strip(
+        await this.client.createFile(
+          { name: node.remoteName, content, folderId: node.parent.id },
+          node.createKey,
+        ),
+      );
+      this.tree.bindFile(node, meta);
+    } else {
+      try {
+        meta = strip(await this.client.updateFile(node.id, { content }, { ifMatch: baseEtag ?? undefined }));
+        this.tree.upsertFile(meta);
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 412) {
+          ({ meta, body } = await this.keepBoth(node, content));
+        } else if (err instanceof ApiError && err.status === 404) {
+          this.log.warn({ path: this.tree.pathOf(node) }, "note was deleted remotely; saving it again");
+          this.tree.removeFile(node.id);
+          node.id = null;
+          node.createKey = randomUUID();
+          this.tree.addChild(node.parent, node);
+          return this.send(node, content, null);
+        } else {
           throw err;
         }
-        this.tree.upsertFile(meta);
       }
-      this.cache.set(meta.id, meta.etag, Buffer.from(content, "utf8"));
-      open.baseEtag = meta.etag;
-      open.dirty = false;
-      node.dirtySize = undefined;
-      node.localMtimeMs = undefined;
-    } catch (err) {
-      const e = toVfsError(err);
-      this.log.error({ err, path: this.tree.pathOf(node) }, "upload failed");
-      throw e;
     }
+    this.cache.set(meta.id, meta.etag, Buffer.from(body, "utf8"));
+    node.dirtySize = undefined;
+    node.localMtimeMs = undefined;
+    return { meta, body };
   }
 
   /** The note changed remotely since we read it: the remote stays, ours is saved beside it. */
-  private async keepBoth(open: OpenNote, content: string): Promise<void> {
-    const node = open.node;
+  private async keepBoth(node: FileNode, content: string): Promise<{ meta: TxtFile; body: string }> {
     const name = conflictName(node.remoteName);
     const copy = strip(
       await this.client.createFile({ name, content, folderId: node.parent.id }, randomUUID()),
@@ -531,14 +605,81 @@ export class Vfs {
       "conflict: the note changed remotely; kept ours as a copy",
     );
     const remote = await this.client.readFile(node.id!);
-    if (remote) {
-      this.cache.set(remote.id, remote.etag, Buffer.from(remote.content, "utf8"));
-      this.tree.upsertFile(strip(remote));
-      open.content = Buffer.from(remote.content, "utf8");
-      open.baseEtag = remote.etag;
+    if (!remote) throw new Error("unreachable: unconditional read answered 304");
+    const meta = strip(remote);
+    this.tree.upsertFile(meta);
+    return { meta, body: remote.content };
+  }
+
+  // ---------------------------------------------------------------- the journal
+
+  private scheduleReplay(delayMs: number): void {
+    if (this.replayTimer || this.stopped) return;
+    this.replayTimer = setTimeout(() => {
+      this.replayTimer = undefined;
+      this.replaying = this.replay().finally(() => {
+        this.replaying = undefined;
+      });
+    }, delayMs);
+    this.replayTimer.unref();
+  }
+
+  /** Sends journalled writes in order; stops at the first that still cannot reach the service. */
+  private async replay(): Promise<void> {
+    for (const entry of this.journal.pending()) {
+      const node = this.nodeFor(entry);
+      try {
+        const { meta } = await this.send(node, entry.content, entry.baseEtag);
+        await this.journal.done(entry, meta);
+        if (!this.journal.get(Journal.keyOf({ fileId: meta.id, createKey: node.createKey })))
+          this.overlay.delete(node);
+        const open = this.openNotes.get(node);
+        if (open && !open.dirty) open.baseEtag = meta.etag;
+        this.log.info({ path: entry.path }, "journalled write delivered");
+      } catch (err) {
+        if (isTransient(err)) {
+          this.scheduleReplay(2000);
+          return;
+        }
+        // The service refused it for good (e.g. a limit): keep the bytes as a local file, visibly.
+        this.log.error({ err, path: entry.path }, "journalled write refused; kept as a local file");
+        await this.newLocal(node.parent, `${node.name}.unsent`, 0o644, Buffer.from(entry.content, "utf8"));
+        await this.journal.done(entry);
+        this.overlay.delete(node);
+      }
     }
-    open.dirty = false;
-    node.dirtySize = undefined;
+  }
+
+  /** The tree node a journal entry writes to (re-created after a restart when needed). */
+  private nodeFor(entry: JournalEntry): FileNode {
+    const existing = entry.fileId
+      ? this.tree.files.get(entry.fileId)
+      : [...this.overlay.keys()].find((n) => n.createKey === entry.createKey);
+    if (existing) return existing;
+    const parent = this.tree.dirs.get(entry.folderId ?? "") ?? this.tree.root;
+    const node: FileNode = {
+      kind: "file",
+      name: entry.name,
+      parent,
+      id: entry.fileId,
+      meta: null,
+      remoteName: entry.name,
+      createKey: entry.createKey,
+    };
+    this.tree.addChild(parent, node);
+    if (entry.fileId) this.tree.files.set(entry.fileId, node);
+    return node;
+  }
+
+  /** After a restart: show journalled writes in the tree right away, then deliver them. */
+  private restoreJournal(entries: JournalEntry[]): void {
+    for (const entry of entries) {
+      const node = this.nodeFor(entry);
+      const body = Buffer.from(entry.content, "utf8");
+      this.overlay.set(node, body);
+      node.dirtySize = body.length;
+    }
+    if (entries.length) this.scheduleReplay(0);
   }
 
   // ---------------------------------------------------------------- namespace changes
@@ -829,6 +970,13 @@ export class Vfs {
       })
       .catch(() => this.tree.detach(node));
   }
+}
+
+/** Worth retrying later: the service was unreachable, overloaded or failing. */
+function isTransient(err: unknown): boolean {
+  return (
+    err instanceof NetworkError || (err instanceof ApiError && (err.status >= 500 || err.status === 429))
+  );
 }
 
 /** Drops the body from a file detail, leaving the listing record. */
