@@ -77,6 +77,9 @@ const strictQueryIntegers: typeof TypeBoxValidatorCompiler = (route) => {
 export type App = Awaited<ReturnType<typeof buildApp>>;
 
 export async function buildApp(opts: AppOptions) {
+  // Request ids: a random per-process prefix plus a counter (unique, and no entropy per request).
+  const idPrefix = randomBase62(12);
+  let requests = 0;
   const { store } = opts;
   const app = Fastify({
     loggerInstance: opts.logger,
@@ -86,7 +89,9 @@ export async function buildApp(opts: AppOptions) {
     // Clients may bring their own correlation id; otherwise we mint one.
     genReqId: (req) => {
       const given = req.headers["x-request-id"];
-      return typeof given === "string" && /^[\w.:-]{1,128}$/.test(given) ? given : `req_${randomBase62(20)}`;
+      return typeof given === "string" && /^[\w.:-]{1,128}$/.test(given)
+        ? given
+        : `req_${idPrefix}${(++requests).toString(36)}`;
     },
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -107,9 +112,11 @@ export async function buildApp(opts: AppOptions) {
     }
   });
 
-  // Browsers may call the versioned verbs (bearer tokens, no cookies, so no credentials mode).
-  // Registered first so that even a 401 from authentication carries the CORS headers.
-  const corsOptions = {
+  // Browsers may call the API (the versioned verbs are for them). Bearer tokens only: with
+  // `Access-Control-Allow-Origin: *` a browser never sends cookies along, so the session cookie of
+  // key management cannot be ridden cross-site. Registered first so even a 401 carries the headers.
+  await app.register(cors, {
+    hook: "onRequest",
     origin: "*",
     methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
     allowedHeaders: [
@@ -122,11 +129,6 @@ export async function buildApp(opts: AppOptions) {
     ],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
-  };
-  await app.register(cors, {
-    hook: "onRequest",
-    delegator: (req, cb) =>
-      cb(null, { ...corsOptions, origin: (req.url ?? "").startsWith("/api/v1") ? "*" : false }),
   });
 
   app.addHook("onRequest", async (request, reply) => {

@@ -38,6 +38,12 @@ export interface Store {
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Runs `fn` against a consistent read-only snapshot. */
   read<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Read-through cache for the hot path (key lookups, ETags): `load` runs in a read snapshot and its
+   * result is kept until the database changes — a commit here, or by another process. Only for
+   * small values.
+   */
+  memoized<T>(key: string, load: (tx: Tx) => Promise<T>): Promise<T>;
   /** Calls `listener` after any commit that changed the account's feed. Returns an unsubscribe. */
   subscribe(accountId: string, listener: () => void): () => void;
   close(): Promise<void>;

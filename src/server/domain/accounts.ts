@@ -85,14 +85,23 @@ export type KeyCheck =
   | { ok: true; user: UserRow; keyId: string; scopes: string[] }
   | { ok: false; code: "invalid_api_key" | "api_key_revoked" | "api_key_expired" };
 
+/** The stored key and its user (cacheable: no clock involved). */
+export async function loadKey(tx: Tx, hash: string) {
+  const key = await tx.keys.byHash(hash);
+  const user = key ? await tx.users.byId(key.user_id) : undefined;
+  return key && user ? { key, user } : null;
+}
+
 /** Checks a bearer key: format and checksum first (no database hit for garbage), then the hash. */
-export async function authenticateKey(tx: Tx, token: string): Promise<KeyCheck> {
+export async function authenticateKey(
+  token: string,
+  load: (hash: string) => Promise<Awaited<ReturnType<typeof loadKey>>>,
+): Promise<KeyCheck> {
   if (!looksLikeApiKey(token)) return { ok: false, code: "invalid_api_key" };
-  const key = await tx.keys.byHash(hashApiKey(token));
-  if (!key) return { ok: false, code: "invalid_api_key" };
+  const found = await load(hashApiKey(token));
+  if (!found) return { ok: false, code: "invalid_api_key" };
+  const { key, user } = found;
   if (key.revoked_at) return { ok: false, code: "api_key_revoked" };
   if (key.expires_at && key.expires_at <= nowIso()) return { ok: false, code: "api_key_expired" };
-  const user = await tx.users.byId(key.user_id);
-  if (!user) return { ok: false, code: "invalid_api_key" };
   return { ok: true, user, keyId: key.id, scopes: JSON.parse(key.scopes) as string[] };
 }

@@ -2,7 +2,7 @@
 // is for key management only and never authenticates a file operation.
 import type { FastifyRequest } from "fastify";
 import type { Store } from "../../store/store.ts";
-import { authenticateKey } from "../domain/accounts.ts";
+import { authenticateKey, loadKey } from "../domain/accounts.ts";
 import type { Actor } from "../domain/actor.ts";
 import { ServiceError } from "../domain/errors.ts";
 import type { KeyUsage } from "./usage.ts";
@@ -62,7 +62,9 @@ export async function authenticate(request: FastifyRequest, store: Store, usage:
     );
   }
   const token = m[1]!;
-  const check = await store.read((tx) => authenticateKey(tx, token));
+  const check = await authenticateKey(token, (hash) =>
+    store.memoized(`key:${hash}`, (tx) => loadKey(tx, hash)),
+  );
   if (!check.ok) {
     const [message, resolution] = KEY_FAILURES[check.code];
     throw unauthorized(check.code, message, resolution, true);

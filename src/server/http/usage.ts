@@ -1,5 +1,5 @@
 import type { Logger } from "../../lib/logger.ts";
-import { nowIso, utcDay } from "../../lib/time.ts";
+import { utcDay } from "../../lib/time.ts";
 import type { Store } from "../../store/store.ts";
 
 /**
@@ -7,8 +7,10 @@ import type { Store } from "../../store/store.ts";
  * every few seconds: a write per request would cost more than the request.
  */
 export class KeyUsage {
-  private counts = new Map<string, { n: number; day: string; at: string }>();
+  private counts = new Map<string, { n: number; day: string; at: number }>();
   private timer: NodeJS.Timeout;
+  private day = "";
+  private dayEnds = 0;
 
   private readonly store: Store;
   private readonly log: Logger;
@@ -21,16 +23,20 @@ export class KeyUsage {
   }
 
   record(keyId: string): void {
-    const day = utcDay();
+    const now = Date.now();
     const entry = this.counts.get(keyId);
-    if (entry && entry.day === day) {
+    if (entry && now < this.dayEnds) {
       entry.n++;
-      entry.at = nowIso();
-    } else {
-      // A new UTC day: flush yesterday's count under its own day first.
-      if (entry) void this.flush();
-      this.counts.set(keyId, { n: 1, day, at: nowIso() });
+      entry.at = now;
+      return;
     }
+    // First use in this batch, or a new UTC day (then yesterday's count is flushed under its day).
+    if (now >= this.dayEnds) {
+      if (this.counts.size) void this.flush();
+      this.day = utcDay(new Date(now));
+      this.dayEnds = Date.parse(`${this.day}T00:00:00Z`) + 86_400_000;
+    }
+    this.counts.set(keyId, { n: 1, day: this.day, at: now });
   }
 
   async flush(): Promise<void> {
@@ -39,7 +45,7 @@ export class KeyUsage {
     this.counts = new Map();
     try {
       await this.store.transaction(async (tx) => {
-        for (const [id, u] of batch) await tx.keys.recordUsage(id, u.day, u.n, u.at);
+        for (const [id, u] of batch) await tx.keys.recordUsage(id, u.day, u.n, new Date(u.at).toISOString());
       });
     } catch (err) {
       this.log.warn({ err }, "could not record key usage");

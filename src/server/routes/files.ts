@@ -53,15 +53,20 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
       ["/api/v1/files/:id/raw", true],
     ] as const) {
       app.get(path, { ...read, schema: { params: IdParams } }, async (req, reply) => {
-        const result = await store.read(async (tx) => {
-          const meta = await tx.files.metaById(req.params.id);
-          if (
-            meta &&
-            meta.owner_id === req.actor?.userId &&
-            notModified(req.headers["if-none-match"], meta.etag)
-          ) {
-            return { etag: meta.etag };
+        // The common revalidation (the owner's If-None-Match still current) is answered from the
+        // store's read cache, without loading anything.
+        const inm = req.headers["if-none-match"];
+        if (inm) {
+          const meta = await store.memoized(`etag:${req.params.id}`, async (tx) => {
+            const row = await tx.files.metaById(req.params.id);
+            return row ? { owner: row.owner_id, etag: row.etag } : null;
+          });
+          if (meta && meta.owner === req.actor?.userId && notModified(inm, meta.etag)) {
+            cacheHeaders(reply, meta.etag);
+            return reply.code(304).send();
           }
+        }
+        const result = await store.read(async (tx) => {
           const { file, role } = await requireFile(tx, actorOf(req), req.params.id, "reader");
           if (notModified(req.headers["if-none-match"], file.etag)) return { etag: file.etag };
           return { etag: file.etag, file, role };

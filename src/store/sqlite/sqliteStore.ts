@@ -20,6 +20,12 @@ export class SqliteStore implements Store {
   private readonly notifier = new FeedNotifier();
   private readonly sql: Sql;
   private closed = false;
+  private readonly memo = new Map<string, unknown>();
+  /** Bumped by every commit of ours and every change seen from other processes. */
+  private generation = 0;
+  private dataVersion = -1;
+  private dataVersionCheckedAt = -Infinity;
+  private dataVersionStmt: StatementSync | undefined;
 
   readonly path: string;
 
@@ -84,6 +90,7 @@ export class SqliteStore implements Store {
         if (this.db.isTransaction) this.db.exec("ROLLBACK");
         throw err;
       }
+      this.invalidate();
       if (touched.length) this.notifier.emit(touched);
       return result;
     });
@@ -95,6 +102,37 @@ export class SqliteStore implements Store {
       this.assertOpen();
       return fn(createTx(this.sql, () => {}));
     });
+  }
+
+  async memoized<T>(key: string, load: (tx: Tx) => Promise<T>): Promise<T> {
+    this.assertOpen();
+    // data_version moves when another connection (the admin CLI, say) commits to the file. Asking
+    // costs as much as the rest of a cached request, so it is asked at most every 10 ms: another
+    // process's change (a revoked key) is seen within 10 ms.
+    const now = performance.now();
+    if (now - this.dataVersionCheckedAt >= 10) {
+      this.dataVersionCheckedAt = now;
+      this.dataVersionStmt ??= this.db.prepare("PRAGMA data_version");
+      const version = Number((this.dataVersionStmt.get() as { data_version: number }).data_version);
+      if (version !== this.dataVersion) {
+        this.dataVersion = version;
+        this.invalidate();
+      }
+    }
+    if (this.memo.has(key)) return this.memo.get(key) as T;
+    const generation = this.generation;
+    const value = await this.read(load);
+    // A commit between the load and here would make the value stale: keep it only if none happened.
+    if (generation === this.generation) {
+      if (this.memo.size >= 50_000) this.memo.clear();
+      this.memo.set(key, value);
+    }
+    return value;
+  }
+
+  private invalidate(): void {
+    this.generation++;
+    this.memo.clear();
   }
 
   subscribe(accountId: string, listener: () => void): () => void {
