@@ -275,3 +275,18 @@ describe("unlink", () => {
     expect((await alice.api.get(`/api/v1/files/${file.id}`)).status).toBe(200);
   });
 });
+
+describe("version history", () => {
+  it("records a version per content change and keeps at most the latest 100 unlabelled ones", async () => {
+    const { file } = (await alice.api.post("/api/v1/files", { name: "hist.md", content: "v0" })).body;
+    for (let i = 1; i <= 105; i++) await alice.api.put(`/api/v1/files/${file.id}`, { content: `v${i}` });
+    const rows = await t.server.store.read((tx) => tx.versions.listForFile(file.id));
+    expect(rows).toHaveLength(100);
+    expect(rows[0]!.version_number).toBe(106);
+    expect(rows.at(-1)!.version_number).toBe(7);
+    expect(rows.every((r) => r.source === "api" && r.author_user_id === alice.id)).toBe(true);
+    // metadata-only changes make no version
+    await alice.api.put(`/api/v1/files/${file.id}`, { tags: ["t"] });
+    expect(await t.server.store.read((tx) => tx.versions.listForFile(file.id))).toHaveLength(100);
+  });
+});

@@ -67,6 +67,10 @@ async function insertVersion(tx: Tx, file: FileRow, actor: Actor): Promise<void>
     created_at: file.updated_at,
     content: file.content,
   });
+  // History is bounded: an editor that saves on every keystroke must not grow the store forever.
+  if (file.version_number > LIMITS.versionsKept) {
+    await tx.versions.pruneUnlabelled(file.id, file.version_number - LIMITS.versionsKept);
+  }
 }
 
 /** Where a new or moved file may go: a folder the actor can write, whose owner then owns the file. */

@@ -12,6 +12,8 @@ export const LIMITS = {
   pageDefault: 100,
   pageMax: 1000,
   importFiles: 1000,
+  /** Unlabelled versions kept per file (labelled ones are never pruned). */
+  versionsKept: 100,
 } as const;
 
 const charCount = (s: string) => {

@@ -36,6 +36,14 @@ export class VersionRepo {
     );
   }
 
+  /** Drops unlabelled versions numbered at or below `upTo` (labelled ones are kept for good). */
+  pruneUnlabelled(fileId: string, upTo: number) {
+    return this.sql.run(
+      "DELETE FROM file_versions WHERE file_id = ? AND version_number <= ? AND label IS NULL AND commit_id IS NULL",
+      [fileId, upTo],
+    );
+  }
+
   deleteForFile(fileId: string) {
     return this.sql.run("DELETE FROM file_versions WHERE file_id = ?", [fileId]);
   }
