@@ -5,6 +5,12 @@ import type { TxtFile, TxtFileDetail, TxtFolder } from "../lib/apiTypes.ts";
 
 export type { TxtFile, TxtFileDetail, TxtFolder };
 
+/** A file detail without its body: the listing record. */
+export function withoutContent(detail: TxtFile & { content?: string }): TxtFile {
+  const { content: _content, ...meta } = detail;
+  return meta as TxtFile;
+}
+
 export interface ChangeRecord {
   seq: number;
   kind: "file" | "folder";
@@ -200,9 +206,30 @@ export class TxtfsClient {
   }
 
   connections(id: string) {
-    return this.json<{ connections: { file: TxtFile; score: number; reasons: unknown[] }[] }>({
+    return this.json<{
+      connections: {
+        file: TxtFile;
+        score: number;
+        reasons: ({ type: string; reason?: string } & Record<string, unknown>)[];
+      }[];
+    }>({
       method: "GET",
       path: `/api/v1/files/${id}/connections`,
+    });
+  }
+
+  async connect(id: string, targetFileId: string, reason: string): Promise<void> {
+    await this.call({
+      method: "POST",
+      path: `/api/v1/files/${id}/connections`,
+      json: { targetFileId, reason },
+    });
+  }
+
+  async disconnect(id: string, targetFileId: string): Promise<void> {
+    await this.call({
+      method: "DELETE",
+      path: `/api/v1/files/${id}/connections?targetFileId=${encodeURIComponent(targetFileId)}`,
     });
   }
 

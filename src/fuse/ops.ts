@@ -4,7 +4,7 @@
 import { constants } from "node:os";
 import type { Logger } from "../lib/logger.ts";
 import { VfsError } from "../vfs/errors.ts";
-import type { Stat, Vfs } from "../vfs/vfs.ts";
+import type { Vfs } from "../vfs/vfs.ts";
 
 type Cb = (result: number, ...rest: unknown[]) => void;
 
@@ -15,10 +15,6 @@ export function toErrno(err: unknown, log: Logger, op: string, path: string): nu
   }
   log.error({ op, path, err }, "unexpected error in a filesystem operation");
   return -constants.errno.EIO;
-}
-
-function statArray(s: Stat) {
-  return { ...s };
 }
 
 export function fuseOps(vfs: Vfs, log: Logger, trace = false) {
@@ -52,7 +48,7 @@ export function fuseOps(vfs: Vfs, log: Logger, trace = false) {
         "getattr",
         path,
         cb,
-        () => statArray(vfs.getattr(path)),
+        () => vfs.getattr(path),
         (s) => [s],
       ),
     fgetattr: (path: string, _fd: number, cb: Cb) =>
@@ -60,7 +56,7 @@ export function fuseOps(vfs: Vfs, log: Logger, trace = false) {
         "fgetattr",
         path,
         cb,
-        () => statArray(vfs.getattr(path)),
+        () => vfs.getattr(path),
         (s) => [s],
       ),
     readdir: (path: string, cb: Cb) =>

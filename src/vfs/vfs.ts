@@ -11,7 +11,7 @@ import {
   truncate as truncateFile,
 } from "node:fs/promises";
 import { hostname } from "node:os";
-import { ApiError, NetworkError, type TxtfsClient } from "../client/api.ts";
+import { ApiError, NetworkError, type TxtfsClient, withoutContent } from "../client/api.ts";
 import type { TxtFile } from "../lib/apiTypes.ts";
 import type { Logger } from "../lib/logger.ts";
 import { ContentCache } from "./contentCache.ts";
@@ -20,6 +20,7 @@ import { ChangeFollower } from "./follower.ts";
 import { Journal, type JournalEntry } from "./journal.ts";
 import { LocalFiles, type ManifestEntry } from "./localFiles.ts";
 import { isNoteName, parentAndName } from "./names.ts";
+import { type SidecarNode, Sidecars, sidecarAt } from "./sidecars.ts";
 import { type DirNode, type FileNode, type LocalNode, type Node, Tree } from "./tree.ts";
 import { readXattr, writeXattr, XATTR_NAMES } from "./xattrs.ts";
 
@@ -60,8 +61,17 @@ interface OpenNote {
   created: boolean;
 }
 
+/** An open sidecar: edits are applied when it is flushed. */
+interface OpenSidecar {
+  sidecar: SidecarNode;
+  refs: number;
+  content: Buffer;
+  dirty: boolean;
+}
+
 type Handle =
   | { kind: "note"; open: OpenNote; append: boolean; writable: boolean; snapshot?: Buffer }
+  | { kind: "sidecar"; open: OpenSidecar }
   | { kind: "local"; node: LocalNode; fh: FileHandle; append: boolean }
   | { kind: "dir" };
 
@@ -80,6 +90,8 @@ export class Vfs {
   private readonly follower: ChangeFollower;
   private readonly handles = new Map<number, Handle>();
   private readonly openNotes = new Map<FileNode, OpenNote>();
+  private readonly openSidecars = new Map<FileNode | DirNode, OpenSidecar>();
+  private readonly sidecars: Sidecars;
   private readonly prefetches = new Map<string, Promise<void>>();
   private readonly journal: Journal;
   /** Bodies of notes with a journalled (not yet delivered) write: what reads must see. */
@@ -97,6 +109,7 @@ export class Vfs {
     this.cache = new ContentCache(opts.cacheSize);
     this.local = new LocalFiles(opts.cacheDir);
     this.journal = new Journal(opts.cacheDir);
+    this.sidecars = new Sidecars(this.client, this.tree);
     this.follower = new ChangeFollower(this.client, this.tree, this.cache, this.log, opts.pollWait ?? 25);
   }
 
@@ -157,8 +170,53 @@ export class Vfs {
     return node;
   }
 
-  getattr(path: string): Stat {
-    return this.statOf(this.find(path));
+  async getattr(path: string): Promise<Stat> {
+    const node = this.tree.lookup(path);
+    if (node) return this.statOf(node);
+    const sidecar = this.sidecar(path);
+    if (!sidecar) throw fail("ENOENT");
+    const open = this.openSidecars.get(sidecar.target);
+    const size = (open?.content ?? (await this.sidecars.render(sidecar.target))).length;
+    const base = this.statOf(sidecar.target);
+    const ro = this.opts.readOnly || sidecar.target.meta?.role === "reader";
+    // Sidecars are rendered on demand and may differ from what was last written to them (a refused
+    // edit): a fresh mtime makes every open drop cached pages (auto_cache), so reads see the truth.
+    const mtime = new Date();
+    return {
+      ...base,
+      mtime,
+      ctime: mtime,
+      mode: S_IFREG | (ro ? 0o444 : 0o644),
+      size,
+      nlink: 1,
+      blocks: Math.ceil(size / 512),
+    };
+  }
+
+  /** The (unlisted) sidecar a path names, when nothing real has that name. */
+  private sidecar(path: string): SidecarNode | undefined {
+    const { parent, name } = parentAndName(path);
+    const dir = this.tree.lookup(parent);
+    return dir?.kind === "dir" ? sidecarAt(dir, name) : undefined;
+  }
+
+  private async openSidecar(sidecar: SidecarNode): Promise<number> {
+    let open = this.openSidecars.get(sidecar.target);
+    if (!open) {
+      open = { sidecar, refs: 0, content: await this.sidecars.render(sidecar.target), dirty: false };
+      this.openSidecars.set(sidecar.target, open);
+    }
+    open.refs++;
+    return this.addHandle({ kind: "sidecar", open });
+  }
+
+  /**
+   * Writes an edited sidecar back; EINVAL (and no change at all) when it is not acceptable. A
+   * refused edit stays in the buffer (shells flush before they write), so a later flush retries.
+   */
+  private async applySidecar(open: OpenSidecar): Promise<void> {
+    await this.sidecars.apply(open.sidecar.target, open.content.toString("utf8"));
+    open.dirty = false;
   }
 
   private statOf(node: Node): Stat {
@@ -272,8 +330,7 @@ export class Vfs {
       if (!detail) return old!.body; // 304: our copy is current
       const body = Buffer.from(detail.content, "utf8");
       this.cache.set(node.id, detail.etag, body);
-      const { content: _content, ...meta } = detail;
-      this.tree.upsertFile(meta as TxtFile);
+      this.tree.upsertFile(withoutContent(detail));
       return body;
     } catch (err) {
       // Offline: an older cached copy is better than no copy.
@@ -319,8 +376,14 @@ export class Vfs {
   }
 
   async open(path: string, flags: number): Promise<number> {
-    const node = this.find(path);
     const writable = (flags & 3) !== fsc.O_RDONLY;
+    const node = this.tree.lookup(path);
+    if (!node) {
+      const sidecar = this.sidecar(path);
+      if (!sidecar) throw fail("ENOENT");
+      if (writable) this.checkWritable(sidecar.target);
+      return this.openSidecar(sidecar);
+    }
     if (node.kind === "dir") return this.addHandle({ kind: "dir" });
     if (writable) this.checkWritable(node);
     const append = (flags & fsc.O_APPEND) !== 0;
@@ -377,6 +440,7 @@ export class Vfs {
   async read(fd: number, length: number, position: number): Promise<Buffer> {
     const h = this.handle(fd);
     if (h.kind === "dir") throw fail("EISDIR");
+    if (h.kind === "sidecar") return h.open.content.subarray(position, position + length);
     if (h.kind === "local") {
       const buf = Buffer.alloc(length);
       const { bytesRead } = await h.fh.read(buf, 0, length, position);
@@ -391,6 +455,11 @@ export class Vfs {
   async write(fd: number, data: Buffer, position: number): Promise<number> {
     const h = this.handle(fd);
     if (h.kind === "dir") throw fail("EISDIR");
+    if (h.kind === "sidecar") {
+      h.open.content = splice(h.open.content, data, position);
+      h.open.dirty = true;
+      return data.length;
+    }
     if (h.kind === "local") {
       const { bytesWritten } = h.append
         ? await h.fh.appendFile(data).then(() => ({ bytesWritten: data.length }))
@@ -404,11 +473,7 @@ export class Vfs {
     const open = h.open;
     const content = await this.editable(open);
     // O_APPEND writes arrive at the kernel's idea of the size: append to the real end instead.
-    const at = h.append ? content.length : position;
-    const end = at + data.length;
-    const next = end > content.length ? Buffer.alloc(end) : content;
-    if (next !== content) content.copy(next);
-    data.copy(next, at);
+    const next = splice(content, data, h.append ? content.length : position);
     open.content = next;
     open.dirty = true;
     open.node.dirtySize = next.length;
@@ -427,6 +492,11 @@ export class Vfs {
 
   private async truncateOpen(h: Handle, size: number): Promise<void> {
     if (h.kind === "dir") throw fail("EISDIR");
+    if (h.kind === "sidecar") {
+      h.open.content = resize(h.open.content, size);
+      h.open.dirty = true;
+      return;
+    }
     if (h.kind === "local") {
       await h.fh.truncate(size);
       h.node.size = size;
@@ -437,9 +507,7 @@ export class Vfs {
     // A truncate only changes the buffer: the upload happens at flush, never an empty body by itself.
     const content = size === 0 ? Buffer.alloc(0) : await this.editable(open);
     if (size === 0 && open.content === null) open.baseEtag = open.node.meta?.etag ?? null;
-    const next = Buffer.alloc(size);
-    content.copy(next, 0, 0, Math.min(size, content.length));
-    open.content = next;
+    open.content = resize(content, size);
     open.dirty = true;
     open.node.dirtySize = size;
   }
@@ -449,6 +517,10 @@ export class Vfs {
   }
 
   async truncate(path: string, size: number): Promise<void> {
+    const sidecar = this.tree.lookup(path) ? undefined : this.sidecar(path);
+    const openSidecar = sidecar && this.openSidecars.get(sidecar.target);
+    if (openSidecar) return this.truncateOpen({ kind: "sidecar", open: openSidecar }, size);
+    if (sidecar) throw fail("EINVAL", "open a sidecar to rewrite it");
     const node = this.find(path);
     if (node.kind === "dir") throw fail("EISDIR");
     this.checkWritable(node);
@@ -475,6 +547,7 @@ export class Vfs {
   async flush(fd: number): Promise<void> {
     const h = this.handle(fd);
     if (h.kind === "note" && h.open.dirty) await this.upload(h.open);
+    if (h.kind === "sidecar" && h.open.dirty) await this.applySidecar(h.open);
   }
 
   async fsync(fd: number): Promise<void> {
@@ -489,6 +562,14 @@ export class Vfs {
     if (h.kind === "local") {
       await h.fh.close();
       await this.saveLocal();
+      return;
+    }
+    if (h.kind === "sidecar") {
+      try {
+        if (h.open.dirty) await this.applySidecar(h.open);
+      } finally {
+        if (--h.open.refs <= 0) this.openSidecars.delete(h.open.sidecar.target);
+      }
       return;
     }
     if (h.kind !== "note") return;
@@ -558,7 +639,7 @@ export class Vfs {
     let meta: TxtFile;
     let body = content;
     if (!node.id) {
-      meta = strip(
+      meta = withoutContent(
         await this.client.createFile(
           { name: node.remoteName, content, folderId: node.parent.id },
           node.createKey,
@@ -567,7 +648,9 @@ export class Vfs {
       this.tree.bindFile(node, meta);
     } else {
       try {
-        meta = strip(await this.client.updateFile(node.id, { content }, { ifMatch: baseEtag ?? undefined }));
+        meta = withoutContent(
+          await this.client.updateFile(node.id, { content }, { ifMatch: baseEtag ?? undefined }),
+        );
         this.tree.upsertFile(meta);
       } catch (err) {
         if (err instanceof ApiError && err.status === 412) {
@@ -593,7 +676,7 @@ export class Vfs {
   /** The note changed remotely since we read it: the remote stays, ours is saved beside it. */
   private async keepBoth(node: FileNode, content: string): Promise<{ meta: TxtFile; body: string }> {
     const name = conflictName(node.remoteName);
-    const copy = strip(
+    const copy = withoutContent(
       await this.client.createFile({ name, content, folderId: node.parent.id }, randomUUID()),
     );
     const path = `${this.tree.pathOf(node.parent)}/${name}`.replace(/^\/\//, "/");
@@ -606,7 +689,7 @@ export class Vfs {
     );
     const remote = await this.client.readFile(node.id!);
     if (!remote) throw new Error("unreachable: unconditional read answered 304");
-    const meta = strip(remote);
+    const meta = withoutContent(remote);
     this.tree.upsertFile(meta);
     return { meta, body: remote.content };
   }
@@ -711,6 +794,8 @@ export class Vfs {
   }
 
   async unlink(path: string): Promise<void> {
+    if (!this.tree.lookup(path) && this.sidecar(path))
+      throw fail("EPERM", "a sidecar goes away with its note");
     const node = this.find(path);
     if (node.kind === "dir") throw fail("EISDIR");
     this.checkWritable(node);
@@ -742,6 +827,17 @@ export class Vfs {
     const src = this.find(from);
     const { parent, name } = parentAndName(to);
     const destDir = this.findDir(parent);
+    const sidecar = destDir.children.has(name) ? undefined : sidecarAt(destDir, name);
+    if (sidecar) {
+      // `jq ... > tmp && mv tmp NAME.meta.json`: the renamed file's JSON is applied.
+      if (src.kind !== "local") throw fail("EINVAL", "only a plain file can replace a sidecar");
+      this.checkWritable(sidecar.target);
+      await this.sidecars.apply(sidecar.target, (await readFile(src.blob)).toString("utf8"));
+      this.tree.detach(src);
+      await this.local.removeBlob(src.blob);
+      await this.saveLocal();
+      return;
+    }
     this.checkWritable(src);
     this.checkWritable(destDir);
     const target = destDir.children.get(name);
@@ -798,10 +894,14 @@ export class Vfs {
     const content = (await readFile(src.blob)).toString("utf8");
     let meta: TxtFile;
     if (src.ghostOf) {
-      meta = strip(await this.client.updateFile(src.ghostOf.id, { name, folderId: destDir.id, content }));
+      meta = withoutContent(
+        await this.client.updateFile(src.ghostOf.id, { name, folderId: destDir.id, content }),
+      );
       this.tree.ghosted.delete(src.ghostOf.id);
     } else {
-      meta = strip(await this.client.createFile({ name, content, folderId: destDir.id }, randomUUID()));
+      meta = withoutContent(
+        await this.client.createFile({ name, content, folderId: destDir.id }, randomUUID()),
+      );
     }
     this.tree.detach(src);
     await this.local.removeBlob(src.blob);
@@ -828,7 +928,7 @@ export class Vfs {
       await this.saveLocal();
       return;
     }
-    const meta = strip(await this.client.updateFile(src.id, { name, folderId: destDir.id }));
+    const meta = withoutContent(await this.client.updateFile(src.id, { name, folderId: destDir.id }));
     this.tree.upsertFile(meta);
   }
 
@@ -972,17 +1072,26 @@ export class Vfs {
   }
 }
 
+/** `data` written into `content` at `at`, growing it as needed (a new buffer when it grows). */
+function splice(content: Buffer, data: Buffer, at: number): Buffer {
+  const end = at + data.length;
+  const next = end > content.length ? Buffer.alloc(end) : content;
+  if (next !== content) content.copy(next);
+  data.copy(next, at);
+  return next;
+}
+
+function resize(content: Buffer, size: number): Buffer {
+  const next = Buffer.alloc(size);
+  content.copy(next, 0, 0, Math.min(size, content.length));
+  return next;
+}
+
 /** Worth retrying later: the service was unreachable, overloaded or failing. */
 function isTransient(err: unknown): boolean {
   return (
     err instanceof NetworkError || (err instanceof ApiError && (err.status >= 500 || err.status === 429))
   );
-}
-
-/** Drops the body from a file detail, leaving the listing record. */
-function strip(detail: TxtFile & { content?: string }): TxtFile {
-  const { content: _content, ...meta } = detail;
-  return meta as TxtFile;
 }
 
 /** `note.md` -> `note.conflict-host-20261121T223000.md` */

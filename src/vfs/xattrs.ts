@@ -1,7 +1,7 @@
 // Note metadata as extended attributes: user.txtfs.context and .tags (read-write), .connections
 // and the identity fields (read-only). security.* and system.* are answered from memory: the kernel
 // asks for security.capability before every write, and sed/vim probe ACLs.
-import { ApiError, type TxtfsClient } from "../client/api.ts";
+import { ApiError, type TxtfsClient, withoutContent } from "../client/api.ts";
 import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
 import { fail, toVfsError } from "./errors.ts";
 import type { Node, Tree } from "./tree.ts";
@@ -100,16 +100,11 @@ export async function writeXattr(
   const text = value.toString("utf8");
   const patch = name === `${P}context` ? { context: text } : { tags: parseTagsValue(text) };
   try {
-    if (node.kind === "file") tree.upsertFile(strip(await client.updateFile(node.meta.id, patch)));
+    if (node.kind === "file") tree.upsertFile(withoutContent(await client.updateFile(node.meta.id, patch)));
     else if (node.kind === "dir") tree.upsertFolder(await client.updateFolder(node.meta.id, patch));
   } catch (err) {
     // The service's 400 (limits) is EINVAL; nothing was changed.
     if (err instanceof ApiError && err.status === 413) throw fail("E2BIG");
     throw toVfsError(err);
   }
-}
-
-function strip(detail: TxtFile & { content?: string }): TxtFile {
-  const { content: _content, ...meta } = detail;
-  return meta as TxtFile;
 }
