@@ -62,6 +62,7 @@ interface Call {
   json?: unknown;
   headers?: Record<string, string>;
   timeoutMs?: number;
+  signal?: AbortSignal;
 }
 
 export class TxtfsClient {
@@ -99,7 +100,9 @@ export class TxtfsClient {
         path: c.path,
         headers,
         body,
-        signal: AbortSignal.timeout(c.timeoutMs ?? this.timeoutMs),
+        signal: c.signal
+          ? AbortSignal.any([c.signal, AbortSignal.timeout(c.timeoutMs ?? this.timeoutMs)])
+          : AbortSignal.timeout(c.timeoutMs ?? this.timeoutMs),
       });
       text = await res.body.text();
     } catch (err) {
@@ -131,11 +134,12 @@ export class TxtfsClient {
     return this.json({ method: "GET", path: "/api/me/files", timeoutMs: 60_000 });
   }
 
-  changes(cursor: number, waitSeconds = 0, limit = 1000) {
+  changes(cursor: number, waitSeconds = 0, limit = 1000, signal?: AbortSignal) {
     return this.json<{ changes: ChangeRecord[]; cursor: number; hasMore: boolean }>({
       method: "GET",
       path: `/api/v1/changes?cursor=${cursor}&limit=${limit}&wait=${waitSeconds}`,
       timeoutMs: waitSeconds * 1000 + this.timeoutMs,
+      signal,
     });
   }
 

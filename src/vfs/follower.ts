@@ -15,6 +15,7 @@ export class ChangeFollower {
   private readonly log: Logger;
   private readonly waitSeconds: number;
   private wake: (() => void) | undefined;
+  private readonly abort = new AbortController();
 
   constructor(client: TxtfsClient, tree: Tree, cache: ContentCache, log: Logger, waitSeconds: number) {
     this.client = client;
@@ -32,6 +33,7 @@ export class ChangeFollower {
 
   async stop(): Promise<void> {
     this.running = false;
+    this.abort.abort(); // end the long-poll in flight now, not when it times out
     this.wake?.();
     await this.loop;
   }
@@ -40,7 +42,7 @@ export class ChangeFollower {
     let backoff = 500;
     while (this.running) {
       try {
-        const page = await this.client.changes(this.cursor, this.waitSeconds);
+        const page = await this.client.changes(this.cursor, this.waitSeconds, 1000, this.abort.signal);
         if (!this.running) return;
         for (const change of page.changes) this.apply(change);
         this.cursor = page.cursor;

@@ -1,0 +1,196 @@
+// The mount's semantics in-process (no FUSE): a real server on loopback, the Vfs called directly.
+import { constants as fsc, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { TxtfsClient } from "../../src/client/api.ts";
+import { createLogger } from "../../src/lib/logger.ts";
+import { Vfs } from "../../src/vfs/vfs.ts";
+import { startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
+
+let t: TestServer;
+let u: TestUser;
+let cacheDir: string;
+const vfss: Vfs[] = [];
+
+async function mountVfs(opts: { url?: string; cacheSize?: number } = {}) {
+  const client = new TxtfsClient({ url: opts.url ?? t.url, key: u.key, source: "mount", timeoutMs: 2000 });
+  const vfs = new Vfs({
+    client,
+    cacheDir,
+    cacheSize: opts.cacheSize ?? 1 << 20,
+    uid: 0,
+    gid: 0,
+    logger: createLogger("vfs-test", "silent"),
+    pollWait: 1,
+  });
+  await vfs.start();
+  vfss.push(vfs);
+  return vfs;
+}
+
+async function writeFile(vfs: Vfs, path: string, text: string) {
+  const fd = await vfs.create(path, 0o644);
+  await vfs.write(fd, Buffer.from(text), 0);
+  await vfs.release(fd);
+}
+
+async function readAll(vfs: Vfs, path: string) {
+  const fd = await vfs.open(path, fsc.O_RDONLY);
+  try {
+    return (await vfs.read(fd, 1 << 20, 0)).toString();
+  } finally {
+    await vfs.release(fd);
+  }
+}
+
+const remote = async () =>
+  (await u.api.get("/api/me/files")).body.files as { id: string; name: string; size: number }[];
+
+beforeEach(async () => {
+  t = await startTestServer();
+  u = await t.user();
+  cacheDir = mkdtempSync(join(tmpdir(), "txtfs-vfs-"));
+});
+
+afterEach(async () => {
+  for (const v of vfss.splice(0)) await v.stop().catch(() => {});
+  await t.close().catch(() => {});
+  rmSync(cacheDir, { recursive: true, force: true });
+});
+
+describe("vfs", () => {
+  it("creating a note is one request; the content reaches the service", async () => {
+    const vfs = await mountVfs();
+    const before = vfs.stats().requests;
+    await writeFile(vfs, "/a.md", "hello\n");
+    expect(vfs.stats().requests - before).toBe(1);
+    const [file] = await remote();
+    expect(file).toMatchObject({ name: "a.md", size: 6 });
+    expect((await vfs.getattr("/a.md")).size).toBe(6);
+  });
+
+  it("a rename over a note keeps its id and metadata (sed -i, os.replace)", async () => {
+    const { file } = (await u.api.post("/api/v1/files", { name: "n.md", content: "old", tags: ["keep"] }))
+      .body;
+    const vfs = await mountVfs();
+    await writeFile(vfs, "/.n.md.tmp1234", "new content");
+    await vfs.rename("/.n.md.tmp1234", "/n.md");
+    const files = await remote();
+    expect(files).toHaveLength(1);
+    expect(files[0]!.id).toBe(file.id);
+    const now = (await u.api.get(`/api/v1/files/${file.id}`)).body;
+    expect(now).toMatchObject({ content: "new content", tags: ["keep"] });
+    expect(vfs.readdir("/")).toEqual(["n.md"]);
+  });
+
+  it("vim's backupcopy=no (rename away, create again) edits the same note", async () => {
+    const { file } = (await u.api.post("/api/v1/files", { name: "v.md", content: "one", context: "ctx" }))
+      .body;
+    const vfs = await mountVfs();
+    await vfs.rename("/v.md", "/v.md~");
+    await writeFile(vfs, "/v.md", "two");
+    await vfs.unlink("/v.md~");
+    const files = await remote();
+    expect(files.map((f) => f.id)).toEqual([file.id]);
+    expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({
+      content: "two",
+      context: "ctx",
+    });
+  });
+
+  it("non-note names stay local and survive a restart; renaming to .md uploads", async () => {
+    let vfs = await mountVfs();
+    await writeFile(vfs, "/draft.bak", "local only");
+    expect(await remote()).toHaveLength(0);
+    await vfs.stop();
+    vfs = await mountVfs();
+    expect(await readAll(vfs, "/draft.bak")).toBe("local only");
+    await vfs.rename("/draft.bak", "/draft.md");
+    expect((await remote()).map((f) => f.name)).toEqual(["draft.md"]);
+  });
+
+  it("keeps both versions on a conflict", async () => {
+    const { file } = (await u.api.post("/api/v1/files", { name: "c.md", content: "base" })).body;
+    const vfs = await mountVfs();
+    const fd = await vfs.open("/c.md", fsc.O_RDWR);
+    await vfs.write(fd, Buffer.from("ours"), 0);
+    await u.api.put(`/api/v1/files/${file.id}`, { content: "theirs" });
+    await vfs.release(fd);
+    const files = await remote();
+    expect(files).toHaveLength(2);
+    expect((await u.api.get(`/api/v1/files/${file.id}`)).body.content).toBe("theirs");
+    const copy = files.find((f) => f.id !== file.id)!;
+    expect(copy.name).toMatch(/^c\.conflict-.+\.md$/);
+    expect((await u.api.get(`/api/v1/files/${copy.id}`)).body.content).toBe("ours");
+    expect(vfs.conflicts).toHaveLength(1);
+  });
+
+  it("journals writes while the service is unreachable and replays them in order", async () => {
+    const { file } = (await u.api.post("/api/v1/files", { name: "j.md", content: "v1" })).body;
+    const vfs = await mountVfs();
+    expect(await readAll(vfs, "/j.md")).toBe("v1"); // now cached
+    const port = new URL(t.url).port;
+    await t.server.close(); // the service goes away (store closed; data stays on disk)
+    await writeFile(vfs, "/j.md", "v2 offline");
+    await writeFile(vfs, "/new.md", "made offline");
+    expect(await readAll(vfs, "/j.md")).toBe("v2 offline");
+    expect(vfs.stats().dirty).toBe(2);
+    await vfs.stop(); // the daemon stops with the writes still journalled
+    // The service comes back on the same port and data; a new daemon delivers the journal.
+    const { startServer } = await import("../../src/server/serve.ts");
+    const again = await startServer({
+      host: "127.0.0.1",
+      port: Number(port),
+      dataDir: t.dataDir,
+      retentionDays: 90,
+      logger: createLogger("test", "silent"),
+      rateLimit: { limit: 1_000_000 },
+    });
+    try {
+      const vfs2 = await mountVfs();
+      for (let i = 0; i < 50 && vfs2.stats().dirty > 0; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(vfs2.stats().dirty).toBe(0);
+      const files = await remote();
+      expect(files.map((f) => f.name).sort()).toEqual(["j.md", "new.md"]);
+      expect((await u.api.get(`/api/v1/files/${file.id}`)).body.content).toBe("v2 offline");
+      await vfs2.stop();
+    } finally {
+      await again.close();
+    }
+  });
+
+  it("an uncached read with the service down fails with EIO, fast", async () => {
+    await u.api.post("/api/v1/files", { name: "x.md", content: "never read" });
+    const vfs = await mountVfs();
+    await t.server.close();
+    const started = Date.now();
+    await expect(readAll(vfs, "/x.md")).rejects.toMatchObject({ errno: "EIO" });
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it("sees remote changes through the feed", async () => {
+    const vfs = await mountVfs();
+    const { file } = (await u.api.post("/api/v1/files", { name: "r.md", content: "x" })).body;
+    for (let i = 0; i < 40 && !vfs.readdir("/").includes("r.md"); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(vfs.readdir("/")).toContain("r.md");
+    await u.api.put(`/api/v1/files/${file.id}`, { name: "renamed.md", content: "changed" });
+    for (let i = 0; i < 40 && !vfs.readdir("/").includes("renamed.md"); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(await readAll(vfs, "/renamed.md")).toBe("changed");
+    await u.api.delete(`/api/v1/files/${file.id}`);
+    for (let i = 0; i < 40 && vfs.readdir("/").length; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(vfs.readdir("/")).toEqual([]);
+  });
+
+  it("the content cache stays within its bound", async () => {
+    await u.api.post("/api/v1/files/import", {
+      files: Array.from({ length: 40 }, (_, i) => ({ path: `n${i}.md`, content: "x".repeat(10_000) })),
+    });
+    const vfs = await mountVfs({ cacheSize: 64 * 1024 });
+    for (let i = 0; i < 40; i++) await readAll(vfs, `/n${i}.md`);
+    expect(vfs.stats().cacheBytes).toBeLessThanOrEqual(64 * 1024);
+    expect(vfs.stats().cacheEntries).toBeGreaterThan(0);
+  });
+});
