@@ -159,7 +159,14 @@ export class TxtfsClient {
   }
 
   async createFile(
-    body: { name: string; content?: string; folderId?: string | null; fileType?: "txt" | "md" },
+    body: {
+      name: string;
+      content?: string;
+      folderId?: string | null;
+      fileType?: "txt" | "md";
+      context?: string;
+      tags?: string[];
+    },
     idempotencyKey?: string,
   ): Promise<TxtFileDetail> {
     const headers: Record<string, string> = idempotencyKey ? { "idempotency-key": idempotencyKey } : {};

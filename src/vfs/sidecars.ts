@@ -134,8 +134,7 @@ export class Sidecars {
         : typeof d.tags === "string"
           ? parseTagsValue(d.tags)
           : null;
-      if (!tags || !tags.every((t) => typeof t === "string") || tags.length > MAX_TAGS)
-        throw fail("EINVAL", "tags");
+      if (!tags?.every((t) => typeof t === "string") || tags.length > MAX_TAGS) throw fail("EINVAL", "tags");
       patch.tags = tags as string[];
     }
     let wanted: Map<string, string> | undefined;

@@ -16,6 +16,8 @@ export interface FileNode {
   createKey: string;
   /** Local override of mtime (touch on an unchanged note). */
   localMtimeMs?: number;
+  /** Context and tags set on a note before its first upload (sent with the create). */
+  pendingMeta?: { context?: string; tags?: string[] };
   /** Size of the content being written by an open handle, while it is dirty. */
   dirtySize?: number;
 }
@@ -120,8 +122,7 @@ export class Tree {
         createKey: "",
       };
       this.files.set(meta.id, node);
-      parent.children.set(node.name, node);
-      this.relayout(parent);
+      this.place(parent, node);
       return node;
     }
     const moved = node.parent !== parent;
@@ -157,9 +158,8 @@ export class Tree {
     if (!dir) {
       dir = { kind: "dir", name: `\0${meta.id}`, parent, id: meta.id, meta, children: new Map() };
       this.dirs.set(meta.id, dir);
-      parent.children.set(dir.name, dir);
+      this.place(parent, dir);
       this.adoptOrphans(dir);
-      this.relayout(parent);
       return dir;
     }
     const renamed = dir.meta?.name !== meta.name;
@@ -207,8 +207,22 @@ export class Tree {
     if (from && from !== to) this.relayout(from);
   }
 
+  /** Adds a new remote child under its display name; only a name clash needs the full relayout. */
+  private place(dir: DirNode, node: FileNode | DirNode): void {
+    const want = node.kind === "dir" ? node.meta!.name : displayName(node.meta!.name, node.meta!.type);
+    node.parent = dir;
+    if (dir.children.has(want)) {
+      dir.children.set(`\0${node.id}`, node);
+      this.relayout(dir);
+    } else {
+      node.name = want;
+      dir.children.set(want, node);
+    }
+  }
+
   /** Folders and files whose parent arrived after them sit at the root until then. */
   private adoptOrphans(dir: DirNode): void {
+    let adopted = false;
     for (const child of [...this.root.children.values()]) {
       const wants =
         child.kind === "file"
@@ -220,9 +234,13 @@ export class Tree {
         this.root.children.delete(child.name);
         child.parent = dir;
         dir.children.set(child.name, child);
+        adopted = true;
       }
     }
-    this.relayout(dir);
+    if (adopted) {
+      this.relayout(dir);
+      this.relayout(this.root);
+    }
   }
 
   /**

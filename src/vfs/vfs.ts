@@ -22,7 +22,7 @@ import { LocalFiles, type ManifestEntry } from "./localFiles.ts";
 import { isNoteName, parentAndName } from "./names.ts";
 import { type SidecarNode, Sidecars, sidecarAt } from "./sidecars.ts";
 import { type DirNode, type FileNode, type LocalNode, type Node, Tree } from "./tree.ts";
-import { readXattr, writeXattr, XATTR_NAMES } from "./xattrs.ts";
+import { readXattr, writeXattr, xattrNames } from "./xattrs.ts";
 
 export interface VfsOptions {
   client: TxtfsClient;
@@ -461,9 +461,9 @@ export class Vfs {
       return data.length;
     }
     if (h.kind === "local") {
-      const { bytesWritten } = h.append
-        ? await h.fh.appendFile(data).then(() => ({ bytesWritten: data.length }))
-        : await h.fh.write(data, 0, data.length, position);
+      // O_APPEND: at the real end (a FileHandle's appendFile would write at its own position).
+      const at = h.append ? (await h.fh.stat()).size : position;
+      const { bytesWritten } = await h.fh.write(data, 0, data.length, at);
       const st = await h.fh.stat();
       h.node.size = st.size;
       h.node.mtimeMs = Date.now();
@@ -546,6 +546,8 @@ export class Vfs {
 
   async flush(fd: number): Promise<void> {
     const h = this.handle(fd);
+    // Only what was written: shells flush a new file once before writing to it, and uploading the
+    // empty note then would cost a second request per new note.
     if (h.kind === "note" && h.open.dirty) await this.upload(h.open);
     if (h.kind === "sidecar" && h.open.dirty) await this.applySidecar(h.open);
   }
@@ -575,8 +577,7 @@ export class Vfs {
     if (h.kind !== "note") return;
     const open = h.open;
     try {
-      if (open.dirty || (open.created && !open.node.id && !this.overlay.has(open.node)))
-        await this.upload(open);
+      if (this.needsUpload(open)) await this.upload(open);
     } finally {
       if (--open.refs <= 0) this.openNotes.delete(open.node);
     }
@@ -641,7 +642,8 @@ export class Vfs {
     if (!node.id) {
       meta = withoutContent(
         await this.client.createFile(
-          { name: node.remoteName, content, folderId: node.parent.id },
+          // Metadata set before the first upload (cp -a copies xattrs onto the new file) goes along.
+          { name: node.remoteName, content, folderId: node.parent.id, ...node.pendingMeta },
           node.createKey,
         ),
       );
@@ -954,13 +956,29 @@ export class Vfs {
 
   // ---------------------------------------------------------------- attributes
 
+  /** Dirty, or created and never sent (touch): what flush and release must upload. */
+  private needsUpload(open: OpenNote): boolean {
+    return open.dirty || (open.created && !open.node.id && !this.overlay.has(open.node));
+  }
+
+  /** Attribute calls on a sidecar path: it has no attributes of its own (null = not a sidecar). */
+  private sidecarOnly(path: string): SidecarNode | null {
+    return this.tree.lookup(path) ? null : (this.sidecar(path) ?? null);
+  }
+
   async utimens(path: string, _atime: number, mtime: number): Promise<void> {
+    if (this.sidecarOnly(path)) return;
     const node = this.find(path);
+    // `touch new.md` (create, utimens, close): send the empty note now, so it exists remotely
+    // when touch returns (the kernel does not wait for release).
+    const open = node.kind === "file" ? this.openNotes.get(node) : undefined;
+    if (open && this.needsUpload(open)) await this.upload(open);
     if (node.kind === "local") node.mtimeMs = mtime;
     else if (node.kind === "file") node.localMtimeMs = mtime; // the service keeps its own updatedAt
   }
 
   async chmod(path: string, mode: number): Promise<void> {
+    if (this.sidecarOnly(path)) return;
     const node = this.find(path);
     if (node.kind === "local") {
       node.mode = mode & 0o7777;
@@ -970,19 +988,22 @@ export class Vfs {
   }
 
   async chown(path: string): Promise<void> {
+    if (this.sidecarOnly(path)) return;
     this.find(path);
   }
 
   async getxattr(path: string, name: string): Promise<Buffer | null> {
+    if (this.sidecarOnly(path)) return null;
     return readXattr(this.client, this.find(path), name);
   }
 
   listxattr(path: string): string[] {
-    const node = this.find(path);
-    return node.kind === "local" ? [] : XATTR_NAMES;
+    if (this.sidecarOnly(path)) return [];
+    return xattrNames(this.find(path));
   }
 
   async setxattr(path: string, name: string, value: Buffer): Promise<void> {
+    if (this.sidecarOnly(path)) throw fail("ENOTSUP");
     const node = this.find(path);
     if (name.startsWith("user.txtfs.")) this.checkWritable(node);
     await writeXattr(this.client, this.tree, node, name, value);

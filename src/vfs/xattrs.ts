@@ -18,6 +18,14 @@ export const XATTR_NAMES = [
   "availability",
 ].map((n) => P + n);
 const WRITABLE = new Set([`${P}context`, `${P}tags`]);
+const FOLDER_NAMES = ["context", "tags", "id", "access", "role"].map((n) => P + n);
+
+/** The attributes a node has: folders have no ETag, availability or connections; local files none. */
+export function xattrNames(node: Node): string[] {
+  if (node.kind === "local") return [];
+  if (node.kind === "dir") return node.id ? FOLDER_NAMES : [];
+  return node.meta ? XATTR_NAMES : [];
+}
 
 export async function readXattr(client: TxtfsClient, node: Node, name: string): Promise<Buffer | null> {
   if (!name.startsWith(P) || node.kind === "local") return null; // ENODATA
@@ -96,9 +104,19 @@ export async function writeXattr(
   if (name.startsWith("system.posix_acl")) throw fail("ENOTSUP"); // tools then fall back to chmod
   if (!name.startsWith(P) || node.kind === "local") throw fail("ENOTSUP");
   if (!WRITABLE.has(name)) throw fail(XATTR_NAMES.includes(name) ? "EPERM" : "ENOTSUP");
-  if (!node.meta) throw fail("EIO", "not uploaded yet");
   const text = value.toString("utf8");
   const patch = name === `${P}context` ? { context: text } : { tags: parseTagsValue(text) };
+  if (!node.meta) {
+    // Not uploaded yet (cp -a sets attributes before close): checked here, sent with the create.
+    if (node.kind !== "file") throw fail("EIO", "not uploaded yet");
+    // The service's tag rules (domain/limits.ts), which the vfs may not import.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we reject
+    const badTag = (t: string) => !t.trim() || [...t.trim()].length > 64 || /[,\u0000-\u001f\u007f]/.test(t);
+    if (patch.context !== undefined && [...patch.context].length > 4000) throw fail("EINVAL", "context");
+    if (patch.tags && (patch.tags.length > 16 || patch.tags.some(badTag))) throw fail("EINVAL", "tags");
+    node.pendingMeta = { ...node.pendingMeta, ...patch };
+    return;
+  }
   try {
     if (node.kind === "file") tree.upsertFile(withoutContent(await client.updateFile(node.meta.id, patch)));
     else if (node.kind === "dir") tree.upsertFolder(await client.updateFolder(node.meta.id, patch));

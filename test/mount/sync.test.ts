@@ -1,0 +1,211 @@
+// Remote changes reach a real mount (change feed -> tree -> kernel caches) within 2 seconds, and a
+// write racing a remote change keeps both versions.
+import { spawn } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  createFolder,
+  createNote,
+  findByPath,
+  flatIndex,
+  type MountFixture,
+  mountFixture,
+  noteAt,
+  q,
+  updateNote,
+  waitFor,
+} from "../helpers/mount.ts";
+
+let m: MountFixture;
+
+beforeAll(async () => {
+  m = mountFixture();
+  await m.start();
+  expect((await m.sh("mkdir fresh other conf")).code).toBe(0);
+});
+afterAll(() => m?.close());
+
+const api = () => m.current.api;
+
+/** Waits (at most 2 s, polling from a child process) until the bash test holds. */
+async function eventually(test: string, what: string): Promise<void> {
+  const started = Date.now();
+  const r = await m.sh(waitFor(test, 2), 10_000);
+  const state = await m.sh("ls -R fresh other 2>&1 | head -40");
+  expect(r.code, `${what} not seen after ${Date.now() - started} ms; mount shows:\n${state.stdout}`).toBe(0);
+}
+
+describe("freshness", () => {
+  it("a note created, updated, renamed, moved and deleted through the API shows in the mount within 2 s", async () => {
+    const fresh = await findByPath(api(), "fresh");
+    const other = await findByPath(api(), "other");
+    const note = await createNote(api(), { name: "remote.md", content: "v1\n", folderId: fresh.id });
+    await eventually(`[ "$(cat fresh/remote.md 2>/dev/null)" = v1 ]`, "create");
+
+    await updateNote(api(), note.id, { content: "version two\n" });
+    await eventually(`[ "$(cat fresh/remote.md)" = "version two" ]`, "update");
+    expect((await m.sh("stat -c %s fresh/remote.md")).stdout).toBe("12\n");
+
+    await updateNote(api(), note.id, { name: "renamed.md" });
+    await eventually("[ -e fresh/renamed.md ] && [ ! -e fresh/remote.md ]", "rename");
+    expect((await m.sh("ls fresh")).stdout).toBe("renamed.md\n");
+
+    await updateNote(api(), note.id, { folderId: other.id });
+    await eventually("[ -e other/renamed.md ] && [ ! -e fresh/renamed.md ]", "move");
+    expect((await m.sh("cat other/renamed.md")).stdout).toBe("version two\n");
+
+    expect((await api().delete(`/api/v1/files/${note.id}`)).status).toBe(200);
+    await eventually("[ ! -e other/renamed.md ]", "delete");
+    expect((await m.sh("ls other")).stdout).toBe("");
+  });
+
+  it("folders created, renamed and deleted through the API show in the mount within 2 s", async () => {
+    const folder = await createFolder(api(), "remote-dir");
+    await eventually("[ -d remote-dir ]", "folder create");
+    await createNote(api(), { name: "inside.md", content: "in\n", folderId: folder.id });
+    await eventually(`[ "$(cat remote-dir/inside.md 2>/dev/null)" = in ]`, "note in new folder");
+    expect((await api().put(`/api/v1/folders/${folder.id}`, { name: "remote-dir2" })).status).toBe(200);
+    await eventually(
+      "[ -d remote-dir2 ] && [ ! -e remote-dir ] && [ -e remote-dir2/inside.md ]",
+      "folder rename",
+    );
+    const del = await api().delete(`/api/v1/folders/${folder.id}`);
+    expect(del.status).toBe(200);
+    // the service moves what was inside up one level
+    await eventually("[ ! -e remote-dir2 ] && [ -e inside.md ]", "folder delete");
+  });
+
+  it("tags and context changed through the API show in getfattr within 2 s", async () => {
+    expect((await m.sh("echo m > fresh/meta.md")).code).toBe(0);
+    const note = await noteAt(api(), "fresh/meta.md");
+    await updateNote(api(), note.id, { tags: ["remote", "tag"], context: "set remotely" });
+    await eventually(
+      `[ "$(getfattr --only-values -n user.txtfs.tags fresh/meta.md)" = remote,tag ] && [ "$(getfattr --only-values -n user.txtfs.context fresh/meta.md)" = "set remotely" ]`,
+      "metadata change",
+    );
+  });
+
+  it("cached content is revalidated after an API update (same size, new bytes)", async () => {
+    expect(
+      (await m.sh("printf AAAA > fresh/cached.md && cat fresh/cached.md && cat fresh/cached.md")).stdout,
+    ).toBe("AAAAAAAA");
+    const note = await noteAt(api(), "fresh/cached.md");
+    await updateNote(api(), note.id, { content: "BBBB" });
+    await eventually(`[ "$(cat fresh/cached.md)" = BBBB ]`, "revalidated content");
+    // and an open-read-close after that keeps returning the new body
+    expect(
+      (await m.sh("head -c 4 fresh/cached.md; dd if=fresh/cached.md bs=1 skip=2 status=none")).stdout,
+    ).toBe("BBBBBB");
+    await updateNote(api(), note.id, { content: "CCCCCC" });
+    await eventually(`[ "$(cat fresh/cached.md)" = CCCCCC ]`, "revalidated longer content");
+  });
+});
+
+/** Runs python with a file open for writing until we say so; resolves once it has written. */
+async function holdOpen(mode: string, path: string, data: string) {
+  const script = [
+    "import sys",
+    `f = open(${JSON.stringify(path)}, ${JSON.stringify(mode)})`,
+    `f.write(${JSON.stringify(data)})`,
+    "f.flush()", // write(2) now: the data is in the mount's buffer, the file stays open
+    "print('ready', flush=True)",
+    "sys.stdin.readline()",
+    "f.close()",
+    "print('closed', flush=True)",
+  ].join("\n");
+  const child = spawn("bash", ["-c", `exec python3 -c ${q(script)}`], {
+    cwd: m.dirs.mnt,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d) => {
+    out += d;
+  });
+  child.stderr.on("data", (d) => {
+    err += d;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`python did not get ready: ${err}`)), 10_000);
+    child.stdout.on("data", () => {
+      if (out.includes("ready")) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    void exited.then((code) => reject(new Error(`python exited ${code}: ${err}`)));
+  });
+  return {
+    async close() {
+      child.stdin.end("\n");
+      const code = await exited;
+      return { code, out, err };
+    },
+  };
+}
+
+describe("conflicts", () => {
+  it("a write that closes after a remote change keeps both: remote in the note, ours in a conflict copy", async () => {
+    expect((await m.sh("echo base > conf/c.md")).code).toBe(0);
+    const note = await noteAt(api(), "conf/c.md");
+    const writer = await holdOpen("w", "conf/c.md", "ours\n");
+    let closed: { code: number | null; err: string } | undefined;
+    try {
+      await updateNote(api(), note.id, { content: "theirs\n" });
+    } finally {
+      closed = await writer.close();
+    }
+    expect(closed.err).toBe("");
+    expect(closed.code).toBe(0);
+
+    const remote = (await api().get(`/api/v1/files/${note.id}`)).body;
+    expect(remote.content).toBe("theirs\n");
+    const index = await flatIndex(api());
+    const copies = index.files.filter(
+      (f) => f.folderId === note.folderId && /^c\.conflict-.+\.md$/.test(f.name),
+    );
+    expect(copies.map((c) => c.name)).toHaveLength(1);
+    const copy = (await api().get(`/api/v1/files/${copies[0].id}`)).body;
+    expect(copy.content).toBe("ours\n");
+
+    // the mount shows both, with the remote version under the note's name
+    const r = await m.sh(`ls conf | grep '^c\\.'; cat conf/c.md; cat ${q(`conf/${copies[0].name}`)}`);
+    expect(r.stdout).toBe(`${copies[0].name}\nc.md\ntheirs\nours\n`);
+  });
+
+  it("an append racing a remote change keeps both, ours based on the body we appended to", async () => {
+    expect((await m.sh("echo base > conf/a.md")).code).toBe(0);
+    const note = await noteAt(api(), "conf/a.md");
+    const writer = await holdOpen("a", "conf/a.md", "ours\n");
+    try {
+      await updateNote(api(), note.id, { content: "theirs\n" });
+    } finally {
+      const closed = await writer.close();
+      expect(closed.code).toBe(0);
+    }
+    expect((await api().get(`/api/v1/files/${note.id}`)).body.content).toBe("theirs\n");
+    const index = await flatIndex(api());
+    const copies = index.files.filter(
+      (f) => f.folderId === note.folderId && /^a\.conflict-.+\.md$/.test(f.name),
+    );
+    expect(copies).toHaveLength(1);
+    expect((await api().get(`/api/v1/files/${copies[0].id}`)).body.content).toBe("base\nours\n");
+  });
+
+  it("a note deleted remotely while open for writing is saved again with our content", async () => {
+    expect((await m.sh("echo base > conf/gone.md")).code).toBe(0);
+    const note = await noteAt(api(), "conf/gone.md");
+    const writer = await holdOpen("w", "conf/gone.md", "ours survives\n");
+    try {
+      expect((await api().delete(`/api/v1/files/${note.id}`)).status).toBe(200);
+    } finally {
+      const closed = await writer.close();
+      expect(closed.err).toBe("");
+      expect(closed.code).toBe(0);
+    }
+    const again = await noteAt(api(), "conf/gone.md");
+    expect(again.id).not.toBe(note.id);
+    expect(again.content).toBe("ours survives\n");
+    expect((await m.sh("cat conf/gone.md")).stdout).toBe("ours survives\n");
+  });
+});
