@@ -26,6 +26,8 @@ export interface MountDirs {
 export interface MountOptions {
   /** Extra `txtfs mount` arguments, e.g. ["--read-only"]. */
   args?: string[];
+  /** Mount this service instead of running one in-process (`--serve`). */
+  service?: { url: string; key: string };
 }
 
 export interface RunningMount {
@@ -102,9 +104,9 @@ export function startMount(dirs: MountDirs, opts: MountOptions = {}): Promise<Ru
     BIN,
     "mount",
     dirs.mnt,
-    "--serve",
-    "--data",
-    dirs.data,
+    ...(opts.service
+      ? ["--url", opts.service.url, "--key", opts.service.key]
+      : ["--serve", "--data", dirs.data]),
     "--cache-dir",
     dirs.cache,
     "--poll-wait",
@@ -155,8 +157,8 @@ export function startMount(dirs: MountDirs, opts: MountOptions = {}): Promise<Ru
       if (!/^mounted /m.test(out)) return;
       clearTimeout(timer);
       child.stdout!.off("data", onData);
-      const url = /^export TXTFS_URL=(\S+)/m.exec(out)![1]!;
-      const key = /^export TXTFS_API_KEY=(\S+)/m.exec(out)![1]!;
+      const url = opts.service?.url ?? /^export TXTFS_URL=(\S+)/m.exec(out)![1]!;
+      const key = opts.service?.key ?? /^export TXTFS_API_KEY=(\S+)/m.exec(out)![1]!;
       resolve({
         dirs,
         mnt: dirs.mnt,

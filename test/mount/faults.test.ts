@@ -1,0 +1,114 @@
+// Faults with a real mount: the service stops while files are being written, the daemon is killed.
+import { afterEach, describe, expect, it } from "vitest";
+import { type ServeProcess, spawnServe } from "../helpers/cli.ts";
+import {
+  contentAt,
+  flatIndex,
+  type MountDirs,
+  makeMountDirs,
+  type RunningMount,
+  removeMountDirs,
+  sh,
+  startMount,
+} from "../helpers/mount.ts";
+import { Api } from "../helpers/server.ts";
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
+});
+
+async function service(data: string, port = "0"): Promise<ServeProcess & { key: string }> {
+  const s = await spawnServe(["--data", data, "--port", port]);
+  cleanups.push(() => s.stop());
+  await new Promise((r) => setTimeout(r, 200)); // the first-key lines follow the URL line
+  const key = /TXTFS_API_KEY=(txt_\w+)/.exec(s.stdout())?.[1] ?? "";
+  return Object.assign(s, { key });
+}
+
+async function mount(dirs: MountDirs, url: string, key: string): Promise<RunningMount> {
+  const m = await startMount(dirs, { service: { url, key } });
+  cleanups.push(() => m.stop());
+  return m;
+}
+
+describe("faults", () => {
+  it("writes made while the service is down are journalled and delivered in order, also across a daemon SIGKILL", async () => {
+    const dirs = makeMountDirs();
+    cleanups.push(() => removeMountDirs(dirs));
+    const data = `${dirs.base}/service`;
+    const first = await service(data);
+    const port = new URL(first.url).port;
+    const api = new Api(first.url, first.key);
+    let m = await mount(dirs, first.url, first.key);
+    expect(
+      (
+        await sh(
+          "mkdir notes && echo v1 > notes/a.md && echo keep > notes/cached.md && cat notes/cached.md",
+          { cwd: m.mnt },
+        )
+      ).code,
+    ).toBe(0);
+    await api.post("/api/v1/files", { name: "never-read.md", content: "remote only" });
+    await sh("for i in $(seq 20); do [ -e never-read.md ] && exit 0; sleep 0.1; done; exit 1", {
+      cwd: m.mnt,
+    });
+
+    expect(await first.stop()).toBe(0); // the service goes away
+    const offline = await sh(
+      "echo v2 >> notes/a.md && echo created offline > notes/b.md && for i in 1 2 3; do echo line$i >> notes/c.md; done && cat notes/cached.md notes/a.md",
+      { cwd: m.mnt },
+    );
+    expect(offline.code, offline.stderr).toBe(0);
+    expect(offline.stdout).toBe("keep\nv1\nv2\n"); // cached reads work; our writes are visible
+    const started = Date.now();
+    const uncached = await sh("cat never-read.md", { cwd: m.mnt });
+    expect(uncached.code).not.toBe(0);
+    expect(uncached.stderr).toMatch(/Input\/output error/);
+    expect(Date.now() - started).toBeLessThan(12_000);
+
+    // The daemon dies without a chance to flush; the journal is on disk.
+    m.child.kill("SIGKILL");
+    await m.exited;
+    await sh(`fusermount -uz '${dirs.mnt}' 2>/dev/null; true`, { cwd: "/" });
+
+    const second = await service(data, port);
+    m = await mount(dirs, second.url, first.key); // same store: the first key still works
+    const api2 = new Api(second.url, first.key);
+    for (let i = 0; i < 50; i++) {
+      if ((await contentAt(api2, "notes/c.md")) === "line1\nline2\nline3\n") break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(await contentAt(api2, "notes/a.md")).toBe("v1\nv2\n");
+    expect(await contentAt(api2, "notes/b.md")).toBe("created offline\n");
+    expect(await contentAt(api2, "notes/c.md")).toBe("line1\nline2\nline3\n");
+    const names = (await flatIndex(api2)).files.map((f: { name: string }) => f.name).sort();
+    expect(names).toEqual(["a.md", "b.md", "c.md", "cached.md", "never-read.md"]);
+  });
+
+  it("--daemon detaches once mounted and `txtfs unmount` stops it", async () => {
+    const dirs = makeMountDirs();
+    cleanups.push(() => removeMountDirs(dirs));
+    const s = await service(`${dirs.base}/service`);
+    const env = `TXTFS_CONFIG='${dirs.config}' TXTFS_CACHE='${dirs.cache}'`;
+    const bin = `'${process.execPath}' '${process.cwd()}/bin/txtfs'`;
+    const r = await sh(`${env} ${bin} mount '${dirs.mnt}' --url ${s.url} --key ${s.key} --daemon`, {
+      cwd: "/",
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/daemon pid \d+/);
+    const pid = Number(/daemon pid (\d+)/.exec(r.stdout)![1]);
+    cleanups.push(async () => {
+      try {
+        process.kill(pid, "SIGTERM");
+      } catch {}
+    });
+    expect((await sh("echo from-daemon > d.md && cat d.md", { cwd: dirs.mnt })).stdout).toBe("from-daemon\n");
+    const status = await sh(`${env} ${bin} status`, { cwd: "/" });
+    expect(status.stdout).toContain(dirs.mnt);
+    const un = await sh(`${env} ${bin} unmount '${dirs.mnt}'`, { cwd: "/" });
+    expect(un.code, un.stderr).toBe(0);
+    expect(await contentAt(new Api(s.url, s.key), "d.md")).toBe("from-daemon\n");
+    expect((await sh(`grep -c ' ${dirs.mnt} ' /proc/mounts`, { cwd: "/" })).stdout.trim()).toBe("0");
+  });
+});
