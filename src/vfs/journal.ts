@@ -13,8 +13,9 @@ export interface JournalEntry {
   name: string;
   folderId: string | null;
   content: string;
-  /** The ETag the edit was based on (If-Match on replay). */
+  /** The ETag the edit was based on (If-Match on replay), and that version's content hash. */
   baseEtag: string | null;
+  baseHash?: string | null;
   path: string;
   savedAt: string;
 }
@@ -66,6 +67,7 @@ export class Journal {
       ...entry,
       // Keep the first base: the remote never saw the saves in between.
       baseEtag: previous ? previous.baseEtag : entry.baseEtag,
+      baseHash: previous ? previous.baseHash : entry.baseHash,
       seq: previous?.seq ?? ++this.seq,
       savedAt: new Date().toISOString(),
     };
@@ -87,14 +89,22 @@ export class Journal {
    * The entry reached the service (as `delivered`). If the note was saved again meanwhile, that
    * newer entry stays, now based on what was delivered (and keyed by the id a create received).
    */
-  async done(entry: JournalEntry, delivered?: { id: string; etag: string }): Promise<void> {
+  async done(
+    entry: JournalEntry,
+    delivered?: { id: string; etag: string; contentHash: string },
+  ): Promise<void> {
     const key = Journal.keyOf(entry);
     const current = this.entries.get(key);
     this.entries.delete(key);
     await rm(this.file(entry), { force: true });
     if (current && current.savedAt !== entry.savedAt && delivered) {
       await rm(this.file(current), { force: true });
-      await this.put({ ...current, fileId: delivered.id, baseEtag: delivered.etag });
+      await this.put({
+        ...current,
+        fileId: delivered.id,
+        baseEtag: delivered.etag,
+        baseHash: delivered.contentHash,
+      });
     }
   }
 

@@ -32,7 +32,7 @@ export interface LocalNode {
   size: number;
   mtimeMs: number;
   /** A note renamed to a non-note name (vim's `note~`, `.fuse_hidden*`): still bound to its remote id. */
-  ghostOf?: { id: string; etag: string; name: string; shownAs: string };
+  ghostOf?: { id: string; etag: string; hash?: string; name: string; shownAs: string };
 }
 
 export interface DirNode {

@@ -55,10 +55,13 @@ interface OpenNote {
   /** The body being edited; null until something needs it. */
   content: Buffer | null;
   /** ETag the edit is based on: the upload sends it as If-Match. */
-  baseEtag: string | null;
+  /** The version the edit is based on: If-Match on upload, and how to tell a real conflict. */
+  base: Base;
   dirty: boolean;
   /** Made by create(): uploaded at release even if nothing was written (touch). */
   created: boolean;
+  /** Spare capacity behind `content`, so a file written 4 KiB at a time is not copied each time. */
+  backing?: Buffer;
 }
 
 /** An open sidecar: edits are applied when it is flushed. */
@@ -170,6 +173,12 @@ export class Vfs {
     return node;
   }
 
+  /** getattr of anything in the tree, synchronously (the hot path); undefined for sidecars or misses. */
+  statIfKnown(path: string): Stat | undefined {
+    const node = this.tree.lookup(path);
+    return node ? this.statOf(node) : undefined;
+  }
+
   async getattr(path: string): Promise<Stat> {
     const node = this.tree.lookup(path);
     if (node) return this.statOf(node);
@@ -260,17 +269,18 @@ export class Vfs {
   }
 
   readdir(path: string): string[] {
-    const dir = this.findDir(path);
-    this.prefetchFolder(dir);
-    return [...dir.children.keys()];
+    return [...this.findDir(path).children.keys()];
   }
 
   /**
-   * A cold `grep -r` opens every file of a folder in turn: fetch them all in one request as soon as
-   * the folder is listed (in the background: readdir never waits on the network).
+   * A cold `grep -r` or `cat *` opens every file of a folder in turn: the first body missing in a
+   * folder fetches all of the folder's bodies in one request, and the next opens find them cached.
+   * (Only on open: `ls -lR` and `find` never fetch bodies.)
    */
-  private prefetchFolder(dir: DirNode): void {
-    if (!dir.id || this.prefetches.has(dir.id)) return;
+  private prefetchFolder(dir: DirNode): Promise<void> | undefined {
+    if (!dir.id) return undefined;
+    const running = this.prefetches.get(dir.id);
+    if (running) return running;
     let missing = 0;
     let bytes = 0;
     for (const child of dir.children.values()) {
@@ -279,7 +289,7 @@ export class Vfs {
         bytes += child.meta.size;
       }
     }
-    if (missing < 2 || bytes > FOLDER_PREFETCH_MAX_BYTES) return;
+    if (missing < 2 || bytes > Math.min(FOLDER_PREFETCH_MAX_BYTES, this.opts.cacheSize / 2)) return undefined;
     const id = dir.id;
     const job = this.client
       .readFolderWithBodies(id)
@@ -289,6 +299,7 @@ export class Vfs {
       .catch((err) => this.log.debug({ err, folder: id }, "folder prefetch failed"))
       .finally(() => this.prefetches.delete(id));
     this.prefetches.set(id, job);
+    return job;
   }
 
   statfs() {
@@ -318,7 +329,7 @@ export class Vfs {
     const etag = node.meta?.etag;
     const cached = this.cache.fresh(node.id, etag);
     if (cached) return cached;
-    const pending = node.parent.id ? this.prefetches.get(node.parent.id) : undefined;
+    const pending = this.prefetchFolder(node.parent);
     if (pending) {
       await pending;
       const now = this.cache.fresh(node.id, node.meta?.etag);
@@ -360,7 +371,7 @@ export class Vfs {
         node,
         refs: 0,
         content: null,
-        baseEtag: node.meta?.etag ?? null,
+        base: baseOf(node.meta),
         dirty: false,
         created: false,
       };
@@ -430,7 +441,7 @@ export class Vfs {
     if (ghost?.ghostOf) {
       open.dirty = true; // re-created over a renamed-away note: its content is now this (empty) body
       this.reclaim(node, ghost);
-      open.baseEtag = ghost.ghostOf.etag;
+      open.base = { etag: ghost.ghostOf.etag, hash: ghost.ghostOf.hash ?? "" };
       ghost.ghostOf = undefined;
       void this.saveLocal();
     }
@@ -473,20 +484,19 @@ export class Vfs {
     const open = h.open;
     const content = await this.editable(open);
     // O_APPEND writes arrive at the kernel's idea of the size: append to the real end instead.
-    const next = splice(content, data, h.append ? content.length : position);
-    open.content = next;
+    writeInto(open, data, h.append ? content.length : position);
     open.dirty = true;
-    open.node.dirtySize = next.length;
+    open.node.dirtySize = open.content!.length;
     return data.length;
   }
 
   /** Loads the body an edit starts from (once), remembering its ETag for If-Match. */
   private async editable(open: OpenNote): Promise<Buffer> {
     if (open.content) return open.content;
-    const etag = open.node.meta?.etag ?? null;
+    const base = baseOf(open.node.meta);
     const body = await this.body(open.node);
     open.content = Buffer.from(body);
-    open.baseEtag = etag;
+    open.base = base;
     return open.content;
   }
 
@@ -506,7 +516,7 @@ export class Vfs {
     const open = h.open;
     // A truncate only changes the buffer: the upload happens at flush, never an empty body by itself.
     const content = size === 0 ? Buffer.alloc(0) : await this.editable(open);
-    if (size === 0 && open.content === null) open.baseEtag = open.node.meta?.etag ?? null;
+    if (size === 0 && open.content === null) open.base = baseOf(open.node.meta);
     open.content = resize(content, size);
     open.dirty = true;
     open.node.dirtySize = size;
@@ -596,9 +606,9 @@ export class Vfs {
     const queued = this.journal.get(Journal.keyOf({ fileId: node.id, createKey: node.createKey }));
     if (!queued) {
       try {
-        const { meta, body } = await this.send(node, content.toString("utf8"), open.baseEtag);
+        const { meta, body } = await this.send(node, content.toString("utf8"), open.base);
         open.content = Buffer.from(body, "utf8");
-        open.baseEtag = meta.etag;
+        open.base = baseOf(meta);
         open.dirty = false;
         return;
       } catch (err) {
@@ -618,7 +628,8 @@ export class Vfs {
       name: node.remoteName,
       folderId: node.parent.id,
       content: content.toString("utf8"),
-      baseEtag: open.baseEtag,
+      baseEtag: open.base?.etag ?? null,
+      baseHash: open.base?.hash ?? null,
       path: this.tree.pathOf(node),
     });
     this.overlay.set(node, content);
@@ -632,11 +643,7 @@ export class Vfs {
    * A 412 keeps both versions; a note deleted remotely meanwhile is created again. Returns the
    * note's record and the body it now has.
    */
-  private async send(
-    node: FileNode,
-    content: string,
-    baseEtag: string | null,
-  ): Promise<{ meta: TxtFile; body: string }> {
+  private async send(node: FileNode, content: string, base: Base): Promise<{ meta: TxtFile; body: string }> {
     let meta: TxtFile;
     let body = content;
     if (!node.id) {
@@ -650,13 +657,11 @@ export class Vfs {
       this.tree.bindFile(node, meta);
     } else {
       try {
-        meta = withoutContent(
-          await this.client.updateFile(node.id, { content }, { ifMatch: baseEtag ?? undefined }),
-        );
+        meta = withoutContent(await this.client.updateFile(node.id, { content }, { ifMatch: base?.etag }));
         this.tree.upsertFile(meta);
       } catch (err) {
         if (err instanceof ApiError && err.status === 412) {
-          ({ meta, body } = await this.keepBoth(node, content));
+          ({ meta, body } = await this.afterPreconditionFailed(node, content, base));
         } else if (err instanceof ApiError && err.status === 404) {
           this.log.warn({ path: this.tree.pathOf(node) }, "note was deleted remotely; saving it again");
           this.tree.removeFile(node.id);
@@ -675,7 +680,27 @@ export class Vfs {
     return { meta, body };
   }
 
-  /** The note changed remotely since we read it: the remote stays, ours is saved beside it. */
+  /**
+   * The note changed remotely since our edit began. If only its metadata changed (same content as
+   * our base), our content applies on top; otherwise both are kept.
+   */
+  private async afterPreconditionFailed(node: FileNode, content: string, base: Base) {
+    const remote = await this.client.readFile(node.id!);
+    if (remote && base?.hash && remote.contentHash === base.hash) {
+      try {
+        const meta = withoutContent(
+          await this.client.updateFile(node.id!, { content }, { ifMatch: remote.etag }),
+        );
+        this.tree.upsertFile(meta);
+        return { meta, body: content };
+      } catch (err) {
+        if (!(err instanceof ApiError && err.status === 412)) throw err;
+      }
+    }
+    return this.keepBoth(node, content);
+  }
+
+  /** The note's content changed remotely since we read it: the remote stays, ours is saved beside it. */
   private async keepBoth(node: FileNode, content: string): Promise<{ meta: TxtFile; body: string }> {
     const name = conflictName(node.remoteName);
     const copy = withoutContent(
@@ -714,12 +739,13 @@ export class Vfs {
     for (const entry of this.journal.pending()) {
       const node = this.nodeFor(entry);
       try {
-        const { meta } = await this.send(node, entry.content, entry.baseEtag);
+        const base = entry.baseEtag ? { etag: entry.baseEtag, hash: entry.baseHash ?? "" } : null;
+        const { meta } = await this.send(node, entry.content, base);
         await this.journal.done(entry, meta);
         if (!this.journal.get(Journal.keyOf({ fileId: meta.id, createKey: node.createKey })))
           this.overlay.delete(node);
         const open = this.openNotes.get(node);
-        if (open && !open.dirty) open.baseEtag = meta.etag;
+        if (open && !open.dirty) open.base = baseOf(meta);
         this.log.info({ path: entry.path }, "journalled write delivered");
       } catch (err) {
         if (isTransient(err)) {
@@ -924,7 +950,13 @@ export class Vfs {
       // shown here as a local file still bound to it, until it is re-created, renamed back or unlinked.
       const body = await this.body(src);
       const ghost = await this.newLocal(destDir, name, 0o644, body);
-      ghost.ghostOf = { id: src.id, etag: src.meta!.etag, name: src.remoteName, shownAs: src.name };
+      ghost.ghostOf = {
+        id: src.id,
+        etag: src.meta!.etag,
+        hash: src.meta!.contentHash,
+        name: src.remoteName,
+        shownAs: src.name,
+      };
       this.tree.ghosted.add(src.id);
       this.tree.removeFile(src.id);
       await this.saveLocal();
@@ -1102,10 +1134,35 @@ function splice(content: Buffer, data: Buffer, at: number): Buffer {
   return next;
 }
 
+/** Writes into an open note's body, growing its backing buffer geometrically. */
+function writeInto(open: OpenNote, data: Buffer, at: number): void {
+  const current = open.content ?? Buffer.alloc(0);
+  const length = Math.max(current.length, at + data.length);
+  let backing = open.backing;
+  const isView =
+    backing !== undefined && current.buffer === backing.buffer && current.byteOffset === backing.byteOffset;
+  if (!backing || !isView || length > backing.length) {
+    const grown = Buffer.alloc(Math.max(length, (backing?.length ?? 0) * 2, 16 * 1024));
+    current.copy(grown);
+    backing = grown;
+    open.backing = grown;
+  } else if (at > current.length) {
+    backing.fill(0, current.length, at); // a write past the end leaves a hole of zeros
+  }
+  data.copy(backing, at);
+  open.content = backing.subarray(0, length);
+}
+
 function resize(content: Buffer, size: number): Buffer {
   const next = Buffer.alloc(size);
   content.copy(next, 0, 0, Math.min(size, content.length));
   return next;
+}
+
+type Base = { etag: string; hash: string } | null;
+
+function baseOf(meta: TxtFile | null | undefined): Base {
+  return meta ? { etag: meta.etag, hash: meta.contentHash } : null;
 }
 
 /** Worth retrying later: the service was unreachable, overloaded or failing. */

@@ -126,6 +126,21 @@ describe("vfs", () => {
     expect(vfs.conflicts).toHaveLength(1);
   });
 
+  it("a remote change of metadata only is no conflict: our content lands, their tags stay", async () => {
+    const { file } = (await u.api.post("/api/v1/files", { name: "m.md", content: "base" })).body;
+    const vfs = await mountVfs();
+    const fd = await vfs.open("/m.md", fsc.O_RDWR);
+    await vfs.write(fd, Buffer.from("ours"), 0);
+    await u.api.put(`/api/v1/files/${file.id}`, { tags: ["theirs"] });
+    await vfs.release(fd);
+    expect(await remote()).toHaveLength(1);
+    expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({
+      content: "ours",
+      tags: ["theirs"],
+    });
+    expect(vfs.conflicts).toHaveLength(0);
+  });
+
   it("journals writes while the service is unreachable and replays them in order", async () => {
     const { file } = (await u.api.post("/api/v1/files", { name: "j.md", content: "v1" })).body;
     const vfs = await mountVfs();
