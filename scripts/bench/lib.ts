@@ -29,7 +29,12 @@ export function startChild(
   name: string,
   command: string,
   args: string[],
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+  opts: {
+    cwd?: string;
+    env?: NodeJS.ProcessEnv;
+    /** Called with every stderr line as it arrives (request logs, traces). */
+    onStderrLine?: (line: string) => void;
+  } = {},
 ): ChildServer {
   const child: ChildProcess = spawn(command, args, {
     cwd: opts.cwd,
@@ -54,6 +59,7 @@ export function startChild(
     for (const w of waiters) w();
   });
   createInterface({ input: child.stderr! }).on("line", (line) => {
+    opts.onStderrLine?.(line);
     stderr.push(line);
     if (stderr.length > 200) stderr.shift();
   });
