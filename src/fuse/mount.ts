@@ -100,7 +100,9 @@ export async function mountVfs(
     );
   }
   const fuse = new Fuse(mountpoint, fuseOps(vfs, log, opts.trace), {
-    fsname: "txtfs",
+    // fuse-native cannot pass big_writes; libfuse splits this option string on commas, so it rides
+    // along with fsname: writes then arrive in 128 KiB pieces instead of 4 KiB.
+    fsname: "txtfs,big_writes",
     subtype: "txtfs",
     // Keep the page cache while mtime and size are unchanged (they change with every ETag).
     autoCache: true,

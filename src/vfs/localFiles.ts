@@ -17,6 +17,7 @@ export class LocalFiles {
   readonly dir: string;
   private readonly manifest: string;
   private saving: Promise<void> = Promise.resolve();
+  private queued: Promise<void> | undefined;
 
   constructor(cacheDir: string) {
     this.dir = join(cacheDir, "local");
@@ -36,14 +37,21 @@ export class LocalFiles {
     return join(this.dir, randomUUID());
   }
 
-  /** Writes the manifest atomically; calls are serialised so the last state always wins. */
+  /**
+   * Writes the manifest atomically. Calls coalesce: while one write waits its turn, further calls
+   * share it (editors save local files many times a second); it reads the state when it runs.
+   */
   save(entries: () => ManifestEntry[]): Promise<void> {
-    this.saving = this.saving.then(async () => {
+    if (this.queued) return this.queued;
+    const run = this.saving.then(async () => {
+      this.queued = undefined;
       const tmp = `${this.manifest}.tmp`;
       await writeFile(tmp, JSON.stringify(entries()));
       await rename(tmp, this.manifest);
     });
-    return this.saving;
+    this.queued = run;
+    this.saving = run.catch(() => {});
+    return run;
   }
 
   async removeBlob(blob: string): Promise<void> {

@@ -134,6 +134,7 @@ export class Vfs {
       if (open.dirty) await this.upload(open).catch((err) => this.log.error({ err }, "final upload failed"));
     }
     this.stopped = true;
+    await this.saveLocal();
     clearTimeout(this.replayTimer);
     await this.replaying;
     if (this.journal.size) await this.replay();
@@ -278,8 +279,8 @@ export class Vfs {
    * (Only on open: `ls -lR` and `find` never fetch bodies.)
    */
   private prefetchFolder(dir: DirNode): Promise<void> | undefined {
-    if (!dir.id) return undefined;
-    const running = this.prefetches.get(dir.id);
+    const id = dir.id ?? "root";
+    const running = this.prefetches.get(id);
     if (running) return running;
     let missing = 0;
     let bytes = 0;
@@ -290,7 +291,6 @@ export class Vfs {
       }
     }
     if (missing < 2 || bytes > Math.min(FOLDER_PREFETCH_MAX_BYTES, this.opts.cacheSize / 2)) return undefined;
-    const id = dir.id;
     const job = this.client
       .readFolderWithBodies(id)
       .then((folder) => {
@@ -443,7 +443,7 @@ export class Vfs {
       this.reclaim(node, ghost);
       open.base = { etag: ghost.ghostOf.etag, hash: ghost.ghostOf.hash ?? "" };
       ghost.ghostOf = undefined;
-      void this.saveLocal();
+      this.saveLocal();
     }
     return this.addHandle({ kind: "note", open, append: false, writable: true });
   }
@@ -573,7 +573,7 @@ export class Vfs {
     this.handles.delete(fd);
     if (h.kind === "local") {
       await h.fh.close();
-      await this.saveLocal();
+      this.saveLocal();
       return;
     }
     if (h.kind === "sidecar") {
@@ -831,7 +831,7 @@ export class Vfs {
       this.tree.detach(node);
       if (node.ghostOf) await this.deleteRemote(node.ghostOf.id, node.ghostOf.etag);
       await this.local.removeBlob(node.blob);
-      await this.saveLocal();
+      this.saveLocal();
       return;
     }
     if (node.id) await this.deleteRemote(node.id, node.meta?.etag);
@@ -863,7 +863,7 @@ export class Vfs {
       await this.sidecars.apply(sidecar.target, (await readFile(src.blob)).toString("utf8"));
       this.tree.detach(src);
       await this.local.removeBlob(src.blob);
-      await this.saveLocal();
+      this.saveLocal();
       return;
     }
     this.checkWritable(src);
@@ -902,7 +902,7 @@ export class Vfs {
     if (src.kind === "local") {
       this.tree.detach(src);
       await this.local.removeBlob(src.blob);
-      await this.saveLocal();
+      this.saveLocal();
       if (src.ghostOf && src.ghostOf.id !== target.id) await this.deleteRemote(src.ghostOf.id, undefined);
     } else if (src.id) {
       await this.deleteRemote(src.id, src.meta?.etag);
@@ -915,7 +915,7 @@ export class Vfs {
   private async renameLocal(src: LocalNode, destDir: DirNode, name: string): Promise<void> {
     if (!isNoteName(name)) {
       this.tree.move(src, destDir, name);
-      await this.saveLocal();
+      this.saveLocal();
       return;
     }
     // A local file becomes a note: upload it (or, for a ghost, put the note back under this name).
@@ -933,7 +933,7 @@ export class Vfs {
     }
     this.tree.detach(src);
     await this.local.removeBlob(src.blob);
-    await this.saveLocal();
+    this.saveLocal();
     this.cache.set(meta.id, meta.etag, Buffer.from(content, "utf8"));
     this.tree.upsertFile(meta);
   }
@@ -959,7 +959,7 @@ export class Vfs {
       };
       this.tree.ghosted.add(src.id);
       this.tree.removeFile(src.id);
-      await this.saveLocal();
+      this.saveLocal();
       return;
     }
     const meta = withoutContent(await this.client.updateFile(src.id, { name, folderId: destDir.id }));
@@ -1014,7 +1014,7 @@ export class Vfs {
     const node = this.find(path);
     if (node.kind === "local") {
       node.mode = mode & 0o7777;
-      await this.saveLocal();
+      this.saveLocal();
     }
     // Notes have no permission bits of their own (their role decides): accepted, like sed -i expects.
   }
@@ -1058,7 +1058,7 @@ export class Vfs {
       mtimeMs: Date.now(),
     };
     this.tree.addChild(dir, node);
-    await this.saveLocal();
+    this.saveLocal();
     return node;
   }
 
@@ -1097,8 +1097,11 @@ export class Vfs {
     return out;
   }
 
+  /** Records local files in the manifest, in the background (errors are logged, never lost silently). */
   private saveLocal(): Promise<void> {
-    return this.local.save(() => this.localEntries());
+    const done = this.local.save(() => this.localEntries());
+    done.catch((err) => this.log.error({ err }, "could not save the local-files manifest"));
+    return done;
   }
 
   private restoreLocal(entry: ManifestEntry): void {

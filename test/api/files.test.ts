@@ -290,3 +290,18 @@ describe("version history", () => {
     expect(await t.server.store.read((tx) => tx.versions.listForFile(file.id))).toHaveLength(100);
   });
 });
+
+describe("the top level as a folder", () => {
+  it("GET /api/me/folders/root returns the root files with their bodies, only the caller's", async () => {
+    const carol = await t.user();
+    await carol.api.post("/api/v1/files", { name: "top.md", content: "at the root" });
+    const { folder } = (await carol.api.post("/api/v1/folders", { name: "sub" })).body;
+    await carol.api.post("/api/v1/files", { name: "inner.md", content: "x", folderId: folder.id });
+    const res = await carol.api.get("/api/me/folders/root");
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: "root", parentFolderId: null, fileCount: 1 });
+    expect(res.body.files.map((f: { name: string; content: string }) => [f.name, f.content])).toEqual([
+      ["top.md", "at the root"],
+    ]);
+  });
+});

@@ -9,7 +9,7 @@ import { ServiceError } from "./errors.ts";
 import { folderAudience, publishFile, publishFolder, publishFolderDeleted } from "./feed.ts";
 import { etagOf } from "./files.ts";
 import { checkContext, checkName, checkTags } from "./limits.ts";
-import { type TxtFile, type TxtFolder, toTxtFile, toTxtFolder } from "./records.ts";
+import { folderEndpoint, type TxtFile, type TxtFolder, toTxtFile, toTxtFolder } from "./records.ts";
 
 export interface FolderCreateInput {
   name: string;
@@ -169,6 +169,27 @@ export async function listFolders(tx: Tx, actor: Actor, scope?: AccessScope): Pr
 
 /** One folder with its direct files, bodies included (the spec's getFolder). */
 export async function getFolderWithFiles(tx: Tx, actor: Actor, id: string): Promise<TxtFolder> {
+  if (id === "root") {
+    // The top level as a folder (as readdir names it), so a client can fetch root bodies at once.
+    const files = (await tx.files.list({ ownerId: actor.userId, folderId: null }, true)) as FileRow[];
+    const mine = files.filter((f) => f.owner_id === actor.userId);
+    const user = await tx.users.byId(actor.userId);
+    const at = user?.created_at ?? new Date(0).toISOString();
+    return {
+      id: "root",
+      name: "",
+      context: "",
+      tags: [],
+      parentFolderId: null,
+      fileCount: mine.length,
+      createdAt: at,
+      updatedAt: at,
+      endpoint: folderEndpoint("root"),
+      access: "owner",
+      role: "owner",
+      files: mine.map((f) => ({ ...toTxtFile(f, "owner"), content: f.content })),
+    };
+  }
   const { folder, role } = await requireFolder(tx, actor, id, "reader");
   const files = (await tx.files.inFolders([id], true)) as FileRow[];
   return {
