@@ -81,7 +81,7 @@ describe("createFile", () => {
 
   it("accepts the limits exactly", async () => {
     const res = await alice.api.post("/api/v1/files", {
-      name: "é".repeat(127) + "a", // 255 bytes
+      name: `${"é".repeat(127)}a`, // 255 bytes
       context: "😀".repeat(4000), // 4000 characters
       tags: Array.from({ length: 16 }, (_, i) => `t${i}`),
     });
