@@ -1,26 +1,14 @@
 // Typed client of the txtfs HTTP API over one keep-alive pool. Used by the mount and the CLI; it
 // imports nothing from the server. Every call has a deadline, so a dead server is an error, never a hang.
 import { Pool } from "undici";
-import type { TxtFile, TxtFileDetail, TxtFolder } from "../lib/apiTypes.ts";
+import type { ChangeRecord, TxtFile, TxtFileDetail, TxtFolder } from "../lib/apiTypes.ts";
 
-export type { TxtFile, TxtFileDetail, TxtFolder };
+export type { ChangeRecord, TxtFile, TxtFileDetail, TxtFolder };
 
 /** A file detail without its body: the listing record. */
 export function withoutContent(detail: TxtFile & { content?: string }): TxtFile {
   const { content: _content, ...meta } = detail;
   return meta as TxtFile;
-}
-
-export interface ChangeRecord {
-  seq: number;
-  kind: "file" | "folder";
-  id: string;
-  deleted: boolean;
-  reason?: string;
-  changedAt: string;
-  etag?: string;
-  file?: TxtFile;
-  folder?: TxtFolder;
 }
 
 /** The service answered with an error body. */

@@ -42,3 +42,17 @@ export interface TxtFolder {
   role: Role;
   files?: (TxtFile & { content: string })[];
 }
+
+/** One record of the change feed (GET /api/v1/changes): metadata only, never bodies. */
+export interface ChangeRecord {
+  seq: number;
+  kind: "file" | "folder";
+  id: string;
+  deleted: boolean;
+  /** For tombstones: `deleted`, or `access_revoked` when the item is no longer visible to you. */
+  reason?: string;
+  changedAt: string;
+  etag?: string;
+  file?: TxtFile;
+  folder?: TxtFolder;
+}

@@ -1,5 +1,6 @@
 // The change feed: per account, ordered, written in the same transaction as the change it records.
 
+import type { ChangeRecord } from "../../lib/apiTypes.ts";
 import { nowIso } from "../../lib/time.ts";
 import type { FileMetaRow, FolderRow, Role } from "../../store/repos/rows.ts";
 import type { Tx } from "../../store/store.ts";
@@ -9,20 +10,9 @@ import { ServiceError } from "./errors.ts";
 import { LIMITS } from "./limits.ts";
 import { type TxtFile, type TxtFolder, toTxtFile, toTxtFolder } from "./records.ts";
 
-export type ChangeKind = "file" | "folder";
+export type ChangeKind = ChangeRecord["kind"];
 
-export interface ChangeRecord {
-  seq: number;
-  kind: ChangeKind;
-  id: string;
-  deleted: boolean;
-  /** For tombstones: `deleted`, or `access_revoked` when the item is no longer visible to you. */
-  reason?: string;
-  changedAt: string;
-  etag?: string;
-  file?: TxtFile;
-  folder?: TxtFolder;
-}
+export type { ChangeRecord };
 
 /** Stamps one item's change into the feed of every account that sees it (or just stopped seeing it). */
 async function publish(
