@@ -333,3 +333,19 @@ export function machineInfo(): MachineInfo {
       .join(" "),
   };
 }
+
+/** A numeric command-line option: the fallback when absent, a clear error when malformed. */
+export function numberOption(
+  name: string,
+  given: string | undefined,
+  fallback: number,
+  min: number,
+  integer = false,
+): number {
+  if (given === undefined || given === "") return fallback;
+  const n = Number(given);
+  if (!(integer ? Number.isInteger(n) : Number.isFinite(n)) || n < min) {
+    throw new Error(`--${name}: expected ${integer ? "an integer" : "a number"} >= ${min}, got ${given}`);
+  }
+  return n;
+}

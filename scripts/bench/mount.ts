@@ -32,6 +32,7 @@ import {
   machineInfo,
   markdownTable,
   median,
+  numberOption,
   startChild,
   textTable,
 } from "./lib.ts";
@@ -89,13 +90,8 @@ function settingsFromArgs(): Settings {
     process.stdout.write(`${HELP}\n`);
     process.exit(0);
   }
-  const num = (name: string, given: string | undefined, fallback: number, min: number) => {
-    if (given === undefined || given === "") return fallback;
-    const n = Number(given);
-    if (!Number.isInteger(n) || n < min)
-      throw new Error(`--${name}: expected an integer >= ${min}, got ${given}`);
-    return n;
-  };
+  const num = (name: string, given: string | undefined, fallback: number, min: number) =>
+    numberOption(name, given, fallback, min, true);
   const quick = values.quick;
   return {
     quick,

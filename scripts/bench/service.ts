@@ -25,6 +25,7 @@ import {
   machineInfo,
   markdownTable,
   median,
+  numberOption,
   percentile,
   runLoad,
   serverTimingMs,
@@ -75,13 +76,8 @@ function settingsFromArgs(): Settings {
     process.stdout.write(`${HELP}\n`);
     process.exit(0);
   }
-  const num = (name: string, given: string | undefined, fallback: number, min: number) => {
-    if (given === undefined || given === "") return fallback;
-    const n = Number(given);
-    if (!Number.isFinite(n) || n < min)
-      throw new Error(`--${name}: expected a number >= ${min}, got ${given}`);
-    return n;
-  };
+  const num = (name: string, given: string | undefined, fallback: number, min: number) =>
+    numberOption(name, given, fallback, min);
   const env = process.env;
   const quick = values.quick;
   const durationSeconds = num("duration", values.duration ?? env.BENCH_DURATION, quick ? 1 : 5, 0.2);

@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectError, startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
+import {
+  mkfile as createFile,
+  expectError,
+  mkdir,
+  startTestServer,
+  type TestServer,
+  type TestUser,
+} from "../helpers/server.ts";
 
 let t: TestServer;
 let alice: TestUser;
@@ -12,22 +19,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function mkdir(user: TestUser, body: Record<string, unknown>) {
-  const res = await user.api.post("/api/v1/folders", body);
-  expect(res.status, res.text).toBe(201);
-  return res.body.folder;
-}
-
-async function mkfile(
-  user: TestUser,
-  name: string,
-  folderId: string | null = null,
-  content = `body of ${name}`,
-) {
-  const res = await user.api.post("/api/v1/files", { name, folderId, content });
-  expect(res.status, res.text).toBe(201);
-  return res.body.file;
-}
+const mkfile = (user: TestUser, name: string, folderId: string | null = null, content = `body of ${name}`) =>
+  createFile(user, { name, folderId, content });
 
 const getFolder = async (user: TestUser, id: string) => (await user.api.get(`/api/me/folders/${id}`)).body;
 const listed = async (user: TestUser) =>

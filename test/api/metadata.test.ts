@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../src/lib/ids.ts";
 import type { ShareRow } from "../../src/store/repos/rows.ts";
-import { expectError, startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
+import { expectError, mkfile, startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
 
 let t: TestServer;
 let alice: TestUser;
@@ -13,12 +13,6 @@ beforeAll(async () => {
   bob = await t.user();
 });
 afterAll(() => t.close());
-
-async function mkfile(user: TestUser, body: Record<string, unknown>) {
-  const res = await user.api.post("/api/v1/files", body);
-  expect(res.status, res.text).toBe(201);
-  return res.body.file;
-}
 
 /** Sharing has no endpoint yet: write an active share row straight into the store. */
 async function share(owner: TestUser, grantee: TestUser, fileId: string, role: "writer" | "reader") {

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../src/lib/ids.ts";
-import { expectError, startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
+import {
+  expectError,
+  mkdir,
+  mkfile,
+  startTestServer,
+  type TestServer,
+  type TestUser,
+} from "../helpers/server.ts";
 
 let t: TestServer;
 let alice: TestUser;
@@ -12,18 +19,6 @@ beforeAll(async () => {
   bob = await t.user();
 });
 afterAll(() => t.close());
-
-async function mkfile(user: TestUser, body: Record<string, unknown>) {
-  const res = await user.api.post("/api/v1/files", body);
-  expect(res.status, res.text).toBe(201);
-  return res.body.file;
-}
-
-async function mkdir(user: TestUser, body: Record<string, unknown>) {
-  const res = await user.api.post("/api/v1/folders", body);
-  expect(res.status, res.text).toBe(201);
-  return res.body.folder;
-}
 
 /** Every file the user can see, with bodies, keyed by id (reads each one singly). */
 async function allFiles(user: TestUser) {

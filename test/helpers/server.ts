@@ -121,3 +121,17 @@ export function expectError(res: Res, status: number, code: string) {
     throw new Error("error.requestId differs from X-Request-ID");
   return e as { code: string; message: string; resolution: string; requestId: string; details?: any };
 }
+
+/** Creates a file through the API (asserting 201) and returns its record. */
+export async function mkfile(user: TestUser, body: Record<string, unknown>) {
+  const res = await user.api.post("/api/v1/files", body);
+  if (res.status !== 201) throw new Error(`create failed: ${res.status} ${res.text}`);
+  return res.body.file;
+}
+
+/** Creates a folder through the API (asserting 201) and returns its record. */
+export async function mkdir(user: TestUser, body: Record<string, unknown>) {
+  const res = await user.api.post("/api/v1/folders", body);
+  if (res.status !== 201) throw new Error(`mkdir failed: ${res.status} ${res.text}`);
+  return res.body.folder;
+}
