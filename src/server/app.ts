@@ -10,7 +10,7 @@ import { ServiceError } from "./domain/errors.ts";
 import { LIMITS } from "./domain/limits.ts";
 import { authenticate, requireScope } from "./http/auth.ts";
 import { handleError, handleNotFound } from "./http/errors.ts";
-import { DEFAULT_RATE_LIMIT, type RateLimitConfig, RateLimiter, type RateState } from "./http/rateLimit.ts";
+import { DEFAULT_RATE_LIMIT, type RateLimitConfig, RateLimiter } from "./http/rateLimit.ts";
 import { costOf } from "./http/types.ts";
 import { KeyUsage } from "./http/usage.ts";
 import { changeRoutes } from "./routes/changes.ts";
@@ -42,7 +42,6 @@ const EXPOSED_HEADERS = [
 declare module "fastify" {
   interface FastifyRequest {
     rateKey?: string;
-    rateState?: RateState;
   }
 }
 
@@ -146,7 +145,6 @@ export async function buildApp(opts: AppOptions) {
       // Failed authentications count against the caller's IP (and still get the headers).
       // Admitted only if the request's full cost still fits (a 304 is refunded: it is charged in onSend).
       const check = limiter.check(request.rateKey, !request.actor, costOf(request.method, 200));
-      request.rateState = check;
       if (!check.allowed) {
         // biome-ignore lint/correctness/noUnsafeFinally: a 429 replaces whatever else happened
         throw new ServiceError(

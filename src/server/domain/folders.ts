@@ -172,7 +172,6 @@ export async function getFolderWithFiles(tx: Tx, actor: Actor, id: string): Prom
   if (id === "root") {
     // The top level as a folder (as readdir names it), so a client can fetch root bodies at once.
     const files = (await tx.files.list({ ownerId: actor.userId, folderId: null }, true)) as FileRow[];
-    const mine = files.filter((f) => f.owner_id === actor.userId);
     const user = await tx.users.byId(actor.userId);
     const at = user?.created_at ?? new Date(0).toISOString();
     return {
@@ -181,13 +180,13 @@ export async function getFolderWithFiles(tx: Tx, actor: Actor, id: string): Prom
       context: "",
       tags: [],
       parentFolderId: null,
-      fileCount: mine.length,
+      fileCount: files.length,
       createdAt: at,
       updatedAt: at,
       endpoint: folderEndpoint("root"),
       access: "owner",
       role: "owner",
-      files: mine.map((f) => ({ ...toTxtFile(f, "owner"), content: f.content })),
+      files: files.map((f) => ({ ...toTxtFile(f, "owner"), content: f.content })),
     };
   }
   const { folder, role } = await requireFolder(tx, actor, id, "reader");
@@ -204,7 +203,6 @@ export async function getFolderWithFiles(tx: Tx, actor: Actor, id: string): Prom
 
 /** readdir: a folder (or the root) with its direct subfolders and files, never bodies. */
 export async function readDirectory(tx: Tx, actor: Actor, id: string) {
-  const scope = await loadScope(tx, actor);
   if (id === "root") {
     const folders = await tx.folders.rootFoldersOf(actor.userId);
     const files = await tx.files.list({ ownerId: actor.userId, folderId: null });
@@ -212,9 +210,10 @@ export async function readDirectory(tx: Tx, actor: Actor, id: string) {
     return {
       folder: null,
       folders: folders.map((f) => toTxtFolder(f, "owner", counts.get(f.id) ?? 0)),
-      files: files.filter((f) => f.owner_id === actor.userId).map((f) => toTxtFile(f, "owner")),
+      files: files.map((f) => toTxtFile(f, "owner")),
     };
   }
+  const scope = await loadScope(tx, actor);
   const { folder, role } = await requireFolder(tx, actor, id, "reader");
   const children = await tx.folders.children(id);
   const files = await tx.files.inFolders([id], false);
