@@ -22,6 +22,10 @@ declare module "fuse-native" {
     mount(cb: (err: Error | null) => void): void;
     unmount(cb: (err: Error | null) => void): void;
     static unmount(mnt: string, cb: (err: Error | null) => void): void;
+    /** txtfs patch: the attribute cache (ttl > 0) and opendir/releasedir in C; false without the patch. */
+    static fastPaths?: (attrTtlMs: number) => boolean;
+    /** txtfs patch: drops every cached attribute. */
+    static invalidateAttrs?: () => void;
   }
   export type { Cb };
 }

@@ -11,6 +11,9 @@ const run = promisify(execFile);
 
 export class MountError extends Error {}
 
+/** Backstop for the native attribute cache: every change drops it anyway. */
+const ATTR_CACHE_TTL_MS = 10_000;
+
 export interface MountOptions {
   allowOther?: boolean;
   uid?: number;
@@ -115,6 +118,9 @@ export async function mountVfs(
     gid: opts.gid,
     ...opts.extra,
   });
+  // getattr answers of the tree are kept in C (patches/fuse-native.patch) until anything changes:
+  // operations drop them natively, the vfs reports every other change (feed, uploads, journal).
+  if (Fuse.fastPaths?.(ATTR_CACHE_TTL_MS) && Fuse.invalidateAttrs) vfs.onAttrsChanged(Fuse.invalidateAttrs);
   await new Promise<void>((resolve, reject) =>
     fuse.mount((err) => (err ? reject(new MountError(`mount failed: ${err.message}`)) : resolve())),
   );

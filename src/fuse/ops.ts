@@ -46,7 +46,8 @@ export function fuseOps(vfs: Vfs, log: Logger, trace = false) {
     // The hot path (every stat of ls -l, find, make): answered synchronously from the tree.
     getattr: (path: string, cb: Cb) => {
       const st = vfs.statIfKnown(path);
-      if (st) return cb(0, st);
+      // The tree's answers may be kept natively until something changes (sidecars' may not).
+      if (st) return cb(0, { ...st, cacheable: true });
       run(
         "getattr",
         path,
@@ -57,7 +58,7 @@ export function fuseOps(vfs: Vfs, log: Logger, trace = false) {
     },
     fgetattr: (path: string, _fd: number, cb: Cb) => {
       const st = vfs.statIfKnown(path);
-      if (st) return cb(0, st);
+      if (st) return cb(0, { ...st, cacheable: true });
       run(
         "fgetattr",
         path,

@@ -52,6 +52,11 @@ export class Tree {
   readonly dirs = new Map<string, DirNode>();
   /** Ids hidden because a ghost holds them (their note was renamed away locally). */
   readonly ghosted = new Set<string>();
+  /**
+   * Called on every change of the tree, synchronously, so caches of attributes kept outside
+   * JavaScript (the FUSE adapter's) can be dropped before anyone reads the new state.
+   */
+  onChange: () => void = () => {};
 
   lookup(path: string): Node | undefined {
     let node: Node = this.root;
@@ -72,6 +77,7 @@ export class Tree {
 
   /** Loads a whole listing at once (mount time): two passes so parents may come after children. */
   load(folders: TxtFolder[], files: TxtFile[]): void {
+    this.onChange();
     for (const f of folders) {
       this.dirs.set(f.id, {
         kind: "dir",
@@ -108,6 +114,7 @@ export class Tree {
   }
 
   upsertFile(meta: TxtFile): FileNode | undefined {
+    this.onChange();
     if (this.ghosted.has(meta.id)) return undefined;
     const parent = this.dirs.get(meta.folderId ?? "") ?? this.root;
     let node = this.files.get(meta.id);
@@ -145,6 +152,7 @@ export class Tree {
   }
 
   removeFile(id: string): FileNode | undefined {
+    this.onChange();
     const node = this.files.get(id);
     if (!node) return undefined;
     this.files.delete(id);
@@ -153,6 +161,7 @@ export class Tree {
   }
 
   upsertFolder(meta: TxtFolder): DirNode {
+    this.onChange();
     const parent = this.dirs.get(meta.parentFolderId ?? "") ?? this.root;
     let dir = this.dirs.get(meta.id);
     if (!dir) {
@@ -171,6 +180,7 @@ export class Tree {
 
   /** Removes a folder; anything still inside moves up to its parent (the service's rule). */
   removeFolder(id: string): void {
+    this.onChange();
     const dir = this.dirs.get(id);
     if (!dir) return;
     this.dirs.delete(id);
@@ -181,12 +191,14 @@ export class Tree {
 
   /** Adds a local-only file or a not-yet-uploaded note under `name` in `parent`. */
   addChild(parent: DirNode, node: FileNode | LocalNode | DirNode): void {
+    this.onChange();
     node.parent = parent;
     parent.children.set(node.name, node);
     this.relayout(parent);
   }
 
   detach(node: Node): void {
+    this.onChange();
     const parent = node.parent;
     if (!parent) return;
     for (const [key, child] of parent.children) {
@@ -198,6 +210,7 @@ export class Tree {
   }
 
   move(node: Node, to: DirNode, newName?: string): void {
+    this.onChange();
     const from = node.parent;
     this.detach(node);
     if (newName !== undefined) node.name = newName;
@@ -248,6 +261,7 @@ export class Tree {
    * duplicates get a stable suffix from their id (the oldest id keeps the plain name).
    */
   relayout(dir: DirNode): void {
+    this.onChange();
     const locals: LocalNode[] = [];
     const groups = new Map<string, (FileNode | DirNode)[]>();
     for (const child of dir.children.values()) {

@@ -174,6 +174,19 @@ export class Vfs {
     return node;
   }
 
+  /**
+   * Registers who must hear of every change to what `statIfKnown` answers (the FUSE adapter's
+   * attribute cache). Changes made inside a filesystem operation are covered by the adapter itself;
+   * this reports the rest: the change feed, uploads and journal deliveries finishing, restores.
+   */
+  onAttrsChanged(listener: () => void): void {
+    this.tree.onChange = listener;
+  }
+
+  private attrsChanged(): void {
+    this.tree.onChange();
+  }
+
   /** getattr of anything in the tree, synchronously (the hot path); undefined for sidecars or misses. */
   statIfKnown(path: string): Stat | undefined {
     const node = this.tree.lookup(path);
@@ -634,6 +647,7 @@ export class Vfs {
     });
     this.overlay.set(node, content);
     node.dirtySize = content.length;
+    this.attrsChanged();
     open.dirty = false;
     this.scheduleReplay(0);
   }
@@ -677,6 +691,7 @@ export class Vfs {
     this.cache.set(meta.id, meta.etag, Buffer.from(body, "utf8"));
     node.dirtySize = undefined;
     node.localMtimeMs = undefined;
+    this.attrsChanged();
     return { meta, body };
   }
 
@@ -790,6 +805,7 @@ export class Vfs {
       this.overlay.set(node, body);
       node.dirtySize = body.length;
     }
+    this.attrsChanged();
     if (entries.length) this.scheduleReplay(0);
   }
 
@@ -1123,6 +1139,7 @@ export class Vfs {
     void stat(entry.blob)
       .then((s) => {
         node.size = s.size;
+        this.attrsChanged();
       })
       .catch(() => this.tree.detach(node));
   }

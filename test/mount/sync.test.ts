@@ -84,6 +84,32 @@ describe("freshness", () => {
     );
   });
 
+  it("attributes kept past the kernel's 1 s cache still follow remote and local changes", async () => {
+    expect((await m.sh("printf 12345 > fresh/attrs.md")).code).toBe(0);
+    const note = await noteAt(api(), "fresh/attrs.md");
+    // Stat, wait out the kernel's attribute timeout, stat again: now the answer comes from the
+    // daemon's native cache rather than from JavaScript.
+    const before = await m.sh("stat -c '%s %Y' fresh/attrs.md; sleep 1.2; stat -c '%s %Y' fresh/attrs.md");
+    const [first, second] = before.stdout.trim().split("\n");
+    expect(second).toBe(first);
+    expect(first!.split(" ")[0]).toBe("5");
+
+    // A remote change of metadata only moves mtime (updatedAt); a content change moves the size.
+    await new Promise((r) => setTimeout(r, 1100)); // updatedAt has 1 s resolution in `stat -c %Y`
+    await updateNote(api(), note.id, { tags: ["moved"] });
+    await eventually(`[ "$(stat -c %Y fresh/attrs.md)" != ${first!.split(" ")[1]} ]`, "remote mtime");
+    await updateNote(api(), note.id, { content: "1234567890" });
+    await eventually(`[ "$(stat -c %s fresh/attrs.md)" = 10 ]`, "remote size");
+
+    // Local changes are seen at once, also from another process, also for local-only files.
+    const local = await m.sh(
+      "stat -c %s fresh/attrs.md >/dev/null; sleep 1.1; printf abc >> fresh/attrs.md; stat -c %s fresh/attrs.md; " +
+        "printf xy > fresh/plain.bin; stat -c %s fresh/plain.bin; sleep 1.1; printf z >> fresh/plain.bin; stat -c %s fresh/plain.bin; " +
+        "mv fresh/attrs.md fresh/attrs2.md; stat -c %s fresh/attrs.md 2>&1 | grep -c 'No such'; stat -c %s fresh/attrs2.md",
+    );
+    expect(local.stdout).toBe("13\n2\n3\n1\n13\n");
+  });
+
   it("cached content is revalidated after an API update (same size, new bytes)", async () => {
     expect(
       (await m.sh("printf AAAA > fresh/cached.md && cat fresh/cached.md && cat fresh/cached.md")).stdout,
