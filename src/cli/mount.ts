@@ -7,6 +7,7 @@ import { type Command, Option } from "commander";
 import { TxtfsClient } from "../client/api.ts";
 import { MountError, mountVfs, parseMountOptions, prepareMountpoint } from "../fuse/mount.ts";
 import { createLogger } from "../lib/logger.ts";
+import { requestSync, serveControl } from "../lib/mountControl.ts";
 import { listMounts, removeMountRecord, writeMountRecord } from "../lib/mountRegistry.ts";
 import { cacheDir, configDir, dataDir } from "../lib/paths.ts";
 import { createKey, createUser } from "../server/domain/accounts.ts";
@@ -76,6 +77,10 @@ export function registerMount(program: Command): void {
     )
     .option("--daemon", "detach once mounted")
     .option("--poll-wait <seconds>", "long-poll wait of the change feed", "25")
+    .option(
+      "--write-through",
+      "every save waits for the service (default: saves return once in the on-disk journal, which delivers them in order; fsync and `txtfs sync` wait for delivery)",
+    )
     .option("--trace", "log every FUSE operation (debug level)")
     .action(async (mountpointArg: string, opts) => {
       const mountpoint = resolve(mountpointArg);
@@ -121,6 +126,7 @@ export function registerMount(program: Command): void {
         gid: opts.gid ?? process.getgid?.() ?? 0,
         logger: log,
         pollWait: Number(opts.pollWait),
+        writeBehind: !opts.writeThrough,
       });
       const started = Date.now();
       await vfs.start((message) => process.stderr.write(`txtfs: ${message}\n`));
@@ -130,6 +136,10 @@ export function registerMount(program: Command): void {
         { allowOther: opts.allowOther, uid: opts.uid, gid: opts.gid, extra, trace: opts.trace },
         log,
       );
+      const control = await serveControl(cache, async () => ({ pending: await vfs.drain() })).catch((err) => {
+        log.warn({ err: (err as Error).message }, "no control socket: `txtfs sync` cannot reach this mount");
+        return undefined;
+      });
       process.stdout.write(`mounted ${mountpoint} (${Date.now() - started} ms)\n`);
 
       const record = () =>
@@ -154,6 +164,7 @@ export function registerMount(program: Command): void {
         log.info({ signal }, "unmounting: flushing pending writes");
         clearInterval(timer);
         await vfs.stop();
+        control?.close();
         await mounted.unmount();
         await client.close();
         await stopServer?.();
@@ -190,6 +201,28 @@ export function registerMount(program: Command): void {
           throw new MountError(`${mountpoint} is not a txtfs mount`);
         }
       }
+    });
+
+  program
+    .command("sync [mountpoint]")
+    .description("Wait until every save made in the mount (all mounts by default) is on the service.")
+    .option("--timeout <seconds>", "give up after this long", "300")
+    .action(async (mountpointArg: string | undefined, opts: { timeout: string }) => {
+      const wanted = mountpointArg ? resolve(mountpointArg) : undefined;
+      const mounts = listMounts().filter((m) => !wanted || m.mountpoint === wanted);
+      if (mounts.length === 0)
+        throw new MountError(wanted ? `${wanted} is not a txtfs mount` : "no txtfs mounts");
+      let pending = 0;
+      for (const m of mounts) {
+        const result = await requestSync(m.cacheDir, Number(opts.timeout) * 1000);
+        pending += result.pending;
+        process.stdout.write(
+          result.pending === 0
+            ? `${m.mountpoint}: every save is on the service\n`
+            : `${m.mountpoint}: ${result.pending} saves still journalled (the service is unreachable); they are delivered when it returns\n`,
+        );
+      }
+      if (pending > 0) process.exitCode = 1;
     });
 
   program

@@ -1,8 +1,10 @@
-// Writes that could not reach the service are kept here, on disk, until they can: one entry per
-// note (later saves of the same note replace its content but keep its place in line), replayed in
-// the order the notes were first saved. Survives a crash of the daemon.
+// Saves on their way to the service are kept here, on disk, until it has them: one entry per note
+// (later saves of the same note replace its content but keep its place in line), delivered in the
+// order the notes were first saved. Survives a crash of the daemon; with `durable` (and after
+// `sync`) also a crash of the machine.
 import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { Mutex } from "../lib/mutex.ts";
 
 export interface JournalEntry {
   seq: number;
@@ -24,6 +26,8 @@ export class Journal {
   private readonly dir: string;
   private seq = 0;
   private readonly entries = new Map<string, JournalEntry>();
+  /** put/done/sync read-modify-write an entry across awaits: one at a time. */
+  private readonly lock = new Mutex();
 
   constructor(cacheDir: string) {
     this.dir = join(cacheDir, "journal");
@@ -59,10 +63,22 @@ export class Journal {
     return this.entries.get(key);
   }
 
-  /** Records (or replaces) a note's pending write, durably (fsync) before returning. */
-  async put(entry: Omit<JournalEntry, "seq" | "savedAt">): Promise<JournalEntry> {
+  /**
+   * Records (or replaces) a note's pending write. `durable`: fsynced before returning; otherwise it
+   * survives a crash of the daemon but not of the machine until `sync`.
+   */
+  put(entry: Omit<JournalEntry, "seq" | "savedAt">, durable = true): Promise<JournalEntry> {
+    return this.lock.run(() => this.write(entry, durable));
+  }
+
+  /** `fresh`: a new entry in line, with the base given (not the one of an entry it replaces). */
+  private async write(
+    entry: Omit<JournalEntry, "seq" | "savedAt">,
+    durable: boolean,
+    fresh = false,
+  ): Promise<JournalEntry> {
     const key = Journal.keyOf(entry);
-    const previous = this.entries.get(key);
+    const previous = fresh ? undefined : this.entries.get(key);
     const full: JournalEntry = {
       ...entry,
       // Keep the first base: the remote never saw the saves in between.
@@ -76,7 +92,7 @@ export class Journal {
     const fh = await open(tmp, "w", 0o600);
     try {
       await fh.writeFile(JSON.stringify(full));
-      await fh.sync();
+      if (durable) await fh.sync();
     } finally {
       await fh.close();
     }
@@ -85,27 +101,45 @@ export class Journal {
     return full;
   }
 
+  /** Makes a pending entry durable (fsync), e.g. for fsync(2) while the service is unreachable. */
+  sync(key: string): Promise<void> {
+    return this.lock.run(async () => {
+      const entry = this.entries.get(key);
+      if (!entry) return;
+      const fh = await open(this.file(entry), "r");
+      try {
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+    });
+  }
+
   /**
    * The entry reached the service (as `delivered`). If the note was saved again meanwhile, that
    * newer entry stays, now based on what was delivered (and keyed by the id a create received).
    */
-  async done(
-    entry: JournalEntry,
-    delivered?: { id: string; etag: string; contentHash: string },
-  ): Promise<void> {
-    const key = Journal.keyOf(entry);
-    const current = this.entries.get(key);
-    this.entries.delete(key);
-    await rm(this.file(entry), { force: true });
-    if (current && current.savedAt !== entry.savedAt && delivered) {
-      await rm(this.file(current), { force: true });
-      await this.put({
-        ...current,
-        fileId: delivered.id,
-        baseEtag: delivered.etag,
-        baseHash: delivered.contentHash,
-      });
-    }
+  done(entry: JournalEntry, delivered?: { id: string; etag: string; contentHash: string }): Promise<void> {
+    return this.lock.run(async () => {
+      const key = Journal.keyOf(entry);
+      const current = this.entries.get(key);
+      // Saved again while it was being delivered: `current` is a newer object (savedAt may be
+      // equal). It becomes a fresh entry based on what was delivered, in place before the old one
+      // goes, so the journal never looks empty meanwhile.
+      if (current && current !== entry && delivered) {
+        const next = {
+          ...current,
+          fileId: delivered.id,
+          baseEtag: delivered.etag,
+          baseHash: delivered.contentHash,
+        };
+        await this.write(next, true, true);
+        if (Journal.keyOf(next) !== key) this.entries.delete(key);
+      } else {
+        this.entries.delete(key);
+      }
+      await rm(this.file(entry), { force: true }); // also the newer save's old file: same name
+    });
   }
 
   private file(e: JournalEntry): string {

@@ -132,6 +132,8 @@ export class Tree {
       this.place(parent, node);
       return node;
     }
+    // A feed page read before our own write landed may arrive after it: never step back.
+    if (node.meta && meta.updatedAt < node.meta.updatedAt) return node;
     const moved = node.parent !== parent;
     const renamed = node.meta?.name !== meta.name || node.meta?.type !== meta.type;
     if (node.meta?.etag !== meta.etag) node.localMtimeMs = undefined;
@@ -171,6 +173,7 @@ export class Tree {
       this.adoptOrphans(dir);
       return dir;
     }
+    if (dir.meta && meta.updatedAt < dir.meta.updatedAt) return dir;
     const renamed = dir.meta?.name !== meta.name;
     dir.meta = meta;
     if (dir.parent !== parent) this.move(dir, parent);

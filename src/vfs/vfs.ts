@@ -13,6 +13,7 @@ import {
 import { hostname } from "node:os";
 import { ApiError, NetworkError, type TxtfsClient, withoutContent } from "../client/api.ts";
 import type { TxtFile } from "../lib/apiTypes.ts";
+import { NOTE_CONTENT_BYTES } from "../lib/limits.ts";
 import type { Logger } from "../lib/logger.ts";
 import { ContentCache } from "./contentCache.ts";
 import { fail, toVfsError, VfsError } from "./errors.ts";
@@ -34,6 +35,12 @@ export interface VfsOptions {
   logger: Logger;
   /** Long-poll wait of the change follower, seconds. */
   pollWait?: number;
+  /**
+   * Write-behind (the default): a save returns once it is in the on-disk journal, which delivers
+   * saves to the service in order in the background; fsync waits for delivery. Off, every save
+   * waits for the service (the journal then only holds saves made while it is unreachable).
+   */
+  writeBehind?: boolean;
 }
 
 export interface Stat {
@@ -78,6 +85,9 @@ type Handle =
   | { kind: "local"; node: LocalNode; fh: FileHandle; append: boolean }
   | { kind: "dir" };
 
+/** A note's place in the journal: its id, or its create key while it has none. */
+const journalKey = (node: FileNode) => Journal.keyOf({ fileId: node.id, createKey: node.createKey });
+
 const S_IFREG = 0o100000;
 const S_IFDIR = 0o040000;
 /** Above this, a folder's bodies are fetched one by one instead of in one request. */
@@ -99,8 +109,14 @@ export class Vfs {
   private readonly journal: Journal;
   /** Bodies of notes with a journalled (not yet delivered) write: what reads must see. */
   private readonly overlay = new Map<FileNode, Buffer>();
+  /** A retry of the journal's delivery after the service was unreachable. */
   private replayTimer: NodeJS.Timeout | undefined;
+  /** The running delivery of the journal (one at a time), and whether saves arrived meanwhile. */
   private replaying: Promise<void> | undefined;
+  private replayAgain = false;
+  private unreachable = false;
+  /** "id etag" -> the version our own save made of it (see ownSuccessor); bounded, oldest dropped. */
+  private readonly superseded = new BoundedMap<string, NonNullable<Base>>(10_000);
   private stopped = false;
   private nextFd = 1;
   readonly conflicts: string[] = [];
@@ -133,11 +149,10 @@ export class Vfs {
     for (const open of [...this.openNotes.values()]) {
       if (open.dirty) await this.upload(open).catch((err) => this.log.error({ err }, "final upload failed"));
     }
+    await this.drain();
     this.stopped = true;
     await this.saveLocal();
     clearTimeout(this.replayTimer);
-    await this.replaying;
-    if (this.journal.size) await this.replay();
     if (this.journal.size)
       this.log.warn(
         { pending: this.journal.size },
@@ -238,6 +253,7 @@ export class Vfs {
    * refused edit stays in the buffer (shells flush before they write), so a later flush retries.
    */
   private async applySidecar(open: OpenSidecar): Promise<void> {
+    await this.settle(open.sidecar.target);
     await this.sidecars.apply(open.sidecar.target, open.content.toString("utf8"));
     open.dirty = false;
   }
@@ -571,14 +587,21 @@ export class Vfs {
     const h = this.handle(fd);
     // Only what was written: shells flush a new file once before writing to it, and uploading the
     // empty note then would cost a second request per new note.
-    if (h.kind === "note" && h.open.dirty) await this.upload(h.open);
+    // A body just truncated to nothing is delivered a moment later: `echo x > note` is open,
+    // truncate, flush, write, flush, and the empty save is then replaced before it is sent.
+    if (h.kind === "note" && h.open.dirty) await this.upload(h.open, h.open.content?.length === 0);
     if (h.kind === "sidecar" && h.open.dirty) await this.applySidecar(h.open);
   }
 
   async fsync(fd: number): Promise<void> {
     const h = this.handle(fd);
-    if (h.kind === "local") await h.fh.sync();
-    else await this.flush(fd);
+    if (h.kind === "local") return h.fh.sync();
+    if (h.kind !== "note") return this.flush(fd);
+    if (h.open.dirty) await this.upload(h.open);
+    // On the service if it can be reached; otherwise durably in the journal until it can.
+    await this.drain();
+    const key = journalKey(h.open.node);
+    if (this.journal.get(key)) await this.journal.sync(key);
   }
 
   async release(fd: number): Promise<void> {
@@ -612,12 +635,15 @@ export class Vfs {
    * Saves a dirty note. When the service cannot be reached (or fails), the write goes to the
    * on-disk journal instead and is replayed later: the save still succeeds, nothing is lost.
    */
-  private async upload(open: OpenNote): Promise<void> {
+  private async upload(open: OpenNote, lazy = false): Promise<void> {
     const node = open.node;
     const content = open.content ?? (await this.body(node));
+    // Refused here, at close, like the service would: a write-behind save is accepted locally.
+    if (content.length > NOTE_CONTENT_BYTES)
+      throw fail("EFBIG", `a note holds at most ${NOTE_CONTENT_BYTES} bytes`);
     // A note with a journalled write waits its turn behind it, so saves reach the service in order.
-    const queued = this.journal.get(Journal.keyOf({ fileId: node.id, createKey: node.createKey }));
-    if (!queued) {
+    const queued = this.journal.get(journalKey(node));
+    if (!queued && !this.writeBehind) {
       try {
         const { meta, body } = await this.send(node, content.toString("utf8"), open.base);
         open.content = Buffer.from(body, "utf8");
@@ -635,21 +661,44 @@ export class Vfs {
         );
       }
     }
-    await this.journal.put({
-      fileId: node.id,
-      createKey: node.createKey,
-      name: node.remoteName,
-      folderId: node.parent.id,
-      content: content.toString("utf8"),
-      baseEtag: open.base?.etag ?? null,
-      baseHash: open.base?.hash ?? null,
-      path: this.tree.pathOf(node),
-    });
-    this.overlay.set(node, content);
+    await this.journal.put(
+      {
+        fileId: node.id,
+        createKey: node.createKey,
+        name: node.remoteName,
+        folderId: node.parent.id,
+        content: content.toString("utf8"),
+        baseEtag: open.base?.etag ?? null,
+        baseHash: open.base?.hash ?? null,
+        path: this.tree.pathOf(node),
+      },
+      !this.writeBehind, // write-behind: fsync(2) makes it durable; write-through: only offline saves land here
+    );
+    // A copy: the open buffer keeps changing (and may share memory with its spare capacity).
+    this.overlay.set(node, Buffer.from(content));
     node.dirtySize = content.length;
     this.attrsChanged();
     open.dirty = false;
-    this.scheduleReplay(0);
+    this.deliverSoon(lazy ? 20 : 0);
+  }
+
+  /**
+   * Saves of one note in this mount form one line (its open handles share a buffer), so a save
+   * based on a version that an earlier save of ours replaced builds on our version, not on a
+   * remote change: it must not become a conflict copy. (Write-behind captures a save's base before
+   * the save ahead of it is delivered.)
+   */
+  private ownSuccessor(id: string, base: Base): Base {
+    let current = base;
+    for (let next = current && this.superseded.get(`${id} ${current.etag}`); next; ) {
+      current = next;
+      next = this.superseded.get(`${id} ${current.etag}`);
+    }
+    return current;
+  }
+
+  private get writeBehind(): boolean {
+    return this.opts.writeBehind !== false && !this.stopped;
   }
 
   /**
@@ -657,9 +706,10 @@ export class Vfs {
    * A 412 keeps both versions; a note deleted remotely meanwhile is created again. Returns the
    * note's record and the body it now has.
    */
-  private async send(node: FileNode, content: string, base: Base): Promise<{ meta: TxtFile; body: string }> {
+  private async send(node: FileNode, content: string, given: Base): Promise<{ meta: TxtFile; body: string }> {
     let meta: TxtFile;
     let body = content;
+    const base = node.id ? this.ownSuccessor(node.id, given) : given;
     if (!node.id) {
       meta = withoutContent(
         await this.client.createFile(
@@ -672,6 +722,7 @@ export class Vfs {
     } else {
       try {
         meta = withoutContent(await this.client.updateFile(node.id, { content }, { ifMatch: base?.etag }));
+        if (base) this.superseded.set(`${node.id} ${base.etag}`, baseOf(meta)!);
         this.tree.upsertFile(meta);
       } catch (err) {
         if (err instanceof ApiError && err.status === 412) {
@@ -689,9 +740,8 @@ export class Vfs {
       }
     }
     this.cache.set(meta.id, meta.etag, Buffer.from(body, "utf8"));
-    node.dirtySize = undefined;
     node.localMtimeMs = undefined;
-    this.attrsChanged();
+    this.refreshDirtySize(node);
     return { meta, body };
   }
 
@@ -738,35 +788,96 @@ export class Vfs {
 
   // ---------------------------------------------------------------- the journal
 
+  /** Delivers the journal now, or after `delayMs`; while the service is unreachable, its retry timer does. */
+  private deliverSoon(delayMs: number): void {
+    if (this.unreachable) return;
+    if (delayMs > 0) return this.scheduleReplay(delayMs);
+    clearTimeout(this.replayTimer);
+    this.replayTimer = undefined;
+    void this.deliver();
+  }
+
   private scheduleReplay(delayMs: number): void {
     if (this.replayTimer || this.stopped) return;
     this.replayTimer = setTimeout(() => {
       this.replayTimer = undefined;
-      this.replaying = this.replay().finally(() => {
-        this.replaying = undefined;
-      });
+      void this.deliver();
     }, delayMs);
     this.replayTimer.unref();
   }
 
-  /** Sends journalled writes in order; stops at the first that still cannot reach the service. */
-  private async replay(): Promise<void> {
+  /**
+   * Delivers the journal (one delivery at a time; saves arriving meanwhile are taken along).
+   * Resolves when it is empty or the service is unreachable (then it retries every 2 s).
+   */
+  private deliver(): Promise<void> {
+    if (this.replaying) {
+      this.replayAgain = true;
+      return this.replaying;
+    }
+    const run = async () => {
+      do {
+        this.replayAgain = false;
+        this.unreachable = !(await this.replay());
+      } while (this.replayAgain && !this.unreachable);
+      if (this.unreachable) this.scheduleReplay(2000);
+    };
+    this.replaying = run().finally(() => {
+      this.replaying = undefined;
+    });
+    return this.replaying;
+  }
+
+  /**
+   * Waits until every save is on the service, or the service is found unreachable. Returns the
+   * number of saves still journalled (`txtfs sync`, fsync, unmount).
+   */
+  async drain(): Promise<number> {
+    while (this.replaying || this.journal.size > 0) {
+      await (this.replaying ?? this.deliver());
+      if (this.unreachable) break;
+    }
+    return this.journal.size;
+  }
+
+  /**
+   * Remote operations on a note (rename, delete, metadata) come after its journalled save, or a
+   * note still being created would be renamed or deleted before it exists.
+   */
+  private async settle(node: Node | undefined): Promise<void> {
+    if (node?.kind !== "file" || !this.journal.get(journalKey(node))) return;
+    await this.drain();
+    if (this.journal.get(journalKey(node)))
+      throw fail("EIO", "the service is unreachable and this note's last save is still on its way");
+  }
+
+  /**
+   * The size stat shows while a note has saves on their way: its newest local body (an open
+   * buffer, else the last journalled save), or nothing once the service has the newest.
+   */
+  private refreshDirtySize(node: FileNode): void {
+    const open = this.openNotes.get(node);
+    node.dirtySize = open?.dirty && open.content ? open.content.length : this.overlay.get(node)?.length;
+    this.attrsChanged();
+  }
+
+  /** Sends journalled writes in order. False when it stopped because the service is unreachable. */
+  private async replay(): Promise<boolean> {
     for (const entry of this.journal.pending()) {
       const node = this.nodeFor(entry);
       try {
         const base = entry.baseEtag ? { etag: entry.baseEtag, hash: entry.baseHash ?? "" } : null;
-        const { meta } = await this.send(node, entry.content, base);
+        const { meta, body } = await this.send(node, entry.content, base);
         await this.journal.done(entry, meta);
-        if (!this.journal.get(Journal.keyOf({ fileId: meta.id, createKey: node.createKey })))
-          this.overlay.delete(node);
+        if (!this.journal.get(journalKey(node))) this.overlay.delete(node);
+        this.refreshDirtySize(node);
+        // An open note's next save builds on what was just delivered (unless that became a
+        // conflict copy: then the next save must not overwrite the remote either).
         const open = this.openNotes.get(node);
-        if (open && !open.dirty) open.base = baseOf(meta);
-        this.log.info({ path: entry.path }, "journalled write delivered");
+        if (open && body === entry.content) open.base = baseOf(meta);
+        this.log.debug({ path: entry.path }, "journalled write delivered");
       } catch (err) {
-        if (isTransient(err)) {
-          this.scheduleReplay(2000);
-          return;
-        }
+        if (isTransient(err)) return false;
         // The service refused it for good (e.g. a limit): keep the bytes as a local file, visibly.
         this.log.error({ err, path: entry.path }, "journalled write refused; kept as a local file");
         await this.newLocal(node.parent, `${node.name}.unsent`, 0o644, Buffer.from(entry.content, "utf8"));
@@ -774,6 +885,7 @@ export class Vfs {
         this.overlay.delete(node);
       }
     }
+    return true;
   }
 
   /** The tree node a journal entry writes to (re-created after a restart when needed). */
@@ -806,7 +918,7 @@ export class Vfs {
       node.dirtySize = body.length;
     }
     this.attrsChanged();
-    if (entries.length) this.scheduleReplay(0);
+    if (entries.length) this.deliverSoon(0);
   }
 
   // ---------------------------------------------------------------- namespace changes
@@ -843,6 +955,7 @@ export class Vfs {
     const node = this.find(path);
     if (node.kind === "dir") throw fail("EISDIR");
     this.checkWritable(node);
+    await this.settle(node);
     if (node.kind === "local") {
       this.tree.detach(node);
       if (node.ghostOf) await this.deleteRemote(node.ghostOf.id, node.ghostOf.etag);
@@ -876,6 +989,7 @@ export class Vfs {
       // `jq ... > tmp && mv tmp NAME.meta.json`: the renamed file's JSON is applied.
       if (src.kind !== "local") throw fail("EINVAL", "only a plain file can replace a sidecar");
       this.checkWritable(sidecar.target);
+      await this.settle(sidecar.target);
       await this.sidecars.apply(sidecar.target, (await readFile(src.blob)).toString("utf8"));
       this.tree.detach(src);
       await this.local.removeBlob(src.blob);
@@ -886,6 +1000,7 @@ export class Vfs {
     this.checkWritable(destDir);
     const target = destDir.children.get(name);
     if (target === src) return;
+    await this.settle(src);
     if (src.kind === "dir") return this.renameDir(src, destDir, name, target);
     if (target?.kind === "dir") throw fail("EISDIR");
     try {
@@ -1042,7 +1157,9 @@ export class Vfs {
 
   async getxattr(path: string, name: string): Promise<Buffer | null> {
     if (this.sidecarOnly(path)) return null;
-    return readXattr(this.client, this.find(path), name);
+    const node = this.find(path);
+    await this.settle(node);
+    return readXattr(this.client, node, name);
   }
 
   listxattr(path: string): string[] {
@@ -1054,6 +1171,7 @@ export class Vfs {
     if (this.sidecarOnly(path)) throw fail("ENOTSUP");
     const node = this.find(path);
     if (name.startsWith("user.txtfs.")) this.checkWritable(node);
+    await this.settle(node);
     await writeXattr(this.client, this.tree, node, name, value);
   }
 
@@ -1180,6 +1298,20 @@ function resize(content: Buffer, size: number): Buffer {
 }
 
 type Base = { etag: string; hash: string } | null;
+
+/** A Map that forgets its oldest entries beyond `max`. */
+class BoundedMap<K, V> extends Map<K, V> {
+  private readonly max: number;
+  constructor(max: number) {
+    super();
+    this.max = max;
+  }
+  override set(key: K, value: V): this {
+    super.set(key, value);
+    if (this.size > this.max) this.delete(this.keys().next().value as K);
+    return this;
+  }
+}
 
 function baseOf(meta: TxtFile | null | undefined): Base {
   return meta ? { etag: meta.etag, hash: meta.contentHash } : null;

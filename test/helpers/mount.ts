@@ -4,6 +4,7 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
+import { requestSync } from "../../src/lib/mountControl.ts";
 import { BIN, ROOT } from "./cli.ts";
 import { Api } from "./server.ts";
 
@@ -202,7 +203,13 @@ export function mountFixture(): MountFixture {
       if (!current) throw new Error("not mounted");
       return current;
     },
-    sh: (script, timeoutMs) => sh(script, { cwd: dirs.mnt, timeoutMs }),
+    // Saves return before they reach the service (write-behind): wait for delivery after each
+    // script, as `txtfs sync` would, so the API shows what the script did.
+    async sh(script, timeoutMs) {
+      const result = await sh(script, { cwd: dirs.mnt, timeoutMs });
+      if (current) await requestSync(dirs.cache, 15_000).catch(() => undefined);
+      return result;
+    },
     async start(opts) {
       current = await startMount(dirs, opts);
       return current;

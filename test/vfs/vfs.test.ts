@@ -13,7 +13,7 @@ let u: TestUser;
 let cacheDir: string;
 const vfss: Vfs[] = [];
 
-async function mountVfs(opts: { url?: string; cacheSize?: number } = {}) {
+async function mountVfs(opts: { url?: string; cacheSize?: number; writeBehind?: boolean } = {}) {
   const client = new TxtfsClient({ url: opts.url ?? t.url, key: u.key, source: "mount", timeoutMs: 2000 });
   const vfs = new Vfs({
     client,
@@ -21,8 +21,9 @@ async function mountVfs(opts: { url?: string; cacheSize?: number } = {}) {
     cacheSize: opts.cacheSize ?? 1 << 20,
     uid: 0,
     gid: 0,
-    logger: createLogger("vfs-test", "silent"),
+    logger: createLogger("vfs-test", (process.env.VFS_LOG as "silent") ?? "silent"),
     pollWait: 1,
+    writeBehind: opts.writeBehind,
   });
   await vfs.start();
   vfss.push(vfs);
@@ -33,7 +34,10 @@ async function writeFile(vfs: Vfs, path: string, text: string) {
   const fd = await vfs.create(path, 0o644);
   await vfs.write(fd, Buffer.from(text), 0);
   await vfs.release(fd);
+  await vfs.drain(); // write-behind: wait until the save is on the service (or found unreachable)
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function readAll(vfs: Vfs, path: string) {
   const fd = await vfs.open(path, fsc.O_RDONLY);
@@ -117,6 +121,7 @@ describe("vfs", () => {
     await vfs.write(fd, Buffer.from("ours"), 0);
     await u.api.put(`/api/v1/files/${file.id}`, { content: "theirs" });
     await vfs.release(fd);
+    expect(await vfs.drain()).toBe(0); // write-behind: the save is delivered after release
     const files = await remote();
     expect(files).toHaveLength(2);
     expect((await u.api.get(`/api/v1/files/${file.id}`)).body.content).toBe("theirs");
@@ -133,6 +138,7 @@ describe("vfs", () => {
     await vfs.write(fd, Buffer.from("ours"), 0);
     await u.api.put(`/api/v1/files/${file.id}`, { tags: ["theirs"] });
     await vfs.release(fd);
+    expect(await vfs.drain()).toBe(0);
     expect(await remote()).toHaveLength(1);
     expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({
       content: "ours",
@@ -197,6 +203,73 @@ describe("vfs", () => {
     await u.api.delete(`/api/v1/files/${file.id}`);
     for (let i = 0; i < 40 && vfs.readdir("/").length; i++) await new Promise((r) => setTimeout(r, 50));
     expect(vfs.readdir("/")).toEqual([]);
+  });
+
+  it("write-behind: a save returns before delivery, reads see it, drain delivers it once", async () => {
+    const vfs = await mountVfs();
+    const before = vfs.stats().requests;
+    const fd = await vfs.create("/wb.md", 0o644);
+    await vfs.write(fd, Buffer.from("draft"), 0);
+    await vfs.release(fd);
+    expect(await readAll(vfs, "/wb.md")).toBe("draft");
+    expect(await vfs.drain()).toBe(0);
+    expect(vfs.stats().requests - before).toBe(1);
+    expect((await remote()).map((f) => f.name)).toEqual(["wb.md"]);
+    expect((await u.api.get(`/api/v1/files/${(await remote())[0]!.id}`)).body.content).toBe("draft");
+  });
+
+  it("write-behind: saves of one note in quick succession land in order, never as conflicts", async () => {
+    const vfs = await mountVfs();
+    await writeFile(vfs, "/seq.md", "0\n");
+    for (let i = 1; i <= 30; i++) {
+      // Alternate appends and truncating rewrites, without waiting for delivery in between.
+      const fd = await vfs.open("/seq.md", fsc.O_WRONLY | (i % 3 === 0 ? 0 : fsc.O_APPEND));
+      if (i % 3 === 0) await vfs.ftruncate(fd, 0);
+      await vfs.write(fd, Buffer.from(`${i}\n`), i % 3 === 0 ? 0 : 1 << 20);
+      await vfs.flush(fd);
+      await vfs.release(fd);
+      if (i % 7 === 0) await sleep(5); // let some deliveries land between saves
+    }
+    expect(await vfs.drain()).toBe(0);
+    const files = await remote();
+    expect(files.map((f) => f.name)).toEqual(["seq.md"]);
+    expect(vfs.conflicts).toEqual([]);
+    expect((await u.api.get(`/api/v1/files/${files[0]!.id}`)).body.content).toBe("30\n");
+    expect(await readAll(vfs, "/seq.md")).toBe("30\n");
+  });
+
+  it("write-behind: renaming or deleting a note still on its way waits for it", async () => {
+    const vfs = await mountVfs();
+    for (const name of ["a", "b"]) {
+      const fd = await vfs.create(`/${name}.md`, 0o644);
+      await vfs.write(fd, Buffer.from(name), 0);
+      await vfs.release(fd);
+    }
+    await vfs.rename("/a.md", "/a2.md");
+    await vfs.unlink("/b.md");
+    expect(await vfs.drain()).toBe(0);
+    const files = await remote();
+    expect(files.map((f) => f.name)).toEqual(["a2.md"]);
+    expect((await u.api.get(`/api/v1/files/${files[0]!.id}`)).body.content).toBe("a");
+  });
+
+  it("write-through (--write-through): release returns after the service has the save", async () => {
+    const vfs = await mountVfs({ writeBehind: false });
+    const fd = await vfs.create("/wt.md", 0o644);
+    await vfs.write(fd, Buffer.from("now"), 0);
+    await vfs.release(fd);
+    const files = await remote();
+    expect(files.map((f) => f.name)).toEqual(["wt.md"]);
+    expect((await u.api.get(`/api/v1/files/${files[0]!.id}`)).body.content).toBe("now");
+  });
+
+  it("fsync delivers the save before it returns", async () => {
+    const vfs = await mountVfs();
+    const fd = await vfs.create("/fs.md", 0o644);
+    await vfs.write(fd, Buffer.from("synced"), 0);
+    await vfs.fsync(fd);
+    expect((await remote()).map((f) => f.name)).toEqual(["fs.md"]); // before release
+    await vfs.release(fd);
   });
 
   it("the content cache stays within its bound", async () => {

@@ -1,3 +1,4 @@
+import { NOTE_CONTENT_BYTES } from "../../lib/limits.ts";
 import { invalid, tooLarge } from "./errors.ts";
 
 // The spec's limits plus the ones it leaves 'not shown' (documented in the README).
@@ -8,7 +9,7 @@ export const LIMITS = {
   reasonChars: 500,
   planSourceChars: 64,
   nameBytes: 255,
-  contentBytes: 5 * 1024 * 1024,
+  contentBytes: NOTE_CONTENT_BYTES,
   pageDefault: 100,
   pageMax: 1000,
   importFiles: 1000,

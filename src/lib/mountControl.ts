@@ -1,0 +1,71 @@
+// A mount daemon's control socket, in its cache dir: `txtfs sync` asks the daemon to deliver every
+// pending save and answers once it has (or found the service unreachable). One JSON line each way.
+import { rmSync } from "node:fs";
+import { createConnection, createServer, type Server } from "node:net";
+import { join } from "node:path";
+
+export interface SyncResult {
+  /** Saves still journalled: 0 means everything written is on the service. */
+  pending: number;
+}
+
+export const controlSocketPath = (cacheDir: string) => join(cacheDir, "control.sock");
+
+export async function serveControl(cacheDir: string, sync: () => Promise<SyncResult>): Promise<Server> {
+  const path = controlSocketPath(cacheDir);
+  rmSync(path, { force: true }); // left by a daemon that was killed
+  const server = createServer((socket) => {
+    socket.setEncoding("utf8");
+    let line = "";
+    socket.on("data", (chunk) => {
+      line += chunk;
+      if (!line.includes("\n")) return;
+      const request = line.trim();
+      const reply: Promise<SyncResult | { error: string }> =
+        request === "sync"
+          ? sync()
+          : Promise.resolve({ error: `unknown request ${JSON.stringify(request)}` });
+      void reply.then(
+        (r) => socket.end(`${JSON.stringify(r)}\n`),
+        (err: Error) => socket.end(`${JSON.stringify({ error: err.message })}\n`),
+      );
+    });
+    socket.on("error", () => socket.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(path, () => resolve());
+  });
+  server.unref();
+  return server;
+}
+
+export function requestSync(cacheDir: string, timeoutMs = 60_000): Promise<SyncResult> {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection(controlSocketPath(cacheDir));
+    let answer = "";
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no answer from the mount daemon within ${timeoutMs / 1000} s`));
+    }, timeoutMs);
+    socket.setEncoding("utf8");
+    socket.on("connect", () => socket.write("sync\n"));
+    socket.on("data", (chunk) => {
+      answer += chunk;
+    });
+    socket.on("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    socket.on("end", () => {
+      clearTimeout(timer);
+      try {
+        const parsed = JSON.parse(answer) as SyncResult & { error?: string };
+        if (parsed.error) reject(new Error(parsed.error));
+        else resolve(parsed);
+      } catch {
+        reject(new Error("the mount daemon closed the control socket without an answer"));
+      }
+    });
+  });
+}
