@@ -46,7 +46,8 @@ export interface TxtFolder {
 /** One record of the change feed (GET /api/v1/changes): metadata only, never bodies. */
 export interface ChangeRecord {
   seq: number;
-  kind: "file" | "folder";
+  /** `share`, `comment`, `suggestion` and `version` records carry `fileId` (or the shared resource). */
+  kind: "file" | "folder" | "share" | "comment" | "suggestion" | "version";
   id: string;
   deleted: boolean;
   /** For tombstones: `deleted`, or `access_revoked` when the item is no longer visible to you. */
@@ -55,4 +56,10 @@ export interface ChangeRecord {
   etag?: string;
   file?: TxtFile;
   folder?: TxtFolder;
+  /** The file a comment, suggestion or version belongs to (also on their tombstones). */
+  fileId?: string;
+  share?: Record<string, unknown>;
+  comment?: Record<string, unknown>;
+  suggestion?: Record<string, unknown>;
+  version?: Record<string, unknown>;
 }

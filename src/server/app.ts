@@ -17,6 +17,7 @@ import { changeRoutes } from "./routes/changes.ts";
 import { discoverRoutes } from "./routes/discover.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { folderRoutes } from "./routes/folders.ts";
+import { shareRoutes } from "./routes/shares.ts";
 
 export const API_VERSION = "v1";
 
@@ -182,6 +183,7 @@ export async function buildApp(opts: AppOptions) {
   await app.register(fileRoutes(deps));
   await app.register(folderRoutes(deps));
   await app.register(changeRoutes(deps));
+  await app.register(shareRoutes(deps));
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish

@@ -74,11 +74,13 @@ export async function flatIndex(tx: Tx, actor: Actor) {
 export async function overview(tx: Tx, actor: Actor) {
   const scope = await loadScope(tx, actor);
   const folders = await listFolders(tx, actor, scope);
-  const rootRows = (await tx.files.list({
-    ownerId: actor.userId,
-    sharedFileIds: [...scope.fileRoles.keys()],
-    folderId: null,
-  })) as FileMetaRow[];
+  const rootRows = (await tx.files.list({ ownerId: actor.userId, folderId: null })) as FileMetaRow[];
+  // A file shared on its own sits at the caller's top level unless its folder is visible to them.
+  const visibleFolders = new Set(folders.map((f) => f.id));
+  for (const row of await tx.files.metaByIds([...scope.fileRoles.keys()])) {
+    if (row.owner_id !== actor.userId && !(row.folder_id && visibleFolders.has(row.folder_id)))
+      rootRows.push(row);
+  }
   return {
     user: { id: actor.userId, email: actor.email, name: actor.name },
     identity: null,

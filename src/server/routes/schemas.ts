@@ -117,3 +117,33 @@ export const ChangesQuery = Type.Object({
   limit: Type.Optional(Limit),
   wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 60 })),
 });
+
+const ShareRole = Type.Union([Type.Literal("writer"), Type.Literal("reader")]);
+const Expiry = Type.Optional(Nullable(Type.String()));
+
+export const ShareCreateBody = Type.Object(
+  {
+    fileId: Type.Optional(Type.String({ minLength: 1 })),
+    folderId: Type.Optional(Type.String({ minLength: 1 })),
+    email: Type.String(),
+    role: ShareRole,
+    expiresAt: Expiry,
+  },
+  { additionalProperties: false },
+);
+
+export const FolderShareBody = Type.Object(
+  { email: Type.String(), role: ShareRole, expiresAt: Expiry },
+  { additionalProperties: false },
+);
+
+export const ShareUpdateBody = Type.Object(
+  { role: Type.Optional(ShareRole), expiresAt: Expiry },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const ShareListQuery = Type.Object({
+  fileId: Type.Optional(Type.String({ minLength: 1 })),
+  folderId: Type.Optional(Type.String({ minLength: 1 })),
+  direction: Type.Optional(Type.Union([Type.Literal("granted"), Type.Literal("received")])),
+});
