@@ -18,6 +18,7 @@ import { discoverRoutes } from "./routes/discover.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { folderRoutes } from "./routes/folders.ts";
 import { shareRoutes } from "./routes/shares.ts";
+import { versionRoutes } from "./routes/versions.ts";
 
 export const API_VERSION = "v1";
 
@@ -184,6 +185,7 @@ export async function buildApp(opts: AppOptions) {
   await app.register(folderRoutes(deps));
   await app.register(changeRoutes(deps));
   await app.register(shareRoutes(deps));
+  await app.register(versionRoutes(deps));
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish

@@ -147,3 +147,18 @@ export const ShareListQuery = Type.Object({
   folderId: Type.Optional(Type.String({ minLength: 1 })),
   direction: Type.Optional(Type.Union([Type.Literal("granted"), Type.Literal("received")])),
 });
+
+export const VersionParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64 }),
+  version: Type.String({ minLength: 1, maxLength: 12 }),
+});
+
+export const VersionListQuery = Type.Object({
+  limit: Type.Optional(Limit),
+  before: Type.Optional(Type.Integer({ minimum: 1 })),
+});
+
+export const CommitBody = Type.Object(
+  { label: Type.String(), versionNumber: Type.Optional(Type.Integer({ minimum: 1 })) },
+  { additionalProperties: false },
+);
