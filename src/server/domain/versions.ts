@@ -98,6 +98,7 @@ export async function commitVersion(
   if (!label) throw invalid("label", "must not be empty");
   if ([...label].length > LABEL_MAX_CHARS)
     throw invalid("label", `must be at most ${LABEL_MAX_CHARS} characters`);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it rejects
   if (/[\0-\x1f\x7f]/.test(label)) throw invalid("label", "must not contain control characters");
   const row = await loadVersion(tx, file.id, input.versionNumber ?? file.version_number);
   const commitId = newId("c");
