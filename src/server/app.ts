@@ -14,6 +14,7 @@ import { DEFAULT_RATE_LIMIT, type RateLimitConfig, RateLimiter } from "./http/ra
 import { costOf } from "./http/types.ts";
 import { KeyUsage } from "./http/usage.ts";
 import { changeRoutes } from "./routes/changes.ts";
+import { collaborationRoutes } from "./routes/collaboration.ts";
 import { discoverRoutes } from "./routes/discover.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { folderRoutes } from "./routes/folders.ts";
@@ -186,6 +187,7 @@ export async function buildApp(opts: AppOptions) {
   await app.register(changeRoutes(deps));
   await app.register(shareRoutes(deps));
   await app.register(versionRoutes(deps));
+  await app.register(collaborationRoutes(deps));
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish

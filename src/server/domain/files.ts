@@ -7,6 +7,7 @@ import type { FileRow, Role } from "../../store/repos/rows.ts";
 import type { Tx } from "../../store/store.ts";
 import { requireFile, requireFolder } from "./access.ts";
 import type { Actor } from "./actor.ts";
+import { rebaseAnchors } from "./anchors.ts";
 import { preconditionFailed, ServiceError } from "./errors.ts";
 import { fileAudience, publishFile, publishFileDeleted } from "./feed.ts";
 import {
@@ -174,7 +175,10 @@ export async function updateFile(
   next.etag = etagOf(next.revision, next.content_hash);
   next.updated_at = nextIso(file.updated_at);
   await tx.files.update(next);
-  if (next.version_number !== file.version_number) await insertVersion(tx, next, actor);
+  if (next.version_number !== file.version_number) {
+    await insertVersion(tx, next, actor);
+    await rebaseAnchors(tx, file.id, file.content, next.content);
+  }
   const seqs = await publishFile(tx, next, before);
   return { file: next, role, seq: seqs.get(actor.userId) };
 }

@@ -162,3 +162,50 @@ export const CommitBody = Type.Object(
   { label: Type.String(), versionNumber: Type.Optional(Type.Integer({ minimum: 1 })) },
   { additionalProperties: false },
 );
+
+export const ItemParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64 }),
+  itemId: Type.String({ minLength: 1, maxLength: 64 }),
+});
+
+const Offset = Type.Integer({ minimum: 0 });
+
+export const CommentCreateBody = Type.Object(
+  {
+    body: Type.String(),
+    selection_start: Type.Optional(Nullable(Offset)),
+    selection_end: Type.Optional(Nullable(Offset)),
+    selected_text: Type.Optional(Nullable(Type.String())),
+  },
+  { additionalProperties: false },
+);
+
+export const CommentUpdateBody = Type.Object(
+  { body: Type.Optional(Type.String()), resolved: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const CommentListQuery = Type.Object({
+  resolved: Type.Optional(Type.Union([Type.Literal("true"), Type.Literal("false")])),
+});
+
+export const SuggestionCreateBody = Type.Object(
+  {
+    selection_start: Offset,
+    selection_end: Offset,
+    suggested_text: Type.String(),
+    original_text: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+export const SuggestionListQuery = Type.Object({
+  status: Type.Optional(
+    Type.Union([Type.Literal("pending"), Type.Literal("accepted"), Type.Literal("rejected")]),
+  ),
+});
+
+export const SuggestionUpdateBody = Type.Object(
+  { status: Type.Union([Type.Literal("accepted"), Type.Literal("rejected")]) },
+  { additionalProperties: false },
+);
