@@ -209,3 +209,10 @@ export const SuggestionUpdateBody = Type.Object(
   { status: Type.Union([Type.Literal("accepted"), Type.Literal("rejected")]) },
   { additionalProperties: false },
 );
+
+export const TempUrlBody = Type.Object(
+  { expiresIn: Type.Optional(Type.Integer()) },
+  { additionalProperties: false },
+);
+
+export const TokenParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) });
