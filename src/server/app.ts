@@ -19,6 +19,7 @@ import { discoverRoutes } from "./routes/discover.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { folderRoutes } from "./routes/folders.ts";
 import { shareRoutes } from "./routes/shares.ts";
+import { skillRoutes } from "./routes/skills.ts";
 import { tempUrlRoutes } from "./routes/tempUrls.ts";
 import { versionRoutes } from "./routes/versions.ts";
 
@@ -190,6 +191,7 @@ export async function buildApp(opts: AppOptions) {
   await app.register(versionRoutes(deps));
   await app.register(collaborationRoutes(deps));
   await app.register(tempUrlRoutes(deps));
+  await app.register(skillRoutes(deps));
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish
