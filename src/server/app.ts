@@ -21,6 +21,7 @@ import { folderRoutes } from "./routes/folders.ts";
 import { shareRoutes } from "./routes/shares.ts";
 import { skillRoutes } from "./routes/skills.ts";
 import { tempUrlRoutes } from "./routes/tempUrls.ts";
+import { themeRoutes } from "./routes/themes.ts";
 import { versionRoutes } from "./routes/versions.ts";
 
 export const API_VERSION = "v1";
@@ -192,6 +193,7 @@ export async function buildApp(opts: AppOptions) {
   await app.register(collaborationRoutes(deps));
   await app.register(tempUrlRoutes(deps));
   await app.register(skillRoutes(deps));
+  await app.register(themeRoutes(deps));
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish

@@ -216,3 +216,18 @@ export const TempUrlBody = Type.Object(
 );
 
 export const TokenParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) });
+
+export const ThemeQuery = Type.Object({
+  fileId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  folderId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  groupId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+});
+
+export const ThemeBody = Type.Object(
+  {
+    themeId: Type.String(),
+    overrides: Type.Optional(Type.Unknown()),
+    revision: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
