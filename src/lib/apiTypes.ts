@@ -20,6 +20,8 @@ export interface TxtFile {
   role: Role;
   etag: string;
   contentHash: string;
+  /** The owner's account id (additive): who shared it, for items that are not yours. */
+  ownerId?: string;
 }
 
 export interface TxtFileDetail extends Omit<TxtFile, "endpoint" | "raw"> {
@@ -40,6 +42,7 @@ export interface TxtFolder {
   endpoint: string;
   access: "owner" | "shared";
   role: Role;
+  ownerId?: string;
   files?: (TxtFile & { content: string })[];
 }
 

@@ -120,6 +120,7 @@ export class Vfs {
   async start(onProgress?: (message: string) => void): Promise<void> {
     onProgress?.("listing the account...");
     const index = await this.client.flatIndex();
+    for (const o of index.owners ?? []) this.tree.setOwner(o.id, o.email);
     this.tree.load(index.folders, index.files);
     onProgress?.(`${index.files.length} notes in ${index.folders.length} folders`);
     for (const entry of await this.local.init()) this.restoreLocal(entry);

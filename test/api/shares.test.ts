@@ -330,21 +330,23 @@ describe("share events in the change feed", () => {
     const res = await alice.api.post(`/api/v1/folders/${dir.id}/share`, { email: bob.email, role: "reader" });
     const shareId = res.body.share.id;
     const page = (await bob.api.get(`/api/v1/changes?cursor=${head}`)).body.changes;
+    // the share first (who shared), then the items, parents before children
     expect(page.map((c: any) => `${c.kind}:${c.id}:${c.deleted}`)).toEqual([
+      `share:${shareId}:false`,
       `folder:${dir.id}:false`,
       `file:${f.id}:false`,
-      `share:${shareId}:false`,
     ]);
-    expect(page[1].file).toMatchObject({ role: "reader", access: "shared" });
+    expect(page[0].share).toMatchObject({ ownerId: alice.id, ownerEmail: alice.email });
+    expect(page[2].file).toMatchObject({ role: "reader", access: "shared", ownerId: alice.id });
     const aliceFeed = (await alice.api.get(`/api/v1/changes?cursor=${res.body.seq - 1}`)).body.changes;
     expect(aliceFeed.map((c: any) => c.kind)).toEqual(["share"]);
     const mid = (await bob.api.get("/api/v1/changes?cursor=latest")).body.cursor;
     await alice.api.delete(`/api/v1/shares/${shareId}`);
     const gone = (await bob.api.get(`/api/v1/changes?cursor=${mid}`)).body.changes;
     expect(gone.map((c: any) => `${c.kind}:${c.id}:${c.reason}`)).toEqual([
+      `share:${shareId}:revoked`,
       `folder:${dir.id}:access_revoked`,
       `file:${f.id}:access_revoked`,
-      `share:${shareId}:revoked`,
     ]);
   });
 });

@@ -62,9 +62,20 @@ export async function flatIndex(tx: Tx, actor: Actor) {
     sharedFileIds: [...scope.fileRoles.keys()],
   })) as FileMetaRow[];
   const user = await tx.users.byId(actor.userId);
+  const folders = await listFolders(tx, actor, scope);
+  // Who shared what with the caller (the mount names its `Shared with me/OWNER/` folders after them).
+  const ownerIds = new Set<string>();
+  for (const r of rows) if (r.owner_id !== actor.userId) ownerIds.add(r.owner_id);
+  for (const f of folders) if (f.ownerId && f.ownerId !== actor.userId) ownerIds.add(f.ownerId);
+  const owners = [];
+  for (const id of [...ownerIds].sort()) {
+    const u = await tx.users.byId(id);
+    if (u) owners.push({ id: u.id, email: u.email, name: u.name });
+  }
   return {
     files: rows.map((r) => toTxtFile(r, roleInScope(scope, r) ?? "reader")),
-    folders: await listFolders(tx, actor, scope),
+    folders,
+    owners,
     // Read in the same snapshot: following the feed from here misses nothing.
     cursor: Number(user?.feed_seq ?? 0),
   };

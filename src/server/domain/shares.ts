@@ -138,8 +138,9 @@ export async function createShare(
     };
     await tx.shares.insert(row);
   }
-  if (row.grantee_id) await republishAccess(tx, row.grantee_id, type, resourceId);
+  // The share first: a client learns who shared before the items arrive (the mount names folders after them).
   const seqs = await publishShare(tx, row, owner);
+  if (row.grantee_id) await republishAccess(tx, row.grantee_id, type, resourceId);
   return { share: toTxtShare(row, owner), created: !existing, seq: seqs.get(actor.userId) };
 }
 
@@ -178,9 +179,9 @@ export async function updateShare(
   if (patch.role !== undefined) next.role = patch.role;
   if (patch.expiresAt !== undefined) next.expires_at = checkExpiry(patch.expiresAt);
   await tx.shares.update(next);
-  if (next.grantee_id) await republishAccess(tx, next.grantee_id, next.resource_type, next.resource_id);
   const owner = await tx.users.byId(row.owner_id);
   const seqs = await publishShare(tx, next, owner);
+  if (next.grantee_id) await republishAccess(tx, next.grantee_id, next.resource_type, next.resource_id);
   return { share: toTxtShare(next, owner), seq: seqs.get(actor.userId) };
 }
 
@@ -189,8 +190,8 @@ export async function revokeShare(tx: Tx, actor: Actor, id: string) {
   const row = await involvedShare(tx, actor, id);
   const next: ShareRow = { ...row, status: "revoked", updated_at: nowIso() };
   await tx.shares.update(next);
-  if (next.grantee_id) await republishAccess(tx, next.grantee_id, next.resource_type, next.resource_id);
   const seqs = await publishShare(tx, next, undefined);
+  if (next.grantee_id) await republishAccess(tx, next.grantee_id, next.resource_type, next.resource_id);
   return { id, revoked: true as const, seq: seqs.get(actor.userId) };
 }
 
@@ -246,8 +247,8 @@ export async function activatePendingShares(tx: Tx, user: UserRow): Promise<numb
   for (const row of pending) {
     const next: ShareRow = { ...row, grantee_id: user.id, status: "active", updated_at: nowIso() };
     await tx.shares.update(next);
-    await republishAccess(tx, user.id, next.resource_type, next.resource_id);
     await publishShare(tx, next, await tx.users.byId(next.owner_id));
+    await republishAccess(tx, user.id, next.resource_type, next.resource_id);
   }
   return pending.length;
 }
