@@ -349,4 +349,36 @@ describe("share events in the change feed", () => {
       `file:${f.id}:access_revoked`,
     ]);
   });
+
+  it("deleting a shared folder tells the grantee: the share goes, and the children it reached", async () => {
+    const top = await mkdir(alice, { name: "Gone" });
+    const sub = await mkdir(alice, { name: "sub", parentFolderId: top.id });
+    const child = await mkfile(alice, { name: "child.md", folderId: top.id });
+    const deep = await mkfile(alice, { name: "deep.md", folderId: sub.id });
+    const s = await alice.api.post(`/api/v1/folders/${top.id}/share`, { email: bob.email, role: "reader" });
+    const head = (await bob.api.get("/api/v1/changes?cursor=latest")).body.cursor;
+    expect((await alice.api.delete(`/api/v1/folders/${top.id}`)).status).toBe(200);
+    const feed = (await bob.api.get(`/api/v1/changes?cursor=${head}`)).body.changes;
+    const seen = new Map(feed.map((c: any) => [`${c.kind}:${c.id}`, c.reason]));
+    expect(seen.get(`share:${s.body.share.id}`)).toBe("revoked");
+    expect(seen.get(`folder:${top.id}`)).toBe("deleted");
+    expect(seen.get(`folder:${sub.id}`)).toBe("access_revoked");
+    expect(seen.get(`file:${child.id}`)).toBe("access_revoked");
+    expect(seen.get(`file:${deep.id}`)).toBe("access_revoked");
+    for (const id of [child.id, deep.id])
+      expectError(await bob.api.get(`/api/v1/files/${id}`), 404, "not_found");
+    expect(
+      (await bob.api.get("/api/v1/shares?direction=received")).body.shares.map((x: any) => x.id),
+    ).not.toContain(s.body.share.id);
+  });
+
+  it("deleting a shared file tombstones its share records", async () => {
+    const f = await mkfile(alice, { name: "bye.md" });
+    const s = await share(alice, { fileId: f.id, email: bob.email, role: "writer" });
+    const head = (await bob.api.get("/api/v1/changes?cursor=latest")).body.cursor;
+    await alice.api.delete(`/api/v1/files/${f.id}`);
+    const feed = (await bob.api.get(`/api/v1/changes?cursor=${head}`)).body.changes;
+    expect(feed.map((c: any) => `${c.kind}:${c.reason}`)).toEqual(["share:revoked", "file:deleted"]);
+    expect(feed[0].id).toBe(s.id);
+  });
 });

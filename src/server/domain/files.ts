@@ -19,6 +19,7 @@ import {
   LIMITS,
   typeFromName,
 } from "./limits.ts";
+import { dropSharesOn } from "./shares.ts";
 
 export type FileType = "txt" | "md";
 export type Availability = "cloud" | "cloud+local";
@@ -189,7 +190,8 @@ export async function deleteFile(tx: Tx, actor: Actor, id: string, ifMatch?: IfM
   const before = await fileAudience(tx, file);
   await tx.connections.deleteForFile(id);
   await tx.versions.deleteForFile(id);
-  await tx.shares.deleteOn(id);
+  await dropSharesOn(tx, id);
+  await tx.themes.delete("file", id);
   await tx.files.delete(id);
   const seqs = await publishFileDeleted(tx, id, before);
   return { id, deleted: true as const, seq: seqs.get(actor.userId) };

@@ -252,3 +252,14 @@ export async function activatePendingShares(tx: Tx, user: UserRow): Promise<numb
   }
   return pending.length;
 }
+
+/**
+ * Before a shared file or folder is deleted: its shares go (their records become tombstones in
+ * the owner's and grantees' feeds). Returns the grantees, who may have lost more than the item.
+ */
+export async function dropSharesOn(tx: Tx, resourceId: string): Promise<string[]> {
+  const rows = await tx.shares.liveOn([resourceId]);
+  for (const row of rows) await publishShare(tx, { ...row, status: "revoked" }, undefined);
+  await tx.shares.deleteOn(resourceId);
+  return rows.flatMap((r) => (r.grantee_id ? [r.grantee_id] : []));
+}
