@@ -280,6 +280,7 @@ export class Vfs {
    * (Only on open: `ls -lR` and `find` never fetch bodies.)
    */
   private prefetchFolder(dir: DirNode): Promise<void> | undefined {
+    if (!dir.id && dir !== this.tree.root) return undefined; // `Shared with me/` folders: nothing to fetch
     const id = dir.id ?? "root";
     const running = this.prefetches.get(id);
     if (running) return running;

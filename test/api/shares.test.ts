@@ -249,7 +249,7 @@ describe("share a folder", () => {
     const dir = await mkdir(alice, { name: "ReadOnly" });
     const f1 = await mkfile(alice, { name: "r1.md", folderId: dir.id, content: "1" });
     const f2 = await mkfile(alice, { name: "r2.md", folderId: dir.id, content: "2" });
-    await alice.api.post(`/api/v1/folders/${dir.id}/share`, { email: bob.email, role: "reader" });
+    await alice.api.post(`/api/me/folders/${dir.id}/share`, { email: bob.email, role: "reader" });
     await share(alice, { fileId: f2.id, email: bob.email, role: "writer" });
     expectError(await bob.api.put(`/api/v1/files/${f1.id}`, { content: "x" }), 403, "read_only_access");
     expectError(

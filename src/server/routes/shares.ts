@@ -30,10 +30,8 @@ export function shareRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
       );
     }
 
-    app.post(
-      "/api/v1/folders/:id/share",
-      { ...write, schema: { params: IdParams, body: FolderShareBody } },
-      (req, reply) =>
+    for (const path of ["/api/me/folders/:id/share", "/api/v1/folders/:id/share"]) {
+      app.post(path, { ...write, schema: { params: IdParams, body: FolderShareBody } }, (req, reply) =>
         mutate(store, req, reply, async (tx, actor) => {
           const out = await createShare(tx, actor, "folder", req.params.id, req.body);
           return {
@@ -42,7 +40,8 @@ export function shareRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
             headers: out.created ? { Location: out.share.endpoint } : undefined,
           };
         }),
-    );
+      );
+    }
 
     for (const path of ["/api/me/shares/:id", "/api/v1/shares/:id"]) {
       app.get(path, { ...read, schema: { params: IdParams } }, async (req) =>
