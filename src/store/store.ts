@@ -8,7 +8,8 @@ import type { FolderRepo } from "./repos/folders.ts";
 import type { IdempotencyRepo } from "./repos/idempotency.ts";
 import type { KeyRepo } from "./repos/keys.ts";
 import type { ShareRepo } from "./repos/shares.ts";
-import type { TempUrlRepo, ThemeRepo } from "./repos/tempUrls.ts";
+import type { TempUrlRepo } from "./repos/tempUrls.ts";
+import type { ThemeRepo } from "./repos/themes.ts";
 import type { UserRepo } from "./repos/users.ts";
 import type { VersionRepo } from "./repos/versions.ts";
 

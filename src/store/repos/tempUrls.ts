@@ -1,5 +1,5 @@
 import type { Sql } from "../store.ts";
-import type { TempUrlRow, ThemeRow } from "./rows.ts";
+import type { TempUrlRow } from "./rows.ts";
 
 /** Read-only links to a file's text that work without credentials; only a hash of the token is kept. */
 export class TempUrlRepo {
@@ -35,41 +35,5 @@ export class TempUrlRepo {
 
   deleteForFile(fileId: string) {
     return this.sql.run("DELETE FROM temp_urls WHERE file_id = ?", [fileId]);
-  }
-}
-
-/** Saved themes: the account default and per-file/folder/group settings. */
-export class ThemeRepo {
-  private readonly sql: Sql;
-
-  constructor(sql: Sql) {
-    this.sql = sql;
-  }
-
-  get(scopeType: ThemeRow["scope_type"], scopeId: string): Promise<ThemeRow | undefined> {
-    return this.sql.get("SELECT * FROM themes WHERE scope_type = ? AND scope_id = ?", [scopeType, scopeId]);
-  }
-
-  upsert(row: ThemeRow) {
-    return this.sql.run(
-      `INSERT INTO themes (scope_type, scope_id, theme_id, overrides, revision, updated_by, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (scope_type, scope_id) DO UPDATE SET theme_id = excluded.theme_id,
-         overrides = excluded.overrides, revision = excluded.revision, updated_by = excluded.updated_by,
-         updated_at = excluded.updated_at`,
-      [
-        row.scope_type,
-        row.scope_id,
-        row.theme_id,
-        row.overrides,
-        row.revision,
-        row.updated_by,
-        row.updated_at,
-      ],
-    );
-  }
-
-  delete(scopeType: ThemeRow["scope_type"], scopeId: string) {
-    return this.sql.run("DELETE FROM themes WHERE scope_type = ? AND scope_id = ?", [scopeType, scopeId]);
   }
 }
