@@ -94,6 +94,9 @@ describe("Shared with me", () => {
     expect(r.code, r.stderr).toBe(0);
     const plan = (await alice.api.get("/api/v1/files")).body.files.find((f: any) => f.name === "plan.md");
     expect((await alice.api.get(`/api/v1/files/${plan.id}`)).body.content).toBe("team plan\nbob was here\n");
+    // the version history records who and through what
+    const versions = (await alice.api.get(`/api/v1/files/${plan.id}/versions`)).body.versions;
+    expect(versions[0]).toMatchObject({ version_number: 2, source: "mount", author_user_id: bob.id });
   });
 
   it("cp -r of a skill tree into the shared folder publishes it to every member", async () => {
