@@ -118,7 +118,12 @@ export class TxtfsClient {
   }
 
   /** Flat metadata index of everything visible, and the feed position it corresponds to. */
-  flatIndex(): Promise<{ files: TxtFile[]; folders: TxtFolder[]; cursor: number }> {
+  flatIndex(): Promise<{
+    files: TxtFile[];
+    folders: TxtFolder[];
+    cursor: number;
+    owners?: { id: string; email: string; name: string }[];
+  }> {
     return this.json({ method: "GET", path: "/api/me/files", timeoutMs: 60_000 });
   }
 

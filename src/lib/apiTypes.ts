@@ -20,6 +20,8 @@ export interface TxtFile {
   role: Role;
   etag: string;
   contentHash: string;
+  /** The owner's account id (additive): who shared it, for items that are not yours. */
+  ownerId?: string;
 }
 
 export interface TxtFileDetail extends Omit<TxtFile, "endpoint" | "raw"> {
@@ -40,13 +42,15 @@ export interface TxtFolder {
   endpoint: string;
   access: "owner" | "shared";
   role: Role;
+  ownerId?: string;
   files?: (TxtFile & { content: string })[];
 }
 
 /** One record of the change feed (GET /api/v1/changes): metadata only, never bodies. */
 export interface ChangeRecord {
   seq: number;
-  kind: "file" | "folder";
+  /** `share`, `comment`, `suggestion` and `version` records carry `fileId` (or the shared resource). */
+  kind: "file" | "folder" | "share" | "comment" | "suggestion" | "version";
   id: string;
   deleted: boolean;
   /** For tombstones: `deleted`, or `access_revoked` when the item is no longer visible to you. */
@@ -55,4 +59,10 @@ export interface ChangeRecord {
   etag?: string;
   file?: TxtFile;
   folder?: TxtFolder;
+  /** The file a comment, suggestion or version belongs to (also on their tombstones). */
+  fileId?: string;
+  share?: Record<string, unknown>;
+  comment?: Record<string, unknown>;
+  suggestion?: Record<string, unknown>;
+  version?: Record<string, unknown>;
 }

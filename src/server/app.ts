@@ -14,9 +14,15 @@ import { DEFAULT_RATE_LIMIT, type RateLimitConfig, RateLimiter } from "./http/ra
 import { costOf } from "./http/types.ts";
 import { KeyUsage } from "./http/usage.ts";
 import { changeRoutes } from "./routes/changes.ts";
+import { collaborationRoutes } from "./routes/collaboration.ts";
 import { discoverRoutes } from "./routes/discover.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { folderRoutes } from "./routes/folders.ts";
+import { shareRoutes } from "./routes/shares.ts";
+import { skillRoutes } from "./routes/skills.ts";
+import { tempUrlRoutes } from "./routes/tempUrls.ts";
+import { themeRoutes } from "./routes/themes.ts";
+import { versionRoutes } from "./routes/versions.ts";
 
 export const API_VERSION = "v1";
 
@@ -182,6 +188,12 @@ export async function buildApp(opts: AppOptions) {
   await app.register(fileRoutes(deps));
   await app.register(folderRoutes(deps));
   await app.register(changeRoutes(deps));
+  await app.register(shareRoutes(deps));
+  await app.register(versionRoutes(deps));
+  await app.register(collaborationRoutes(deps));
+  await app.register(tempUrlRoutes(deps));
+  await app.register(skillRoutes(deps));
+  await app.register(themeRoutes(deps));
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish

@@ -1,5 +1,6 @@
 // The persistence boundary. Domain code talks only to these interfaces; the SQLite and PostgreSQL
 // backends differ in their executor, locking and migrations, not in the repositories above it.
+import type { CommentRepo, SuggestionRepo } from "./repos/comments.ts";
 import type { ConnectionRepo } from "./repos/connections.ts";
 import type { FeedRepo } from "./repos/feed.ts";
 import type { FileRepo } from "./repos/files.ts";
@@ -7,6 +8,8 @@ import type { FolderRepo } from "./repos/folders.ts";
 import type { IdempotencyRepo } from "./repos/idempotency.ts";
 import type { KeyRepo } from "./repos/keys.ts";
 import type { ShareRepo } from "./repos/shares.ts";
+import type { TempUrlRepo } from "./repos/tempUrls.ts";
+import type { ThemeRepo } from "./repos/themes.ts";
 import type { UserRepo } from "./repos/users.ts";
 import type { VersionRepo } from "./repos/versions.ts";
 
@@ -28,6 +31,10 @@ export interface Tx {
   readonly shares: ShareRepo;
   readonly feed: FeedRepo;
   readonly idempotency: IdempotencyRepo;
+  readonly comments: CommentRepo;
+  readonly suggestions: SuggestionRepo;
+  readonly tempUrls: TempUrlRepo;
+  readonly themes: ThemeRepo;
   /** Wake change-feed long-polls of these accounts once this transaction commits. */
   notify(accountIds: Iterable<string>): void;
 }

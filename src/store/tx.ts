@@ -1,3 +1,4 @@
+import { CommentRepo, SuggestionRepo } from "./repos/comments.ts";
 import { ConnectionRepo } from "./repos/connections.ts";
 import { FeedRepo } from "./repos/feed.ts";
 import { FileRepo } from "./repos/files.ts";
@@ -5,6 +6,8 @@ import { FolderRepo } from "./repos/folders.ts";
 import { IdempotencyRepo } from "./repos/idempotency.ts";
 import { KeyRepo } from "./repos/keys.ts";
 import { ShareRepo } from "./repos/shares.ts";
+import { TempUrlRepo } from "./repos/tempUrls.ts";
+import { ThemeRepo } from "./repos/themes.ts";
 import { UserRepo } from "./repos/users.ts";
 import { VersionRepo } from "./repos/versions.ts";
 import type { Sql, Tx } from "./store.ts";
@@ -21,6 +24,10 @@ export function createTx(sql: Sql, notify: (accountIds: Iterable<string>) => voi
     shares: new ShareRepo(sql),
     feed: new FeedRepo(sql),
     idempotency: new IdempotencyRepo(sql),
+    comments: new CommentRepo(sql),
+    suggestions: new SuggestionRepo(sql),
+    tempUrls: new TempUrlRepo(sql),
+    themes: new ThemeRepo(sql),
     notify,
   };
 }

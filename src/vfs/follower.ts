@@ -73,6 +73,13 @@ export class ChangeFollower {
   }
 
   apply(change: ChangeRecord): void {
+    if (change.kind === "share") {
+      // Who shares with us: names their folder under `Shared with me/` (the items follow).
+      const share = change.share as { ownerId?: string; ownerEmail?: string | null } | undefined;
+      if (share?.ownerId && share.ownerEmail) this.tree.setOwner(share.ownerId, share.ownerEmail);
+      return;
+    }
+    if (change.kind !== "file" && change.kind !== "folder") return; // comments, suggestions, versions
     if (change.kind === "file") {
       if (change.deleted) {
         this.tree.removeFile(change.id);
@@ -91,6 +98,7 @@ export class ChangeFollower {
   private async relist(): Promise<void> {
     this.log.warn("change feed cursor expired; re-listing");
     const index = await this.client.flatIndex();
+    for (const o of index.owners ?? []) this.tree.setOwner(o.id, o.email);
     const files = new Set(index.files.map((f) => f.id));
     const folders = new Set(index.folders.map((f) => f.id));
     for (const f of index.folders) this.tree.upsertFolder(f);

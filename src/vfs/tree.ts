@@ -46,6 +46,28 @@ export interface DirNode {
 
 export type Node = FileNode | LocalNode | DirNode;
 
+/** The top-level folder holding what others shared with you, one folder per owner inside. */
+export const SHARED_DIR = "Shared with me";
+
+/** A folder of the mount only (no remote id): read-only, so nothing can be created in it. */
+function syntheticDir(name: string, parent: DirNode): DirNode {
+  const epoch = new Date(0).toISOString();
+  const meta: TxtFolder = {
+    id: "",
+    name,
+    context: "",
+    tags: [],
+    parentFolderId: null,
+    fileCount: 0,
+    createdAt: epoch,
+    updatedAt: epoch,
+    endpoint: "",
+    access: "shared",
+    role: "reader",
+  };
+  return { kind: "dir", name: `\0${name}`, parent, id: null, meta, children: new Map() };
+}
+
 export class Tree {
   readonly root: DirNode = { kind: "dir", name: "", parent: null, id: null, meta: null, children: new Map() };
   readonly files = new Map<string, FileNode>();
@@ -57,6 +79,52 @@ export class Tree {
    * JavaScript (the FUSE adapter's) can be dropped before anyone reads the new state.
    */
   onChange: () => void = () => {};
+  /** Owner account id -> the name of their folder under `Shared with me/` (their email). */
+  private readonly owners = new Map<string, string>();
+  private sharedRoot: DirNode | null = null;
+  private readonly ownerDirs = new Map<string, DirNode>();
+
+  /** Learns (or renames) the folder of an owner who shares with us. */
+  setOwner(ownerId: string, label: string): void {
+    this.owners.set(ownerId, label);
+    const dir = this.ownerDirs.get(ownerId);
+    if (dir?.meta && dir.meta.name !== label && this.sharedRoot) {
+      dir.meta.name = label;
+      this.relayout(this.sharedRoot);
+    }
+  }
+
+  /**
+   * Where an item goes whose folder is not visible to us: our own at the top (until its folder
+   * arrives), shared ones under `Shared with me/OWNER/` (a shared folder's top, a file shared alone).
+   */
+  private orphanParent(meta: TxtFile | TxtFolder): DirNode {
+    if (meta.access !== "shared" || !meta.ownerId) return this.root;
+    let dir = this.ownerDirs.get(meta.ownerId);
+    if (dir) return dir;
+    if (!this.sharedRoot) {
+      this.sharedRoot = syntheticDir(SHARED_DIR, this.root);
+      this.place(this.root, this.sharedRoot);
+    }
+    dir = syntheticDir(this.owners.get(meta.ownerId) ?? meta.ownerId, this.sharedRoot);
+    this.ownerDirs.set(meta.ownerId, dir);
+    this.place(this.sharedRoot, dir);
+    return dir;
+  }
+
+  /** Drops an owner's folder once nothing shared by them is left (and `Shared with me` with the last). */
+  private pruneShared(dir: DirNode | null): void {
+    if (!dir || dir.children.size > 0) return;
+    for (const [owner, d] of this.ownerDirs) {
+      if (d !== dir) continue;
+      this.ownerDirs.delete(owner);
+      this.detach(dir);
+      if (this.sharedRoot && this.sharedRoot.children.size === 0) {
+        this.detach(this.sharedRoot);
+        this.sharedRoot = null;
+      }
+    }
+  }
 
   lookup(path: string): Node | undefined {
     let node: Node = this.root;
@@ -90,13 +158,13 @@ export class Tree {
     }
     const touched = new Set<DirNode>([this.root]);
     for (const dir of this.dirs.values()) {
-      dir.parent = this.dirs.get(dir.meta!.parentFolderId ?? "") ?? this.root;
+      dir.parent = this.dirs.get(dir.meta!.parentFolderId ?? "") ?? this.orphanParent(dir.meta!);
       dir.parent.children.set(`\0${dir.id}`, dir); // placeholder key; relayout names it
       touched.add(dir.parent);
     }
     for (const f of files) {
       if (this.ghosted.has(f.id)) continue;
-      const parent = this.dirs.get(f.folderId ?? "") ?? this.root;
+      const parent = this.dirs.get(f.folderId ?? "") ?? this.orphanParent(f);
       const node: FileNode = {
         kind: "file",
         name: "",
@@ -116,7 +184,7 @@ export class Tree {
   upsertFile(meta: TxtFile): FileNode | undefined {
     this.onChange();
     if (this.ghosted.has(meta.id)) return undefined;
-    const parent = this.dirs.get(meta.folderId ?? "") ?? this.root;
+    const parent = this.dirs.get(meta.folderId ?? "") ?? this.orphanParent(meta);
     let node = this.files.get(meta.id);
     if (!node) {
       node = {
@@ -139,8 +207,10 @@ export class Tree {
     if (node.meta?.etag !== meta.etag) node.localMtimeMs = undefined;
     node.meta = meta;
     node.remoteName = meta.name;
+    const from = node.parent;
     if (moved) this.move(node, parent);
     else if (renamed) this.relayout(parent);
+    if (moved) this.pruneShared(from);
     return node;
   }
 
@@ -159,12 +229,13 @@ export class Tree {
     if (!node) return undefined;
     this.files.delete(id);
     this.detach(node);
+    this.pruneShared(node.parent);
     return node;
   }
 
   upsertFolder(meta: TxtFolder): DirNode {
     this.onChange();
-    const parent = this.dirs.get(meta.parentFolderId ?? "") ?? this.root;
+    const parent = this.dirs.get(meta.parentFolderId ?? "") ?? this.orphanParent(meta);
     let dir = this.dirs.get(meta.id);
     if (!dir) {
       dir = { kind: "dir", name: `\0${meta.id}`, parent, id: meta.id, meta, children: new Map() };
@@ -176,8 +247,11 @@ export class Tree {
     if (dir.meta && meta.updatedAt < dir.meta.updatedAt) return dir;
     const renamed = dir.meta?.name !== meta.name;
     dir.meta = meta;
-    if (dir.parent !== parent) this.move(dir, parent);
-    else if (renamed) this.relayout(parent);
+    const from = dir.parent;
+    if (dir.parent !== parent) {
+      this.move(dir, parent);
+      this.pruneShared(from);
+    } else if (renamed) this.relayout(parent);
     return dir;
   }
 
@@ -190,6 +264,7 @@ export class Tree {
     const parent = dir.parent ?? this.root;
     for (const child of [...dir.children.values()]) this.move(child, parent);
     this.detach(dir);
+    this.pruneShared(parent);
   }
 
   /** Adds a local-only file or a not-yet-uploaded note under `name` in `parent`. */
@@ -238,8 +313,12 @@ export class Tree {
 
   /** Folders and files whose parent arrived after them sit at the root until then. */
   private adoptOrphans(dir: DirNode): void {
+    for (const holder of [this.root, ...this.ownerDirs.values()]) this.adoptFrom(holder, dir);
+  }
+
+  private adoptFrom(holder: DirNode, dir: DirNode): void {
     let adopted = false;
-    for (const child of [...this.root.children.values()]) {
+    for (const child of [...holder.children.values()]) {
       const wants =
         child.kind === "file"
           ? child.meta?.folderId
@@ -247,7 +326,7 @@ export class Tree {
             ? child.meta?.parentFolderId
             : undefined;
       if (wants === dir.id) {
-        this.root.children.delete(child.name);
+        holder.children.delete(child.name);
         child.parent = dir;
         dir.children.set(child.name, child);
         adopted = true;
@@ -255,7 +334,8 @@ export class Tree {
     }
     if (adopted) {
       this.relayout(dir);
-      this.relayout(this.root);
+      this.relayout(holder);
+      if (holder !== this.root) this.pruneShared(holder);
     }
   }
 

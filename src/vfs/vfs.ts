@@ -136,6 +136,7 @@ export class Vfs {
   async start(onProgress?: (message: string) => void): Promise<void> {
     onProgress?.("listing the account...");
     const index = await this.client.flatIndex();
+    for (const o of index.owners ?? []) this.tree.setOwner(o.id, o.email);
     this.tree.load(index.folders, index.files);
     onProgress?.(`${index.files.length} notes in ${index.folders.length} folders`);
     for (const entry of await this.local.init()) this.restoreLocal(entry);
@@ -308,6 +309,7 @@ export class Vfs {
    * (Only on open: `ls -lR` and `find` never fetch bodies.)
    */
   private prefetchFolder(dir: DirNode): Promise<void> | undefined {
+    if (!dir.id && dir !== this.tree.root) return undefined; // `Shared with me/` folders: nothing to fetch
     const id = dir.id ?? "root";
     const running = this.prefetches.get(id);
     if (running) return running;
@@ -791,7 +793,10 @@ export class Vfs {
   /** Delivers the journal now, or after `delayMs`; while the service is unreachable, its retry timer does. */
   private deliverSoon(delayMs: number): void {
     if (this.unreachable) return;
-    if (delayMs > 0) return this.scheduleReplay(delayMs);
+    if (delayMs > 0) {
+      this.scheduleReplay(delayMs);
+      return;
+    }
     clearTimeout(this.replayTimer);
     this.replayTimer = undefined;
     void this.deliver();

@@ -44,7 +44,7 @@ describe("discover", () => {
       expect(v.path).toMatch(/^\/api\/v1(\/|$)/);
       // every verb except discover itself names the key scope its route really has
       if (v.verb === "discover") expect(v.scope).toBeNull();
-      else expect(v.scope, v.verb).toMatch(/^(files|folders):(read|write)$/);
+      else expect(v.scope, v.verb).toMatch(/^(files|folders|collaboration|shares):(read|write)$/);
     }
     // the spec's verbs this server serves are listed under the spec's method and path
     const listed = new Set(verbs.map((v) => `${v.verb} ${v.method} ${v.path}`));
@@ -62,6 +62,15 @@ describe("discover", () => {
       "mkdir POST /api/v1/folders",
       "connect POST /api/v1/files/:id/connections",
       "changes GET /api/v1/changes",
+      "temp-url POST /api/v1/files/:id/share",
+      "comment POST /api/v1/files/:id/comments",
+      "suggest POST /api/v1/files/:id/suggestions",
+      "commit POST /api/v1/files/:id/versions",
+      "skills GET /api/v1/skills",
+      "share POST /api/v1/shares",
+      "folder share POST /api/v1/folders/:id/share",
+      "theme GET /api/v1/theme",
+      "theme-save PUT /api/v1/theme",
     ]) {
       expect(listed, spec).toContain(spec);
     }

@@ -7,6 +7,7 @@ import type { Tx } from "../../store/store.ts";
 import { invalid, notFound, ServiceError } from "./errors.ts";
 import { toTxtApiKey } from "./records.ts";
 import { isKeyScope, KEY_SCOPES } from "./scopes.ts";
+import { activatePendingShares } from "./shares.ts";
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
@@ -23,7 +24,9 @@ export async function createUser(tx: Tx, email: string, name = ""): Promise<User
   }
   const row = { id: newId("u"), email: normalized, name: name.trim(), created_at: nowIso() };
   await tx.users.insert(row);
-  return { ...row, feed_seq: 0, feed_floor: 0 };
+  const user = { ...row, feed_seq: 0, feed_floor: 0 };
+  await activatePendingShares(tx, user);
+  return user;
 }
 
 export async function userByEmail(tx: Tx, email: string): Promise<UserRow> {

@@ -7,6 +7,7 @@ import type { FileRow, Role } from "../../store/repos/rows.ts";
 import type { Tx } from "../../store/store.ts";
 import { requireFile, requireFolder } from "./access.ts";
 import type { Actor } from "./actor.ts";
+import { rebaseAnchors } from "./anchors.ts";
 import { preconditionFailed, ServiceError } from "./errors.ts";
 import { fileAudience, publishFile, publishFileDeleted } from "./feed.ts";
 import {
@@ -18,6 +19,7 @@ import {
   LIMITS,
   typeFromName,
 } from "./limits.ts";
+import { dropSharesOn } from "./shares.ts";
 
 export type FileType = "txt" | "md";
 export type Availability = "cloud" | "cloud+local";
@@ -174,7 +176,10 @@ export async function updateFile(
   next.etag = etagOf(next.revision, next.content_hash);
   next.updated_at = nextIso(file.updated_at);
   await tx.files.update(next);
-  if (next.version_number !== file.version_number) await insertVersion(tx, next, actor);
+  if (next.version_number !== file.version_number) {
+    await insertVersion(tx, next, actor);
+    await rebaseAnchors(tx, file.id, file.content, next.content);
+  }
   const seqs = await publishFile(tx, next, before);
   return { file: next, role, seq: seqs.get(actor.userId) };
 }
@@ -185,7 +190,8 @@ export async function deleteFile(tx: Tx, actor: Actor, id: string, ifMatch?: IfM
   const before = await fileAudience(tx, file);
   await tx.connections.deleteForFile(id);
   await tx.versions.deleteForFile(id);
-  await tx.shares.deleteOn(id);
+  await dropSharesOn(tx, id);
+  await tx.themes.delete("file", id);
   await tx.files.delete(id);
   const seqs = await publishFileDeleted(tx, id, before);
   return { id, deleted: true as const, seq: seqs.get(actor.userId) };

@@ -6,10 +6,12 @@ import type { Tx } from "../../store/store.ts";
 import { type AccessScope, folderRoleInScope, loadScope, requireFolder, roleInScope } from "./access.ts";
 import type { Actor } from "./actor.ts";
 import { ServiceError } from "./errors.ts";
+import { republishAccess } from "./events.ts";
 import { folderAudience, publishFile, publishFolder, publishFolderDeleted } from "./feed.ts";
 import { etagOf } from "./files.ts";
 import { checkContext, checkName, checkTags } from "./limits.ts";
 import { folderEndpoint, type TxtFile, type TxtFolder, toTxtFile, toTxtFolder } from "./records.ts";
+import { dropSharesOn } from "./shares.ts";
 
 export interface FolderCreateInput {
   name: string;
@@ -138,9 +140,15 @@ export async function deleteFolder(tx: Tx, actor: Actor, id: string) {
     await publishFolder(tx, next);
     movedFolders.push(child.id);
   }
-  await tx.shares.deleteOn(id);
+  const grantees = await dropSharesOn(tx, id);
+  await tx.themes.delete("folder", id);
   await tx.folders.delete(id);
   const seqs = await publishFolderDeleted(tx, id, before);
+  // Whoever reached the children only through this folder's shares has lost them: tell them.
+  for (const grantee of grantees) {
+    for (const f of movedFolders) await republishAccess(tx, grantee, "folder", f);
+    for (const f of movedFiles) await republishAccess(tx, grantee, "file", f);
+  }
   return {
     id,
     deleted: true as const,

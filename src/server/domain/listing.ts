@@ -62,9 +62,20 @@ export async function flatIndex(tx: Tx, actor: Actor) {
     sharedFileIds: [...scope.fileRoles.keys()],
   })) as FileMetaRow[];
   const user = await tx.users.byId(actor.userId);
+  const folders = await listFolders(tx, actor, scope);
+  // Who shared what with the caller (the mount names its `Shared with me/OWNER/` folders after them).
+  const ownerIds = new Set<string>();
+  for (const r of rows) if (r.owner_id !== actor.userId) ownerIds.add(r.owner_id);
+  for (const f of folders) if (f.ownerId && f.ownerId !== actor.userId) ownerIds.add(f.ownerId);
+  const owners = [];
+  for (const id of [...ownerIds].sort()) {
+    const u = await tx.users.byId(id);
+    if (u) owners.push({ id: u.id, email: u.email, name: u.name });
+  }
   return {
     files: rows.map((r) => toTxtFile(r, roleInScope(scope, r) ?? "reader")),
-    folders: await listFolders(tx, actor, scope),
+    folders,
+    owners,
     // Read in the same snapshot: following the feed from here misses nothing.
     cursor: Number(user?.feed_seq ?? 0),
   };
@@ -74,11 +85,13 @@ export async function flatIndex(tx: Tx, actor: Actor) {
 export async function overview(tx: Tx, actor: Actor) {
   const scope = await loadScope(tx, actor);
   const folders = await listFolders(tx, actor, scope);
-  const rootRows = (await tx.files.list({
-    ownerId: actor.userId,
-    sharedFileIds: [...scope.fileRoles.keys()],
-    folderId: null,
-  })) as FileMetaRow[];
+  const rootRows = (await tx.files.list({ ownerId: actor.userId, folderId: null })) as FileMetaRow[];
+  // A file shared on its own sits at the caller's top level unless its folder is visible to them.
+  const visibleFolders = new Set(folders.map((f) => f.id));
+  for (const row of await tx.files.metaByIds([...scope.fileRoles.keys()])) {
+    if (row.owner_id !== actor.userId && !(row.folder_id && visibleFolders.has(row.folder_id)))
+      rootRows.push(row);
+  }
   return {
     user: { id: actor.userId, email: actor.email, name: actor.name },
     identity: null,

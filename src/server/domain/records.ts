@@ -30,6 +30,7 @@ export function toTxtFile(row: FileMetaRow, role: Role): TxtFile {
     role,
     etag: row.etag,
     contentHash: row.content_hash,
+    ownerId: row.owner_id,
   };
 }
 
@@ -52,6 +53,7 @@ export function toTxtFileDetail(row: FileRow, role: Role): TxtFileDetail {
     size,
     etag,
     contentHash: row.content_hash,
+    ownerId: row.owner_id,
     endpoint: fileEndpoint(row.id),
     raw: `${fileEndpoint(row.id)}/raw`,
   };
@@ -70,6 +72,7 @@ export function toTxtFolder(row: FolderRow, role: Role, fileCount: number): TxtF
     endpoint: folderEndpoint(row.id),
     access: role === "owner" ? "owner" : "shared",
     role,
+    ownerId: row.owner_id,
   };
 }
 

@@ -117,3 +117,117 @@ export const ChangesQuery = Type.Object({
   limit: Type.Optional(Limit),
   wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 60 })),
 });
+
+const ShareRole = Type.Union([Type.Literal("writer"), Type.Literal("reader")]);
+const Expiry = Type.Optional(Nullable(Type.String()));
+
+export const ShareCreateBody = Type.Object(
+  {
+    fileId: Type.Optional(Type.String({ minLength: 1 })),
+    folderId: Type.Optional(Type.String({ minLength: 1 })),
+    email: Type.String(),
+    role: ShareRole,
+    expiresAt: Expiry,
+  },
+  { additionalProperties: false },
+);
+
+export const FolderShareBody = Type.Object(
+  { email: Type.String(), role: ShareRole, expiresAt: Expiry },
+  { additionalProperties: false },
+);
+
+export const ShareUpdateBody = Type.Object(
+  { role: Type.Optional(ShareRole), expiresAt: Expiry },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const ShareListQuery = Type.Object({
+  fileId: Type.Optional(Type.String({ minLength: 1 })),
+  folderId: Type.Optional(Type.String({ minLength: 1 })),
+  direction: Type.Optional(Type.Union([Type.Literal("granted"), Type.Literal("received")])),
+});
+
+export const VersionParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64 }),
+  version: Type.String({ minLength: 1, maxLength: 12 }),
+});
+
+export const VersionListQuery = Type.Object({
+  limit: Type.Optional(Limit),
+  before: Type.Optional(Type.Integer({ minimum: 1 })),
+});
+
+export const CommitBody = Type.Object(
+  { label: Type.String(), versionNumber: Type.Optional(Type.Integer({ minimum: 1 })) },
+  { additionalProperties: false },
+);
+
+export const ItemParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64 }),
+  itemId: Type.String({ minLength: 1, maxLength: 64 }),
+});
+
+const Offset = Type.Integer({ minimum: 0 });
+
+export const CommentCreateBody = Type.Object(
+  {
+    body: Type.String(),
+    selection_start: Type.Optional(Nullable(Offset)),
+    selection_end: Type.Optional(Nullable(Offset)),
+    selected_text: Type.Optional(Nullable(Type.String())),
+  },
+  { additionalProperties: false },
+);
+
+export const CommentUpdateBody = Type.Object(
+  { body: Type.Optional(Type.String()), resolved: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const CommentListQuery = Type.Object({
+  resolved: Type.Optional(Type.Union([Type.Literal("true"), Type.Literal("false")])),
+});
+
+export const SuggestionCreateBody = Type.Object(
+  {
+    selection_start: Offset,
+    selection_end: Offset,
+    suggested_text: Type.String(),
+    original_text: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+export const SuggestionListQuery = Type.Object({
+  status: Type.Optional(
+    Type.Union([Type.Literal("pending"), Type.Literal("accepted"), Type.Literal("rejected")]),
+  ),
+});
+
+export const SuggestionUpdateBody = Type.Object(
+  { status: Type.Union([Type.Literal("accepted"), Type.Literal("rejected")]) },
+  { additionalProperties: false },
+);
+
+export const TempUrlBody = Type.Object(
+  { expiresIn: Type.Optional(Type.Integer()) },
+  { additionalProperties: false },
+);
+
+export const TokenParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) });
+
+export const ThemeQuery = Type.Object({
+  fileId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  folderId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  groupId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+});
+
+export const ThemeBody = Type.Object(
+  {
+    themeId: Type.String(),
+    overrides: Type.Optional(Type.Unknown()),
+    revision: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);

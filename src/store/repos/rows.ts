@@ -125,3 +125,57 @@ export interface IdempotencyRow {
   created_at: string;
   expires_at: string;
 }
+
+export interface CommentRow {
+  id: string;
+  file_id: string;
+  user_id: string;
+  selection_start: number | null;
+  selection_end: number | null;
+  selected_text: string | null;
+  anchor_state: "current" | "outdated";
+  version_number: number;
+  resolved: number;
+  resolved_by: string | null;
+  resolved_at: string | null;
+  created_at: string;
+  updated_at: string;
+  body: string;
+}
+
+export interface SuggestionRow {
+  id: string;
+  file_id: string;
+  user_id: string;
+  selection_start: number;
+  selection_end: number;
+  anchor_state: "current" | "outdated";
+  version_number: number;
+  status: "pending" | "accepted" | "rejected";
+  reviewed_by: string | null;
+  reviewed_at: string | null;
+  created_at: string;
+  updated_at: string;
+  original_text: string;
+  suggested_text: string;
+}
+
+export interface TempUrlRow {
+  id: string;
+  file_id: string;
+  token_hash: string;
+  created_by: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+export interface ThemeRow {
+  scope_type: "account" | "file" | "folder" | "group";
+  scope_id: string;
+  theme_id: string;
+  overrides: string; // JSON object
+  revision: number;
+  updated_by: string;
+  updated_at: string;
+}

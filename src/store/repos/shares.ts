@@ -50,4 +50,46 @@ export class ShareRepo {
   deleteOn(resourceId: string) {
     return this.sql.run("DELETE FROM shares WHERE resource_id = ?", [resourceId]);
   }
+  byId(id: string): Promise<ShareRow | undefined> {
+    return this.sql.get("SELECT * FROM shares WHERE id = ?", [id]);
+  }
+
+  /** The live (active or pending) share of a resource with an email, if any. */
+  liveFor(resourceId: string, email: string): Promise<ShareRow | undefined> {
+    return this.sql.get(
+      "SELECT * FROM shares WHERE resource_id = ? AND grantee_email = ? AND status IN ('active', 'pending')",
+      [resourceId, email],
+    );
+  }
+
+  /** Live shares on these resources (pending included), newest first. */
+  liveOn(resourceIds: readonly string[]): Promise<ShareRow[]> {
+    if (resourceIds.length === 0) return Promise.resolve([]);
+    return this.sql.all(
+      `SELECT * FROM shares WHERE resource_id IN (${resourceIds.map(() => "?").join(",")})
+         AND status IN ('active', 'pending') ORDER BY created_at, id`,
+      resourceIds,
+    );
+  }
+
+  /** Live shares a user granted (as the resource's owner) or received. */
+  liveInvolving(userId: string): Promise<ShareRow[]> {
+    return this.sql.all(
+      `SELECT * FROM shares WHERE (owner_id = ? OR grantee_id = ?) AND status IN ('active', 'pending')
+       ORDER BY created_at, id`,
+      [userId, userId],
+    );
+  }
+
+  /** Pending shares waiting for an account with this email. */
+  pendingForEmail(email: string): Promise<ShareRow[]> {
+    return this.sql.all("SELECT * FROM shares WHERE grantee_email = ? AND status = 'pending'", [email]);
+  }
+
+  update(row: ShareRow) {
+    return this.sql.run(
+      "UPDATE shares SET grantee_id = ?, role = ?, status = ?, updated_at = ?, expires_at = ? WHERE id = ?",
+      [row.grantee_id, row.role, row.status, row.updated_at, row.expires_at, row.id],
+    );
+  }
 }

@@ -128,4 +128,63 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (principal, key)
   );
   `,
+  // 2: collaboration (comments, suggestions), temporary URLs, themes, and share lookups by email.
+  `
+  CREATE TABLE comments (
+    id TEXT PRIMARY KEY,
+    file_id TEXT NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    selection_start INTEGER,
+    selection_end INTEGER,
+    selected_text TEXT,
+    anchor_state TEXT NOT NULL DEFAULT 'current',
+    version_number INTEGER NOT NULL,
+    resolved INTEGER NOT NULL DEFAULT 0,
+    resolved_by TEXT,
+    resolved_at TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    body TEXT NOT NULL
+  );
+  CREATE INDEX comments_file ON comments(file_id, created_at);
+  CREATE TABLE suggestions (
+    id TEXT PRIMARY KEY,
+    file_id TEXT NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    selection_start INTEGER NOT NULL,
+    selection_end INTEGER NOT NULL,
+    anchor_state TEXT NOT NULL DEFAULT 'current',
+    version_number INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    reviewed_by TEXT,
+    reviewed_at TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    original_text TEXT NOT NULL,
+    suggested_text TEXT NOT NULL
+  );
+  CREATE INDEX suggestions_file ON suggestions(file_id, status);
+  CREATE TABLE temp_urls (
+    id TEXT PRIMARY KEY,
+    file_id TEXT NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    token_hash TEXT NOT NULL UNIQUE,
+    created_by TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    revoked_at TEXT
+  );
+  CREATE INDEX temp_urls_file ON temp_urls(file_id);
+  CREATE TABLE themes (
+    scope_type TEXT NOT NULL,
+    scope_id TEXT NOT NULL,
+    theme_id TEXT NOT NULL,
+    overrides TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    updated_by TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (scope_type, scope_id)
+  );
+  CREATE INDEX shares_email ON shares(grantee_email, status);
+  CREATE INDEX shares_owner ON shares(owner_id);
+  `,
 ];
