@@ -13,6 +13,7 @@ import { handleError, handleNotFound } from "./http/errors.ts";
 import { DEFAULT_RATE_LIMIT, type RateLimitConfig, RateLimiter } from "./http/rateLimit.ts";
 import { costOf } from "./http/types.ts";
 import { KeyUsage } from "./http/usage.ts";
+import { batchRoutes } from "./routes/batch.ts";
 import { changeRoutes } from "./routes/changes.ts";
 import { discoverRoutes } from "./routes/discover.ts";
 import { fileRoutes } from "./routes/files.ts";
@@ -182,6 +183,7 @@ export async function buildApp(opts: AppOptions) {
   await app.register(fileRoutes(deps));
   await app.register(folderRoutes(deps));
   await app.register(changeRoutes(deps));
+  await app.register(batchRoutes(deps));
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish

@@ -1,6 +1,7 @@
 // The persistence boundary. Domain code talks only to these interfaces; the SQLite and PostgreSQL
 // backends differ in their executor, locking and migrations, not in the repositories above it.
 import type { ConnectionRepo } from "./repos/connections.ts";
+import type { DeviceRepo } from "./repos/devices.ts";
 import type { FeedRepo } from "./repos/feed.ts";
 import type { FileRepo } from "./repos/files.ts";
 import type { FolderRepo } from "./repos/folders.ts";
@@ -9,6 +10,7 @@ import type { KeyRepo } from "./repos/keys.ts";
 import type { ShareRepo } from "./repos/shares.ts";
 import type { UserRepo } from "./repos/users.ts";
 import type { VersionRepo } from "./repos/versions.ts";
+import type { WebhookRepo } from "./repos/webhooks.ts";
 
 /** Minimal SQL executor. Statements use `?` placeholders; backends translate as needed. */
 export interface Sql {
@@ -28,8 +30,12 @@ export interface Tx {
   readonly shares: ShareRepo;
   readonly feed: FeedRepo;
   readonly idempotency: IdempotencyRepo;
+  readonly devices: DeviceRepo;
+  readonly webhooks: WebhookRepo;
   /** Wake change-feed long-polls of these accounts once this transaction commits. */
   notify(accountIds: Iterable<string>): void;
+  /** Runs `fn` inside a savepoint: if it throws, only its own writes are rolled back. */
+  savepoint<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 export interface Store {

@@ -1,4 +1,5 @@
 import { ConnectionRepo } from "./repos/connections.ts";
+import { DeviceRepo } from "./repos/devices.ts";
 import { FeedRepo } from "./repos/feed.ts";
 import { FileRepo } from "./repos/files.ts";
 import { FolderRepo } from "./repos/folders.ts";
@@ -7,10 +8,12 @@ import { KeyRepo } from "./repos/keys.ts";
 import { ShareRepo } from "./repos/shares.ts";
 import { UserRepo } from "./repos/users.ts";
 import { VersionRepo } from "./repos/versions.ts";
+import { WebhookRepo } from "./repos/webhooks.ts";
 import type { Sql, Tx } from "./store.ts";
 
 /** Builds the repositories over one backend's executor; shared by every backend. */
 export function createTx(sql: Sql, notify: (accountIds: Iterable<string>) => void): Tx {
+  let savepoints = 0;
   return {
     users: new UserRepo(sql),
     keys: new KeyRepo(sql),
@@ -21,6 +24,23 @@ export function createTx(sql: Sql, notify: (accountIds: Iterable<string>) => voi
     shares: new ShareRepo(sql),
     feed: new FeedRepo(sql),
     idempotency: new IdempotencyRepo(sql),
+    devices: new DeviceRepo(sql),
+    webhooks: new WebhookRepo(sql),
     notify,
+    // SAVEPOINT is standard SQL (SQLite and PostgreSQL): one item of a non-atomic batch or sync
+    // rolls back alone, the transaction around it goes on.
+    async savepoint<T>(fn: () => Promise<T>): Promise<T> {
+      const name = `sp_${++savepoints}`;
+      await sql.run(`SAVEPOINT ${name}`);
+      try {
+        const result = await fn();
+        await sql.run(`RELEASE SAVEPOINT ${name}`);
+        return result;
+      } catch (err) {
+        await sql.run(`ROLLBACK TO SAVEPOINT ${name}`);
+        await sql.run(`RELEASE SAVEPOINT ${name}`);
+        throw err;
+      }
+    },
   };
 }
