@@ -15,6 +15,7 @@ import { costOf } from "./http/types.ts";
 import { KeyUsage } from "./http/usage.ts";
 import { batchRoutes } from "./routes/batch.ts";
 import { changeRoutes } from "./routes/changes.ts";
+import { deviceRoutes } from "./routes/devices.ts";
 import { discoverRoutes } from "./routes/discover.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { folderRoutes } from "./routes/folders.ts";
@@ -184,6 +185,7 @@ export async function buildApp(opts: AppOptions) {
   await app.register(folderRoutes(deps));
   await app.register(changeRoutes(deps));
   await app.register(batchRoutes(deps));
+  await app.register(deviceRoutes(deps));
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish
