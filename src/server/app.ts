@@ -19,6 +19,7 @@ import { deviceRoutes } from "./routes/devices.ts";
 import { discoverRoutes } from "./routes/discover.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { folderRoutes } from "./routes/folders.ts";
+import { syncRoutes } from "./routes/sync.ts";
 
 export const API_VERSION = "v1";
 
@@ -186,6 +187,7 @@ export async function buildApp(opts: AppOptions) {
   await app.register(changeRoutes(deps));
   await app.register(batchRoutes(deps));
   await app.register(deviceRoutes(deps));
+  await app.register(syncRoutes(deps));
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish
