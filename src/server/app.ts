@@ -20,6 +20,7 @@ import { discoverRoutes } from "./routes/discover.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { folderRoutes } from "./routes/folders.ts";
 import { syncRoutes } from "./routes/sync.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
 
 export const API_VERSION = "v1";
 
@@ -27,6 +28,8 @@ export interface AppOptions {
   store: Store;
   logger: Logger;
   rateLimit?: Partial<RateLimitConfig>;
+  /** Hosts webhooks may be delivered to besides loopback. */
+  webhookAllowHosts?: readonly string[];
 }
 
 const EXPOSED_HEADERS = [
@@ -188,6 +191,7 @@ export async function buildApp(opts: AppOptions) {
   await app.register(batchRoutes(deps));
   await app.register(deviceRoutes(deps));
   await app.register(syncRoutes(deps));
+  await app.register(webhookRoutes(deps, { allowHosts: opts.webhookAllowHosts ?? [] }));
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish

@@ -39,6 +39,56 @@ export const VERBS = [
   ["plan", "GET", "/api/v1/files/:id/plan", "Plan metadata."],
   ["plan-save", "PUT", "/api/v1/files/:id/plan", "Save plan metadata (owner only)."],
   ["changes", "GET", "/api/v1/changes", "Change feed from `cursor` (0 = everything); `wait` long-polls."],
+  [
+    "batch",
+    "POST",
+    "/api/v1/batch",
+    "Ordered writes in one transaction (atomic by default); `{ref}` names an earlier operation's item.",
+  ],
+  [
+    "sync",
+    "POST",
+    "/api/v1/sync",
+    "Push local changes with their base ETags, pull remote changes since `cursor`.",
+  ],
+  [
+    "events",
+    "POST",
+    "/api/v1/webhooks",
+    "Register a webhook (Standard Webhooks signing); the secret is shown once.",
+  ],
+  ["webhooks", "GET", "/api/v1/webhooks", "List webhooks with their status and disabled reason."],
+  ["webhook", "GET", "/api/v1/webhooks/:id", "One webhook."],
+  [
+    "webhook-update",
+    "PATCH",
+    "/api/v1/webhooks/:id",
+    "Change url, events, description; `status` enables/disables.",
+  ],
+  ["webhook-delete", "DELETE", "/api/v1/webhooks/:id", "Remove a webhook and its queued deliveries."],
+  ["deliveries", "GET", "/api/v1/webhooks/:id/deliveries", "Delivery log: attempts, status codes, errors."],
+  [
+    "redeliver",
+    "POST",
+    "/api/v1/webhooks/:id/deliveries/:deliveryId/redeliver",
+    "Send a delivery again under the same webhook-id.",
+  ],
+  ["device", "POST", "/api/v1/devices", "Register a device (name, platform)."],
+  ["devices", "GET", "/api/v1/devices", "List your devices."],
+  ["device-get", "GET", "/api/v1/devices/:id", "One device."],
+  ["device-remove", "DELETE", "/api/v1/devices/:id", "Remove a device and its states."],
+  [
+    "pin",
+    "PUT",
+    "/api/v1/devices/:id/state",
+    "Set availability (online-only, available, pinned) of files/folders.",
+  ],
+  [
+    "device-state",
+    "GET",
+    "/api/v1/devices/:id/state",
+    "The device's states, explicit and effective per file.",
+  ],
 ] as const;
 
 /** `scopeOf("GET /api/v1/files")` -> the key scope that route needs, as registered. */
@@ -65,6 +115,11 @@ export function discoverRoutes(scopeOf: (route: string) => string | undefined): 
         pageSizeDefault: LIMITS.pageDefault,
         pageSizeMax: LIMITS.pageMax,
         importFiles: LIMITS.importFiles,
+        batchOperations: LIMITS.batchOps,
+        batchBytes: LIMITS.batchBytes,
+        syncPush: LIMITS.syncPush,
+        syncBytes: LIMITS.syncBytes,
+        deviceStateItems: LIMITS.deviceStateItems,
       },
       verbs: VERBS.map(([verb, method, path, description]) => ({
         verb,
