@@ -12,6 +12,7 @@ import { cacheDir, configDir, dataDir } from "../lib/paths.ts";
 import { createKey, createUser } from "../server/domain/accounts.ts";
 import { startServer } from "../server/serve.ts";
 import { Vfs } from "../vfs/vfs.ts";
+import { ensureDevice } from "./device.ts";
 import { BIN_ARGS } from "./version.ts";
 
 function parseSize(value: string): number {
@@ -112,7 +113,9 @@ export function registerMount(program: Command): void {
         throw new MountError("--cache-dir must be outside the mountpoint");
 
       const client = new TxtfsClient({ url, key, source: "mount", timeoutMs: 10_000 });
+      const deviceId = await ensureDevice(client, opts.serve ? `serve:${resolve(opts.data)}` : url, log);
       const vfs = new Vfs({
+        deviceId,
         client,
         cacheDir: cache,
         cacheSize: parseSize(opts.cacheSize),

@@ -232,6 +232,45 @@ export class TxtfsClient {
     });
   }
 
+  // ---------------------------------------------------------------- devices (sync clients)
+
+  async registerDevice(body: {
+    name: string;
+    platform: string;
+    clientName?: string;
+    clientVersion?: string;
+  }) {
+    return (
+      await this.json<{ device: { id: string; name: string } }>({
+        method: "POST",
+        path: "/api/v1/devices",
+        json: body,
+      })
+    ).device;
+  }
+
+  /** The device, or null when it is gone (removed, or registered on another service). */
+  async getDevice(id: string): Promise<{ id: string; name: string } | null> {
+    try {
+      return (
+        await this.json<{ device: { id: string; name: string } }>({
+          method: "GET",
+          path: `/api/v1/devices/${id}`,
+        })
+      ).device;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return null;
+      throw err;
+    }
+  }
+
+  async setDeviceState(
+    id: string,
+    items: { fileId?: string; folderId?: string; state: "online-only" | "available" | "pinned" }[],
+  ): Promise<void> {
+    await this.call({ method: "PUT", path: `/api/v1/devices/${id}/state`, json: { items } });
+  }
+
   async close(): Promise<void> {
     await this.pool.close();
   }

@@ -20,6 +20,7 @@ import { ChangeFollower } from "./follower.ts";
 import { Journal, type JournalEntry } from "./journal.ts";
 import { LocalFiles, type ManifestEntry } from "./localFiles.ts";
 import { isNoteName, parentAndName } from "./names.ts";
+import { AVAILABILITIES, type Availability, itemsBelow, Pins } from "./pins.ts";
 import { type SidecarNode, Sidecars, sidecarAt } from "./sidecars.ts";
 import { type DirNode, type FileNode, type LocalNode, type Node, Tree } from "./tree.ts";
 import { readXattr, writeXattr, xattrNames } from "./xattrs.ts";
@@ -34,6 +35,8 @@ export interface VfsOptions {
   logger: Logger;
   /** Long-poll wait of the change follower, seconds. */
   pollWait?: number;
+  /** This mount's registered device (its availability states are recorded there). */
+  deviceId?: string;
 }
 
 export interface Stat {
@@ -79,6 +82,8 @@ type Handle =
   | { kind: "dir" };
 
 const S_IFREG = 0o100000;
+/** The device's availability of a note or folder (read-write); see pins.ts. */
+const STATE_XATTR = "user.txtfs.state";
 const S_IFDIR = 0o040000;
 /** Above this, a folder's bodies are fetched one by one instead of in one request. */
 const FOLDER_PREFETCH_MAX_BYTES = 8 * 1024 * 1024;
@@ -104,6 +109,7 @@ export class Vfs {
   private stopped = false;
   private nextFd = 1;
   readonly conflicts: string[] = [];
+  readonly pins: Pins;
 
   constructor(opts: VfsOptions) {
     this.opts = opts;
@@ -114,6 +120,12 @@ export class Vfs {
     this.journal = new Journal(opts.cacheDir);
     this.sidecars = new Sidecars(this.client, this.tree);
     this.follower = new ChangeFollower(this.client, this.tree, this.cache, this.log, opts.pollWait ?? 25);
+    this.pins = new Pins({
+      client: this.client,
+      cacheDir: opts.cacheDir,
+      deviceId: opts.deviceId,
+      logger: this.log,
+    });
   }
 
   /** Loads the whole listing and the local files, then follows the change feed. */
@@ -124,12 +136,15 @@ export class Vfs {
     onProgress?.(`${index.files.length} notes in ${index.folders.length} folders`);
     for (const entry of await this.local.init()) this.restoreLocal(entry);
     this.restoreJournal(await this.journal.load());
+    await this.pins.init();
+    this.pins.startRefreshing(() => this.tree.files.values());
     this.follower.start(index.cursor);
   }
 
   /** Flushes every pending write (to the service, or to the journal when it is unreachable). */
   async stop(): Promise<void> {
     await this.follower.stop();
+    await this.pins.stop();
     for (const open of [...this.openNotes.values()]) {
       if (open.dirty) await this.upload(open).catch((err) => this.log.error({ err }, "final upload failed"));
     }
@@ -329,6 +344,11 @@ export class Vfs {
     const etag = node.meta?.etag;
     const cached = this.cache.fresh(node.id, etag);
     if (cached) return cached;
+    const kept = await this.pins.read(node.id, etag);
+    if (kept && etag) {
+      this.cache.set(node.id, etag, kept);
+      return kept;
+    }
     const pending = this.prefetchFolder(node.parent);
     if (pending) {
       await pending;
@@ -342,10 +362,13 @@ export class Vfs {
       const body = Buffer.from(detail.content, "utf8");
       this.cache.set(node.id, detail.etag, body);
       this.tree.upsertFile(withoutContent(detail));
+      await this.pins.remember(node, detail.etag, body);
       return body;
     } catch (err) {
-      // Offline: an older cached copy is better than no copy.
+      // Offline: an older cached copy is better than no copy; a pinned note's kept body is one.
       if (old && isTransient(err)) return old.body;
+      const keptAny = isTransient(err) ? await this.pins.read(node.id, undefined, true) : undefined;
+      if (keptAny) return keptAny;
       throw toVfsError(err);
     }
   }
@@ -1026,6 +1049,7 @@ export class Vfs {
 
   async getxattr(path: string, name: string): Promise<Buffer | null> {
     if (this.sidecarOnly(path)) return null;
+    if (name === STATE_XATTR) return this.readState(this.find(path));
     return readXattr(this.client, this.find(path), name);
   }
 
@@ -1037,8 +1061,28 @@ export class Vfs {
   async setxattr(path: string, name: string, value: Buffer): Promise<void> {
     if (this.sidecarOnly(path)) throw fail("ENOTSUP");
     const node = this.find(path);
+    if (name === STATE_XATTR) return this.writeState(node, value);
     if (name.startsWith("user.txtfs.")) this.checkWritable(node);
     await writeXattr(this.client, this.tree, node, name, value);
+  }
+
+  // ---------------------------------------------------------------- availability on this device
+
+  private readState(node: Node): Buffer | null {
+    if (node.kind === "local" || !node.id) return null;
+    return Buffer.from(this.pins.stateOf(node));
+  }
+
+  /** `txtfs pin/unpin` set this attribute: online-only, available or pinned (folders: recursive). */
+  private async writeState(node: Node, value: Buffer): Promise<void> {
+    const state = value.toString("utf8").trim() as Availability;
+    if (!AVAILABILITIES.includes(state)) throw fail("EINVAL");
+    if (node.kind === "local" || !node.id) throw fail("EPERM");
+    try {
+      await this.pins.set(node, state, itemsBelow(node));
+    } catch (err) {
+      throw toVfsError(err);
+    }
   }
 
   // ---------------------------------------------------------------- local-only files
