@@ -232,6 +232,18 @@ export class TxtfsClient {
     });
   }
 
+  /** POST /api/v1/sync: push changes with their base ETags (each applied on its own), pull since `cursor`. */
+  sync(body: {
+    cursor: number | "latest";
+    deviceId?: string;
+    push: { id: string; op: "file.update"; target: string; baseEtag: string; body: { content: string } }[];
+  }) {
+    return this.json<{
+      pushResults: { id: string; status: number; body?: { file?: TxtFile }; error?: { code: string } }[];
+      cursor: number;
+    }>({ method: "POST", path: "/api/v1/sync", json: body, timeoutMs: 60_000 });
+  }
+
   // ---------------------------------------------------------------- devices (sync clients)
 
   async registerDevice(body: {

@@ -18,6 +18,7 @@ import { ContentCache } from "./contentCache.ts";
 import { fail, toVfsError, VfsError } from "./errors.ts";
 import { ChangeFollower } from "./follower.ts";
 import { Journal, type JournalEntry } from "./journal.ts";
+import { pushJournalled } from "./journalSync.ts";
 import { LocalFiles, type ManifestEntry } from "./localFiles.ts";
 import { isNoteName, parentAndName } from "./names.ts";
 import { AVAILABILITIES, type Availability, itemsBelow, Pins } from "./pins.ts";
@@ -759,6 +760,7 @@ export class Vfs {
 
   /** Sends journalled writes in order; stops at the first that still cannot reach the service. */
   private async replay(): Promise<void> {
+    await this.replayInBulk();
     for (const entry of this.journal.pending()) {
       const node = this.nodeFor(entry);
       try {
@@ -781,6 +783,32 @@ export class Vfs {
         await this.journal.done(entry);
         this.overlay.delete(node);
       }
+    }
+  }
+
+  /** Edits of existing notes go up in one sync request; whatever it did not take goes one by one. */
+  private async replayInBulk(): Promise<void> {
+    const pending = this.journal.pending();
+    if (pending.filter((e) => e.fileId && e.baseEtag).length < 2) return;
+    let applied: Awaited<ReturnType<typeof pushJournalled>>;
+    try {
+      applied = await pushJournalled(this.client, pending);
+    } catch (err) {
+      this.log.debug({ err }, "bulk replay failed; replaying one by one");
+      return;
+    }
+    for (const { entry, meta } of applied) {
+      const node = this.nodeFor(entry);
+      this.tree.upsertFile(meta);
+      this.cache.set(meta.id, meta.etag, Buffer.from(entry.content, "utf8"));
+      node.dirtySize = undefined;
+      node.localMtimeMs = undefined;
+      await this.journal.done(entry, meta);
+      if (!this.journal.get(Journal.keyOf({ fileId: meta.id, createKey: node.createKey })))
+        this.overlay.delete(node);
+      const open = this.openNotes.get(node);
+      if (open && !open.dirty) open.base = baseOf(meta);
+      this.log.info({ path: entry.path }, "journalled write delivered (bulk)");
     }
   }
 

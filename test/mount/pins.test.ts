@@ -111,6 +111,9 @@ describe("pinning", () => {
       20_000,
     );
     expect(await contentAt(api2, "keep/b.md")).toBe("beta from them\n");
+    // a.md went up in the one sync request of the catch-up; b.md's conflict took the one-by-one path
+    expect(m.stderr()).toMatch(/"path":"\/keep\/a.md".*delivered \(bulk\)/);
+    expect(m.stderr()).not.toMatch(/"path":"\/keep\/b.md".*delivered \(bulk\)/);
     const copy = (await flatIndex(api2)).files.find((f: any) => /^b\.conflict-.+\.md$/.test(f.name));
     expect(copy.folderId).toBe(dir.id);
     expect((await api2.get(`/api/v1/files/${copy.id}`)).body.content).toBe("beta from us\n");
