@@ -180,6 +180,13 @@ export class WebhookRepo {
     );
   }
 
+  /** Drops delivered and failed deliveries created before `before` (the log keeps the recent ones). */
+  purgeFinished(before: string) {
+    return this.sql.run("DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ?", [
+      before,
+    ]);
+  }
+
   deliveryById(id: string): Promise<DeliveryRow | undefined> {
     return this.sql.get("SELECT * FROM webhook_deliveries WHERE id = ?", [id]);
   }
