@@ -276,6 +276,21 @@ export class TxtfsClient {
     }
   }
 
+  /** The states set explicitly for this device (folders and files). */
+  async deviceStates(
+    id: string,
+  ): Promise<{ fileId?: string; folderId?: string; state: "online-only" | "available" | "pinned" }[]> {
+    return (
+      await this.json<{
+        items: { fileId?: string; folderId?: string; state: "online-only" | "available" | "pinned" }[];
+      }>({
+        method: "GET",
+        path: `/api/v1/devices/${id}/state`,
+        timeoutMs: 60_000,
+      })
+    ).items;
+  }
+
   async setDeviceState(
     id: string,
     items: { fileId?: string; folderId?: string; state: "online-only" | "available" | "pinned" }[],

@@ -28,6 +28,9 @@ export class Pins {
   private saving: Promise<void> = Promise.resolve();
   private refreshing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  /** Bumped by every local change of a state (a remote copy loaded meanwhile is then stale). */
+  private changes = 0;
 
   constructor(opts: { client: TxtfsClient; cacheDir: string; deviceId?: string; logger: Logger }) {
     this.client = opts.client;
@@ -47,8 +50,11 @@ export class Pins {
 
   /** Keeps pinned bodies current: every few seconds, fetch what changed (bounded work, no busy loop). */
   startRefreshing(files: () => Iterable<FileNode>, everyMs = 3000): void {
+    if (this.stopped) return;
     const tick = () => {
+      if (this.stopped) return;
       this.refresh(files()).finally(() => {
+        if (this.stopped) return;
         this.timer = setTimeout(tick, everyMs);
         this.timer.unref();
       });
@@ -58,6 +64,7 @@ export class Pins {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     clearTimeout(this.timer);
     await this.refreshing;
     await this.saving;
@@ -99,6 +106,7 @@ export class Pins {
         );
       }
     }
+    this.changes++;
     for (const n of items) this.index.states[n.id as string] = state;
     const files = [...notesBelow(node)];
     if (state === "online-only")
@@ -128,17 +136,34 @@ export class Pins {
     return Object.keys(this.index.bodies).length;
   }
 
-  /** Fetches every pinned note whose kept body is missing or stale. */
+  /**
+   * Fetches every pinned note whose kept body is missing or stale: a folder with several of them in
+   * one request (`GET /api/me/folders/:id` carries the bodies), single notes with one GET each.
+   */
   refresh(files: Iterable<FileNode>): Promise<void> {
     const run = async () => {
+      const stale = new Map<DirNode, FileNode[]>();
       for (const f of files) {
         if (!f.id || !f.meta || this.stateOf(f) !== "pinned" || this.index.bodies[f.id] === f.meta.etag)
           continue;
+        const list = stale.get(f.parent) ?? [];
+        list.push(f);
+        stale.set(f.parent, list);
+      }
+      for (const [dir, notes] of stale) {
         try {
-          const detail = await this.client.readFile(f.id);
-          if (detail) await this.keep(f.id, detail.etag, Buffer.from(detail.content, "utf8"));
+          if (notes.length >= 2) {
+            const wanted = new Set(notes.map((n) => n.id));
+            const folder = await this.client.readFolderWithBodies(dir.id ?? "root");
+            for (const f of folder.files) {
+              if (wanted.has(f.id)) await this.keep(f.id, f.etag, Buffer.from(f.content, "utf8"));
+            }
+            continue;
+          }
+          const detail = await this.client.readFile(notes[0]!.id as string);
+          if (detail) await this.keep(detail.id, detail.etag, Buffer.from(detail.content, "utf8"));
         } catch (err) {
-          this.log.debug({ err, id: f.id }, "pinned note not refreshed (offline?)");
+          this.log.debug({ err, folder: dir.id }, "pinned notes not refreshed (offline?)");
           return; // try again next round
         }
       }
@@ -149,6 +174,20 @@ export class Pins {
       if (this.refreshing === next) this.refreshing = undefined;
     });
     return next;
+  }
+
+  /** Adopts the states recorded on the service for this device (another client may have set them). */
+  async loadRemote(): Promise<void> {
+    if (!this.deviceId) return;
+    try {
+      const before = this.changes;
+      const items = await this.client.deviceStates(this.deviceId);
+      if (this.changes !== before || this.stopped) return; // a pin/unpin here is newer
+      this.index.states = Object.fromEntries(items.map((i) => [(i.fileId ?? i.folderId) as string, i.state]));
+      await this.save();
+    } catch (err) {
+      this.log.debug({ err }, "device states not loaded; using the local copy");
+    }
   }
 
   private async keep(id: string, etag: string, body: Buffer): Promise<void> {

@@ -138,7 +138,8 @@ export class Vfs {
     for (const entry of await this.local.init()) this.restoreLocal(entry);
     this.restoreJournal(await this.journal.load());
     await this.pins.init();
-    this.pins.startRefreshing(() => this.tree.files.values());
+    // The service's record of this device's states wins (fetched after the mount is up: no delay).
+    void this.pins.loadRemote().finally(() => this.pins.startRefreshing(() => this.tree.files.values()));
     this.follower.start(index.cursor);
   }
 

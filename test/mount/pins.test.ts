@@ -89,8 +89,8 @@ describe("pinning", () => {
     );
     expect(offline.code, offline.stderr).toBe(0);
     expect(offline.stdout).toBe("alpha\nbeta\nalpha\nedited offline\n");
-    const loose = await sh("cat loose.md", { cwd: m.mnt });
-    expect(loose.code).not.toBe(0); // online-only and never read: not available offline
+    const unpinned = await sh("cat loose.md", { cwd: m.mnt });
+    expect(unpinned.code).not.toBe(0); // online-only and never read: not available offline
 
     // meanwhile b.md changes on the service (another client, through another server process)
     const other = await service(data);
@@ -125,5 +125,16 @@ describe("pinning", () => {
     expect((await sh("getfattr --only-values -n user.txtfs.state keep/a.md", { cwd: m.mnt })).stdout).toBe(
       "online-only",
     );
+
+    // a state set for this device by another client is adopted at the next mount, same device id
+    const loose = (await flatIndex(api2)).files.find((f: any) => f.name === "loose.md");
+    await api2.put(`/api/v1/devices/${devices[0].id}/state`, { fileId: loose.id, state: "pinned" });
+    await m.stop();
+    const again = await startMount(dirs, { service: { url: back.url, key: first.key } });
+    cleanups.push(() => again.stop());
+    expect((await api2.get("/api/v1/devices")).body.devices.map((d: any) => d.id)).toEqual([devices[0].id]);
+    await until(() => existsSync(join(dirs.cache, "pinned", loose.id)), "remotely pinned body");
+    const st = await sh("getfattr --only-values -n user.txtfs.state loose.md keep/a.md", { cwd: again.mnt });
+    expect(st.stdout).toBe("pinnedonline-only");
   });
 });
