@@ -99,14 +99,19 @@ export class WebhookWorker {
   /** One round: claim what is due, deliver it (in parallel: each item's first delivery only). */
   async runOnce(): Promise<number> {
     const now = new Date();
+    // Look first in a read snapshot: an idle poll opens no write transaction (and so never clears
+    // the store's read cache nor takes the write lock).
+    const due = await this.store.read((tx) => tx.webhooks.due(now.toISOString(), 20));
+    if (due.length === 0) return 0;
     const claimed = await this.store.transaction(async (tx) => {
-      const due = await tx.webhooks.due(now.toISOString(), 20);
       const until = new Date(now.getTime() + this.opts.leaseMs).toISOString();
       const mine: { delivery: DeliveryRow; hook: WebhookRow }[] = [];
       for (const d of due) {
         if (!(await tx.webhooks.claim(d.id, now.toISOString(), until))) continue;
+        // Re-read under the claim: another server may have attempted it since the snapshot.
+        const delivery = await tx.webhooks.deliveryById(d.id);
         const hook = await tx.webhooks.byId(d.webhook_id);
-        if (hook) mine.push({ delivery: d, hook });
+        if (delivery && hook) mine.push({ delivery, hook });
       }
       return mine;
     });

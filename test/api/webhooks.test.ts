@@ -170,12 +170,18 @@ describe("webhooks", () => {
     await new Promise((res) => setTimeout(res, 600));
     expect(r.attempts.length).toBe(tries); // nothing is sent to a disabled endpoint
     r.failNext = 0;
+    // ...except a ping, to test it before enabling it again
+    const ping = await u.api.post(`/api/v1/webhooks/${hook.id}/ping`);
+    expect(ping.status).toBe(202);
+    await waitFor(() => r.received.length === 1, "ping");
+    expect(r.received[0]!.event).toMatchObject({ type: "webhook.ping", data: { webhookId: hook.id } });
+    expect((await u.api.get(`/api/v1/webhooks/${hook.id}`)).body.webhook.status).toBe("disabled");
     const enabled = await u.api.request("PATCH", `/api/v1/webhooks/${hook.id}`, {
       json: { status: "enabled" },
     });
     expect(enabled.body.webhook).toMatchObject({ status: "enabled", failureCount: 0, disabledReason: null });
-    await waitFor(() => r.received.length === 1, "delivery after re-enabling");
-    expect(r.received[0]!.event.type).toBe("file.created");
+    await waitFor(() => r.received.length === 2, "delivery after re-enabling");
+    expect(r.received[1]!.event.type).toBe("file.created");
   });
 
   it("410 Gone disables at once; a delivery can be sent again", async () => {

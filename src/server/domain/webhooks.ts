@@ -223,6 +223,35 @@ export async function redeliver(tx: Tx, actor: Actor, id: string, deliveryId: st
   };
 }
 
+/** Queues a `webhook.ping` (even to a disabled endpoint, to test it before enabling it again). */
+export async function pingWebhook(tx: Tx, actor: Actor, id: string) {
+  const hook = await requireWebhook(tx, actor, id);
+  const user = await tx.users.byId(actor.userId);
+  const now = nowIso();
+  const row: DeliveryRow = {
+    id: newId("msg"),
+    webhook_id: hook.id,
+    feed_seq: Number(user?.feed_seq ?? 0),
+    event_type: "webhook.ping",
+    order_key: `ping:${hook.id}`,
+    status: "pending",
+    attempts: 0,
+    next_attempt_at: now,
+    locked_until: null,
+    last_status_code: null,
+    last_error: null,
+    created_at: now,
+    delivered_at: null,
+    payload: JSON.stringify({
+      type: "webhook.ping",
+      timestamp: now,
+      data: { webhookId: hook.id, accountId: actor.userId },
+    }),
+  };
+  await tx.webhooks.enqueue(row);
+  return { delivery: toDelivery(row) };
+}
+
 /**
  * Called by the feed for every record it writes: queues one delivery per enabled endpoint of that
  * account that wants the event. Thin payload (no bodies): receivers fetch what they need or read

@@ -66,6 +66,7 @@ export const VERBS = [
     "Change url, events, description; `status` enables/disables.",
   ],
   ["webhook-delete", "DELETE", "/api/v1/webhooks/:id", "Remove a webhook and its queued deliveries."],
+  ["webhook-ping", "POST", "/api/v1/webhooks/:id/ping", "Queue a signed webhook.ping to test the endpoint."],
   ["deliveries", "GET", "/api/v1/webhooks/:id/deliveries", "Delivery log: attempts, status codes, errors."],
   [
     "redeliver",

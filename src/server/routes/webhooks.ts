@@ -6,6 +6,7 @@ import {
   type DestinationPolicy,
   deleteWebhook,
   listDeliveries,
+  pingWebhook,
   redeliver,
   requireWebhook,
   toWebhook,
@@ -69,6 +70,12 @@ export function webhookRoutes({ store }: RouteDeps, policy: DestinationPolicy): 
       mutate(store, req, reply, async (tx, actor) => ({
         status: 200,
         body: await deleteWebhook(tx, actor, req.params.id),
+      })),
+    );
+    app.post("/api/v1/webhooks/:id/ping", { config: { scope }, schema: { params: IdParams } }, (req, reply) =>
+      mutate(store, req, reply, async (tx, actor) => ({
+        status: 202,
+        body: await pingWebhook(tx, actor, req.params.id),
       })),
     );
     app.get(

@@ -130,13 +130,14 @@ export class WebhookRepo {
   }
 
   /**
-   * Pending deliveries that are due, of enabled endpoints, and first in line for their item (no
+   * Pending deliveries that are due, of enabled endpoints (pings go to disabled ones too), and first in line for their item (no
    * earlier pending delivery of the same endpoint and item): that keeps each file's events in order.
    */
   due(now: string, limit: number): Promise<DeliveryRow[]> {
     return this.sql.all(
       `SELECT d.* FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-       WHERE d.status = 'pending' AND w.status = 'enabled' AND d.next_attempt_at <= ?
+       WHERE d.status = 'pending' AND (w.status = 'enabled' OR d.event_type = 'webhook.ping')
+         AND d.next_attempt_at <= ?
          AND (d.locked_until IS NULL OR d.locked_until < ?)
          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.webhook_id = d.webhook_id
            AND e.order_key = d.order_key AND e.status = 'pending' AND e.feed_seq < d.feed_seq)
