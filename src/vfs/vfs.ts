@@ -311,7 +311,12 @@ export class Vfs {
     const job = this.client
       .readFolderWithBodies(id)
       .then((folder) => {
-        for (const f of folder.files) this.cache.set(f.id, f.etag, Buffer.from(f.content, "utf8"));
+        for (const f of folder.files) {
+          const body = Buffer.from(f.content, "utf8");
+          this.cache.set(f.id, f.etag, body);
+          const node = this.tree.files.get(f.id);
+          if (node) void this.pins.remember(node, f.etag, body); // kept on disk when available/pinned
+        }
       })
       .catch((err) => this.log.debug({ err, folder: id }, "folder prefetch failed"))
       .finally(() => this.prefetches.delete(id));

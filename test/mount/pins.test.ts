@@ -136,5 +136,12 @@ describe("pinning", () => {
     await until(() => existsSync(join(dirs.cache, "pinned", loose.id)), "remotely pinned body");
     const st = await sh("getfattr --only-values -n user.txtfs.state loose.md keep/a.md", { cwd: again.mnt });
     expect(st.stdout).toBe("pinnedonline-only");
+
+    // `available`: kept on disk once read, not before
+    const avail = await runTxtfs(["pin", "--available", join(again.mnt, "keep", "a.md")], txtfsEnv(dirs));
+    expect(avail.code, avail.stderr).toBe(0);
+    expect(existsSync(join(dirs.cache, "pinned", a.id))).toBe(false);
+    expect((await sh("cat keep/a.md", { cwd: again.mnt })).stdout).toBe("alpha\nedited offline\n");
+    await until(() => existsSync(join(dirs.cache, "pinned", a.id)), "available body kept after a read");
   });
 });
