@@ -214,7 +214,8 @@ export function registerMount(program: Command): void {
         process.stdout.write(
           `${m.mountpoint}  <- ${m.url}  (pid ${m.pid}, since ${m.startedAt})\n` +
             `  notes ${s.notes}, folders ${s.folders}, pending uploads ${s.dirty}, local-only files ${s.localFiles}, conflicts ${s.conflicts}\n` +
-            `  cache ${(s.cacheBytes! / 1024 / 1024).toFixed(1)} MiB in ${s.cacheEntries} notes, requests ${s.requests}, feed cursor ${s.cursor}\n`,
+            `  cache ${(s.cacheBytes! / 1024 / 1024).toFixed(1)} MiB in ${s.cacheEntries} notes, requests ${s.requests}, feed cursor ${s.cursor}\n` +
+            `  kept on disk (pinned/available) ${s.keptOffline ?? 0} notes\n`,
         );
         for (const c of m.conflicts) process.stdout.write(`  conflict copy: ${c}\n`);
       }

@@ -174,6 +174,7 @@ export class Vfs {
       dirty: [...this.openNotes.values()].filter((o) => o.dirty).length + this.journal.size,
       conflicts: this.conflicts.length,
       localFiles: this.localEntries().length,
+      keptOffline: this.pins.keptBodies,
     };
   }
 

@@ -77,6 +77,13 @@ describe("pinning", () => {
       () => existsSync(join(dirs.cache, "pinned", a.id)) && existsSync(join(dirs.cache, "pinned", b.id)),
       "pinned bodies",
     );
+    await until(
+      async () =>
+        (await runTxtfs(["status"], txtfsEnv(dirs))).stdout.includes(
+          "kept on disk (pinned/available) 2 notes",
+        ),
+      "status shows the kept notes",
+    );
     const bad = await sh("setfattr -n user.txtfs.state -v always keep/a.md", { cwd: m.mnt });
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/Invalid argument/);
@@ -143,5 +150,5 @@ describe("pinning", () => {
     expect(existsSync(join(dirs.cache, "pinned", a.id))).toBe(false);
     expect((await sh("cat keep/a.md", { cwd: again.mnt })).stdout).toBe("alpha\nedited offline\n");
     await until(() => existsSync(join(dirs.cache, "pinned", a.id)), "available body kept after a read");
-  });
+  }, 90_000);
 });
