@@ -7,14 +7,21 @@ import { resolve } from "node:path";
 import { promisify } from "node:util";
 import type { Command } from "commander";
 import { MountError } from "../fuse/mount.ts";
+import { listMounts } from "../lib/mountRegistry.ts";
 
 const run = promisify(execFile);
 type State = "online-only" | "available" | "pinned";
 
 async function setState(paths: string[], state: State): Promise<void> {
   let failed = 0;
+  const mounts = listMounts().map((m) => m.mountpoint);
   for (const p of paths) {
     const path = resolve(p);
+    if (!mounts.some((m) => path === m || path.startsWith(`${m}/`))) {
+      failed++;
+      process.stderr.write(`txtfs: ${path}: not inside a txtfs mount of this user (see txtfs status)\n`);
+      continue;
+    }
     try {
       await run("setfattr", ["-n", "user.txtfs.state", "-v", state, path], { timeout: 120_000 });
       process.stdout.write(`${state}\t${path}\n`);

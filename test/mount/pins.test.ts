@@ -152,3 +152,16 @@ describe("pinning", () => {
     await until(() => existsSync(join(dirs.cache, "pinned", a.id)), "available body kept after a read");
   }, 90_000);
 });
+
+describe("txtfs pin outside a mount", () => {
+  it("fails clearly and sets nothing", async () => {
+    const dirs: MountDirs = makeMountDirs();
+    cleanups.push(() => removeMountDirs(dirs));
+    await sh(`echo x > '${dirs.base}/plain.md'`, { cwd: "/" });
+    const r = await runTxtfs(["pin", join(dirs.base, "plain.md")], txtfsEnv(dirs));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/plain\.md: not inside a txtfs mount/);
+    expect((await sh(`getfattr -n user.txtfs.state '${dirs.base}/plain.md'`, { cwd: "/" })).code).not.toBe(0);
+    expect(r.stderr).toMatch(/1 of 1 paths could not be set \(are they in a txtfs mount\?\)/);
+  });
+});
