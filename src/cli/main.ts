@@ -4,6 +4,7 @@ import { MountError } from "../fuse/mount.ts";
 import { ServiceError } from "../server/domain/errors.ts";
 import { registerAdmin } from "./admin.ts";
 import { registerMount } from "./mount.ts";
+import { registerPin } from "./pin.ts";
 import { registerServe } from "./serve.ts";
 import { VERSION } from "./version.ts";
 
@@ -17,6 +18,7 @@ const program = new Command()
 registerServe(program);
 registerAdmin(program);
 registerMount(program);
+registerPin(program);
 
 try {
   await program.parseAsync(process.argv);

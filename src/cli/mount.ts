@@ -13,6 +13,7 @@ import { cacheDir, configDir, dataDir } from "../lib/paths.ts";
 import { createKey, createUser } from "../server/domain/accounts.ts";
 import { startServer } from "../server/serve.ts";
 import { Vfs } from "../vfs/vfs.ts";
+import { ensureDevice } from "./device.ts";
 import { BIN_ARGS } from "./version.ts";
 
 function parseSize(value: string): number {
@@ -117,7 +118,9 @@ export function registerMount(program: Command): void {
         throw new MountError("--cache-dir must be outside the mountpoint");
 
       const client = new TxtfsClient({ url, key, source: "mount", timeoutMs: 10_000 });
+      const deviceId = await ensureDevice(client, opts.serve ? `serve:${resolve(opts.data)}` : url, log);
       const vfs = new Vfs({
+        deviceId,
         client,
         cacheDir: cache,
         cacheSize: parseSize(opts.cacheSize),
@@ -244,7 +247,8 @@ export function registerMount(program: Command): void {
         process.stdout.write(
           `${m.mountpoint}  <- ${m.url}  (pid ${m.pid}, since ${m.startedAt})\n` +
             `  notes ${s.notes}, folders ${s.folders}, pending uploads ${s.dirty}, local-only files ${s.localFiles}, conflicts ${s.conflicts}\n` +
-            `  cache ${(s.cacheBytes! / 1024 / 1024).toFixed(1)} MiB in ${s.cacheEntries} notes, requests ${s.requests}, feed cursor ${s.cursor}\n`,
+            `  cache ${(s.cacheBytes! / 1024 / 1024).toFixed(1)} MiB in ${s.cacheEntries} notes, requests ${s.requests}, feed cursor ${s.cursor}\n` +
+            `  kept on disk (pinned/available) ${s.keptOffline ?? 0} notes\n`,
         );
         for (const c of m.conflicts) process.stdout.write(`  conflict copy: ${c}\n`);
       }

@@ -33,6 +33,11 @@ export function registerServe(program: Command): void {
       parsePositiveInt,
       DEFAULT_TOMBSTONE_RETENTION_DAYS,
     )
+    .option(
+      "--webhook-allow-host <hosts>",
+      "hosts (comma-separated) webhooks may be delivered to besides loopback",
+      process.env.TXTFS_WEBHOOK_ALLOW_HOSTS ?? "",
+    )
     .action(async (opts) => {
       const logger = createLogger("txtfs-serve");
       const server = await startServer({
@@ -43,6 +48,12 @@ export function registerServe(program: Command): void {
         rateLimit: opts.rateLimit ? { limit: opts.rateLimit } : undefined,
         retentionDays: opts.retentionDays,
         logger,
+        webhooks: {
+          allowHosts: String(opts.webhookAllowHost)
+            .split(",")
+            .map((h: string) => h.trim())
+            .filter(Boolean),
+        },
       });
       const first = await server.store.transaction(async (tx) => {
         if ((await tx.users.list()).length > 0) return null;

@@ -237,6 +237,72 @@ export class TxtfsClient {
     });
   }
 
+  /** POST /api/v1/sync: push changes with their base ETags (each applied on its own), pull since `cursor`. */
+  sync(body: {
+    cursor: number | "latest";
+    deviceId?: string;
+    push: { id: string; op: "file.update"; target: string; baseEtag: string; body: { content: string } }[];
+  }) {
+    return this.json<{
+      pushResults: { id: string; status: number; body?: { file?: TxtFile }; error?: { code: string } }[];
+      cursor: number;
+    }>({ method: "POST", path: "/api/v1/sync", json: body, timeoutMs: 60_000 });
+  }
+
+  // ---------------------------------------------------------------- devices (sync clients)
+
+  async registerDevice(body: {
+    name: string;
+    platform: string;
+    clientName?: string;
+    clientVersion?: string;
+  }) {
+    return (
+      await this.json<{ device: { id: string; name: string } }>({
+        method: "POST",
+        path: "/api/v1/devices",
+        json: body,
+      })
+    ).device;
+  }
+
+  /** The device, or null when it is gone (removed, or registered on another service). */
+  async getDevice(id: string): Promise<{ id: string; name: string } | null> {
+    try {
+      return (
+        await this.json<{ device: { id: string; name: string } }>({
+          method: "GET",
+          path: `/api/v1/devices/${id}`,
+        })
+      ).device;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return null;
+      throw err;
+    }
+  }
+
+  /** The states set explicitly for this device (folders and files). */
+  async deviceStates(
+    id: string,
+  ): Promise<{ fileId?: string; folderId?: string; state: "online-only" | "available" | "pinned" }[]> {
+    return (
+      await this.json<{
+        items: { fileId?: string; folderId?: string; state: "online-only" | "available" | "pinned" }[];
+      }>({
+        method: "GET",
+        path: `/api/v1/devices/${id}/state`,
+        timeoutMs: 60_000,
+      })
+    ).items;
+  }
+
+  async setDeviceState(
+    id: string,
+    items: { fileId?: string; folderId?: string; state: "online-only" | "available" | "pinned" }[],
+  ): Promise<void> {
+    await this.call({ method: "PUT", path: `/api/v1/devices/${id}/state`, json: { items } });
+  }
+
   async close(): Promise<void> {
     await this.pool.close();
   }

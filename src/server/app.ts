@@ -13,16 +13,20 @@ import { handleError, handleNotFound } from "./http/errors.ts";
 import { DEFAULT_RATE_LIMIT, type RateLimitConfig, RateLimiter } from "./http/rateLimit.ts";
 import { costOf } from "./http/types.ts";
 import { KeyUsage } from "./http/usage.ts";
+import { batchRoutes } from "./routes/batch.ts";
 import { changeRoutes } from "./routes/changes.ts";
 import { collaborationRoutes } from "./routes/collaboration.ts";
+import { deviceRoutes } from "./routes/devices.ts";
 import { discoverRoutes } from "./routes/discover.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { folderRoutes } from "./routes/folders.ts";
 import { shareRoutes } from "./routes/shares.ts";
 import { skillRoutes } from "./routes/skills.ts";
+import { syncRoutes } from "./routes/sync.ts";
 import { tempUrlRoutes } from "./routes/tempUrls.ts";
 import { themeRoutes } from "./routes/themes.ts";
 import { versionRoutes } from "./routes/versions.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
 
 export const API_VERSION = "v1";
 
@@ -30,6 +34,8 @@ export interface AppOptions {
   store: Store;
   logger: Logger;
   rateLimit?: Partial<RateLimitConfig>;
+  /** Hosts webhooks may be delivered to besides loopback. */
+  webhookAllowHosts?: readonly string[];
 }
 
 const EXPOSED_HEADERS = [
@@ -194,6 +200,10 @@ export async function buildApp(opts: AppOptions) {
   await app.register(tempUrlRoutes(deps));
   await app.register(skillRoutes(deps));
   await app.register(themeRoutes(deps));
+  await app.register(batchRoutes(deps));
+  await app.register(deviceRoutes(deps));
+  await app.register(syncRoutes(deps));
+  await app.register(webhookRoutes(deps, { allowHosts: opts.webhookAllowHosts ?? [] }));
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish

@@ -4,12 +4,17 @@ import { purgeTombstones } from "./domain/feed.ts";
 
 export const DEFAULT_TOMBSTONE_RETENTION_DAYS = 90;
 
-/** Hourly housekeeping: purge old tombstones (raising feed floors) and expired idempotency keys. */
+/**
+ * Hourly housekeeping: purge old tombstones (raising feed floors), expired idempotency keys and
+ * webhook deliveries finished more than 30 days ago.
+ */
 export function startMaintenance(store: Store, log: Logger, retentionDays: number): () => void {
   const run = async () => {
     try {
       const accounts = await store.transaction(async (tx) => {
         await tx.idempotency.purgeExpired(new Date().toISOString());
+        // The webhook delivery log keeps 30 days of finished deliveries.
+        await tx.webhooks.purgeFinished(new Date(Date.now() - 30 * 86400_000).toISOString());
         return purgeTombstones(tx, retentionDays);
       });
       if (accounts) log.info({ accounts, retentionDays }, "purged old tombstones");

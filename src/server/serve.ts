@@ -5,6 +5,7 @@ import type { Store } from "../store/store.ts";
 import { buildApp } from "./app.ts";
 import type { RateLimitConfig } from "./http/rateLimit.ts";
 import { startMaintenance } from "./maintenance.ts";
+import { type WebhookOptions, WebhookWorker } from "./webhookWorker.ts";
 
 export interface ServeOptions {
   host: string;
@@ -14,6 +15,8 @@ export interface ServeOptions {
   rateLimit?: Partial<RateLimitConfig>;
   retentionDays: number;
   logger: Logger;
+  /** Webhook delivery: allowed hosts besides loopback, retry schedule (tests shorten it). */
+  webhooks?: Partial<WebhookOptions>;
 }
 
 export interface RunningServer {
@@ -25,10 +28,17 @@ export interface RunningServer {
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const store = await openStore({ dataDir: opts.dataDir, db: opts.db });
-  const app = await buildApp({ store, logger: opts.logger, rateLimit: opts.rateLimit });
+  const app = await buildApp({
+    store,
+    logger: opts.logger,
+    rateLimit: opts.rateLimit,
+    webhookAllowHosts: opts.webhooks?.allowHosts,
+  });
   const stopMaintenance = startMaintenance(store, opts.logger, opts.retentionDays);
+  const webhooks = new WebhookWorker(store, opts.logger, opts.webhooks);
   try {
     await app.listen({ host: opts.host, port: opts.port });
+    webhooks.start();
   } catch (err) {
     stopMaintenance();
     await store.close();
@@ -44,6 +54,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     close() {
       closing ??= (async () => {
         stopMaintenance();
+        await webhooks.stop();
         await app.close();
         await store.close();
       })();

@@ -2,6 +2,7 @@
 // backends differ in their executor, locking and migrations, not in the repositories above it.
 import type { CommentRepo, SuggestionRepo } from "./repos/comments.ts";
 import type { ConnectionRepo } from "./repos/connections.ts";
+import type { DeviceRepo } from "./repos/devices.ts";
 import type { FeedRepo } from "./repos/feed.ts";
 import type { FileRepo } from "./repos/files.ts";
 import type { FolderRepo } from "./repos/folders.ts";
@@ -12,6 +13,7 @@ import type { TempUrlRepo } from "./repos/tempUrls.ts";
 import type { ThemeRepo } from "./repos/themes.ts";
 import type { UserRepo } from "./repos/users.ts";
 import type { VersionRepo } from "./repos/versions.ts";
+import type { WebhookRepo } from "./repos/webhooks.ts";
 
 /** Minimal SQL executor. Statements use `?` placeholders; backends translate as needed. */
 export interface Sql {
@@ -35,8 +37,12 @@ export interface Tx {
   readonly suggestions: SuggestionRepo;
   readonly tempUrls: TempUrlRepo;
   readonly themes: ThemeRepo;
+  readonly devices: DeviceRepo;
+  readonly webhooks: WebhookRepo;
   /** Wake change-feed long-polls of these accounts once this transaction commits. */
   notify(accountIds: Iterable<string>): void;
+  /** Runs `fn` inside a savepoint: if it throws, only its own writes are rolled back. */
+  savepoint<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 export interface Store {

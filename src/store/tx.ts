@@ -1,5 +1,6 @@
 import { CommentRepo, SuggestionRepo } from "./repos/comments.ts";
 import { ConnectionRepo } from "./repos/connections.ts";
+import { DeviceRepo } from "./repos/devices.ts";
 import { FeedRepo } from "./repos/feed.ts";
 import { FileRepo } from "./repos/files.ts";
 import { FolderRepo } from "./repos/folders.ts";
@@ -10,10 +11,12 @@ import { TempUrlRepo } from "./repos/tempUrls.ts";
 import { ThemeRepo } from "./repos/themes.ts";
 import { UserRepo } from "./repos/users.ts";
 import { VersionRepo } from "./repos/versions.ts";
+import { WebhookRepo } from "./repos/webhooks.ts";
 import type { Sql, Tx } from "./store.ts";
 
 /** Builds the repositories over one backend's executor; shared by every backend. */
 export function createTx(sql: Sql, notify: (accountIds: Iterable<string>) => void): Tx {
+  let savepoints = 0;
   return {
     users: new UserRepo(sql),
     keys: new KeyRepo(sql),
@@ -28,6 +31,23 @@ export function createTx(sql: Sql, notify: (accountIds: Iterable<string>) => voi
     suggestions: new SuggestionRepo(sql),
     tempUrls: new TempUrlRepo(sql),
     themes: new ThemeRepo(sql),
+    devices: new DeviceRepo(sql),
+    webhooks: new WebhookRepo(sql),
     notify,
+    // SAVEPOINT is standard SQL (SQLite and PostgreSQL): one item of a non-atomic batch or sync
+    // rolls back alone, the transaction around it goes on.
+    async savepoint<T>(fn: () => Promise<T>): Promise<T> {
+      const name = `sp_${++savepoints}`;
+      await sql.run(`SAVEPOINT ${name}`);
+      try {
+        const result = await fn();
+        await sql.run(`RELEASE SAVEPOINT ${name}`);
+        return result;
+      } catch (err) {
+        await sql.run(`ROLLBACK TO SAVEPOINT ${name}`);
+        await sql.run(`RELEASE SAVEPOINT ${name}`);
+        throw err;
+      }
+    },
   };
 }

@@ -19,8 +19,10 @@ import { ContentCache } from "./contentCache.ts";
 import { fail, toVfsError, VfsError } from "./errors.ts";
 import { ChangeFollower } from "./follower.ts";
 import { Journal, type JournalEntry } from "./journal.ts";
+import { pushJournalled } from "./journalSync.ts";
 import { LocalFiles, type ManifestEntry } from "./localFiles.ts";
 import { isNoteName, parentAndName } from "./names.ts";
+import { AVAILABILITIES, type Availability, itemsBelow, Pins } from "./pins.ts";
 import { type SidecarNode, Sidecars, sidecarAt } from "./sidecars.ts";
 import { type DirNode, type FileNode, type LocalNode, type Node, Tree } from "./tree.ts";
 import { readXattr, writeXattr, xattrNames } from "./xattrs.ts";
@@ -41,6 +43,8 @@ export interface VfsOptions {
    * waits for the service (the journal then only holds saves made while it is unreachable).
    */
   writeBehind?: boolean;
+  /** This mount's registered device (its availability states are recorded there). */
+  deviceId?: string;
 }
 
 export interface Stat {
@@ -89,6 +93,8 @@ type Handle =
 const journalKey = (node: FileNode) => Journal.keyOf({ fileId: node.id, createKey: node.createKey });
 
 const S_IFREG = 0o100000;
+/** The device's availability of a note or folder (read-write); see pins.ts. */
+const STATE_XATTR = "user.txtfs.state";
 const S_IFDIR = 0o040000;
 /** Above this, a folder's bodies are fetched one by one instead of in one request. */
 const FOLDER_PREFETCH_MAX_BYTES = 8 * 1024 * 1024;
@@ -120,6 +126,7 @@ export class Vfs {
   private stopped = false;
   private nextFd = 1;
   readonly conflicts: string[] = [];
+  readonly pins: Pins;
 
   constructor(opts: VfsOptions) {
     this.opts = opts;
@@ -130,6 +137,12 @@ export class Vfs {
     this.journal = new Journal(opts.cacheDir);
     this.sidecars = new Sidecars(this.client, this.tree);
     this.follower = new ChangeFollower(this.client, this.tree, this.cache, this.log, opts.pollWait ?? 25);
+    this.pins = new Pins({
+      client: this.client,
+      cacheDir: opts.cacheDir,
+      deviceId: opts.deviceId,
+      logger: this.log,
+    });
   }
 
   /** Loads the whole listing and the local files, then follows the change feed. */
@@ -141,12 +154,16 @@ export class Vfs {
     onProgress?.(`${index.files.length} notes in ${index.folders.length} folders`);
     for (const entry of await this.local.init()) this.restoreLocal(entry);
     this.restoreJournal(await this.journal.load());
+    await this.pins.init();
+    // The service's record of this device's states wins (fetched after the mount is up: no delay).
+    void this.pins.loadRemote().finally(() => this.pins.startRefreshing(() => this.tree.files.values()));
     this.follower.start(index.cursor);
   }
 
   /** Flushes every pending write (to the service, or to the journal when it is unreachable). */
   async stop(): Promise<void> {
     await this.follower.stop();
+    await this.pins.stop();
     for (const open of [...this.openNotes.values()]) {
       if (open.dirty) await this.upload(open).catch((err) => this.log.error({ err }, "final upload failed"));
     }
@@ -173,6 +190,7 @@ export class Vfs {
       dirty: [...this.openNotes.values()].filter((o) => o.dirty).length + this.journal.size,
       conflicts: this.conflicts.length,
       localFiles: this.localEntries().length,
+      keptOffline: this.pins.keptBodies,
     };
   }
 
@@ -325,7 +343,12 @@ export class Vfs {
     const job = this.client
       .readFolderWithBodies(id)
       .then((folder) => {
-        for (const f of folder.files) this.cache.set(f.id, f.etag, Buffer.from(f.content, "utf8"));
+        for (const f of folder.files) {
+          const body = Buffer.from(f.content, "utf8");
+          this.cache.set(f.id, f.etag, body);
+          const node = this.tree.files.get(f.id);
+          if (node) void this.pins.remember(node, f.etag, body); // kept on disk when available/pinned
+        }
       })
       .catch((err) => this.log.debug({ err, folder: id }, "folder prefetch failed"))
       .finally(() => this.prefetches.delete(id));
@@ -360,6 +383,11 @@ export class Vfs {
     const etag = node.meta?.etag;
     const cached = this.cache.fresh(node.id, etag);
     if (cached) return cached;
+    const kept = await this.pins.read(node.id, etag);
+    if (kept && etag) {
+      this.cache.set(node.id, etag, kept);
+      return kept;
+    }
     const pending = this.prefetchFolder(node.parent);
     if (pending) {
       await pending;
@@ -373,10 +401,13 @@ export class Vfs {
       const body = Buffer.from(detail.content, "utf8");
       this.cache.set(node.id, detail.etag, body);
       this.tree.upsertFile(withoutContent(detail));
+      await this.pins.remember(node, detail.etag, body);
       return body;
     } catch (err) {
-      // Offline: an older cached copy is better than no copy.
+      // Offline: an older cached copy is better than no copy; a pinned note's kept body is one.
       if (old && isTransient(err)) return old.body;
+      const keptAny = isTransient(err) ? await this.pins.read(node.id, undefined, true) : undefined;
+      if (keptAny) return keptAny;
       throw toVfsError(err);
     }
   }
@@ -868,6 +899,7 @@ export class Vfs {
 
   /** Sends journalled writes in order. False when it stopped because the service is unreachable. */
   private async replay(): Promise<boolean> {
+    await this.replayInBulk();
     for (const entry of this.journal.pending()) {
       const node = this.nodeFor(entry);
       try {
@@ -891,6 +923,42 @@ export class Vfs {
       }
     }
     return true;
+  }
+
+  /**
+   * Edits of existing notes go up in one sync request (a burst of write-behind saves, or the
+   * catch-up after being offline); whatever it did not take goes one by one.
+   */
+  private async replayInBulk(): Promise<void> {
+    const pending = this.journal
+      .pending()
+      .filter((e) => e.fileId && e.baseEtag)
+      .map((e) => {
+        const base = this.ownSuccessor(e.fileId!, { etag: e.baseEtag!, hash: e.baseHash ?? "" });
+        return { ...e, baseEtag: base!.etag, baseHash: base!.hash, original: e };
+      });
+    if (pending.length < 2) return;
+    let applied: Awaited<ReturnType<typeof pushJournalled>>;
+    try {
+      applied = await pushJournalled(this.client, pending);
+    } catch (err) {
+      this.log.debug({ err }, "bulk replay failed; replaying one by one");
+      return;
+    }
+    for (const { entry, meta } of applied) {
+      const { original } = entry as (typeof pending)[number];
+      const node = this.nodeFor(original);
+      this.superseded.set(`${meta.id} ${entry.baseEtag}`, baseOf(meta)!);
+      this.tree.upsertFile(meta);
+      this.cache.set(meta.id, meta.etag, Buffer.from(entry.content, "utf8"));
+      node.localMtimeMs = undefined;
+      await this.journal.done(original, meta);
+      if (!this.journal.get(journalKey(node))) this.overlay.delete(node);
+      this.refreshDirtySize(node);
+      const open = this.openNotes.get(node);
+      if (open) open.base = baseOf(meta);
+      this.log.debug({ path: entry.path }, "journalled write delivered (bulk)");
+    }
   }
 
   /** The tree node a journal entry writes to (re-created after a restart when needed). */
@@ -1163,6 +1231,7 @@ export class Vfs {
   async getxattr(path: string, name: string): Promise<Buffer | null> {
     if (this.sidecarOnly(path)) return null;
     const node = this.find(path);
+    if (name === STATE_XATTR) return this.readState(node);
     await this.settle(node);
     return readXattr(this.client, node, name);
   }
@@ -1175,9 +1244,29 @@ export class Vfs {
   async setxattr(path: string, name: string, value: Buffer): Promise<void> {
     if (this.sidecarOnly(path)) throw fail("ENOTSUP");
     const node = this.find(path);
+    if (name === STATE_XATTR) return this.writeState(node, value);
     if (name.startsWith("user.txtfs.")) this.checkWritable(node);
     await this.settle(node);
     await writeXattr(this.client, this.tree, node, name, value);
+  }
+
+  // ---------------------------------------------------------------- availability on this device
+
+  private readState(node: Node): Buffer | null {
+    if (node.kind === "local" || !node.id) return null;
+    return Buffer.from(this.pins.stateOf(node));
+  }
+
+  /** `txtfs pin/unpin` set this attribute: online-only, available or pinned (folders: recursive). */
+  private async writeState(node: Node, value: Buffer): Promise<void> {
+    const state = value.toString("utf8").trim() as Availability;
+    if (!AVAILABILITIES.includes(state)) throw fail("EINVAL");
+    if (node.kind === "local" || !node.id) throw fail("EPERM");
+    try {
+      await this.pins.set(node, state, itemsBelow(node));
+    } catch (err) {
+      throw toVfsError(err);
+    }
   }
 
   // ---------------------------------------------------------------- local-only files

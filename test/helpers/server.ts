@@ -6,6 +6,7 @@ import { createLogger } from "../../src/lib/logger.ts";
 import { createKey, createUser } from "../../src/server/domain/accounts.ts";
 import type { RateLimitConfig } from "../../src/server/http/rateLimit.ts";
 import { type RunningServer, startServer } from "../../src/server/serve.ts";
+import type { WebhookOptions } from "../../src/server/webhookWorker.ts";
 
 export interface TestUser {
   id: string;
@@ -28,7 +29,7 @@ export interface TestServer {
 let counter = 0;
 
 export async function startTestServer(
-  opts: { rateLimit?: Partial<RateLimitConfig> } = {},
+  opts: { rateLimit?: Partial<RateLimitConfig>; webhooks?: Partial<WebhookOptions> } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "txtfs-test-"));
   const server = await startServer({
@@ -38,6 +39,7 @@ export async function startTestServer(
     rateLimit: opts.rateLimit ?? { limit: 1_000_000, anonymousLimit: 1_000_000 },
     retentionDays: 90,
     logger: createLogger("test", "warn"),
+    webhooks: opts.webhooks,
   });
   return {
     url: server.url,

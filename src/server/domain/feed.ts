@@ -9,6 +9,7 @@ import type { Actor } from "./actor.ts";
 import { ServiceError } from "./errors.ts";
 import { LIMITS } from "./limits.ts";
 import { type TxtFile, type TxtFolder, toTxtFile, toTxtFolder } from "./records.ts";
+import { enqueueEvent } from "./webhooks.ts";
 
 export type ChangeKind = ChangeRecord["kind"];
 
@@ -22,6 +23,7 @@ async function publish(
   visible: Map<string, Role>,
   snapshot: (role: Role) => TxtFile | TxtFolder,
   tombstoneFor: Map<string, string>,
+  created = false,
 ): Promise<Map<string, number>> {
   const at = nowIso();
   const seqs = new Map<string, number>();
@@ -44,6 +46,8 @@ async function publish(
       record: JSON.stringify(record),
       changed_at: at,
     });
+    // The account's webhooks hear of it through the outbox, in this same transaction.
+    await enqueueEvent(tx, account, { seq, ...record } as ChangeRecord, created && !!role);
     seqs.set(account, seq);
   }
   tx.notify(accounts);
@@ -67,7 +71,15 @@ export async function folderAudience(tx: Tx, folder: FolderRow) {
 /** Records a created or changed file. `before` = its audience before the change (moves can narrow it). */
 export async function publishFile(tx: Tx, file: FileMetaRow, before?: Map<string, Role>) {
   const after = await fileAudience(tx, file);
-  return publish(tx, "file", file.id, after, (role) => toTxtFile(file, role), revoked(before, after));
+  return publish(
+    tx,
+    "file",
+    file.id,
+    after,
+    (role) => toTxtFile(file, role),
+    revoked(before, after),
+    file.revision === 1,
+  );
 }
 
 export async function publishFileDeleted(tx: Tx, fileId: string, before: Map<string, Role>) {
@@ -91,6 +103,7 @@ export async function publishFolder(tx: Tx, folder: FolderRow, before?: Map<stri
     after,
     (role) => toTxtFolder(folder, role, 0),
     revoked(before, after),
+    folder.revision === 1,
   );
 }
 

@@ -13,6 +13,14 @@ export const LIMITS = {
   pageDefault: 100,
   pageMax: 1000,
   importFiles: 1000,
+  /** Operations per batch request, and its body (two full-size notes plus the envelope). */
+  batchOps: 100,
+  batchBytes: 11 * 1024 * 1024,
+  /** Local changes per sync request. */
+  syncPush: 500,
+  syncBytes: 32 * 1024 * 1024,
+  /** Items per device-state request. */
+  deviceStateItems: 500,
   /** Unlabelled versions kept per file (labelled ones are never pruned). */
   versionsKept: 100,
 } as const;

@@ -187,4 +187,61 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX shares_email ON shares(grantee_email, status);
   CREATE INDEX shares_owner ON shares(owner_id);
   `,
+  // 3: devices and their per-file availability; webhooks with a durable delivery outbox.
+  `
+  CREATE TABLE devices (
+    id TEXT PRIMARY KEY,
+    owner_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    platform TEXT NOT NULL,
+    client_name TEXT,
+    client_version TEXT,
+    cursor BIGINT NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    last_seen_at TEXT
+  );
+  CREATE INDEX devices_owner ON devices(owner_id, id);
+  CREATE TABLE device_states (
+    device_id TEXT NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
+    item_kind TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (device_id, item_id)
+  );
+  CREATE TABLE webhooks (
+    id TEXT PRIMARY KEY,
+    owner_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    url TEXT NOT NULL,
+    events TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    secret TEXT NOT NULL,
+    status TEXT NOT NULL,
+    disabled_reason TEXT,
+    failure_count INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    last_delivery_at TEXT,
+    last_delivery_status TEXT
+  );
+  CREATE INDEX webhooks_owner ON webhooks(owner_id, status);
+  CREATE TABLE webhook_deliveries (
+    id TEXT PRIMARY KEY,
+    webhook_id TEXT NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
+    feed_seq BIGINT NOT NULL,
+    event_type TEXT NOT NULL,
+    order_key TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT NOT NULL,
+    locked_until TEXT,
+    last_status_code INTEGER,
+    last_error TEXT,
+    created_at TEXT NOT NULL,
+    delivered_at TEXT,
+    payload TEXT NOT NULL
+  );
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_at);
+  CREATE INDEX webhook_deliveries_order ON webhook_deliveries(webhook_id, order_key, status, feed_seq);
+  `,
 ];

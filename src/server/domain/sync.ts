@@ -1,0 +1,173 @@
+// Sync: one round trip "push, then pull" for full clients (CouchDB replication, Dropbox's conflicted
+// copies). The client sends its feed cursor and its local changes, each with the ETag it was based
+// on; every change is applied on its own (a savepoint each), a change whose base is stale is never
+// applied over the remote one but reported as a conflict (and, with onConflict "copy", saved beside
+// it as a conflicted copy); then the remote changes since the cursor come back, minus the echoes of
+// this call's own writes.
+import type { Tx } from "../../store/store.ts";
+import type { Actor } from "./actor.ts";
+import {
+  applyOperation,
+  type BatchOperation,
+  checkBatchSize,
+  errorOf,
+  type OperationResult,
+  type Refs,
+} from "./batch.ts";
+import { requireDevice } from "./devices.ts";
+import { ServiceError } from "./errors.ts";
+import { parseCursor, readChanges } from "./feed.ts";
+import { createFile } from "./files.ts";
+import { LIMITS } from "./limits.ts";
+import { toTxtFile } from "./records.ts";
+
+export interface SyncPush extends Omit<BatchOperation, "ifMatch"> {
+  baseEtag?: string;
+  onConflict?: "fail" | "copy";
+}
+
+export interface SyncRequest {
+  deviceId?: string;
+  cursor: number | string;
+  limit?: number;
+  push?: SyncPush[];
+}
+
+export interface PushResult extends OperationResult {
+  conflict?: {
+    reason: "changed_remotely" | "deleted_remotely";
+    currentEtag?: string;
+    copy?: { id: string; name: string; etag: string };
+  };
+}
+
+/** `note.md` -> `note (conflicted copy laptop 2026-11-23 0412).md` (Dropbox's convention). */
+export function conflictCopyName(name: string, device: string, at = new Date()): string {
+  const stamp = at.toISOString().slice(0, 16).replace("T", " ").replace(":", "");
+  const dot = name.lastIndexOf(".");
+  const [base, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ""];
+  const label = `conflicted copy ${device.replace(/[/\0]/g, "_").slice(0, 40)} ${stamp}`.trim();
+  return `${base.slice(0, 255 - ext.length - label.length - 3 - 8)} (${label})${ext}`;
+}
+
+async function saveConflictCopy(
+  tx: Tx,
+  actor: Actor,
+  item: SyncPush,
+  deviceName: string,
+  remote?: { name: string; folderId: string | null },
+) {
+  const body = item.body ?? {};
+  const name = (body.name as string | undefined) ?? remote?.name;
+  if (!name) return undefined;
+  const r = await createFile(tx, actor, {
+    name: conflictCopyName(name, deviceName),
+    content: body.content as string | undefined,
+    context: body.context as string | undefined,
+    tags: body.tags as string[] | undefined,
+    folderId: remote ? remote.folderId : ((body.folderId as string | null | undefined) ?? null),
+  });
+  return r;
+}
+
+export async function sync(tx: Tx, actor: Actor, req: SyncRequest) {
+  const parsed = parseCursor(String(req.cursor));
+  // A bad or expired cursor fails the whole call before anything is pushed (400 / 410).
+  const head = await readChanges(tx, actor, parsed, 1);
+  const cursor = parsed === "latest" ? head.cursor : parsed;
+  const device = req.deviceId ? await requireDevice(tx, actor, req.deviceId) : undefined;
+  const push = req.push ?? [];
+  checkBatchSize(push.length, LIMITS.syncPush, "The sync push");
+  const refs: Refs = new Map();
+  const results: PushResult[] = [];
+  const own = new Set<number>();
+  for (const [index, item] of push.entries()) {
+    const id = item.id ?? String(index);
+    if (refs.has(id)) {
+      throw new ServiceError(
+        400,
+        "validation_failed",
+        `push[${index}].id: "${id}" is used twice.`,
+        "Give every pushed change a distinct id.",
+        [{ field: `push[${index}].id`, code: "duplicate", message: "duplicate id" }],
+      );
+    }
+    const op: BatchOperation = {
+      id,
+      op: item.op,
+      target: item.target,
+      body: item.body,
+      ifMatch: item.baseEtag,
+    };
+    try {
+      const r = await tx.savepoint(() => applyOperation(tx, actor, op, refs));
+      refs.set(id, r.itemId ?? null);
+      if (r.seq !== undefined) own.add(r.seq);
+      results.push({ id, index, op: item.op, ...r });
+    } catch (err) {
+      const { status, ...error } = errorOf(err);
+      refs.set(id, null);
+      const isFile = item.op === "file.update" || item.op === "file.delete";
+      const stale = isFile && status === 412;
+      const gone = isFile && status === 404 && typeof item.target === "string";
+      if (!stale && !gone) {
+        results.push({ id, index, op: item.op, status, error });
+        continue;
+      }
+      // A conflict: the remote side changed (or deleted) what this change was based on.
+      const currentEtag = stale
+        ? ((error.details as { currentEtag?: string } | undefined)?.currentEtag ?? undefined)
+        : undefined;
+      const result: PushResult = {
+        id,
+        index,
+        op: item.op,
+        status: 409,
+        error: {
+          code: "conflict",
+          message: stale
+            ? `${item.target}: changed remotely since ${item.baseEtag}; this change was not applied over it.`
+            : `${item.target}: deleted remotely; this change was not applied.`,
+          resolution:
+            item.onConflict === "copy"
+              ? "Your version was saved as a conflicted copy beside it; merge them and delete the copy."
+              : "Fetch the current version, merge your change into it and push again with its ETag.",
+        },
+        conflict: {
+          reason: stale ? "changed_remotely" : "deleted_remotely",
+          ...(currentEtag ? { currentEtag } : {}),
+        },
+      };
+      if (item.onConflict === "copy" && item.op === "file.update") {
+        const remote = stale ? await tx.files.metaById(item.target as string) : undefined;
+        const copy = await tx
+          .savepoint(() =>
+            saveConflictCopy(
+              tx,
+              actor,
+              item,
+              device?.name ?? "sync",
+              remote ? { name: remote.name, folderId: remote.folder_id } : undefined,
+            ),
+          )
+          .catch(() => undefined);
+        if (copy) {
+          if (copy.seq !== undefined) own.add(copy.seq);
+          result.conflict!.copy = { id: copy.file.id, name: copy.file.name, etag: copy.file.etag };
+          result.body = { file: toTxtFile(copy.file, copy.role) };
+        }
+      }
+      results.push(result);
+    }
+  }
+  const page = await readChanges(tx, actor, cursor, req.limit ?? LIMITS.pageDefault);
+  const changes = page.changes.filter((c) => !own.has(c.seq));
+  if (device) await tx.devices.touch(device.id, new Date().toISOString(), page.cursor);
+  return {
+    pushResults: results,
+    conflicts: results.filter((r) => r.conflict).length,
+    changes,
+    cursor: page.cursor,
+    hasMore: page.hasMore,
+  };
+}

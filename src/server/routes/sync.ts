@@ -1,0 +1,27 @@
+// POST /api/v1/sync: push local changes, pull remote ones (see domain/sync.ts).
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { checkBatchSize } from "../domain/batch.ts";
+import { LIMITS } from "../domain/limits.ts";
+import { type SyncPush, sync } from "../domain/sync.ts";
+import { mutate } from "../http/mutation.ts";
+import { checkOperationBodies, SyncBody } from "./batchSchemas.ts";
+import type { RouteDeps } from "./deps.ts";
+
+export function syncRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    // files:read pulls; each pushed change needs its own write scope (checked per change).
+    app.post(
+      "/api/v1/sync",
+      { config: { scope: "files:read" }, bodyLimit: LIMITS.syncBytes, schema: { body: SyncBody } },
+      (req, reply) => {
+        const push = (req.body.push ?? []) as SyncPush[];
+        checkBatchSize(push.length, LIMITS.syncPush, "The sync push");
+        checkOperationBodies("push", push);
+        return mutate(store, req, reply, async (tx, actor) => ({
+          status: 200,
+          body: await sync(tx, actor, { ...req.body, push }),
+        }));
+      },
+    );
+  };
+}
