@@ -897,6 +897,12 @@ export class Vfs {
     this.attrsChanged();
   }
 
+  /** Every write-behind save is delivered through the journal: only a catch-up is worth an info line. */
+  private logDelivered(path: string, msg: string): void {
+    if (this.unreachable) this.log.info({ path }, msg);
+    else this.log.debug({ path }, msg);
+  }
+
   /** Sends journalled writes in order. False when it stopped because the service is unreachable. */
   private async replay(): Promise<boolean> {
     await this.replayInBulk();
@@ -912,7 +918,7 @@ export class Vfs {
         // conflict copy: then the next save must not overwrite the remote either).
         const open = this.openNotes.get(node);
         if (open && body === entry.content) open.base = baseOf(meta);
-        this.log.debug({ path: entry.path }, "journalled write delivered");
+        this.logDelivered(entry.path, "journalled write delivered");
       } catch (err) {
         if (isTransient(err)) return false;
         // The service refused it for good (e.g. a limit): keep the bytes as a local file, visibly.
@@ -957,7 +963,7 @@ export class Vfs {
       this.refreshDirtySize(node);
       const open = this.openNotes.get(node);
       if (open) open.base = baseOf(meta);
-      this.log.debug({ path: entry.path }, "journalled write delivered (bulk)");
+      this.logDelivered(entry.path, "journalled write delivered (bulk)");
     }
   }
 
