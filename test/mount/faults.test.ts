@@ -1,6 +1,6 @@
 // Faults with a real mount: the service stops while files are being written, the daemon is killed.
 import { afterEach, describe, expect, it } from "vitest";
-import { type ServeProcess, spawnServe } from "../helpers/cli.ts";
+import { runTxtfs, type ServeProcess, spawnServe } from "../helpers/cli.ts";
 import {
   contentAt,
   flatIndex,
@@ -10,6 +10,7 @@ import {
   removeMountDirs,
   sh,
   startMount,
+  txtfsEnv,
 } from "../helpers/mount.ts";
 import { Api } from "../helpers/server.ts";
 
@@ -66,6 +67,10 @@ describe("faults", () => {
     expect(uncached.code).not.toBe(0);
     expect(uncached.stderr).toMatch(/Input\/output error/);
     expect(Date.now() - started).toBeLessThan(12_000);
+    // `txtfs sync` says what still waits for the service, and fails
+    const waiting = await runTxtfs(["sync", m.mnt], txtfsEnv(dirs));
+    expect(waiting.code).toBe(1);
+    expect(waiting.stdout).toMatch(/3 saves still journalled \(the service is unreachable\)/);
 
     // The daemon dies without a chance to flush; the journal is on disk.
     m.child.kill("SIGKILL");
@@ -75,10 +80,9 @@ describe("faults", () => {
     const second = await service(data, port);
     m = await mount(dirs, second.url, first.key); // same store: the first key still works
     const api2 = new Api(second.url, first.key);
-    for (let i = 0; i < 50; i++) {
-      if ((await contentAt(api2, "notes/c.md")) === "line1\nline2\nline3\n") break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const synced = await runTxtfs(["sync", m.mnt], txtfsEnv(dirs));
+    expect(synced.code, synced.stderr).toBe(0);
+    expect(synced.stdout).toBe(`${m.mnt}: every save is on the service\n`);
     expect(await contentAt(api2, "notes/a.md")).toBe("v1\nv2\n");
     expect(await contentAt(api2, "notes/b.md")).toBe("created offline\n");
     expect(await contentAt(api2, "notes/c.md")).toBe("line1\nline2\nline3\n");
@@ -109,6 +113,9 @@ describe("faults", () => {
     const un = await sh(`${env} ${bin} unmount '${dirs.mnt}'`, { cwd: "/" });
     expect(un.code, un.stderr).toBe(0);
     expect(await contentAt(new Api(s.url, s.key), "d.md")).toBe("from-daemon\n");
+    const none = await sh(`${env} ${bin} sync '${dirs.mnt}'`, { cwd: "/" });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/is not a txtfs mount/);
     expect((await sh(`grep -c ' ${dirs.mnt} ' /proc/mounts`, { cwd: "/" })).stdout.trim()).toBe("0");
   });
 });
