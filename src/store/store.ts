@@ -5,9 +5,12 @@ import type { FeedRepo } from "./repos/feed.ts";
 import type { FileRepo } from "./repos/files.ts";
 import type { FolderRepo } from "./repos/folders.ts";
 import type { IdempotencyRepo } from "./repos/idempotency.ts";
+import type { IdentityRepo } from "./repos/identities.ts";
 import type { KeyRepo } from "./repos/keys.ts";
+import type { SessionRepo } from "./repos/sessions.ts";
 import type { ShareRepo } from "./repos/shares.ts";
 import type { UserRepo } from "./repos/users.ts";
+import type { VaultRepo } from "./repos/vault.ts";
 import type { VersionRepo } from "./repos/versions.ts";
 
 /** Minimal SQL executor. Statements use `?` placeholders; backends translate as needed. */
@@ -28,6 +31,9 @@ export interface Tx {
   readonly shares: ShareRepo;
   readonly feed: FeedRepo;
   readonly idempotency: IdempotencyRepo;
+  readonly identities: IdentityRepo;
+  readonly sessions: SessionRepo;
+  readonly vault: VaultRepo;
   /** Wake change-feed long-polls of these accounts once this transaction commits. */
   notify(accountIds: Iterable<string>): void;
 }

@@ -3,9 +3,12 @@ import { FeedRepo } from "./repos/feed.ts";
 import { FileRepo } from "./repos/files.ts";
 import { FolderRepo } from "./repos/folders.ts";
 import { IdempotencyRepo } from "./repos/idempotency.ts";
+import { IdentityRepo } from "./repos/identities.ts";
 import { KeyRepo } from "./repos/keys.ts";
+import { SessionRepo } from "./repos/sessions.ts";
 import { ShareRepo } from "./repos/shares.ts";
 import { UserRepo } from "./repos/users.ts";
+import { VaultRepo } from "./repos/vault.ts";
 import { VersionRepo } from "./repos/versions.ts";
 import type { Sql, Tx } from "./store.ts";
 
@@ -21,6 +24,9 @@ export function createTx(sql: Sql, notify: (accountIds: Iterable<string>) => voi
     shares: new ShareRepo(sql),
     feed: new FeedRepo(sql),
     idempotency: new IdempotencyRepo(sql),
+    identities: new IdentityRepo(sql),
+    sessions: new SessionRepo(sql),
+    vault: new VaultRepo(sql),
     notify,
   };
 }

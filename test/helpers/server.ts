@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createLogger } from "../../src/lib/logger.ts";
 import { createKey, createUser } from "../../src/server/domain/accounts.ts";
 import type { RateLimitConfig } from "../../src/server/http/rateLimit.ts";
-import { type RunningServer, startServer } from "../../src/server/serve.ts";
+import { type RunningServer, type ServeOptions, startServer } from "../../src/server/serve.ts";
 
 export interface TestUser {
   id: string;
@@ -28,7 +28,7 @@ export interface TestServer {
 let counter = 0;
 
 export async function startTestServer(
-  opts: { rateLimit?: Partial<RateLimitConfig> } = {},
+  opts: { rateLimit?: Partial<RateLimitConfig>; devIdp?: ServeOptions["devIdp"] } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "txtfs-test-"));
   const server = await startServer({
@@ -38,6 +38,7 @@ export async function startTestServer(
     rateLimit: opts.rateLimit ?? { limit: 1_000_000, anonymousLimit: 1_000_000 },
     retentionDays: 90,
     logger: createLogger("test", "warn"),
+    devIdp: opts.devIdp,
   });
   return {
     url: server.url,
