@@ -9,7 +9,7 @@ let srv: TestServer;
 let issuer: string;
 const userCount = () => srv.server.store.read(async (tx) => (await tx.users.list()).length);
 const fileCount = () =>
-  // biome-ignore lint/suspicious/noExplicitAny: the repositories have no count; the test reads their executor
+  // The repositories have no count, so the test reads their executor (any: a private field).
   srv.server.store.read(async (tx) =>
     Number((await (tx as any).files.sql.get("SELECT COUNT(*) AS n FROM files")).n),
   );
