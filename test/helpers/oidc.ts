@@ -59,6 +59,29 @@ export async function follow(
   throw new Error("too many redirects");
 }
 
+/**
+ * Follows like a browser would through oidc-provider's self-submitting forms (a different account
+ * signing in ends the remembered session first: "Submitting Callback").
+ */
+async function settle(jar: CookieJar, at: { res: Response; url: string }, stop: (url: string) => boolean) {
+  let cur = at;
+  for (let i = 0; i < 5 && !stop(cur.url) && cur.res.status === 200; i++) {
+    const html = await cur.res.clone().text();
+    if (!html.includes("Submitting Callback")) break;
+    const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1];
+    const fields = [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/>/g)].map((m) => [
+      m[1]!,
+      m[2]!,
+    ]);
+    cur = await follow(jar, action!.replace(/&amp;/g, "&"), stop, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(fields).toString(),
+    });
+  }
+  return cur;
+}
+
 export const pkcePair = () => {
   const verifier = randomBytes(32).toString("base64url");
   const challenge = createHash("sha256").update(verifier).digest("base64url");
@@ -152,8 +175,10 @@ export async function signIn(o: AuthorizeOptions) {
  * the jar holding the `session` cookie plus the session's CSRF token. Pass `jar` to link an identity
  * to an open session.
  */
-export async function keyPageSignIn(base: string, user: string, password: string, jar = new CookieJar()) {
-  const callback = await keyPageAuthorize(base, user, password, jar);
+export async function keyPageSignIn(base: string, user: string, password: string, jar?: CookieJar) {
+  const link = jar !== undefined;
+  jar ??= new CookieJar();
+  const callback = await keyPageAuthorize(base, user, password, jar, link);
   const done = await jarFetch(jar, callback);
   if (done.status !== 303) throw new Error(`callback answered ${done.status}: ${await done.text()}`);
   const s = await jarFetch(jar, `${base}/api/me/session`);
@@ -162,17 +187,29 @@ export async function keyPageSignIn(base: string, user: string, password: string
 }
 
 /** The key page's sign-in up to (not including) the callback: returns the callback URL with the code. */
-export async function keyPageAuthorize(base: string, user: string, password: string, jar: CookieJar) {
+export async function keyPageAuthorize(
+  base: string,
+  user: string,
+  password: string,
+  jar: CookieJar,
+  link = false,
+) {
   const isCallback = (u: string) => u.startsWith(`${base}/auth/callback`);
-  const login = await follow(jar, `${base}/auth/login`, isCallback);
+  const login = await follow(jar, `${base}/auth/login${link ? "?link=1" : ""}`, isCallback);
+  if (isCallback(login.url)) return login.url; // the provider remembered this browser's sign-in
   const html = await login.res.text();
   const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1];
   if (!action) throw new Error(`no login form at ${login.url}: ${html.slice(0, 300)}`);
-  const done = await follow(jar, new URL(action.replace(/&amp;/g, "&"), login.url).toString(), isCallback, {
+  const posted = await follow(jar, new URL(action.replace(/&amp;/g, "&"), login.url).toString(), isCallback, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams({ login: user, password }).toString(),
   });
-  if (!isCallback(done.url)) throw new Error(`did not come back to the callback: ${done.url}`);
+  const done = await settle(jar, posted, isCallback);
+  if (!isCallback(done.url)) {
+    throw new Error(
+      `did not come back to the callback: ${done.url} ${done.res.status} ${(await done.res.text()).slice(0, 500)}`,
+    );
+  }
   return done.url;
 }

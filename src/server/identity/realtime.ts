@@ -20,11 +20,11 @@ export interface RealtimeCapability {
   checkedAt: string;
 }
 
-const reauth = (why: string) =>
+const reauthError = (why: string) =>
   new ServiceError(
     401,
     "IDENTITY_REAUTH_REQUIRED",
-    `The identity token the server holds has expired and cannot be refreshed (${why}).`,
+    `Identity re-authentication required: ${why}.`,
     "Sign in again on the key page (/keys) or with txtfs login, then retry.",
   );
 
@@ -78,10 +78,15 @@ export async function discoverRealtime(
   if (!provider || provider.config.issuer !== identity.issuer) {
     throw discoveryFailed(`the identity's issuer ${identity.issuer} is not this server's identity provider`);
   }
+  /** Records on the identity that it needs a new sign-in (GET /api/me shows it), then refuses. */
+  const reauth = async (why: string) => {
+    await store.transaction((tx) => tx.identities.setVerificationError(identity.id, why, nowIso()));
+    return reauthError(why);
+  };
   let tokens: HeldTokens | null = heldTokensOf(identity, hub.cipher);
-  if (!tokens) throw reauth("none is held");
+  if (!tokens) throw await reauth("no identity token is held");
   if (Date.parse(tokens.expiresAt) - 10_000 <= Date.now()) {
-    if (!tokens.refreshToken) throw reauth("no refresh token");
+    if (!tokens.refreshToken) throw await reauth("the identity token expired and there is no refresh token");
     try {
       const fresh = await provider.refresh(tokens.refreshToken);
       tokens = {
@@ -120,7 +125,7 @@ export async function discoverRealtime(
     } catch (err) {
       throw discoveryFailed(err instanceof Error ? err.message : String(err));
     }
-    if (res.status === 401) throw reauth("the provider refused the held token");
+    if (res.status === 401) throw await reauth("the identity provider refused the held token");
     if (!res.ok) throw discoveryFailed(`the provider answered ${res.status}`);
     const body = await res.json().catch(() => undefined);
     if (body === undefined) throw discoveryFailed("the provider's answer is not JSON");

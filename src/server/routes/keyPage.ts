@@ -212,46 +212,56 @@ export function keyPageRoutes({ store, identity: hub }: RouteDeps): FastifyPlugi
     app.get("/keys", pub, async (req, reply) => page(reply, await loadSession(req)));
 
     // Sign-in, step 1: PKCE (S256) and state, bound to this browser by a short-lived cookie.
-    app.get("/auth/login", pub, async (req, reply) => {
-      const provider = hub.provider;
-      if (!provider) {
-        throw new ServiceError(
-          404,
-          "not_found",
-          "This server has no identity provider configured.",
-          "Start txtfs serve with --dev-idp or --idp-issuer to enable sign-in.",
-        );
-      }
-      const meta = await provider.metadata().catch((err: Error) => {
-        throw new ServiceError(
-          502,
-          "identity_discovery_failed",
-          `The identity provider is unreachable: ${err.message}.`,
-          "Retry later.",
-        );
-      });
-      const now = Date.now();
-      for (const [k, v] of pending) if (v.expiresAt <= now) pending.delete(k);
-      const state = randomBase62(32);
-      const verifier = b64url(randomBytes(32));
-      const redirectUri = `${req.protocol}://${req.host}/auth/callback`;
-      const existing = await loadSession(req);
-      pending.set(state, { verifier, redirectUri, linkTo: existing?.user.id, expiresAt: now + LOGIN_TTL_MS });
-      const url = new URL(meta.authorization_endpoint);
-      url.search = new URLSearchParams({
-        response_type: "code",
-        client_id: provider.config.clientId,
-        redirect_uri: redirectUri,
-        scope: SIGN_IN_SCOPES,
-        state,
-        code_challenge: b64url(createHash("sha256").update(verifier).digest()),
-        code_challenge_method: "S256",
-        resource: provider.config.audience,
-        prompt: "consent",
-      }).toString();
-      reply.header("set-cookie", cookie(req, LOGIN_COOKIE, state, LOGIN_TTL_MS / 1000, "/auth"));
-      return seeOther(reply, url.toString());
-    });
+    app.get(
+      "/auth/login",
+      { ...pub, schema: { querystring: Type.Object({ link: Type.Optional(Type.Literal("1")) }) } },
+      async (req, reply) => {
+        const provider = hub.provider;
+        if (!provider) {
+          throw new ServiceError(
+            404,
+            "not_found",
+            "This server has no identity provider configured.",
+            "Start txtfs serve with --dev-idp or --idp-issuer to enable sign-in.",
+          );
+        }
+        const meta = await provider.metadata().catch((err: Error) => {
+          throw new ServiceError(
+            502,
+            "identity_discovery_failed",
+            `The identity provider is unreachable: ${err.message}.`,
+            "Retry later.",
+          );
+        });
+        const now = Date.now();
+        for (const [k, v] of pending) if (v.expiresAt <= now) pending.delete(k);
+        const state = randomBase62(32);
+        const verifier = b64url(randomBytes(32));
+        const redirectUri = `${req.protocol}://${req.host}/auth/callback`;
+        const existing = await loadSession(req);
+        pending.set(state, {
+          verifier,
+          redirectUri,
+          linkTo: existing?.user.id,
+          expiresAt: now + LOGIN_TTL_MS,
+        });
+        const url = new URL(meta.authorization_endpoint);
+        url.search = new URLSearchParams({
+          response_type: "code",
+          client_id: provider.config.clientId,
+          redirect_uri: redirectUri,
+          scope: SIGN_IN_SCOPES,
+          state,
+          code_challenge: b64url(createHash("sha256").update(verifier).digest()),
+          code_challenge_method: "S256",
+          resource: provider.config.audience,
+          // Linking another identity asks the provider for a fresh login, not its remembered one.
+          prompt: req.query.link ? "login consent" : "consent",
+        }).toString();
+        reply.header("set-cookie", cookie(req, LOGIN_COOKIE, state, LOGIN_TTL_MS / 1000, "/auth"));
+        return seeOther(reply, url.toString());
+      },
+    );
 
     // Sign-in, step 2: the provider redirects back with a code; we exchange it with the verifier.
     app.get(

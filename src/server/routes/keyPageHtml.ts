@@ -108,7 +108,7 @@ export function renderKeyPage(m: KeyPageModel): string {
     .map((i) => `<li>${esc(i.provider)}: ${esc(i.username ?? i.subject)}${i.active ? " (active)" : ""}</li>`)
     .join("");
   parts.push(
-    `<h2>Linked identities</h2><ul id="identities">${ids}</ul><p><a href="/auth/login">Link another identity</a></p>`,
+    `<h2>Linked identities</h2><ul id="identities">${ids}</ul><p><a id="link-identity" href="/auth/login?link=1">Link another identity</a></p>`,
   );
   return layout(parts.join("\n"));
 }
