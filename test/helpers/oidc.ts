@@ -76,7 +76,7 @@ async function settle(jar: CookieJar, at: { res: Response; url: string }, stop: 
     cur = await follow(jar, action!.replace(/&amp;/g, "&"), stop, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams(fields).toString(),
+      body: new URLSearchParams(fields as [string, string][]).toString(),
     });
   }
   return cur;
