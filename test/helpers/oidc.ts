@@ -213,3 +213,23 @@ export async function keyPageAuthorize(
   }
   return done.url;
 }
+
+/** Plays the browser for a sign-in URL printed by `txtfs login`: logs in, then lands on its loopback callback. */
+export async function completeLogin(authUrl: string, user: string, password: string) {
+  const jar = new CookieJar();
+  const redirect = new URL(authUrl).searchParams.get("redirect_uri")!;
+  const isCallback = (u: string) => u.startsWith(redirect);
+  const login = await follow(jar, authUrl, isCallback);
+  const html = await login.res.text();
+  const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1];
+  if (!action) throw new Error(`no login form at ${login.url}`);
+  const posted = await follow(jar, new URL(action.replace(/&amp;/g, "&"), login.url).toString(), isCallback, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ login: user, password }).toString(),
+  });
+  const done = await settle(jar, posted, isCallback);
+  if (!isCallback(done.url)) throw new Error(`did not reach the loopback callback: ${done.url}`);
+  const res = await fetch(done.url); // the CLI's listener
+  return { status: res.status, text: await res.text(), callbackUrl: done.url };
+}
