@@ -4,8 +4,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { runTxtfs, spawnLogin } from "../helpers/cli.ts";
-import { completeLogin, tokenRequest } from "../helpers/oidc.ts";
+import { runTxtfs, spawnLogin, spawnServe } from "../helpers/cli.ts";
+import { completeLogin, signIn, tokenRequest } from "../helpers/oidc.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
 let srv: TestServer;
@@ -84,5 +84,26 @@ test("login gives up after --timeout, and refuses a server without an identity p
     expect(res.stderr).toContain("has no identity provider");
   } finally {
     await plain.close();
+  }
+});
+
+test("txtfs serve --dev-idp runs the provider in-process and accepts its sign-ins", async () => {
+  const data = mkdtempSync(join(tmpdir(), "txtfs-devidp-"));
+  const serve = await spawnServe(["--dev-idp", "--data", data]);
+  try {
+    for (let i = 0; i < 50 && !serve.stdout().includes("Key page"); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(serve.stdout()).toContain(`Dev identity provider ${serve.url}/dev-idp`);
+    const t = await signIn({ issuer: `${serve.url}/dev-idp`, user: "bob", password: "bob-password" });
+    const me = await fetch(`${serve.url}/api/me`, { headers: { authorization: `Bearer ${t.access_token}` } });
+    const body = (await me.json()) as { identity: { provider: string; subject: string } };
+    expect(body.identity).toMatchObject({ provider: "dev", subject: "bob" });
+    // A wrong password is refused at the provider's sign-in page.
+    await expect(signIn({ issuer: `${serve.url}/dev-idp`, user: "bob", password: "nope" })).rejects.toThrow();
+    expect(statSync(join(data, "dev-idp-key.json")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(data, "vault.key")).mode & 0o777).toBe(0o600);
+  } finally {
+    await serve.stop();
+    rmSync(data, { recursive: true, force: true });
   }
 });
