@@ -1,7 +1,7 @@
 // The configured identity provider as txtfs sees it: OpenID discovery, access-token verification
 // against its JWKS (jose caches the key set, so the hot path does no I/O), and the token endpoint
 // for the key page's code exchange and for refreshing the tokens the server holds.
-import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from "jose";
+import { createRemoteJWKSet, decodeJwt, errors, type JWTPayload, jwtVerify } from "jose";
 
 export interface IdentityConfig {
   /** The one allowed `identity.provider` value, e.g. `dev` or `auth0`. */
@@ -98,6 +98,17 @@ export class IdentityProvider {
   /** Verifies signature, `iss` (exact), `aud` (ours), `exp`/`nbf`; returns who and what scopes. */
   async verify(token: string): Promise<VerifiedToken> {
     let payload: JWTPayload;
+    // A token of another issuer is refused before any key lookup: its unknown `kid` would otherwise
+    // make jose refetch our provider's key set.
+    let claimedIssuer: unknown;
+    try {
+      claimedIssuer = decodeJwt(token).iss;
+    } catch {
+      throw new TokenRejected("invalid_token", "The access token is not a well-formed JWT.");
+    }
+    if (typeof claimedIssuer !== "string" || claimedIssuer.replace(/\/$/, "") !== this.config.issuer) {
+      throw new TokenRejected("invalid_token", "The access token's iss claim names another issuer.");
+    }
     try {
       if (!this.jwks) {
         const meta = await this.metadata();
