@@ -2,6 +2,7 @@
 // against its JWKS (jose caches the key set, so the hot path does no I/O), and the token endpoint
 // for the key page's code exchange and for refreshing the tokens the server holds.
 import { createRemoteJWKSet, decodeJwt, errors, type JWTPayload, jwtVerify } from "jose";
+import { LRUCache } from "lru-cache";
 
 export interface IdentityConfig {
   /** The one allowed `identity.provider` value, e.g. `dev` or `auth0`. */
@@ -71,6 +72,11 @@ export class IdentityProvider {
   readonly config: IdentityConfig;
   private metadataPromise: Promise<ProviderMetadata> | undefined;
   private jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
+  /**
+   * Tokens already verified, until they expire: a signature check per request would cost the hot
+   * path (304s) several times a key lookup. Keyed by the whole token, so nothing unverified matches.
+   */
+  private readonly verified = new LRUCache<string, VerifiedToken>({ max: 10_000 });
 
   constructor(config: IdentityConfig) {
     this.config = { ...config, issuer: config.issuer.replace(/\/$/, "") };
@@ -97,6 +103,15 @@ export class IdentityProvider {
 
   /** Verifies signature, `iss` (exact), `aud` (ours), `exp`/`nbf`; returns who and what scopes. */
   async verify(token: string): Promise<VerifiedToken> {
+    const cached = this.verified.get(token);
+    const leeway = (this.config.clockToleranceSeconds ?? 30) * 1000;
+    if (cached && Date.parse(cached.expiresAt) + leeway > Date.now()) return cached;
+    const result = await this.verifyFresh(token);
+    this.verified.set(token, result);
+    return result;
+  }
+
+  private async verifyFresh(token: string): Promise<VerifiedToken> {
     let payload: JWTPayload;
     // A token of another issuer is refused before any key lookup: its unknown `kid` would otherwise
     // make jose refetch our provider's key set.
