@@ -2,6 +2,7 @@
 // listing, rotating and revoking keys, the vaulted AI key, linked identities and the realtime
 // capability. (The same page in a real browser: test/auth/browser.test.ts.)
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createKey } from "../../src/server/domain/accounts.ts";
 import { CookieJar, jarFetch, keyPageAuthorize, keyPageSignIn, signIn } from "../helpers/oidc.ts";
 import { expectError, startTestServer, type TestServer } from "../helpers/server.ts";
 
@@ -385,7 +386,6 @@ describe("realtime capability (discoverIdentityRealtime)", () => {
         async (tx) => (await tx.identities.bySubject(`${short.url}/dev-idp`, "carol"))!,
       );
       const key = await short.server.store.transaction(async (tx) => {
-        const { createKey } = await import("../../src/server/domain/accounts.ts");
         return (await createKey(tx, carol.user_id, { label: "k" })).secret;
       });
       await new Promise((r) => setTimeout(r, 1500));

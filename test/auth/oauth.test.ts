@@ -2,7 +2,7 @@
 // they map to, the scopes they grant, and every way a token is refused.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startStandaloneDevIdp } from "../../src/server/identity/devIdp.ts";
-import { authorize, signIn, tokenRequest } from "../helpers/oidc.ts";
+import { authorize, keyPageSignIn, signIn, tokenRequest } from "../helpers/oidc.ts";
 import { expectError, startTestServer, type TestServer } from "../helpers/server.ts";
 
 let srv: TestServer;
@@ -187,5 +187,32 @@ test("expired access tokens are 401 token_expired", async () => {
     expect((await short.client(r.body.access_token).get("/api/me")).status).toBe(200);
   } finally {
     await short.close();
+  }
+});
+
+test("an external provider configured by its issuer (--idp-issuer): tokens, key page and realtime", async () => {
+  const idp = await startStandaloneDevIdp();
+  const ext = await startTestServer({
+    identity: { name: "example-idp", issuer: idp.idp.issuer, clientId: "txtfs", audience: "urn:txtfs:api" },
+  });
+  try {
+    const t = await signIn({ issuer: idp.idp.issuer, user: "alice", password: "alice-password" });
+    const me = await ext.client(t.access_token).get("/api/me");
+    expect(me.status).toBe(200);
+    expect(me.body.identity).toMatchObject({
+      provider: "example-idp",
+      issuer: idp.idp.issuer,
+      subject: "alice",
+    });
+    const rt = await ext.client(t.access_token).get("/api/identity/realtime");
+    expect(rt.body).toMatchObject({ provider: "example-idp", connectable: true });
+    // This server's own dev provider is not running: its path is just an unknown route.
+    expect((await ext.client().get("/dev-idp/.well-known/openid-configuration")).status).toBe(404);
+    // The key page signs in at the external provider too.
+    const session = await keyPageSignIn(ext.url, "bob", "bob-password");
+    expect(session.user.email).toBe("bob@dev.txtfs.test");
+  } finally {
+    await ext.close();
+    await idp.close();
   }
 });

@@ -28,7 +28,11 @@ export interface TestServer {
 let counter = 0;
 
 export async function startTestServer(
-  opts: { rateLimit?: Partial<RateLimitConfig>; devIdp?: ServeOptions["devIdp"] } = {},
+  opts: {
+    rateLimit?: Partial<RateLimitConfig>;
+    devIdp?: ServeOptions["devIdp"];
+    identity?: ServeOptions["identity"];
+  } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "txtfs-test-"));
   const server = await startServer({
@@ -39,6 +43,7 @@ export async function startTestServer(
     retentionDays: 90,
     logger: createLogger("test", "warn"),
     devIdp: opts.devIdp,
+    identity: opts.identity,
   });
   return {
     url: server.url,
