@@ -362,7 +362,8 @@ describe("realtime capability (discoverIdentityRealtime)", () => {
   });
 
   test("an expired held token: refreshed when possible, else 401 IDENTITY_REAUTH_REQUIRED", async () => {
-    const short = await startTestServer({ devIdp: { accessTokenTtl: 1, clockToleranceSeconds: 0 } });
+    // Access tokens live 1 s: the server treats a held token with under 10 s left as expired.
+    const short = await startTestServer({ devIdp: { accessTokenTtl: 1 } });
     try {
       // Key-page sign-in: the server holds a refresh token, so an expired access token is refreshed.
       const { jar, csrf } = await keyPageSignIn(short.url, "alice", "alice-password");

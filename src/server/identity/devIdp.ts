@@ -282,7 +282,8 @@ export async function createDevIdp(opts: DevIdpOptions): Promise<DevIdp> {
     const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
     if (!token) return json(401, { error: "invalid_token" });
     try {
-      const { payload } = await jwtVerify(token, publicJwks, { issuer: opts.issuer });
+      // The usual resource-server leeway: a token refreshed just now must not fail on clock jitter.
+      const { payload } = await jwtVerify(token, publicJwks, { issuer: opts.issuer, clockTolerance: 30 });
       const user = users.get(String(payload.sub));
       if (!user) return json(401, { error: "invalid_token" });
       return json(200, { realtime: user.realtime });
