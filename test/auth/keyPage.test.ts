@@ -173,6 +173,12 @@ describe("session and keys", () => {
     });
     expect(foreign.status).toBe(403);
     expect(((await foreign.json()) as any).error.code).toBe("csrf_failed");
+    const malformed = await jarFetch(jar, `${srv.url}/keys`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: "not a url" },
+      body: new URLSearchParams({ _csrf: csrf, label: "evil" }).toString(),
+    });
+    expect(malformed.status).toBe(403);
     expect(await keyCount(user.id)).toBe(before);
   });
 
