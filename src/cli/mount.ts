@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "no
 import { join, resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { TxtfsClient } from "../client/api.ts";
+import { currentSignIn, type StoredSignIn } from "../client/signIn.ts";
 import { MountError, mountVfs, parseMountOptions, prepareMountpoint } from "../fuse/mount.ts";
 import { createLogger } from "../lib/logger.ts";
 import { requestSync, serveControl } from "../lib/mountControl.ts";
@@ -30,6 +31,24 @@ function savedCredentials(): { url?: string; key?: string } {
   } catch {
     return {};
   }
+}
+
+/** Refresh the signed-in access token this long before it expires (a mount outlives tokens). */
+const SIGNED_IN_MARGIN_MS = 5 * 60_000;
+
+/** Keeps the client's OAuth access token fresh; returns a stop function. */
+function keepSignedIn(client: TxtfsClient, log: ReturnType<typeof createLogger>): () => void {
+  const timer = setInterval(() => {
+    currentSignIn(SIGNED_IN_MARGIN_MS)
+      .then((s) => {
+        if (s) client.setKey(s.accessToken);
+      })
+      .catch((err: Error) =>
+        log.warn({ err: err.message }, "could not refresh the sign-in; run txtfs login"),
+      );
+  }, 30_000);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** --serve: the service core in this process, with a local user and key made on first use. */
@@ -95,6 +114,17 @@ export function registerMount(program: Command): void {
 
       let url: string = opts.url ?? process.env.TXTFS_URL ?? savedCredentials().url;
       let key: string = opts.key ?? process.env.TXTFS_API_KEY ?? savedCredentials().key;
+      // No key: the signed-in identity (txtfs login), its access token refreshed before it expires.
+      let signedIn: StoredSignIn | null = null;
+      if (!key && !opts.serve) {
+        signedIn = await currentSignIn(SIGNED_IN_MARGIN_MS);
+        if (signedIn && (!url || url.replace(/\/$/, "") === signedIn.url)) {
+          url = signedIn.url;
+          key = signedIn.accessToken;
+        } else {
+          signedIn = null;
+        }
+      }
       let stopServer: (() => Promise<void>) | undefined;
       if (opts.serve) {
         const local = await serveLocally(opts.data, log);
@@ -107,7 +137,7 @@ export function registerMount(program: Command): void {
       }
       if (!url || !key) {
         throw new MountError(
-          "no service to mount: pass --url and --key (or TXTFS_URL/TXTFS_API_KEY), or --serve for a local one",
+          "no service to mount: pass --url and --key (or TXTFS_URL/TXTFS_API_KEY), sign in with txtfs login, or use --serve for a local one",
         );
       }
       const cache =
@@ -119,6 +149,7 @@ export function registerMount(program: Command): void {
 
       const client = new TxtfsClient({ url, key, source: "mount", timeoutMs: 10_000 });
       const deviceId = await ensureDevice(client, opts.serve ? `serve:${resolve(opts.data)}` : url, log);
+      const stopRefresh = signedIn ? keepSignedIn(client, log) : () => {};
       const vfs = new Vfs({
         deviceId,
         client,
@@ -166,6 +197,7 @@ export function registerMount(program: Command): void {
         stopping = true;
         log.info({ signal }, "unmounting: flushing pending writes");
         clearInterval(timer);
+        stopRefresh();
         await vfs.stop();
         control?.close();
         await mounted.unmount();

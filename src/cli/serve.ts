@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { type Command, InvalidArgumentError } from "commander";
 import { createLogger } from "../lib/logger.ts";
 import { dataDir } from "../lib/paths.ts";
 import { createKey, createUser } from "../server/domain/accounts.ts";
@@ -38,7 +38,37 @@ export function registerServe(program: Command): void {
       "hosts (comma-separated) webhooks may be delivered to besides loopback",
       process.env.TXTFS_WEBHOOK_ALLOW_HOSTS ?? "",
     )
+    .option(
+      "--dev-idp",
+      "run the development identity provider in-process (under /dev-idp) and accept its sign-ins",
+    )
+    .option(
+      "--dev-idp-token-ttl <seconds>",
+      "access-token lifetime of the dev identity provider",
+      parsePositiveInt,
+    )
+    .option(
+      "--idp-issuer <url>",
+      "identity provider (OpenID Connect issuer) whose access tokens are accepted",
+      process.env.TXTFS_IDP_ISSUER,
+    )
+    .option(
+      "--idp-client-id <id>",
+      "OAuth client id of txtfs at that provider",
+      process.env.TXTFS_IDP_CLIENT_ID,
+    )
+    .option(
+      "--idp-audience <aud>",
+      "access-token audience that means this API",
+      process.env.TXTFS_IDP_AUDIENCE,
+    )
+    .option("--idp-name <name>", "the provider's name (identity.provider)", process.env.TXTFS_IDP_NAME)
     .action(async (opts) => {
+      if (opts.idpIssuer && opts.devIdp)
+        throw new InvalidArgumentError("use either --dev-idp or --idp-issuer, not both");
+      if (opts.idpIssuer && !(opts.idpClientId && opts.idpAudience)) {
+        throw new InvalidArgumentError("--idp-issuer needs --idp-client-id and --idp-audience");
+      }
       const logger = createLogger("txtfs-serve");
       const server = await startServer({
         host: opts.host,
@@ -54,6 +84,15 @@ export function registerServe(program: Command): void {
             .map((h: string) => h.trim())
             .filter(Boolean),
         },
+        identity: opts.idpIssuer
+          ? {
+              name: opts.idpName ?? new URL(opts.idpIssuer).hostname,
+              issuer: opts.idpIssuer,
+              clientId: opts.idpClientId,
+              audience: opts.idpAudience,
+            }
+          : undefined,
+        devIdp: opts.devIdp ? { accessTokenTtl: opts.devIdpTokenTtl } : undefined,
       });
       const first = await server.store.transaction(async (tx) => {
         if ((await tx.users.list()).length > 0) return null;
@@ -62,6 +101,12 @@ export function registerServe(program: Command): void {
         return { user, secret };
       });
       process.stdout.write(`txtfs ${server.url}  (data: ${opts.db ?? opts.data})\n`);
+      if (server.identity.devIdp) {
+        process.stdout.write(
+          `Dev identity provider ${server.identity.devIdp.issuer} (users alice, bob, carol; password: <user>-password)\n` +
+            `Key page: ${server.url}/keys   Sign in from a shell: txtfs login --url ${server.url}\n`,
+        );
+      }
       if (first) {
         process.stdout.write(
           `Created the first user ${first.user.email} (${first.user.id}) and an API key with every scope.\n` +

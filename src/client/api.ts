@@ -55,11 +55,16 @@ interface Call {
 
 export class TxtfsClient {
   private readonly pool: Pool;
-  private readonly key: string;
+  private key: string;
   private readonly timeoutMs: number;
   private readonly source: string;
   /** Requests sent, for status output and benchmarks. */
   requests = 0;
+
+  /** Swaps the credential (a refreshed OAuth access token) for the following requests. */
+  setKey(key: string): void {
+    this.key = key;
+  }
 
   constructor(opts: ClientOptions) {
     this.pool = new Pool(opts.url, { connections: opts.connections ?? 8, pipelining: 1 });

@@ -1,5 +1,7 @@
 // Builds the service: request id and API-Version on every response, authentication and scope,
 // rate limits, schema validation, the routes, and one error body for every failure.
+import { randomBytes } from "node:crypto";
+import { createServer } from "node:http";
 import cors from "@fastify/cors";
 import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from "@fastify/type-provider-typebox";
 import Fastify, { LogController } from "fastify";
@@ -13,6 +15,8 @@ import { handleError, handleNotFound } from "./http/errors.ts";
 import { DEFAULT_RATE_LIMIT, type RateLimitConfig, RateLimiter } from "./http/rateLimit.ts";
 import { costOf } from "./http/types.ts";
 import { KeyUsage } from "./http/usage.ts";
+import type { IdentityHub } from "./identity/hub.ts";
+import { createVaultCipher } from "./identity/vaultCipher.ts";
 import { batchRoutes } from "./routes/batch.ts";
 import { changeRoutes } from "./routes/changes.ts";
 import { collaborationRoutes } from "./routes/collaboration.ts";
@@ -20,6 +24,8 @@ import { deviceRoutes } from "./routes/devices.ts";
 import { discoverRoutes } from "./routes/discover.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { folderRoutes } from "./routes/folders.ts";
+import { identityRoutes } from "./routes/identity.ts";
+import { keyPageRoutes } from "./routes/keyPage.ts";
 import { shareRoutes } from "./routes/shares.ts";
 import { skillRoutes } from "./routes/skills.ts";
 import { syncRoutes } from "./routes/sync.ts";
@@ -36,6 +42,15 @@ export interface AppOptions {
   rateLimit?: Partial<RateLimitConfig>;
   /** Hosts webhooks may be delivered to besides loopback. */
   webhookAllowHosts?: readonly string[];
+  /** Sign-in: the identity provider, the dev provider and the vault cipher (a throwaway key if absent). */
+  identity?: IdentityHub;
+}
+
+/** Is this request for the in-process dev identity provider (served beside the API, not by Fastify)? */
+function devIdpPath(hub: IdentityHub, url: string | undefined): boolean {
+  if (!hub.devIdp || !url) return false;
+  const prefix = new URL(hub.devIdp.issuer).pathname.replace(/\/$/, "");
+  return url === prefix || url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`);
 }
 
 const EXPOSED_HEADERS = [
@@ -92,7 +107,13 @@ export async function buildApp(opts: AppOptions) {
   const idPrefix = randomBase62(12);
   let requests = 0;
   const { store } = opts;
+  const hub: IdentityHub = opts.identity ?? { cipher: createVaultCipher(randomBytes(32)) };
   const app = Fastify({
+    // The dev identity provider (oidc-provider, a Koa app) answers its own paths on the same port.
+    serverFactory: (handler) =>
+      createServer((req, res) =>
+        devIdpPath(hub, req.url) ? hub.devIdp!.handle(req, res) : handler(req, res),
+      ),
     loggerInstance: opts.logger,
     // Per-request log lines only on demand: at thousands of requests/s they would dominate.
     logController: new LogController({ disableRequestLogging: process.env.TXTFS_LOG_REQUESTS !== "1" }),
@@ -149,7 +170,7 @@ export async function buildApp(opts: AppOptions) {
     request.rateKey = `ip:${request.ip}`;
     try {
       if (needsAuth) {
-        request.actor = await authenticate(request, store, usage);
+        request.actor = await authenticate(request, store, usage, hub);
         request.rateKey = request.actor.principal;
         requireScope(request.actor, scope);
       }
@@ -189,8 +210,8 @@ export async function buildApp(opts: AppOptions) {
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
 
-  const deps = { store, closing };
-  await app.register(discoverRoutes((route) => scopes.get(route)));
+  const deps = { store, closing, identity: hub };
+  await app.register(discoverRoutes((route) => scopes.get(route), hub));
   await app.register(fileRoutes(deps));
   await app.register(folderRoutes(deps));
   await app.register(changeRoutes(deps));
@@ -204,6 +225,8 @@ export async function buildApp(opts: AppOptions) {
   await app.register(deviceRoutes(deps));
   await app.register(syncRoutes(deps));
   await app.register(webhookRoutes(deps, { allowHosts: opts.webhookAllowHosts ?? [] }));
+  await app.register(identityRoutes(deps));
+  await app.register(keyPageRoutes(deps));
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish

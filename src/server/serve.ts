@@ -1,9 +1,15 @@
 // Running the service: open the store, build the app, listen, and shut down gracefully.
+
+import { join } from "node:path";
 import type { Logger } from "../lib/logger.ts";
 import { openStore } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
 import { buildApp } from "./app.ts";
 import type { RateLimitConfig } from "./http/rateLimit.ts";
+import { createDevIdp, DEV_AUDIENCE, DEV_CLIENT_ID } from "./identity/devIdp.ts";
+import type { IdentityHub } from "./identity/hub.ts";
+import { type IdentityConfig, IdentityProvider } from "./identity/provider.ts";
+import { createVaultCipher, loadVaultKey } from "./identity/vaultCipher.ts";
 import { startMaintenance } from "./maintenance.ts";
 import { type WebhookOptions, WebhookWorker } from "./webhookWorker.ts";
 
@@ -17,22 +23,31 @@ export interface ServeOptions {
   logger: Logger;
   /** Webhook delivery: allowed hosts besides loopback, retry schedule (tests shorten it). */
   webhooks?: Partial<WebhookOptions>;
+  /** An external identity provider (OpenID Connect discovery from its issuer). */
+  identity?: IdentityConfig;
+  /** Run the dev identity provider in-process under /dev-idp (and use it). */
+  devIdp?: { accessTokenTtl?: number; clockToleranceSeconds?: number; realtimeFails?: () => boolean };
 }
 
 export interface RunningServer {
   url: string;
   store: Store;
+  /** Sign-in state: the identity provider and, with --dev-idp, the dev provider. */
+  identity: IdentityHub;
   /** Stops accepting connections, lets in-flight requests finish, then closes the store. */
   close(): Promise<void>;
 }
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const store = await openStore({ dataDir: opts.dataDir, db: opts.db });
+  const hub: IdentityHub = { cipher: createVaultCipher(loadVaultKey(opts.dataDir)) };
+  if (opts.identity) hub.provider = new IdentityProvider(opts.identity);
   const app = await buildApp({
     store,
     logger: opts.logger,
     rateLimit: opts.rateLimit,
     webhookAllowHosts: opts.webhooks?.allowHosts,
+    identity: hub,
   });
   const stopMaintenance = startMaintenance(store, opts.logger, opts.retentionDays);
   const webhooks = new WebhookWorker(store, opts.logger, opts.webhooks);
@@ -47,10 +62,29 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : opts.port;
   const host = opts.host.includes(":") ? `[${opts.host}]` : opts.host;
+  const url = `http://${host}:${port}`;
+  if (opts.devIdp) {
+    // Its issuer is this server's URL + /dev-idp, known only now that the port is.
+    const devIdp = await createDevIdp({
+      issuer: `${url}/dev-idp`,
+      accessTokenTtl: opts.devIdp.accessTokenTtl,
+      keyFile: join(opts.dataDir, "dev-idp-key.json"),
+      realtimeFails: opts.devIdp.realtimeFails,
+    });
+    hub.devIdp = devIdp;
+    hub.provider = new IdentityProvider({
+      name: "dev",
+      issuer: devIdp.issuer,
+      clientId: DEV_CLIENT_ID,
+      audience: DEV_AUDIENCE,
+      clockToleranceSeconds: opts.devIdp.clockToleranceSeconds,
+    });
+  }
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${host}:${port}`,
+    url,
     store,
+    identity: hub,
     close() {
       closing ??= (async () => {
         stopMaintenance();

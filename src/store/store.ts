@@ -7,11 +7,14 @@ import type { FeedRepo } from "./repos/feed.ts";
 import type { FileRepo } from "./repos/files.ts";
 import type { FolderRepo } from "./repos/folders.ts";
 import type { IdempotencyRepo } from "./repos/idempotency.ts";
+import type { IdentityRepo } from "./repos/identities.ts";
 import type { KeyRepo } from "./repos/keys.ts";
+import type { SessionRepo } from "./repos/sessions.ts";
 import type { ShareRepo } from "./repos/shares.ts";
 import type { TempUrlRepo } from "./repos/tempUrls.ts";
 import type { ThemeRepo } from "./repos/themes.ts";
 import type { UserRepo } from "./repos/users.ts";
+import type { VaultRepo } from "./repos/vault.ts";
 import type { VersionRepo } from "./repos/versions.ts";
 import type { WebhookRepo } from "./repos/webhooks.ts";
 
@@ -39,6 +42,9 @@ export interface Tx {
   readonly themes: ThemeRepo;
   readonly devices: DeviceRepo;
   readonly webhooks: WebhookRepo;
+  readonly identities: IdentityRepo;
+  readonly sessions: SessionRepo;
+  readonly vault: VaultRepo;
   /** Wake change-feed long-polls of these accounts once this transaction commits. */
   notify(accountIds: Iterable<string>): void;
   /** Runs `fn` inside a savepoint: if it throws, only its own writes are rolled back. */

@@ -5,11 +5,14 @@ import { FeedRepo } from "./repos/feed.ts";
 import { FileRepo } from "./repos/files.ts";
 import { FolderRepo } from "./repos/folders.ts";
 import { IdempotencyRepo } from "./repos/idempotency.ts";
+import { IdentityRepo } from "./repos/identities.ts";
 import { KeyRepo } from "./repos/keys.ts";
+import { SessionRepo } from "./repos/sessions.ts";
 import { ShareRepo } from "./repos/shares.ts";
 import { TempUrlRepo } from "./repos/tempUrls.ts";
 import { ThemeRepo } from "./repos/themes.ts";
 import { UserRepo } from "./repos/users.ts";
+import { VaultRepo } from "./repos/vault.ts";
 import { VersionRepo } from "./repos/versions.ts";
 import { WebhookRepo } from "./repos/webhooks.ts";
 import type { Sql, Tx } from "./store.ts";
@@ -33,6 +36,9 @@ export function createTx(sql: Sql, notify: (accountIds: Iterable<string>) => voi
     themes: new ThemeRepo(sql),
     devices: new DeviceRepo(sql),
     webhooks: new WebhookRepo(sql),
+    identities: new IdentityRepo(sql),
+    sessions: new SessionRepo(sql),
+    vault: new VaultRepo(sql),
     notify,
     // SAVEPOINT is standard SQL (SQLite and PostgreSQL): one item of a non-atomic batch or sync
     // rolls back alone, the transaction around it goes on.

@@ -75,3 +75,46 @@ export function spawnServe(args: string[]): Promise<ServeProcess> {
     void exited.then((code) => reject(new Error(`serve exited with ${code}:\n${out}\n${err}`)));
   });
 }
+
+export interface LoginProcess {
+  child: ChildProcess;
+  /** The authorization URL the CLI printed. */
+  authUrl: string;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Starts `txtfs login --no-browser` and resolves with the sign-in URL it prints. */
+export function spawnLogin(args: string[], env: NodeJS.ProcessEnv): Promise<LoginProcess> {
+  const child = spawn(process.execPath, [BIN, "login", "--no-browser", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
+  });
+  let out = "";
+  let err = "";
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  child.stdout!.on("data", (d) => {
+    out += d;
+  });
+  child.stderr!.on("data", (d) => {
+    err += d;
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`login printed no URL:\n${out}\n${err}`));
+    }, 20_000);
+    const onData = () => {
+      const m = /^(http:\/\/\S+\/auth\?\S+)$/m.exec(err);
+      if (!m) return;
+      clearTimeout(timer);
+      resolve({ child, authUrl: m[1]!, stdout: () => out, stderr: () => err, exited });
+    };
+    child.stderr!.on("data", onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`login exited with ${code}:\n${out}\n${err}`));
+    });
+  });
+}

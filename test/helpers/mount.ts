@@ -27,8 +27,8 @@ export interface MountDirs {
 export interface MountOptions {
   /** Extra `txtfs mount` arguments, e.g. ["--read-only"]. */
   args?: string[];
-  /** Mount this service instead of running one in-process (`--serve`). */
-  service?: { url: string; key: string };
+  /** Mount this service instead of running one in-process (`--serve`); no key: the signed-in identity. */
+  service?: { url: string; key?: string };
 }
 
 export interface RunningMount {
@@ -106,7 +106,7 @@ export function startMount(dirs: MountDirs, opts: MountOptions = {}): Promise<Ru
     "mount",
     dirs.mnt,
     ...(opts.service
-      ? ["--url", opts.service.url, "--key", opts.service.key]
+      ? ["--url", opts.service.url, ...(opts.service.key ? ["--key", opts.service.key] : [])]
       : ["--serve", "--data", dirs.data]),
     "--cache-dir",
     dirs.cache,
@@ -159,7 +159,7 @@ export function startMount(dirs: MountDirs, opts: MountOptions = {}): Promise<Ru
       clearTimeout(timer);
       child.stdout!.off("data", onData);
       const url = opts.service?.url ?? /^export TXTFS_URL=(\S+)/m.exec(out)![1]!;
-      const key = opts.service?.key ?? /^export TXTFS_API_KEY=(\S+)/m.exec(out)![1]!;
+      const key = opts.service ? (opts.service.key ?? "") : /^export TXTFS_API_KEY=(\S+)/m.exec(out)![1]!;
       resolve({
         dirs,
         mnt: dirs.mnt,

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createLogger } from "../../src/lib/logger.ts";
 import { createKey, createUser } from "../../src/server/domain/accounts.ts";
 import type { RateLimitConfig } from "../../src/server/http/rateLimit.ts";
-import { type RunningServer, startServer } from "../../src/server/serve.ts";
+import { type RunningServer, type ServeOptions, startServer } from "../../src/server/serve.ts";
 import type { WebhookOptions } from "../../src/server/webhookWorker.ts";
 
 export interface TestUser {
@@ -29,7 +29,12 @@ export interface TestServer {
 let counter = 0;
 
 export async function startTestServer(
-  opts: { rateLimit?: Partial<RateLimitConfig>; webhooks?: Partial<WebhookOptions> } = {},
+  opts: {
+    rateLimit?: Partial<RateLimitConfig>;
+    webhooks?: Partial<WebhookOptions>;
+    devIdp?: ServeOptions["devIdp"];
+    identity?: ServeOptions["identity"];
+  } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "txtfs-test-"));
   const server = await startServer({
@@ -40,6 +45,8 @@ export async function startTestServer(
     retentionDays: 90,
     logger: createLogger("test", "warn"),
     webhooks: opts.webhooks,
+    devIdp: opts.devIdp,
+    identity: opts.identity,
   });
   return {
     url: server.url,

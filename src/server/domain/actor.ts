@@ -8,4 +8,6 @@ export interface Actor {
   scopes: ReadonlySet<string>;
   /** What made the change, recorded on versions: `api`, `mount`, `import`, ... */
   source: string;
+  /** The identity an OAuth access token was issued to (absent for API keys). */
+  identityId?: string;
 }

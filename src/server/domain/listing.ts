@@ -1,10 +1,12 @@
 // Listings: metadata only, never bodies, including what is shared with the caller.
+
 import type { FileMetaRow } from "../../store/repos/rows.ts";
 import type { Tx } from "../../store/store.ts";
 import { loadScope, roleInScope } from "./access.ts";
 import type { Actor } from "./actor.ts";
 import { ServiceError } from "./errors.ts";
 import { listFolders } from "./folders.ts";
+import { activeIdentity } from "./identities.ts";
 import { LIMITS } from "./limits.ts";
 import { type TxtFile, toTxtFile } from "./records.ts";
 
@@ -94,7 +96,7 @@ export async function overview(tx: Tx, actor: Actor) {
   }
   return {
     user: { id: actor.userId, email: actor.email, name: actor.name },
-    identity: null,
+    identity: await activeIdentity(tx, actor.userId),
     folders,
     rootFiles: rootRows.map((r) => toTxtFile(r, roleInScope(scope, r) ?? "reader")),
   };

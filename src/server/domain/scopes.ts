@@ -16,3 +16,35 @@ export type KeyScope = (typeof KEY_SCOPES)[number];
 export function isKeyScope(s: string): s is KeyScope {
   return (KEY_SCOPES as readonly string[]).includes(s);
 }
+
+/**
+ * What an OAuth access token's scopes allow, in key scopes (README "Scopes of OAuth tokens"):
+ * the identity provider's coarser scopes cover several key scopes each.
+ */
+export const OAUTH_SCOPE_GRANTS: Readonly<Record<string, readonly KeyScope[]>> = {
+  "files:read": ["files:read", "folders:read", "collaboration:read"],
+  "files:write": ["files:write", "folders:write", "collaboration:write"],
+  "files:share": ["shares:read", "shares:write"],
+  "context:write": ["ai:use"],
+};
+
+export function keyScopesOfOAuth(oauthScopes: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  for (const s of oauthScopes) for (const k of OAUTH_SCOPE_GRANTS[s] ?? []) out.add(k);
+  return out;
+}
+
+/** The OAuth scopes of the spec (the identity provider grants them; txtfs maps them above). */
+export const OAUTH_SCOPES = [
+  "openid",
+  "profile",
+  "email",
+  "wallet",
+  "offline_access",
+  "files:read",
+  "files:write",
+  "files:share",
+  "context:read",
+  "context:write",
+  "mcp:use",
+] as const;

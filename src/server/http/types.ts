@@ -6,8 +6,11 @@ declare module "fastify" {
     actor?: Actor;
   }
   interface FastifyContextConfig {
-    /** Key scope the route needs; `public` routes need no credentials. */
-    scope?: KeyScope | "public";
+    /**
+     * Key scope the route needs; `public` routes need no credentials; `any` needs a valid
+     * credential and no particular scope (identities, realtime capability).
+     */
+    scope?: KeyScope | "public" | "any";
   }
 }
 

@@ -1,8 +1,11 @@
 import type { Store } from "../../store/store.ts";
+import type { IdentityHub } from "../identity/hub.ts";
 
 /** What route plugins need from the app. */
 export interface RouteDeps {
   store: Store;
   /** Resolves when the server starts shutting down (ends long-polls early). */
   closing: Promise<void>;
+  /** Sign-in: identity provider, dev provider, vault cipher. */
+  identity: IdentityHub;
 }

@@ -1,7 +1,8 @@
 // GET /api/v1 (discover): the verbs this server serves, machine-readable, no credentials needed.
 import type { FastifyPluginAsync } from "fastify";
 import { LIMITS } from "../domain/limits.ts";
-import { KEY_SCOPES } from "../domain/scopes.ts";
+import { KEY_SCOPES, OAUTH_SCOPE_GRANTS, OAUTH_SCOPES } from "../domain/scopes.ts";
+import type { IdentityHub } from "../identity/hub.ts";
 
 /** The spec's verb names (and additive ones) for each /api/v1 route; tests check each is served. */
 export const VERBS = [
@@ -124,10 +125,15 @@ export const VERBS = [
     "/api/v1/devices/:id/state",
     "The device's states, explicit and effective per file.",
   ],
+  ["users", "GET", "/api/v1/identities", "Identities linked to the account, and the active one."],
+  ["use", "PATCH", "/api/v1/identities", "Select the active identity (`{id}`)."],
 ] as const;
 
 /** `scopeOf("GET /api/v1/files")` -> the key scope that route needs, as registered. */
-export function discoverRoutes(scopeOf: (route: string) => string | undefined): FastifyPluginAsync {
+export function discoverRoutes(
+  scopeOf: (route: string) => string | undefined,
+  hub?: IdentityHub,
+): FastifyPluginAsync {
   return async (app) => {
     app.get("/api/v1", { config: { scope: "public" } }, async () => ({
       name: "txtfs",
@@ -139,6 +145,18 @@ export function discoverRoutes(scopeOf: (route: string) => string | undefined): 
         header: "Authorization: Bearer <API key or OAuth access token>",
         keyPrefix: "txt_",
         scopes: KEY_SCOPES,
+        // Sign-in (null when this server accepts API keys only): what `txtfs login` needs.
+        oauth: hub?.provider
+          ? {
+              provider: hub.provider.config.name,
+              issuer: hub.provider.config.issuer,
+              clientId: hub.provider.config.clientId,
+              audience: hub.provider.config.audience,
+              scopes: OAUTH_SCOPES,
+              scopeGrants: OAUTH_SCOPE_GRANTS,
+              keyPage: "/keys",
+            }
+          : null,
       },
       limits: {
         contextChars: LIMITS.contextChars,

@@ -52,4 +52,16 @@ export class KeyRepo {
       [day, count, count, day, lastUsedAt, lastUsedAt, id],
     );
   }
+
+  setLabel(id: string, label: string) {
+    return this.sql.run("UPDATE api_keys SET label = ? WHERE id = ?", [label, id]);
+  }
+
+  /** Brings a key's expiry forward (rotation's grace period); never extends it. */
+  expireBy(id: string, at: string) {
+    return this.sql.run(
+      "UPDATE api_keys SET expires_at = ? WHERE id = ? AND (expires_at IS NULL OR expires_at > ?)",
+      [at, id, at],
+    );
+  }
 }

@@ -244,4 +244,47 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_at);
   CREATE INDEX webhook_deliveries_order ON webhook_deliveries(webhook_id, order_key, status, feed_seq);
   `,
+  // 4: sign-in (issue 6): identities linked to accounts (keyed by issuer + subject, never by email),
+  // the tokens the server holds for them (encrypted), key-page sessions and vaulted credentials.
+  `
+  CREATE TABLE identities (
+    id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    provider TEXT NOT NULL,
+    issuer TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    username TEXT,
+    email TEXT,
+    status TEXT,
+    verified_at TEXT,
+    verification_error TEXT,
+    wallet TEXT,
+    active INTEGER NOT NULL DEFAULT 0,
+    token_expires_at TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    held_tokens TEXT,
+    UNIQUE (issuer, subject)
+  );
+  CREATE INDEX identities_user ON identities(user_id);
+  CREATE TABLE sessions (
+    id_hash TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    identity_id TEXT REFERENCES identities(id) ON DELETE CASCADE,
+    csrf_token TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+  );
+  CREATE INDEX sessions_user ON sessions(user_id);
+  CREATE TABLE vault_secrets (
+    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    label TEXT NOT NULL DEFAULT '',
+    hint TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    ciphertext TEXT NOT NULL,
+    PRIMARY KEY (user_id, name)
+  );
+  `,
 ];

@@ -1,0 +1,80 @@
+// txtfs login / logout / whoami: sign in with the service's identity provider from a shell.
+import type { Command } from "commander";
+import { currentSignIn, loadConfig, login, logout, SignInError } from "../client/signIn.ts";
+import { parsePositiveInt } from "./options.ts";
+
+export function registerLogin(program: Command): void {
+  program
+    .command("login")
+    .description("Sign in with the service's identity provider (browser, PKCE); the mount then needs no key.")
+    .option("--url <url>", "the txtfs service (or TXTFS_URL, or the saved one)")
+    .option("--no-browser", "only print the sign-in URL (to open on any browser of this machine)")
+    .option("--timeout <seconds>", "how long to wait for the browser", parsePositiveInt, 300)
+    .action(async (opts) => {
+      const url: string | undefined = opts.url ?? process.env.TXTFS_URL ?? loadConfig().url;
+      if (!url) throw new SignInError("no service: pass --url URL (or set TXTFS_URL)");
+      const signedIn = await login({
+        url,
+        timeoutMs: opts.timeout * 1000,
+        onAuthorizationUrl: async (authUrl) => {
+          process.stderr.write(`Sign in at:\n${authUrl}\n`);
+          if (!opts.browser) return;
+          try {
+            const { default: open } = await import("open");
+            const child = await open(authUrl);
+            child.on("error", () => process.stderr.write("Could not open a browser: open the URL above.\n"));
+          } catch {
+            process.stderr.write("Could not open a browser: open the URL above.\n");
+          }
+        },
+      });
+      const me = await fetch(`${signedIn.url}/api/me`, {
+        headers: { authorization: `Bearer ${signedIn.accessToken}` },
+      }).then((r) => r.json() as Promise<{ user?: { email: string } }>);
+      process.stdout.write(
+        `Signed in to ${signedIn.url} as ${me.user?.email ?? "?"} (${signedIn.provider}); access token valid until ${signedIn.expiresAt}, refreshed automatically.\n`,
+      );
+    });
+
+  program
+    .command("logout")
+    .description("Revoke the signed-in tokens at the identity provider and forget them.")
+    .action(async () => {
+      const out = await logout();
+      if (!out.hadSignIn) process.stdout.write("Not signed in.\n");
+      else
+        process.stdout.write(
+          out.revoked
+            ? "Signed out (tokens revoked).\n"
+            : "Signed out (tokens forgotten; the provider could not be told).\n",
+        );
+    });
+
+  program
+    .command("whoami")
+    .description("Show the signed-in identity (refreshing the access token when it is about to expire).")
+    .option("--json", "print the service's answer as JSON")
+    .action(async (opts) => {
+      const s = await currentSignIn();
+      if (!s) throw new SignInError("not signed in: run txtfs login --url URL");
+      const res = await fetch(`${s.url}/api/me`, { headers: { authorization: `Bearer ${s.accessToken}` } });
+      const body = (await res.json()) as {
+        user?: { email: string };
+        identity?: { provider: string; subject: string } | null;
+        error?: { message: string };
+      };
+      if (!res.ok)
+        throw new SignInError(
+          `the service refused the sign-in: ${body.error?.message ?? res.status}; run txtfs login`,
+        );
+      if (opts.json) {
+        process.stdout.write(
+          `${JSON.stringify({ user: body.user, identity: body.identity, expiresAt: s.expiresAt })}\n`,
+        );
+      } else {
+        process.stdout.write(
+          `${body.user?.email} via ${body.identity?.provider}:${body.identity?.subject} at ${s.url} (token valid until ${s.expiresAt})\n`,
+        );
+      }
+    });
+}
