@@ -209,7 +209,7 @@ export class Tree {
     node.remoteName = meta.name;
     const from = node.parent;
     if (moved) this.move(node, parent);
-    else if (renamed) this.relayout(parent);
+    else if (renamed && node.name !== wantedName(node)) this.relayout(parent);
     if (moved) this.pruneShared(from);
     return node;
   }
@@ -271,8 +271,11 @@ export class Tree {
   addChild(parent: DirNode, node: FileNode | LocalNode | DirNode): void {
     this.onChange();
     node.parent = parent;
+    // A free name that is already the node's own needs no relayout: creating many notes in one
+    // folder stays linear.
+    const free = !parent.children.has(node.name);
     parent.children.set(node.name, node);
-    this.relayout(parent);
+    if (!free || node.name !== wantedName(node)) this.relayout(parent);
   }
 
   detach(node: Node): void {
@@ -352,12 +355,7 @@ export class Tree {
         locals.push(child);
         continue;
       }
-      const want =
-        child.kind === "dir"
-          ? (child.meta?.name ?? child.name)
-          : child.meta
-            ? displayName(child.meta.name, child.meta.type)
-            : child.remoteName;
+      const want = wantedName(child);
       const group = groups.get(want) ?? [];
       group.push(child);
       groups.set(want, group);
@@ -374,4 +372,11 @@ export class Tree {
       }
     }
   }
+}
+
+/** The name a child would have with no duplicate beside it (local files keep theirs). */
+function wantedName(node: Node): string {
+  if (node.kind === "local") return node.name;
+  if (node.kind === "dir") return node.meta?.name ?? node.name;
+  return node.meta ? displayName(node.meta.name, node.meta.type) : node.remoteName;
 }
