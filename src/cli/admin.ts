@@ -27,7 +27,7 @@ export function registerAdmin(program: Command): void {
   const storeOptions = (cmd: Command) =>
     cmd
       .option("--data <dir>", "data directory", dataDir())
-      .option("--db <url>", "store: sqlite:PATH", process.env.TXTFS_DB);
+      .option("--db <url>", "store: sqlite:PATH or postgres://...", process.env.TXTFS_DB);
 
   const user = admin.command("user").description("Users");
   storeOptions(user.command("add <email>").description("Create a user; prints its id."))

@@ -11,7 +11,7 @@ export const DEFAULT_PORT = 8750;
 export function registerServe(program: Command): void {
   program
     .command("serve")
-    .description("Run the Remote Text Filesystem Service (HTTP API) on the embedded store.")
+    .description("Run the Remote Text Filesystem Service (HTTP API) on the embedded store or PostgreSQL.")
     .option("--host <host>", "address to bind", process.env.TXTFS_HOST ?? "127.0.0.1")
     .option(
       "--port <port>",
@@ -20,7 +20,11 @@ export function registerServe(program: Command): void {
       Number(process.env.TXTFS_PORT ?? DEFAULT_PORT),
     )
     .option("--data <dir>", "data directory (the embedded store lives here)", dataDir())
-    .option("--db <url>", "store: sqlite:PATH (default: txtfs.db under --data)", process.env.TXTFS_DB)
+    .option(
+      "--db <url>",
+      "store: sqlite:PATH or postgres://USER@HOST:PORT/DB (default: txtfs.db under --data)",
+      process.env.TXTFS_DB,
+    )
     .option(
       "--user <email>",
       "email of the first user, created when the store has none",

@@ -1,6 +1,7 @@
 // Running the service: open the store, build the app, listen, and shut down gracefully.
 import type { Logger } from "../lib/logger.ts";
 import { openStore } from "../store/open.ts";
+import { PostgresStore } from "../store/postgres/postgresStore.ts";
 import type { Store } from "../store/store.ts";
 import { buildApp } from "./app.ts";
 import type { RateLimitConfig } from "./http/rateLimit.ts";
@@ -24,7 +25,9 @@ export interface RunningServer {
 }
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
-  const store = await openStore({ dataDir: opts.dataDir, db: opts.db });
+  const store = await openStore({ dataDir: opts.dataDir, db: opts.db, logger: opts.logger });
+  // Follow other servers' commits from the start (cache invalidation, long-poll wake-ups).
+  if (store instanceof PostgresStore) await store.listen();
   const app = await buildApp({ store, logger: opts.logger, rateLimit: opts.rateLimit });
   const stopMaintenance = startMaintenance(store, opts.logger, opts.retentionDays);
   try {

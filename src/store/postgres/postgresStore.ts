@@ -1,0 +1,213 @@
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import type { Logger } from "../../lib/logger.ts";
+import { FeedNotifier } from "../notifier.ts";
+import type { Sql, Store, Tx } from "../store.ts";
+import { createTx } from "../tx.ts";
+import { CHANNEL, ChangeBus, type ChangeMessage, encodeChange } from "./changeBus.ts";
+import { migrate } from "./migrations.ts";
+import { numberPlaceholders } from "./placeholders.ts";
+
+/** Serialization failure and deadlock: the transaction is rerun from the start. */
+const RETRYABLE = new Set(["40001", "40P01"]);
+const MAX_ATTEMPTS = 30;
+const WRITE = /^\s*(INSERT|UPDATE|DELETE)\b/i;
+
+/** BIGINT and NUMERIC arrive as strings by default; the repositories expect numbers, as in SQLite. */
+const types = {
+  getTypeParser(oid: number, format?: "text" | "binary") {
+    if (oid === 20 || oid === 1700) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format);
+  },
+} as pg.CustomTypesConfig;
+
+/**
+ * The store for several servers sharing one PostgreSQL database. Write transactions run at
+ * SERIALIZABLE and are rerun on a serialization failure or deadlock, so every unit of work behaves
+ * as it does on SQLite's single writer (a read-then-write can never act on a stale read). The
+ * feed's per-account counter row, updated inside the writing transaction, gives seqs in commit
+ * order. Other servers' commits arrive by LISTEN/NOTIFY: they invalidate `memoized` and wake
+ * `subscribe`rs; while that connection is down, nothing is cached.
+ */
+export class PostgresStore implements Store {
+  readonly kind = "postgres" as const;
+  readonly url: string;
+  private readonly pool: pg.Pool;
+  private readonly notifier = new FeedNotifier();
+  private readonly bus: ChangeBus;
+  private readonly origin = randomUUID();
+  private readonly memo = new Map<string, unknown>();
+  private generation = 0;
+  private closed = false;
+  private readonly log: Logger | undefined;
+
+  private constructor(url: string, log?: Logger, poolSize = 10) {
+    this.url = url;
+    this.log = log;
+    this.pool = new pg.Pool({ connectionString: url, max: poolSize, types });
+    // An idle client's error (the server restarted) must not crash the process; the pool drops it.
+    this.pool.on("error", (err) => this.log?.warn({ err }, "postgres: idle connection failed"));
+    this.bus = new ChangeBus({ connectionString: url }, this.origin, {
+      onChange: (message) => this.remoteChange(message),
+    });
+  }
+
+  /** Connects, migrates (under an advisory lock: safe when several servers start at once), returns. */
+  static async open(url: string, opts: { logger?: Logger; poolSize?: number } = {}): Promise<PostgresStore> {
+    const store = new PostgresStore(url, opts.logger, opts.poolSize);
+    try {
+      const client = await store.pool.connect();
+      try {
+        const applied = await migrate(client);
+        if (applied) store.log?.info({ applied }, "postgres: applied migrations");
+      } finally {
+        client.release();
+      }
+    } catch (err) {
+      await store.pool.end().catch(() => {});
+      throw err;
+    }
+    return store;
+  }
+
+  private executor(client: pg.PoolClient, onWrite: () => void): Sql {
+    const query = async (sql: string, params: readonly unknown[] = []) => {
+      if (WRITE.test(sql)) onWrite();
+      return client.query(numberPlaceholders(sql), bind(params));
+    };
+    return {
+      all: async <R>(sql: string, params?: readonly unknown[]) => (await query(sql, params)).rows as R[],
+      get: async <R>(sql: string, params?: readonly unknown[]) =>
+        (await query(sql, params)).rows[0] as R | undefined,
+      run: async (sql, params) => ({ changes: (await query(sql, params)).rowCount ?? 0 }),
+    };
+  }
+
+  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      this.assertOpen();
+      const touched: string[] = [];
+      let wrote = false;
+      const client = await this.pool.connect();
+      let result: T;
+      try {
+        await client.query("BEGIN ISOLATION LEVEL SERIALIZABLE");
+        const sql = this.executor(client, () => {
+          wrote = true;
+        });
+        result = await fn(createTx(sql, (ids) => touched.push(...ids)));
+        // Delivered to every listening server when (and only if) this transaction commits.
+        if (wrote)
+          await client.query("SELECT pg_notify($1, $2)", [CHANNEL, encodeChange(this.origin, touched)]);
+        await client.query("COMMIT");
+      } catch (err) {
+        const broken = await client.query("ROLLBACK").then(
+          () => false,
+          () => true,
+        );
+        client.release(broken);
+        if (RETRYABLE.has((err as { code?: string }).code ?? "") && attempt < MAX_ATTEMPTS) {
+          await sleep(Math.random() * Math.min(100, 2 ** attempt));
+          continue;
+        }
+        throw err;
+      }
+      client.release();
+      if (wrote) this.invalidate();
+      if (touched.length) this.notifier.emit(touched);
+      return result;
+    }
+  }
+
+  async read<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    this.assertOpen();
+    const client = await this.pool.connect();
+    try {
+      // One snapshot for every statement of the unit of work, as the SQLite store's mutex gives.
+      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+      const result = await fn(
+        createTx(
+          this.executor(client, () => {}),
+          () => {},
+        ),
+      );
+      await client.query("COMMIT");
+      client.release();
+      return result;
+    } catch (err) {
+      const broken = await client.query("ROLLBACK").then(
+        () => false,
+        () => true,
+      );
+      client.release(broken);
+      throw err;
+    }
+  }
+
+  async memoized<T>(key: string, load: (tx: Tx) => Promise<T>): Promise<T> {
+    this.assertOpen();
+    // Caching is only safe while other servers' commits reach us; until then, read through.
+    if (!this.bus.listening) {
+      void this.bus.start();
+      return this.read(load);
+    }
+    if (this.memo.has(key)) return this.memo.get(key) as T;
+    const generation = this.generation;
+    const value = await this.read(load);
+    // A commit (here or elsewhere) between the load and now makes the value stale: keep it only if none.
+    if (generation === this.generation && this.bus.listening) {
+      if (this.memo.size >= 50_000) this.memo.clear();
+      this.memo.set(key, value);
+    }
+    return value;
+  }
+
+  private invalidate(): void {
+    this.generation++;
+    this.memo.clear();
+  }
+
+  private remoteChange(message: ChangeMessage): void {
+    this.invalidate();
+    if (message.accounts === "*") this.notifier.emitAll();
+    else this.notifier.emit(message.accounts);
+  }
+
+  subscribe(accountId: string, listener: () => void): () => void {
+    void this.bus.start();
+    return this.notifier.subscribe(accountId, listener);
+  }
+
+  /** Starts following other servers' commits now rather than on first use (servers call this). */
+  listen(): Promise<void> {
+    return this.bus.start();
+  }
+
+  /** Whether other servers' commits currently reach this store (for tests and health checks). */
+  get listening(): boolean {
+    return this.bus.listening;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.bus.close();
+    await this.pool.end();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error("store is closed");
+  }
+}
+
+function bind(params: readonly unknown[]): unknown[] {
+  return params.map((p) => {
+    if (p === undefined) return null;
+    if (typeof p === "boolean") return p ? 1 : 0;
+    return p;
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
