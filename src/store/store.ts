@@ -6,6 +6,7 @@ import type { FileRepo } from "./repos/files.ts";
 import type { FolderRepo } from "./repos/folders.ts";
 import type { IdempotencyRepo } from "./repos/idempotency.ts";
 import type { KeyRepo } from "./repos/keys.ts";
+import type { RateLimitRepo } from "./repos/rateLimits.ts";
 import type { ShareRepo } from "./repos/shares.ts";
 import type { UserRepo } from "./repos/users.ts";
 import type { VersionRepo } from "./repos/versions.ts";
@@ -28,6 +29,7 @@ export interface Tx {
   readonly shares: ShareRepo;
   readonly feed: FeedRepo;
   readonly idempotency: IdempotencyRepo;
+  readonly rateLimits: RateLimitRepo;
   /** Wake change-feed long-polls of these accounts once this transaction commits. */
   notify(accountIds: Iterable<string>): void;
 }

@@ -4,6 +4,7 @@ import { FileRepo } from "./repos/files.ts";
 import { FolderRepo } from "./repos/folders.ts";
 import { IdempotencyRepo } from "./repos/idempotency.ts";
 import { KeyRepo } from "./repos/keys.ts";
+import { RateLimitRepo } from "./repos/rateLimits.ts";
 import { ShareRepo } from "./repos/shares.ts";
 import { UserRepo } from "./repos/users.ts";
 import { VersionRepo } from "./repos/versions.ts";
@@ -21,6 +22,7 @@ export function createTx(sql: Sql, notify: (accountIds: Iterable<string>) => voi
     shares: new ShareRepo(sql),
     feed: new FeedRepo(sql),
     idempotency: new IdempotencyRepo(sql),
+    rateLimits: new RateLimitRepo(sql),
     notify,
   };
 }
