@@ -4,6 +4,7 @@ import { dataDir } from "../lib/paths.ts";
 import { createKey, createUser } from "../server/domain/accounts.ts";
 import { DEFAULT_TOMBSTONE_RETENTION_DAYS } from "../server/maintenance.ts";
 import { startServer } from "../server/serve.ts";
+import { redactUrl } from "../store/postgres/postgresStore.ts";
 import { parsePort, parsePositiveInt } from "./options.ts";
 
 export const DEFAULT_PORT = 8750;
@@ -54,7 +55,7 @@ export function registerServe(program: Command): void {
         const { secret } = await createKey(tx, user.id, { label: "first key" });
         return { user, secret };
       });
-      process.stdout.write(`txtfs ${server.url}  (data: ${opts.db ?? opts.data})\n`);
+      process.stdout.write(`txtfs ${server.url}  (data: ${opts.db ? redactUrl(opts.db) : opts.data})\n`);
       if (first) {
         process.stdout.write(
           `Created the first user ${first.user.email} (${first.user.id}) and an API key with every scope.\n` +

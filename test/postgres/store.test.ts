@@ -6,7 +6,7 @@ import { MIGRATION_LOCK_ID, translateDdl } from "../../src/store/postgres/migrat
 import { numberPlaceholders } from "../../src/store/postgres/placeholders.ts";
 import { PostgresStore } from "../../src/store/postgres/postgresStore.ts";
 import { SQLITE_MIGRATIONS } from "../../src/store/sqlite/migrations.ts";
-import { type ServeProcess, spawnServe } from "../helpers/cli.ts";
+import { runTxtfs, type ServeProcess, spawnServe } from "../helpers/cli.ts";
 import { createDatabase, dropDatabase } from "../helpers/pgCluster.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { testPgUrl } from "../helpers/storeUnderTest.ts";
@@ -95,5 +95,28 @@ describe("PostgreSQL store", () => {
     expect(after!.feed_floor).toBe(20);
     expect(await store.read((tx) => tx.keys.listForUser(user.id))).toHaveLength(20);
     expect(attempts).toBeGreaterThan(20); // some were rerun
+  });
+
+  it("admin commands work on PostgreSQL; an unreachable database is a clear error", async () => {
+    const db = await freshDb();
+    const added = await runTxtfs(["admin", "user", "add", "cli@example.com", "--db", db]);
+    expect(added.code).toBe(0);
+    const env = { TXTFS_DB: db }; // the environment works as --db does
+    const listed = await runTxtfs(["admin", "user", "list"], env);
+    expect(listed.stdout).toContain("cli@example.com");
+    const key = await runTxtfs(["admin", "key", "add", "cli@example.com", "--scopes", "files:read"], env);
+    expect(key.stdout.trim().split("\n").at(-1)).toMatch(/^txt_[0-9A-Za-z]{36}$/);
+    const down = await runTxtfs([
+      "serve",
+      "--port",
+      "0",
+      "--db",
+      "postgres://txtfs:secret@127.0.0.1:1/nothing",
+    ]);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(
+      /PostgreSQL at postgres:\/\/txtfs:\*\*\*@127\.0\.0\.1:1\/nothing: .*ECONNREFUSED/,
+    );
+    expect(down.stderr).not.toContain("secret");
   });
 });

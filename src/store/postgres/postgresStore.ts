@@ -65,7 +65,10 @@ export class PostgresStore implements Store {
       }
     } catch (err) {
       await store.pool.end().catch(() => {});
-      throw err;
+      const e = err as Error & { code?: string };
+      throw new Error(`PostgreSQL at ${redactUrl(url)}: ${e.message}${e.code ? ` (${e.code})` : ""}`, {
+        cause: err,
+      });
     }
     return store;
   }
@@ -197,6 +200,17 @@ export class PostgresStore implements Store {
 
   private assertOpen(): void {
     if (this.closed) throw new Error("store is closed");
+  }
+}
+
+/** The URL without its password, for logs and messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "(unparsable URL)";
   }
 }
 
