@@ -166,4 +166,21 @@ describe("two servers, one database", () => {
     expect(res.body.changes.map((c: { id: string }) => c.id)).toEqual([created.body.file.id]);
     expect(Date.now() - started).toBeLessThan(5000);
   });
+
+  it("one Idempotency-Key sent to both servers at once applies the change once", async () => {
+    const u = await newUser("idem@example.com");
+    for (let round = 0; round < 5; round++) {
+      const key = `race-${round}`;
+      const body = { name: `idem-${round}.md`, content: "once" };
+      const [a, b] = await Promise.all(
+        u.apis.map((api) => api.post("/api/v1/files", body, { "idempotency-key": key })),
+      );
+      expect([a!.status, b!.status]).toEqual([201, 201]);
+      expect(a!.body.file.id).toBe(b!.body.file.id);
+      const replays = [a, b].filter((r) => r!.headers.get("idempotent-replayed") === "true");
+      expect(replays).toHaveLength(1);
+    }
+    const names = (await u.apis[0]!.get("/api/me/files")).body.files.map((f: { name: string }) => f.name);
+    expect(names.sort()).toEqual([0, 1, 2, 3, 4].map((i) => `idem-${i}.md`));
+  });
 });

@@ -119,4 +119,50 @@ describe("PostgreSQL store", () => {
     );
     expect(down.stderr).not.toContain("secret");
   });
+
+  it("caches nothing while it cannot hear other servers, and listens again by itself", async () => {
+    const db = await freshDb();
+    const a = await PostgresStore.open(db);
+    const b = await PostgresStore.open(db);
+    cleanups.push(
+      () => a.close(),
+      () => b.close(),
+    );
+    await a.listen();
+    const user = await b.transaction((tx) => createUser(tx, "cache@example.com"));
+    const name = () => a.memoized(`user:${user.id}`, async (tx) => (await tx.users.byId(user.id))!.name);
+    const rename = (n: string) =>
+      b.transaction((tx) =>
+        tx.users.insert({ id: `u_${n}`, email: `${n}@x.io`, name: n, created_at: "" }).then(() => n),
+      );
+    expect(await name()).toBe("");
+    // b's commit reaches a by NOTIFY: the cached value is dropped.
+    const sql = (b as unknown as { pool: import("pg").Pool }).pool;
+    await sql.query("UPDATE users SET name = 'one' WHERE id = $1", [user.id]); // outside txtfs: no NOTIFY
+    expect(await name()).toBe(""); // still cached: nothing announced the change
+    await rename("x"); // a txtfs commit announces itself
+    await waitFor(async () => (await name()) === "one");
+    // Cut a's LISTEN connection: until it is back, every call reads the database.
+    await sql.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'txtfs-listen' AND datname = current_database()",
+    );
+    await waitFor(async () => !a.listening);
+    await sql.query("UPDATE users SET name = 'two' WHERE id = $1", [user.id]);
+    expect(await name()).toBe("two");
+    await waitFor(async () => a.listening, 5000);
+    // Back: caching resumes, and txtfs commits invalidate it again.
+    expect(await name()).toBe("two");
+    await sql.query("UPDATE users SET name = 'three' WHERE id = $1", [user.id]);
+    expect(await name()).toBe("two");
+    await rename("y");
+    await waitFor(async () => (await name()) === "three");
+  });
 });
+
+async function waitFor(check: () => Promise<boolean>, ms = 3000) {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -55,7 +55,7 @@ export class ChangeBus {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client(this.config);
+    const client = new pg.Client({ application_name: "txtfs-listen", ...this.config });
     client.on("error", (err) => this.lost(client, err));
     client.on("end", () => this.lost(client));
     client.on("notification", (msg) => {
