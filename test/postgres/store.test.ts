@@ -135,6 +135,8 @@ describe("PostgreSQL store", () => {
       b.transaction((tx) =>
         tx.users.insert({ id: `u_${n}`, email: `${n}@x.io`, name: n, created_at: "" }).then(() => n),
       );
+    // Let b's NOTIFY of that commit arrive first (it would drop what is cached next).
+    await new Promise((r) => setTimeout(r, 300));
     expect(await name()).toBe("");
     // b's commit reaches a by NOTIFY: the cached value is dropped.
     const sql = (b as unknown as { pool: import("pg").Pool }).pool;
