@@ -34,10 +34,19 @@ export interface Tx {
   notify(accountIds: Iterable<string>): void;
 }
 
+export interface TransactionOptions {
+  /**
+   * Units of work sharing a key run one at a time, on every server (e.g. the acting account: its
+   * writers would otherwise collide on its feed counter and be rerun). A backend with a single
+   * writer ignores it.
+   */
+  serializeOn?: readonly string[];
+}
+
 export interface Store {
   readonly kind: "sqlite" | "postgres";
   /** Runs `fn` in one read-write transaction; rolled back if it throws. */
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Tx) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   /** Runs `fn` against a consistent read-only snapshot. */
   read<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**

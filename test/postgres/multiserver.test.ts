@@ -70,12 +70,13 @@ describe("two servers, one database", () => {
     let writing = true;
     // Until the writes are over and the follower's cursor reached the last seq written.
     const follower = follow(u.apis, (_, cursor) => !writing && cursor >= written.length);
+    follower.catch(() => {}); // awaited below; a failed write must not leave it unhandled
     await Promise.all(
       u.apis.flatMap((api, s) =>
         Array.from({ length: workers }, async (_, w) => {
           for (let i = w; i < perServer; i += workers) {
             const res = await api.post("/api/v1/files", { name: `s${s}-${i}.md`, content: `${s}/${i}` });
-            expect(res.status).toBe(201);
+            expect(res.status, `${res.text}\n${servers[s]!.stderr().slice(-3000)}`).toBe(201);
             written.push({ seq: res.body.seq, id: res.body.file.id, etag: res.body.file.etag });
           }
         }),
@@ -102,6 +103,7 @@ describe("two servers, one database", () => {
     const lastSeq = () => written.reduce((m, w) => Math.max(m, w.seq), 0);
     let writing = true;
     const follower = follow(u.apis, (_, cursor) => !writing && cursor >= lastSeq(), head);
+    follower.catch(() => {});
     await Promise.all(
       u.apis.flatMap((api, s) =>
         files.map(async (f, i) => {

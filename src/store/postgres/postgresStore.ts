@@ -1,8 +1,9 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
+import { KeyedMutex } from "../../lib/keyedMutex.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { FeedNotifier } from "../notifier.ts";
-import type { Sql, Store, Tx } from "../store.ts";
+import type { Sql, Store, TransactionOptions, Tx } from "../store.ts";
 import { createTx } from "../tx.ts";
 import { CHANNEL, ChangeBus, type ChangeMessage, encodeChange } from "./changeBus.ts";
 import { migrate } from "./migrations.ts";
@@ -12,6 +13,10 @@ import { numberPlaceholders } from "./placeholders.ts";
 const RETRYABLE = new Set(["40001", "40P01"]);
 const MAX_ATTEMPTS = 30;
 const WRITE = /^\s*(INSERT|UPDATE|DELETE)\b/i;
+/** The feed counter bump (UserRepo.nextSeq): which accounts a unit of work writes to. */
+const FEED_BUMP = /^\s*UPDATE users SET feed_seq = feed_seq \+ 1/;
+/** Rate-limit counters change every 200 ms and nothing cached depends on them: no invalidation. */
+const COUNTER_WRITE = /^\s*(INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+rate_limits\b/i;
 
 /** BIGINT and NUMERIC arrive as strings by default; the repositories expect numbers, as in SQLite. */
 const types = {
@@ -37,6 +42,7 @@ export class PostgresStore implements Store {
   private readonly bus: ChangeBus;
   private readonly origin = randomUUID();
   private readonly memo = new Map<string, unknown>();
+  private readonly localLocks = new KeyedMutex();
   private generation = 0;
   private closed = false;
   private readonly log: Logger | undefined;
@@ -46,7 +52,12 @@ export class PostgresStore implements Store {
     this.log = log;
     this.pool = new pg.Pool({ connectionString: url, max: poolSize, types });
     // An idle client's error (the server restarted) must not crash the process; the pool drops it.
-    this.pool.on("error", (err) => this.log?.warn({ err }, "postgres: idle connection failed"));
+    this.pool.on("error", (err) =>
+      this.log?.warn(
+        { code: (err as { code?: string }).code, message: err.message },
+        "postgres: idle connection failed",
+      ),
+    );
     this.bus = new ChangeBus({ connectionString: url }, this.origin, {
       onChange: (message) => this.remoteChange(message),
     });
@@ -73,9 +84,14 @@ export class PostgresStore implements Store {
     return store;
   }
 
-  private executor(client: pg.PoolClient, onWrite: () => void): Sql {
+  private executor(
+    client: pg.PoolClient,
+    onWrite: () => void,
+    onBump: (account: string) => void = () => {},
+  ): Sql {
     const query = async (sql: string, params: readonly unknown[] = []) => {
-      if (WRITE.test(sql)) onWrite();
+      if (WRITE.test(sql) && !COUNTER_WRITE.test(sql)) onWrite();
+      if (FEED_BUMP.test(sql)) onBump(String(params[0]));
       return client.query(numberPlaceholders(sql), bind(params));
     };
     return {
@@ -86,40 +102,74 @@ export class PostgresStore implements Store {
     };
   }
 
-  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+  /**
+   * Serializable, rerun on conflict. Writers of one account would collide on its feed counter row
+   * and be rerun again and again under load; so keys to serialize on (the acting account, given by
+   * the caller, plus every account a failed attempt bumped) are taken before the transaction
+   * starts: first in this process (no pooled connection waits), then across servers with a session
+   * advisory lock. Taken in sorted order, released after COMMIT or ROLLBACK.
+   */
+  async transaction<T>(fn: (tx: Tx) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
+    const keys = new Set(opts.serializeOn ?? []);
     for (let attempt = 1; ; attempt++) {
       this.assertOpen();
-      const touched: string[] = [];
-      let wrote = false;
-      const client = await this.pool.connect();
-      let result: T;
-      try {
-        await client.query("BEGIN ISOLATION LEVEL SERIALIZABLE");
-        const sql = this.executor(client, () => {
-          wrote = true;
-        });
-        result = await fn(createTx(sql, (ids) => touched.push(...ids)));
-        // Delivered to every listening server when (and only if) this transaction commits.
-        if (wrote)
-          await client.query("SELECT pg_notify($1, $2)", [CHANNEL, encodeChange(this.origin, touched)]);
-        await client.query("COMMIT");
-      } catch (err) {
-        const broken = await client.query("ROLLBACK").then(
-          () => false,
-          () => true,
-        );
-        client.release(broken);
-        if (RETRYABLE.has((err as { code?: string }).code ?? "") && attempt < MAX_ATTEMPTS) {
-          await sleep(Math.random() * Math.min(100, 2 ** attempt));
-          continue;
-        }
-        throw err;
-      }
-      client.release();
-      if (wrote) this.invalidate();
-      if (touched.length) this.notifier.emit(touched);
-      return result;
+      const bumped: string[] = [];
+      const outcome = await this.localLocks.run([...keys], () => this.attempt(fn, [...keys], bumped));
+      if (outcome.ok) return outcome.value;
+      if (!outcome.retry || attempt >= MAX_ATTEMPTS) throw outcome.error;
+      for (const account of bumped) keys.add(`account:${account}`);
+      await sleep(Math.random() * Math.min(50, 2 ** attempt));
     }
+  }
+
+  private async attempt<T>(
+    fn: (tx: Tx) => Promise<T>,
+    keys: string[],
+    bumped: string[],
+  ): Promise<{ ok: true; value: T } | { ok: false; retry: boolean; error: unknown }> {
+    const touched: string[] = [];
+    let wrote = false;
+    const client = await this.pool.connect();
+    const locks = [...new Set(keys)].sort().map(lockId);
+    let result: T;
+    try {
+      for (const id of locks) await client.query("SELECT pg_advisory_lock($1)", [id]);
+      await client.query("BEGIN ISOLATION LEVEL SERIALIZABLE");
+      const sql = this.executor(
+        client,
+        () => {
+          wrote = true;
+        },
+        (account) => bumped.push(account),
+      );
+      result = await fn(createTx(sql, (ids) => touched.push(...ids)));
+      // Delivered to every listening server when (and only if) this transaction commits.
+      if (wrote)
+        await client.query("SELECT pg_notify($1, $2)", [CHANNEL, encodeChange(this.origin, touched)]);
+      await client.query("COMMIT");
+    } catch (error) {
+      const broken = await client.query("ROLLBACK").then(
+        () => false,
+        () => true,
+      );
+      await this.release(client, locks, broken);
+      return { ok: false, retry: RETRYABLE.has((error as { code?: string }).code ?? ""), error };
+    }
+    await this.release(client, locks, false);
+    if (wrote) this.invalidate();
+    if (touched.length) this.notifier.emit(touched);
+    return { ok: true, value: result };
+  }
+
+  /** Unlocks (a connection that cannot is destroyed: its session's locks go with it) and releases. */
+  private async release(client: pg.PoolClient, locks: string[], broken: boolean): Promise<void> {
+    if (!broken && locks.length) {
+      broken = await client.query("SELECT pg_advisory_unlock_all()").then(
+        () => false,
+        () => true,
+      );
+    }
+    client.release(broken);
   }
 
   async read<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
@@ -201,6 +251,11 @@ export class PostgresStore implements Store {
   private assertOpen(): void {
     if (this.closed) throw new Error("store is closed");
   }
+}
+
+/** A 64-bit advisory lock id for a key (the hash's first 8 bytes, as PostgreSQL's signed bigint). */
+function lockId(key: string): string {
+  return createHash("sha256").update(`txtfs:${key}`).digest().readBigInt64BE(0).toString();
 }
 
 /** The URL without its password, for logs and messages. */
