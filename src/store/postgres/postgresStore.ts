@@ -92,7 +92,7 @@ export class PostgresStore implements Store {
     const query = async (sql: string, params: readonly unknown[] = []) => {
       if (WRITE.test(sql) && !COUNTER_WRITE.test(sql)) onWrite();
       if (FEED_BUMP.test(sql)) onBump(String(params[0]));
-      return client.query(numberPlaceholders(sql), bind(params));
+      return client.query({ text: numberPlaceholders(sql), values: bind(params), name: statementName(sql) });
     };
     return {
       all: async <R>(sql: string, params?: readonly unknown[]) => (await query(sql, params)).rows as R[],
@@ -251,6 +251,21 @@ export class PostgresStore implements Store {
   private assertOpen(): void {
     if (this.closed) throw new Error("store is closed");
   }
+}
+
+const statementNames = new Map<string, string>();
+
+/**
+ * The repositories' statements are a small fixed set: each is prepared once per connection (named),
+ * so PostgreSQL parses and plans it once. Texts beyond the first 2,000 (long IN lists) run unnamed.
+ */
+function statementName(sql: string): string | undefined {
+  let name = statementNames.get(sql);
+  if (name === undefined && statementNames.size < 2000) {
+    name = `txtfs_${createHash("sha1").update(sql).digest("hex").slice(0, 16)}`;
+    statementNames.set(sql, name);
+  }
+  return name;
 }
 
 /** A 64-bit advisory lock id for a key (the hash's first 8 bytes, as PostgreSQL's signed bigint). */
