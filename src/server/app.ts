@@ -106,8 +106,12 @@ export async function buildApp(opts: AppOptions) {
       : new RateLimiter(rateConfig);
   const usage = new KeyUsage(store, opts.logger);
   let signalClosing!: () => void;
+  let shuttingDown = false;
   const closing = new Promise<void>((resolve) => {
-    signalClosing = resolve;
+    signalClosing = () => {
+      shuttingDown = true;
+      resolve();
+    };
   });
   const scopes = new Map<string, string>();
   app.addHook("onRoute", (route) => {
@@ -177,6 +181,9 @@ export async function buildApp(opts: AppOptions) {
     reply.header("RateLimit-Policy", `"default";q=${state.limit};w=${limiter.config.windowSeconds}`);
     // Time spent in the server (RFC Server-Timing), so clients and benchmarks can tell it from the network.
     reply.header("Server-Timing", `app;dur=${reply.elapsedTime.toFixed(2)}`);
+    // A response finished during shutdown (a released long-poll) closes its connection: once the
+    // server stops, nothing else would close an idle keep-alive one, and shutdown would wait for it.
+    if (shuttingDown) reply.header("Connection", "close");
     return payload;
   });
 

@@ -97,6 +97,41 @@ describe("PostgreSQL store", () => {
     expect(attempts).toBeGreaterThan(20); // some were rerun
   });
 
+  it("serve on PostgreSQL stops cleanly on SIGTERM, answering an in-flight long-poll", async () => {
+    const db = await freshDb();
+    const s = await spawnServe(["--db", db]);
+    cleanups.push(() => s.stop());
+    await waitFor(async () => /TXTFS_API_KEY=/.test(s.stdout()));
+    const key = /TXTFS_API_KEY=(txt_\w+)/.exec(s.stdout())![1]!;
+    const headers = { authorization: `Bearer ${key}` };
+    const created = await fetch(`${s.url}/api/v1/files`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ name: "kept.md", content: "still here" }),
+    });
+    expect(created.status).toBe(201);
+    const poll = fetch(`${s.url}/api/v1/changes?cursor=latest&wait=30`, { headers });
+    await new Promise((r) => setTimeout(r, 300));
+    const started = Date.now();
+    s.child.kill("SIGTERM");
+    const res = await poll;
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { changes: unknown[] }).changes).toEqual([]);
+    expect(await s.exited).toBe(0);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(s.stderr()).toContain("stopped cleanly");
+    expect(s.stderr()).not.toMatch(/"level":(40|50)/); // no warnings or errors on the way down
+    // Its connections are gone and the data is there.
+    const store = await PostgresStore.open(db);
+    cleanups.push(() => store.close());
+    const pool = (store as unknown as { pool: import("pg").Pool }).pool;
+    const others = await pool.query(
+      "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    );
+    expect(Number(others.rows[0].n)).toBe(0);
+    expect((await pool.query("SELECT content FROM files")).rows).toEqual([{ content: "still here" }]);
+  });
+
   it("admin commands work on PostgreSQL; an unreachable database is a clear error", async () => {
     const db = await freshDb();
     const added = await runTxtfs(["admin", "user", "add", "cli@example.com", "--db", db]);
