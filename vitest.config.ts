@@ -1,11 +1,41 @@
 import { defineConfig } from "vitest/config";
 
+// Two projects: everything on the embedded SQLite store, and the API suite plus the multi-server
+// tests again on a throwaway PostgreSQL cluster. `npx vitest run --project sqlite` (or
+// TXTFS_TEST_PG=0) runs without PostgreSQL.
+const withPostgres = process.env.TXTFS_TEST_PG !== "0";
+
+const shared = {
+  testTimeout: 20_000,
+  hookTimeout: 30_000,
+  pool: "forks" as const,
+};
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    testTimeout: 20_000,
-    hookTimeout: 30_000,
-    pool: "forks",
     reporters: ["default"],
+    projects: [
+      {
+        test: {
+          ...shared,
+          name: "sqlite",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/postgres/**"],
+        },
+      },
+      ...(withPostgres
+        ? [
+            {
+              test: {
+                ...shared,
+                name: "postgres",
+                include: ["test/api/**/*.test.ts", "test/postgres/**/*.test.ts"],
+                globalSetup: ["test/helpers/pgGlobalSetup.ts"],
+                env: { TXTFS_TEST_STORE: "postgres" },
+              },
+            },
+          ]
+        : []),
+    ],
   },
 });

@@ -1,8 +1,10 @@
 // Admin commands work directly on the store (no server needed; safe while one runs, thanks to WAL).
+import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { dataDir } from "../lib/paths.ts";
 import { createKey, createUser, listKeys, revokeKey, userByEmail } from "../server/domain/accounts.ts";
-import { openStore } from "../store/open.ts";
+import { copySqliteToPostgres } from "../store/copyStore.ts";
+import { isPostgresUrl, openStore } from "../store/open.ts";
 import type { Tx } from "../store/store.ts";
 import { parseDurationOption } from "./options.ts";
 
@@ -27,7 +29,7 @@ export function registerAdmin(program: Command): void {
   const storeOptions = (cmd: Command) =>
     cmd
       .option("--data <dir>", "data directory", dataDir())
-      .option("--db <url>", "store: sqlite:PATH", process.env.TXTFS_DB);
+      .option("--db <url>", "store: sqlite:PATH or postgres://...", process.env.TXTFS_DB);
 
   const user = admin.command("user").description("Users");
   storeOptions(user.command("add <email>").description("Create a user; prints its id."))
@@ -105,4 +107,35 @@ export function registerAdmin(program: Command): void {
     const k = await withStore(opts, (tx) => revokeKey(tx, id));
     out(`revoked ${k.id} (${k.token_prefix})`);
   });
+
+  admin
+    .command("migrate")
+    .description(
+      "Copy an embedded store into an empty PostgreSQL database (everything: files, versions, feed positions, keys, shares), verified by row counts and hashes.",
+    )
+    .requiredOption("--from <sqlite:PATH>", "the embedded store, e.g. sqlite:~/.local/share/txtfs/txtfs.db")
+    .requiredOption("--to <postgres://...>", "the PostgreSQL database (created beforehand, empty)")
+    .action(async (opts: { from: string; to: string }) => {
+      if (!opts.from.startsWith("sqlite:")) throw new Error("--from must be sqlite:PATH");
+      if (!isPostgresUrl(opts.to)) throw new Error("--to must be a postgres:// URL");
+      const path = opts.from.slice("sqlite:".length);
+      if (!existsSync(path)) throw new Error(`no embedded store at ${path}`);
+      let last = 0;
+      const result = await copySqliteToPostgres(path, opts.to, (table, done, total) => {
+        // Progress on stderr: at the start and end of each table, and at most every 500 ms between.
+        const now = Date.now();
+        if (done !== 0 && done !== total && now - last < 500) return;
+        last = now;
+        process.stderr.write(`migrate: ${table} ${done}/${total}\n`);
+      });
+      out(["table", "rows", "sha256"].join("\t"));
+      for (const t of result.tables) out([t.table, t.rows, t.hash].join("\t"));
+      if (result.mismatches.length) {
+        throw new Error(
+          `the copy does not match the source, nothing was kept:\n${result.mismatches.join("\n")}`,
+        );
+      }
+      const rows = result.tables.reduce((n, t) => n + t.rows, 0);
+      out(`copied ${rows} rows in ${result.tables.length} tables; counts and hashes match`);
+    });
 }

@@ -4,6 +4,7 @@ import { dataDir } from "../lib/paths.ts";
 import { createKey, createUser } from "../server/domain/accounts.ts";
 import { DEFAULT_TOMBSTONE_RETENTION_DAYS } from "../server/maintenance.ts";
 import { startServer } from "../server/serve.ts";
+import { redactUrl } from "../store/postgres/postgresStore.ts";
 import { parsePort, parsePositiveInt } from "./options.ts";
 
 export const DEFAULT_PORT = 8750;
@@ -11,7 +12,7 @@ export const DEFAULT_PORT = 8750;
 export function registerServe(program: Command): void {
   program
     .command("serve")
-    .description("Run the Remote Text Filesystem Service (HTTP API) on the embedded store.")
+    .description("Run the Remote Text Filesystem Service (HTTP API) on the embedded store or PostgreSQL.")
     .option("--host <host>", "address to bind", process.env.TXTFS_HOST ?? "127.0.0.1")
     .option(
       "--port <port>",
@@ -20,7 +21,11 @@ export function registerServe(program: Command): void {
       Number(process.env.TXTFS_PORT ?? DEFAULT_PORT),
     )
     .option("--data <dir>", "data directory (the embedded store lives here)", dataDir())
-    .option("--db <url>", "store: sqlite:PATH (default: txtfs.db under --data)", process.env.TXTFS_DB)
+    .option(
+      "--db <url>",
+      "store: sqlite:PATH or postgres://USER@HOST:PORT/DB (default: txtfs.db under --data)",
+      process.env.TXTFS_DB,
+    )
     .option(
       "--user <email>",
       "email of the first user, created when the store has none",
@@ -100,7 +105,7 @@ export function registerServe(program: Command): void {
         const { secret } = await createKey(tx, user.id, { label: "first key" });
         return { user, secret };
       });
-      process.stdout.write(`txtfs ${server.url}  (data: ${opts.db ?? opts.data})\n`);
+      process.stdout.write(`txtfs ${server.url}  (data: ${opts.db ? redactUrl(opts.db) : opts.data})\n`);
       if (server.identity.devIdp) {
         process.stdout.write(
           `Dev identity provider ${server.identity.devIdp.issuer} (users alice, bob, carol; password: <user>-password)\n` +

@@ -12,7 +12,8 @@ import { ServiceError } from "./domain/errors.ts";
 import { LIMITS } from "./domain/limits.ts";
 import { authenticate, requireScope } from "./http/auth.ts";
 import { handleError, handleNotFound } from "./http/errors.ts";
-import { DEFAULT_RATE_LIMIT, type RateLimitConfig, RateLimiter } from "./http/rateLimit.ts";
+import { DEFAULT_RATE_LIMIT, type Limiter, type RateLimitConfig, RateLimiter } from "./http/rateLimit.ts";
+import { SharedRateLimiter } from "./http/sharedRateLimit.ts";
 import { costOf } from "./http/types.ts";
 import { KeyUsage } from "./http/usage.ts";
 import type { IdentityHub } from "./identity/hub.ts";
@@ -130,11 +131,20 @@ export async function buildApp(opts: AppOptions) {
   app.setValidatorCompiler(strictQueryIntegers);
   app.addContentTypeParser(["text/markdown"], { parseAs: "string" }, (_req, body, done) => done(null, body));
 
-  const limiter = new RateLimiter({ ...DEFAULT_RATE_LIMIT, ...opts.rateLimit });
+  const rateConfig = { ...DEFAULT_RATE_LIMIT, ...opts.rateLimit };
+  // Servers sharing a PostgreSQL database share their rate-limit windows through it.
+  const limiter: Limiter =
+    store.kind === "postgres"
+      ? new SharedRateLimiter(rateConfig, store, opts.logger)
+      : new RateLimiter(rateConfig);
   const usage = new KeyUsage(store, opts.logger);
   let signalClosing!: () => void;
+  let shuttingDown = false;
   const closing = new Promise<void>((resolve) => {
-    signalClosing = resolve;
+    signalClosing = () => {
+      shuttingDown = true;
+      resolve();
+    };
   });
   const scopes = new Map<string, string>();
   app.addHook("onRoute", (route) => {
@@ -177,7 +187,7 @@ export async function buildApp(opts: AppOptions) {
     } finally {
       // Failed authentications count against the caller's IP (and still get the headers).
       // Admitted only if the request's full cost still fits (a 304 is refunded: it is charged in onSend).
-      const check = limiter.check(request.rateKey, !request.actor, costOf(request.method, 200));
+      const check = await limiter.check(request.rateKey, !request.actor, costOf(request.method, 200));
       if (!check.allowed) {
         // biome-ignore lint/correctness/noUnsafeFinally: a 429 replaces whatever else happened
         throw new ServiceError(
@@ -204,6 +214,9 @@ export async function buildApp(opts: AppOptions) {
     reply.header("RateLimit-Policy", `"default";q=${state.limit};w=${limiter.config.windowSeconds}`);
     // Time spent in the server (RFC Server-Timing), so clients and benchmarks can tell it from the network.
     reply.header("Server-Timing", `app;dur=${reply.elapsedTime.toFixed(2)}`);
+    // A response finished during shutdown (a released long-poll) closes its connection: once the
+    // server stops, nothing else would close an idle keep-alive one, and shutdown would wait for it.
+    if (shuttingDown) reply.header("Connection", "close");
     return payload;
   });
 
@@ -233,6 +246,7 @@ export async function buildApp(opts: AppOptions) {
   });
   app.addHook("onClose", async () => {
     await usage.close();
+    await limiter.close();
   });
   return app;
 }

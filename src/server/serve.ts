@@ -3,6 +3,7 @@
 import { join } from "node:path";
 import type { Logger } from "../lib/logger.ts";
 import { openStore } from "../store/open.ts";
+import { PostgresStore } from "../store/postgres/postgresStore.ts";
 import type { Store } from "../store/store.ts";
 import { buildApp } from "./app.ts";
 import type { RateLimitConfig } from "./http/rateLimit.ts";
@@ -39,7 +40,9 @@ export interface RunningServer {
 }
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
-  const store = await openStore({ dataDir: opts.dataDir, db: opts.db });
+  const store = await openStore({ dataDir: opts.dataDir, db: opts.db, logger: opts.logger });
+  // Follow other servers' commits from the start (cache invalidation, long-poll wake-ups).
+  if (store instanceof PostgresStore) await store.listen();
   const hub: IdentityHub = { cipher: createVaultCipher(loadVaultKey(opts.dataDir)) };
   if (opts.identity) hub.provider = new IdentityProvider(opts.identity);
   const app = await buildApp({

@@ -20,4 +20,9 @@ export class FeedNotifier {
       for (const listener of [...(this.listeners.get(id) ?? [])]) listener();
     }
   }
+
+  /** Wakes every listener (changes may have been missed: each re-reads its own feed). */
+  emitAll(): void {
+    this.emit([...this.listeners.keys()]);
+  }
 }

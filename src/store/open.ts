@@ -1,15 +1,23 @@
 import { join } from "node:path";
+import type { Logger } from "../lib/logger.ts";
+import { PostgresStore } from "./postgres/postgresStore.ts";
 import { SqliteStore } from "./sqlite/sqliteStore.ts";
 import type { Store } from "./store.ts";
 
 export const SQLITE_FILE = "txtfs.db";
 
+export function isPostgresUrl(db: string): boolean {
+  return db.startsWith("postgres://") || db.startsWith("postgresql://");
+}
+
 /** Opens the store named by a `--db` value, or the embedded store under the data directory. */
-export async function openStore(opts: { dataDir: string; db?: string | undefined }): Promise<Store> {
+export async function openStore(opts: {
+  dataDir: string;
+  db?: string | undefined;
+  logger?: Logger;
+}): Promise<Store> {
   const db = opts.db ?? "";
-  if (db.startsWith("postgres://") || db.startsWith("postgresql://")) {
-    throw new Error("the PostgreSQL store is not available in this build yet; use the embedded store");
-  }
+  if (isPostgresUrl(db)) return PostgresStore.open(db, { logger: opts.logger });
   if (db.startsWith("sqlite:")) return new SqliteStore(db.slice("sqlite:".length));
   if (db) throw new Error(`unknown --db value ${JSON.stringify(db)}: expected sqlite:PATH or postgres://...`);
   return new SqliteStore(join(opts.dataDir, SQLITE_FILE));

@@ -9,6 +9,7 @@ import type { FolderRepo } from "./repos/folders.ts";
 import type { IdempotencyRepo } from "./repos/idempotency.ts";
 import type { IdentityRepo } from "./repos/identities.ts";
 import type { KeyRepo } from "./repos/keys.ts";
+import type { RateLimitRepo } from "./repos/rateLimits.ts";
 import type { SessionRepo } from "./repos/sessions.ts";
 import type { ShareRepo } from "./repos/shares.ts";
 import type { TempUrlRepo } from "./repos/tempUrls.ts";
@@ -45,16 +46,26 @@ export interface Tx {
   readonly identities: IdentityRepo;
   readonly sessions: SessionRepo;
   readonly vault: VaultRepo;
+  readonly rateLimits: RateLimitRepo;
   /** Wake change-feed long-polls of these accounts once this transaction commits. */
   notify(accountIds: Iterable<string>): void;
   /** Runs `fn` inside a savepoint: if it throws, only its own writes are rolled back. */
   savepoint<T>(fn: () => Promise<T>): Promise<T>;
 }
 
+export interface TransactionOptions {
+  /**
+   * Units of work sharing a key run one at a time, on every server (e.g. the acting account: its
+   * writers would otherwise collide on its feed counter and be rerun). A backend with a single
+   * writer ignores it.
+   */
+  serializeOn?: readonly string[];
+}
+
 export interface Store {
   readonly kind: "sqlite" | "postgres";
   /** Runs `fn` in one read-write transaction; rolled back if it throws. */
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Tx) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   /** Runs `fn` against a consistent read-only snapshot. */
   read<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**

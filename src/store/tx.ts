@@ -7,6 +7,7 @@ import { FolderRepo } from "./repos/folders.ts";
 import { IdempotencyRepo } from "./repos/idempotency.ts";
 import { IdentityRepo } from "./repos/identities.ts";
 import { KeyRepo } from "./repos/keys.ts";
+import { RateLimitRepo } from "./repos/rateLimits.ts";
 import { SessionRepo } from "./repos/sessions.ts";
 import { ShareRepo } from "./repos/shares.ts";
 import { TempUrlRepo } from "./repos/tempUrls.ts";
@@ -39,6 +40,7 @@ export function createTx(sql: Sql, notify: (accountIds: Iterable<string>) => voi
     identities: new IdentityRepo(sql),
     sessions: new SessionRepo(sql),
     vault: new VaultRepo(sql),
+    rateLimits: new RateLimitRepo(sql),
     notify,
     // SAVEPOINT is standard SQL (SQLite and PostgreSQL): one item of a non-atomic batch or sync
     // rolls back alone, the transaction around it goes on.

@@ -1,4 +1,5 @@
-// A real txtfs server on loopback over a throwaway SQLite store, plus a small fetch client.
+// A real txtfs server on loopback over a throwaway store, plus a small fetch client. The store is
+// SQLite, or a fresh PostgreSQL database when the test runs in the `postgres` vitest project.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +8,8 @@ import { createKey, createUser } from "../../src/server/domain/accounts.ts";
 import type { RateLimitConfig } from "../../src/server/http/rateLimit.ts";
 import { type RunningServer, type ServeOptions, startServer } from "../../src/server/serve.ts";
 import type { WebhookOptions } from "../../src/server/webhookWorker.ts";
+import { createDatabase, dropDatabase } from "./pgCluster.ts";
+import { testPgUrl } from "./storeUnderTest.ts";
 
 export interface TestUser {
   id: string;
@@ -19,6 +22,8 @@ export interface TestServer {
   url: string;
   server: RunningServer;
   dataDir: string;
+  /** The PostgreSQL database of this server (postgres project only). */
+  db: string | undefined;
   /** Creates a user with a key (all scopes unless given). */
   user(email?: string, scopes?: string[]): Promise<TestUser>;
   /** A client with any bearer token (or none). */
@@ -34,13 +39,19 @@ export async function startTestServer(
     webhooks?: Partial<WebhookOptions>;
     devIdp?: ServeOptions["devIdp"];
     identity?: ServeOptions["identity"];
+    db?: string;
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "txtfs-test-"));
+  const pgUrl = testPgUrl();
+  // A database of our own is dropped at close; one passed in belongs to the caller.
+  const ownDb = !opts.db && pgUrl ? await createDatabase(pgUrl) : undefined;
+  const db = opts.db ?? ownDb;
   const server = await startServer({
     host: "127.0.0.1",
     port: 0,
     dataDir,
+    db,
     rateLimit: opts.rateLimit ?? { limit: 1_000_000, anonymousLimit: 1_000_000 },
     retentionDays: 90,
     logger: createLogger("test", "warn"),
@@ -52,6 +63,7 @@ export async function startTestServer(
     url: server.url,
     server,
     dataDir,
+    db,
     async user(email = `user${++counter}@example.com`, scopes?: string[]) {
       const { user, secret } = await server.store.transaction(async (tx) => {
         const u = await createUser(tx, email, `User ${counter}`);
@@ -64,6 +76,7 @@ export async function startTestServer(
     async close() {
       await server.close();
       rmSync(dataDir, { recursive: true, force: true });
+      if (ownDb) await dropDatabase(ownDb);
     },
   };
 }

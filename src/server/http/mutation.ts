@@ -68,44 +68,48 @@ export async function mutate(
   if (slot) inFlight.add(slot);
   try {
     const fp = key ? fingerprint(request) : "";
-    const result = await store.transaction(async (tx) => {
-      if (key) {
-        const saved = await tx.idempotency.get(actor.principal, key, new Date().toISOString());
-        if (saved) {
-          if (saved.fingerprint !== fp) {
-            throw new ServiceError(
-              422,
-              "idempotency_key_reused",
-              "This Idempotency-Key was already used for a different request.",
-              "Use a new Idempotency-Key for a new request; reuse a key only to retry the same request.",
-            );
+    const result = await store.transaction(
+      async (tx) => {
+        if (key) {
+          const saved = await tx.idempotency.get(actor.principal, key, new Date().toISOString());
+          if (saved) {
+            if (saved.fingerprint !== fp) {
+              throw new ServiceError(
+                422,
+                "idempotency_key_reused",
+                "This Idempotency-Key was already used for a different request.",
+                "Use a new Idempotency-Key for a new request; reuse a key only to retry the same request.",
+              );
+            }
+            return {
+              outcome: {
+                status: saved.status,
+                body: JSON.parse(saved.body),
+                headers: JSON.parse(saved.headers),
+              } as Outcome,
+              replayed: true,
+            };
           }
-          return {
-            outcome: {
-              status: saved.status,
-              body: JSON.parse(saved.body),
-              headers: JSON.parse(saved.headers),
-            } as Outcome,
-            replayed: true,
-          };
         }
-      }
-      const outcome = await work(tx, actor);
-      if (key) {
-        const now = Date.now();
-        await tx.idempotency.save({
-          principal: actor.principal,
-          key,
-          fingerprint: fp,
-          status: outcome.status,
-          headers: JSON.stringify(outcome.headers ?? {}),
-          body: JSON.stringify(outcome.body),
-          created_at: new Date(now).toISOString(),
-          expires_at: new Date(now + RETENTION_MS).toISOString(),
-        });
-      }
-      return { outcome, replayed: false };
-    });
+        const outcome = await work(tx, actor);
+        if (key) {
+          const now = Date.now();
+          await tx.idempotency.save({
+            principal: actor.principal,
+            key,
+            fingerprint: fp,
+            status: outcome.status,
+            headers: JSON.stringify(outcome.headers ?? {}),
+            body: JSON.stringify(outcome.body),
+            created_at: new Date(now).toISOString(),
+            expires_at: new Date(now + RETENTION_MS).toISOString(),
+          });
+        }
+        return { outcome, replayed: false };
+        // The actor's writes queue up rather than collide on the account's feed counter.
+      },
+      { serializeOn: [`account:${actor.userId}`] },
+    );
     const { outcome, replayed } = result;
     if (outcome.headers) reply.headers(outcome.headers);
     if (replayed) reply.header("Idempotent-Replayed", "true");

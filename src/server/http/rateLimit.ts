@@ -1,5 +1,7 @@
-// Fixed-window rate limits per principal, in points. Kept in process memory: one server process
-// owns the embedded store. The spec's RateLimit-* headers go on every response.
+// Fixed-window rate limits per principal, in points. On the embedded store they are kept in process
+// memory (one server process owns it); servers sharing PostgreSQL use SharedRateLimiter
+// (sharedRateLimit.ts), which keeps the windows in the database. The spec's RateLimit-* headers go on
+// every response.
 
 export interface RateLimitConfig {
   /** Points per window for an authenticated principal. */
@@ -17,7 +19,19 @@ export interface RateState {
   resetSeconds: number;
 }
 
-export class RateLimiter {
+export type RateCheck = { allowed: boolean } & RateState;
+
+/** What the HTTP layer needs of a limiter (in memory, or shared through the database). */
+export interface Limiter {
+  readonly config: RateLimitConfig;
+  /** Whether `cost` more points fit; does not spend them. */
+  check(key: string, anonymous: boolean, cost: number): RateCheck | Promise<RateCheck>;
+  /** Spends `cost` points (once the response's status, and so its cost, is known). */
+  spend(key: string, anonymous: boolean, cost: number): RateState;
+  close(): Promise<void>;
+}
+
+export class RateLimiter implements Limiter {
   private windows = new Map<string, { start: number; used: number }>();
   private lastSweep = Date.now();
 
@@ -47,7 +61,7 @@ export class RateLimiter {
   }
 
   /** Whether `cost` more points fit; does not spend them. */
-  check(key: string, anonymous: boolean, cost: number): { allowed: boolean } & RateState {
+  check(key: string, anonymous: boolean, cost: number): RateCheck {
     const now = Date.now();
     const limit = anonymous ? this.config.anonymousLimit : this.config.limit;
     const w = this.window(key, now);
@@ -62,4 +76,6 @@ export class RateLimiter {
     w.used += cost;
     return this.state(limit, w, now);
   }
+
+  async close(): Promise<void> {}
 }

@@ -287,4 +287,13 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (user_id, name)
   );
   `,
+  // 5: rate-limit windows shared by every server on one database (PostgreSQL); one row per principal
+  // (`key_...`, or `ip:ADDR` for unauthenticated callers), its window start in epoch milliseconds.
+  `
+  CREATE TABLE rate_limits (
+    rate_key TEXT PRIMARY KEY,
+    window_start INTEGER NOT NULL,
+    used INTEGER NOT NULL
+  );
+  `,
 ];
