@@ -43,6 +43,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const store = await openStore({ dataDir: opts.dataDir, db: opts.db, logger: opts.logger });
   // Follow other servers' commits from the start (cache invalidation, long-poll wake-ups).
   if (store instanceof PostgresStore) await store.listen();
+  if (store.kind === "postgres" && !process.env.TXTFS_VAULT_KEY)
+    opts.logger.warn(
+      "TXTFS_VAULT_KEY is not set: vaulted credentials use this server's DATA/vault.key, which other servers on the database cannot read; give every server the same TXTFS_VAULT_KEY",
+    );
   const hub: IdentityHub = { cipher: createVaultCipher(loadVaultKey(opts.dataDir)) };
   if (opts.identity) hub.provider = new IdentityProvider(opts.identity);
   const app = await buildApp({

@@ -1,5 +1,7 @@
 // Runs the real `txtfs` binary as a child process.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 export const ROOT = join(import.meta.dirname, "..", "..");
@@ -35,13 +37,26 @@ export interface ServeProcess {
 }
 
 /** Starts `txtfs serve` and resolves once it prints its URL. */
+const TEST_VAULT_KEY = Buffer.alloc(32, 7).toString("base64");
+
 export function spawnServe(args: string[]): Promise<ServeProcess> {
+  // Without --data, a throwaway data dir (a PostgreSQL-backed server still keeps its vault key
+  // there), never the developer's own.
+  const data = args.includes("--data") ? undefined : mkdtempSync(join(tmpdir(), "txtfs-serve-"));
+  // Servers sharing a PostgreSQL database share one vault key, as a deployment must.
+  const shared = args.some((a) => a.startsWith("postgres")) ? { TXTFS_VAULT_KEY: TEST_VAULT_KEY } : {};
   const child = spawn(process.execPath, [BIN, "serve", "--port", "0", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...(data ? { TXTFS_DATA: data } : {}), ...shared },
   });
   let out = "";
   let err = "";
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once("exit", (code) => {
+      if (data) rmSync(data, { recursive: true, force: true });
+      resolve(code);
+    }),
+  );
   child.stdout!.on("data", (d) => {
     out += d;
   });

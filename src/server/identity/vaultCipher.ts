@@ -2,7 +2,7 @@
 // with a 32-byte key from TXTFS_VAULT_KEY (base64; what several servers sharing one database use) or
 // from DATA/vault.key (created once, mode 0600). A stolen database alone reveals no secret.
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export interface VaultCipher {
@@ -48,7 +48,15 @@ export function loadVaultKey(dataDir: string): Buffer {
   }
   const file = join(dataDir, "vault.key");
   if (existsSync(file)) return Buffer.from(readFileSync(file, "utf8").trim(), "base64");
+  // A PostgreSQL-backed server may have no data dir yet (its store is elsewhere).
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const key = randomBytes(32);
-  writeFileSync(file, `${key.toString("base64")}\n`, { mode: 0o600, flag: "wx" });
+  try {
+    writeFileSync(file, `${key.toString("base64")}\n`, { mode: 0o600, flag: "wx" });
+  } catch (err) {
+    // Another server on this data dir made it first: use theirs.
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    return Buffer.from(readFileSync(file, "utf8").trim(), "base64");
+  }
   return key;
 }
