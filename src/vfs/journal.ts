@@ -2,6 +2,7 @@
 // (later saves of the same note replace its content but keep its place in line), delivered in the
 // order the notes were first saved. Survives a crash of the daemon; with `durable` (and after
 // `sync`) also a crash of the machine.
+import { renameSync, writeFileSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { Mutex } from "../lib/mutex.ts";
@@ -89,14 +90,21 @@ export class Journal {
     };
     const file = this.file(full);
     const tmp = `${file}.tmp`;
-    const fh = await open(tmp, "w", 0o600);
-    try {
-      await fh.writeFile(JSON.stringify(full));
-      if (durable) await fh.sync();
-    } finally {
-      await fh.close();
+    if (durable) {
+      const fh = await open(tmp, "w", 0o600);
+      try {
+        await fh.writeFile(JSON.stringify(full));
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await rename(tmp, file);
+    } else {
+      // A write-behind save lands in the page cache: done in place, it costs microseconds, where
+      // four trips through libuv's thread pool would cost more than the whole FUSE operation.
+      writeFileSync(tmp, JSON.stringify(full), { mode: 0o600 });
+      renameSync(tmp, file);
     }
-    await rename(tmp, file);
     this.entries.set(key, full);
     return full;
   }
