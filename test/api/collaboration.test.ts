@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { editRegion, mapRange } from "../../src/server/domain/anchors.ts";
-import { expectError, mkfile, startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
+import {
+  expectError,
+  mkfile,
+  mkSharedFile,
+  startTestServer,
+  type TestServer,
+  type TestUser,
+} from "../helpers/server.ts";
 
 let t: TestServer;
 let alice: TestUser; // owner
@@ -17,12 +24,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function sharedFile(name: string, content: string) {
-  const file = await mkfile(alice, { name, content });
-  await alice.api.post("/api/v1/shares", { fileId: file.id, email: bob.email, role: "reader" });
-  await alice.api.post("/api/v1/shares", { fileId: file.id, email: carol.email, role: "writer" });
-  return file;
-}
+const sharedFile = (name: string, content: string) => mkSharedFile(alice, bob, carol, { name, content });
 
 const contentOf = async (id: string) => (await alice.api.get(`/api/v1/files/${id}`)).body.content as string;
 

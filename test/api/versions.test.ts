@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectError, mkfile, startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
+import {
+  expectError,
+  mkfile,
+  mkSharedFile,
+  startTestServer,
+  type TestServer,
+  type TestUser,
+} from "../helpers/server.ts";
 
 let t: TestServer;
 let alice: TestUser;
@@ -16,12 +23,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function sharedFile(name: string, content: string) {
-  const file = await mkfile(alice, { name, content });
-  await alice.api.post("/api/v1/shares", { fileId: file.id, email: bob.email, role: "reader" });
-  await alice.api.post("/api/v1/shares", { fileId: file.id, email: carol.email, role: "writer" });
-  return file;
-}
+const sharedFile = (name: string, content: string) => mkSharedFile(alice, bob, carol, { name, content });
 
 describe("versions", () => {
   it("every content change is a version with number, hash, size, author and source", async () => {

@@ -91,6 +91,14 @@ export function spawnServe(args: string[]): Promise<ServeProcess> {
   });
 }
 
+/** `txtfs serve` on DATA (and PORT), with the key it printed for its first user (none on a restart). */
+export async function spawnServeWithKey(data: string, port = "0"): Promise<ServeProcess & { key: string }> {
+  const s = await spawnServe(["--data", data, "--port", port]);
+  await new Promise((r) => setTimeout(r, 200)); // the first-key lines follow the URL line
+  const key = /TXTFS_API_KEY=(txt_\w+)/.exec(s.stdout())?.[1] ?? "";
+  return Object.assign(s, { key });
+}
+
 export interface LoginProcess {
   child: ChildProcess;
   /** The authorization URL the CLI printed. */

@@ -151,6 +151,24 @@ export async function mkfile(user: TestUser, body: Record<string, unknown>) {
   return res.body.file;
 }
 
+/** A note of `owner`'s, shared with `reader` as reader and `writer` as writer. */
+export async function mkSharedFile(
+  owner: TestUser,
+  reader: TestUser,
+  writer: TestUser,
+  body: Record<string, unknown>,
+) {
+  const file = await mkfile(owner, body);
+  for (const [user, role] of [
+    [reader, "reader"],
+    [writer, "writer"],
+  ] as const) {
+    const res = await owner.api.post("/api/v1/shares", { fileId: file.id, email: user.email, role });
+    if (res.status !== 201) throw new Error(`share failed: ${res.status} ${res.text}`);
+  }
+  return file;
+}
+
 /** Creates a folder through the API (asserting 201) and returns its record. */
 export async function mkdir(user: TestUser, body: Record<string, unknown>) {
   const res = await user.api.post("/api/v1/folders", body);

@@ -1,6 +1,6 @@
 // Faults with a real mount: the service stops while files are being written, the daemon is killed.
 import { afterEach, describe, expect, it } from "vitest";
-import { runTxtfs, type ServeProcess, spawnServe } from "../helpers/cli.ts";
+import { runTxtfs, spawnServeWithKey } from "../helpers/cli.ts";
 import {
   contentAt,
   flatIndex,
@@ -19,12 +19,10 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
 });
 
-async function service(data: string, port = "0"): Promise<ServeProcess & { key: string }> {
-  const s = await spawnServe(["--data", data, "--port", port]);
+async function service(data: string, port = "0") {
+  const s = await spawnServeWithKey(data, port);
   cleanups.push(() => s.stop());
-  await new Promise((r) => setTimeout(r, 200)); // the first-key lines follow the URL line
-  const key = /TXTFS_API_KEY=(txt_\w+)/.exec(s.stdout())?.[1] ?? "";
-  return Object.assign(s, { key });
+  return s;
 }
 
 async function mount(dirs: MountDirs, url: string, key: string): Promise<RunningMount> {
