@@ -15,7 +15,10 @@ export interface JournalEntry {
   createKey: string;
   name: string;
   folderId: string | null;
-  content: string;
+  /** The body to save; absent when only the note's place changed. */
+  content?: string;
+  /** The note was renamed or moved here: `name` and `folderId` are to be sent too. */
+  move?: boolean;
   /** The ETag the edit was based on (If-Match on replay), and that version's content hash. */
   baseEtag: string | null;
   baseHash?: string | null;
@@ -82,6 +85,9 @@ export class Journal {
     const previous = fresh ? undefined : this.entries.get(key);
     const full: JournalEntry = {
       ...entry,
+      // A rename keeps a pending body, a save keeps a pending rename.
+      content: entry.content ?? previous?.content,
+      move: entry.move || previous?.move || undefined,
       // Keep the first base: the remote never saw the saves in between.
       baseEtag: previous ? previous.baseEtag : entry.baseEtag,
       baseHash: previous ? previous.baseHash : entry.baseHash,

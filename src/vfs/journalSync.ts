@@ -15,14 +15,15 @@ export async function pushJournalled(
   client: TxtfsClient,
   entries: readonly JournalEntry[],
 ): Promise<{ entry: JournalEntry; meta: TxtFile }[]> {
-  const updates = entries.filter((e) => e.fileId && e.baseEtag);
+  // Renames take the one-by-one path (a name change is no content edit with a base).
+  const updates = entries.filter((e) => e.fileId && e.baseEtag && e.content !== undefined && !e.move);
   const applied: { entry: JournalEntry; meta: TxtFile }[] = [];
   for (let i = 0; i < updates.length; ) {
     const chunk: JournalEntry[] = [];
     let bytes = 0;
     while (i < updates.length && chunk.length < PER_REQUEST) {
       const e = updates[i]!;
-      const size = Buffer.byteLength(e.content, "utf8");
+      const size = Buffer.byteLength(e.content!, "utf8");
       if (chunk.length > 0 && bytes + size > BYTES_PER_REQUEST) break;
       chunk.push(e);
       bytes += size;
@@ -35,7 +36,7 @@ export async function pushJournalled(
         op: "file.update",
         target: e.fileId as string,
         baseEtag: e.baseEtag as string,
-        body: { content: e.content },
+        body: { content: e.content! },
       })),
     });
     res.pushResults.forEach((r, n) => {

@@ -79,6 +79,11 @@ export class Tree {
    * JavaScript (the FUSE adapter's) can be dropped before anyone reads the new state.
    */
   onChange: () => void = () => {};
+  /**
+   * Where a record is to be shown: its own place, or the one a rename made here that the service
+   * has not received yet (so the change feed never moves a renamed note back meanwhile).
+   */
+  placement: (meta: TxtFile, node: FileNode | undefined) => TxtFile = (meta) => meta;
   /** Owner account id -> the name of their folder under `Shared with me/` (their email). */
   private readonly owners = new Map<string, string>();
   private sharedRoot: DirNode | null = null;
@@ -181,11 +186,12 @@ export class Tree {
     for (const dir of touched) this.relayout(dir);
   }
 
-  upsertFile(meta: TxtFile): FileNode | undefined {
+  upsertFile(remote: TxtFile): FileNode | undefined {
     this.onChange();
+    let node = this.files.get(remote.id);
+    const meta = this.placement(remote, node);
     if (this.ghosted.has(meta.id)) return undefined;
     const parent = this.dirs.get(meta.folderId ?? "") ?? this.orphanParent(meta);
-    let node = this.files.get(meta.id);
     if (!node) {
       node = {
         kind: "file",

@@ -136,6 +136,13 @@ export class Vfs {
     this.local = new LocalFiles(opts.cacheDir);
     this.journal = new Journal(opts.cacheDir);
     this.sidecars = new Sidecars(this.client, this.tree);
+    this.tree.placement = (meta, node) => {
+      // By id, or, for a note whose create is just being delivered, by its create key.
+      const pending =
+        this.journal.get(meta.id) ??
+        (node && this.journal.get(Journal.keyOf({ fileId: null, createKey: node.createKey })));
+      return pending?.move ? { ...meta, name: pending.name, folderId: pending.folderId } : meta;
+    };
     this.follower = new ChangeFollower(this.client, this.tree, this.cache, this.log, opts.pollWait ?? 25);
     this.pins = new Pins({
       client: this.client,
@@ -679,7 +686,7 @@ export class Vfs {
     if (!queued && !this.writeBehind) {
       try {
         const { meta, body } = await this.send(node, content.toString("utf8"), open.base);
-        open.content = Buffer.from(body, "utf8");
+        open.content = Buffer.from(body!, "utf8");
         open.base = baseOf(meta);
         open.dirty = false;
         return;
@@ -723,11 +730,18 @@ export class Vfs {
    */
   private ownSuccessor(id: string, base: Base): Base {
     let current = base;
-    for (let next = current && this.superseded.get(`${id} ${current.etag}`); next; ) {
+    // Bounded: an update that changed nothing keeps its ETag, and the map must never loop.
+    for (let hops = 0; current && hops < 1000; hops++) {
+      const next = this.superseded.get(`${id} ${current.etag}`);
+      if (!next || next.etag === current.etag) break;
       current = next;
-      next = this.superseded.get(`${id} ${current.etag}`);
     }
     return current;
+  }
+
+  /** Our save turned version `base` of note `id` into `meta` (see ownSuccessor). */
+  private replaced(id: string, base: Base, meta: TxtFile): void {
+    if (base && base.etag !== meta.etag) this.superseded.set(`${id} ${base.etag}`, baseOf(meta)!);
   }
 
   private get writeBehind(): boolean {
@@ -739,23 +753,43 @@ export class Vfs {
    * A 412 keeps both versions; a note deleted remotely meanwhile is created again. Returns the
    * note's record and the body it now has.
    */
-  private async send(node: FileNode, content: string, given: Base): Promise<{ meta: TxtFile; body: string }> {
+  private async send(
+    node: FileNode,
+    content: string | undefined,
+    given: Base,
+    move = false,
+  ): Promise<{ meta: TxtFile; body: string | undefined }> {
     let meta: TxtFile;
     let body = content;
+    if (node.id && move) {
+      // Its new name and folder first (a rename never conflicts), then the body on top of it.
+      meta = withoutContent(
+        await this.client.updateFile(node.id, { name: node.remoteName, folderId: node.parent.id }),
+      );
+      this.replaced(node.id, this.ownSuccessor(node.id, given), meta);
+      this.tree.upsertFile(meta);
+      if (content === undefined) {
+        this.refreshDirtySize(node);
+        return { meta, body };
+      }
+    }
     const base = node.id ? this.ownSuccessor(node.id, given) : given;
     if (!node.id) {
       meta = withoutContent(
         await this.client.createFile(
           // Metadata set before the first upload (cp -a copies xattrs onto the new file) goes along.
-          { name: node.remoteName, content, folderId: node.parent.id, ...node.pendingMeta },
+          { name: node.remoteName, content: content ?? "", folderId: node.parent.id, ...node.pendingMeta },
           node.createKey,
         ),
       );
       this.tree.bindFile(node, meta);
+      body = content ?? "";
+    } else if (content === undefined) {
+      throw new Error("unreachable: a journal entry with neither a body nor a move");
     } else {
       try {
         meta = withoutContent(await this.client.updateFile(node.id, { content }, { ifMatch: base?.etag }));
-        if (base) this.superseded.set(`${node.id} ${base.etag}`, baseOf(meta)!);
+        this.replaced(node.id, base, meta);
         this.tree.upsertFile(meta);
       } catch (err) {
         if (err instanceof ApiError && err.status === 412) {
@@ -772,7 +806,7 @@ export class Vfs {
         }
       }
     }
-    this.cache.set(meta.id, meta.etag, Buffer.from(body, "utf8"));
+    this.cache.set(meta.id, meta.etag, Buffer.from(body!, "utf8"));
     node.localMtimeMs = undefined;
     this.refreshDirtySize(node);
     return { meta, body };
@@ -897,6 +931,20 @@ export class Vfs {
     this.attrsChanged();
   }
 
+  /** Shows a note under a new name and folder before the service has them. */
+  private placeLocally(node: FileNode, dir: DirNode, name: string): void {
+    node.remoteName = name;
+    // The service carries the type along with a .md/.txt name: so does the local view.
+    const type = /\.md$/i.test(name) ? "md" : /\.txt$/i.test(name) ? "txt" : node.meta?.type;
+    if (node.meta) node.meta = { ...node.meta, name, folderId: dir.id, type: type ?? node.meta.type };
+    this.tree.move(node, dir, name);
+  }
+
+  private async reloadNote(id: string): Promise<void> {
+    const remote = await this.client.readFile(id).catch(() => undefined);
+    if (remote) this.tree.upsertFile(withoutContent(remote));
+  }
+
   /** Every write-behind save is delivered through the journal: only a catch-up is worth an info line. */
   private logDelivered(path: string, msg: string): void {
     if (this.unreachable) this.log.info({ path }, msg);
@@ -910,7 +958,7 @@ export class Vfs {
       const node = this.nodeFor(entry);
       try {
         const base = entry.baseEtag ? { etag: entry.baseEtag, hash: entry.baseHash ?? "" } : null;
-        const { meta, body } = await this.send(node, entry.content, base);
+        const { meta, body } = await this.send(node, entry.content, base, entry.move);
         await this.journal.done(entry, meta);
         if (!this.journal.get(journalKey(node))) this.overlay.delete(node);
         this.refreshDirtySize(node);
@@ -923,9 +971,12 @@ export class Vfs {
         if (isTransient(err)) return false;
         // The service refused it for good (e.g. a limit): keep the bytes as a local file, visibly.
         this.log.error({ err, path: entry.path }, "journalled write refused; kept as a local file");
-        await this.newLocal(node.parent, `${node.name}.unsent`, 0o644, Buffer.from(entry.content, "utf8"));
+        if (entry.content !== undefined)
+          await this.newLocal(node.parent, `${node.name}.unsent`, 0o644, Buffer.from(entry.content, "utf8"));
         await this.journal.done(entry);
         this.overlay.delete(node);
+        // A refused rename: show the note where the service has it.
+        if (entry.move && node.id) await this.reloadNote(node.id);
       }
     }
     return true;
@@ -938,7 +989,7 @@ export class Vfs {
   private async replayInBulk(): Promise<void> {
     const pending = this.journal
       .pending()
-      .filter((e) => e.fileId && e.baseEtag)
+      .filter((e) => e.fileId && e.baseEtag && e.content !== undefined && !e.move)
       .map((e) => {
         const base = this.ownSuccessor(e.fileId!, { etag: e.baseEtag!, hash: e.baseHash ?? "" });
         return { ...e, baseEtag: base!.etag, baseHash: base!.hash, original: e };
@@ -954,9 +1005,9 @@ export class Vfs {
     for (const { entry, meta } of applied) {
       const { original } = entry as (typeof pending)[number];
       const node = this.nodeFor(original);
-      this.superseded.set(`${meta.id} ${entry.baseEtag}`, baseOf(meta)!);
+      this.replaced(meta.id, { etag: entry.baseEtag!, hash: entry.baseHash ?? "" }, meta);
       this.tree.upsertFile(meta);
-      this.cache.set(meta.id, meta.etag, Buffer.from(entry.content, "utf8"));
+      this.cache.set(meta.id, meta.etag, Buffer.from(entry.content!, "utf8"));
       node.localMtimeMs = undefined;
       await this.journal.done(original, meta);
       if (!this.journal.get(journalKey(node))) this.overlay.delete(node);
@@ -992,6 +1043,11 @@ export class Vfs {
   private restoreJournal(entries: JournalEntry[]): void {
     for (const entry of entries) {
       const node = this.nodeFor(entry);
+      if (entry.move && node.id) {
+        // Renamed here before the restart: shown at its new place until the service has it.
+        this.placeLocally(node, this.tree.dirs.get(entry.folderId ?? "") ?? this.tree.root, entry.name);
+      }
+      if (entry.content === undefined) continue;
       const body = Buffer.from(entry.content, "utf8");
       this.overlay.set(node, body);
       node.dirtySize = body.length;
@@ -1079,11 +1135,11 @@ export class Vfs {
     this.checkWritable(destDir);
     const target = destDir.children.get(name);
     if (target === src) return;
-    await this.settle(src);
     if (src.kind === "dir") return this.renameDir(src, destDir, name, target);
     if (target?.kind === "dir") throw fail("EISDIR");
     try {
       if (target?.kind === "file" && isNoteName(name)) {
+        await this.settle(src); // its remote copy is deleted once its content moved over
         return await this.replaceNote(src, target);
       }
       if (target) await this.unlink(to);
@@ -1149,8 +1205,33 @@ export class Vfs {
   }
 
   private async renameNote(src: FileNode, destDir: DirNode, name: string): Promise<void> {
+    if (isNoteName(name) && (this.writeBehind || !src.id)) {
+      // Shown at once; the journal sends the new name and folder in order with the note's saves
+      // (a note not created yet is simply created under its new name).
+      this.placeLocally(src, destDir, name);
+      const pending = this.journal.get(journalKey(src));
+      if (src.id || pending) {
+        await this.journal.put(
+          {
+            fileId: src.id,
+            createKey: src.createKey,
+            name,
+            folderId: destDir.id,
+            baseEtag: src.meta?.etag ?? null,
+            baseHash: src.meta?.contentHash ?? null,
+            path: this.tree.pathOf(src),
+            // Also for a note being created: its create may already be on its way under the old name.
+            move: true,
+          },
+          !this.writeBehind,
+        );
+        this.deliverSoon(0);
+      }
+      return;
+    }
+    await this.settle(src);
     if (!src.id) {
-      // Not uploaded yet: it will be created under its new name.
+      // Not uploaded yet (nothing was written): it will be created under its new name.
       src.remoteName = name;
       this.tree.move(src, destDir, name);
       return;

@@ -149,14 +149,18 @@ describe("vfs", () => {
 
   it("journals writes while the service is unreachable and replays them in order", async () => {
     const { file } = (await u.api.post("/api/v1/files", { name: "j.md", content: "v1" })).body;
+    const moved = (await u.api.post("/api/v1/files", { name: "k.md", content: "k", tags: ["kept"] })).body
+      .file;
     const vfs = await mountVfs();
     expect(await readAll(vfs, "/j.md")).toBe("v1"); // now cached
     const port = new URL(t.url).port;
     await t.server.close(); // the service goes away (store closed; data stays on disk)
     await writeFile(vfs, "/j.md", "v2 offline");
     await writeFile(vfs, "/new.md", "made offline");
+    await vfs.rename("/k.md", "/k2.md"); // a rename of a note is journalled too
     expect(await readAll(vfs, "/j.md")).toBe("v2 offline");
-    expect(vfs.stats().dirty).toBe(2);
+    expect(vfs.readdir("/").sort()).toEqual(["j.md", "k2.md", "new.md"]);
+    expect(vfs.stats().dirty).toBe(3);
     await vfs.stop(); // the daemon stops with the writes still journalled
     // The service comes back on the same port and data; a new daemon delivers the journal.
     const { startServer } = await import("../../src/server/serve.ts");
@@ -170,10 +174,14 @@ describe("vfs", () => {
     });
     try {
       const vfs2 = await mountVfs();
-      for (let i = 0; i < 50 && vfs2.stats().dirty > 0; i++) await new Promise((r) => setTimeout(r, 100));
-      expect(vfs2.stats().dirty).toBe(0);
+      expect(vfs2.readdir("/").sort()).toEqual(["j.md", "k2.md", "new.md"]); // restored before delivery
+      expect(await vfs2.drain()).toBe(0);
       const files = await remote();
-      expect(files.map((f) => f.name).sort()).toEqual(["j.md", "new.md"]);
+      expect(files.map((f) => f.name).sort()).toEqual(["j.md", "k2.md", "new.md"]);
+      expect((await u.api.get(`/api/v1/files/${moved.id}`)).body).toMatchObject({
+        name: "k2.md",
+        tags: ["kept"],
+      });
       expect((await u.api.get(`/api/v1/files/${file.id}`)).body.content).toBe("v2 offline");
       await vfs2.stop();
     } finally {
@@ -251,6 +259,38 @@ describe("vfs", () => {
     const files = await remote();
     expect(files.map((f) => f.name)).toEqual(["a2.md"]);
     expect((await u.api.get(`/api/v1/files/${files[0]!.id}`)).body.content).toBe("a");
+  });
+
+  it("write-behind: a rename is shown at once, sent later keeping the note, and never undone by the feed", async () => {
+    const { file } = (await u.api.post("/api/v1/files", { name: "r.md", content: "r", tags: ["t"] })).body;
+    const vfs = await mountVfs();
+    const before = vfs.stats().requests;
+    await vfs.rename("/r.md", "/r2.md");
+    expect(vfs.readdir("/")).toEqual(["r2.md"]);
+    // Another client changes the note meanwhile: the feed brings its old name back, which must not
+    // undo our rename while it is on its way.
+    await u.api.put(`/api/v1/files/${file.id}`, { tags: ["t", "theirs"] });
+    await sleep(300);
+    expect(vfs.readdir("/")).toEqual(["r2.md"]);
+    expect(await vfs.drain()).toBe(0);
+    expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({
+      name: "r2.md",
+      tags: ["t", "theirs"],
+      content: "r",
+    });
+    // A rename and an edit of the same note: the edit lands on the renamed note, no conflict.
+    await vfs.rename("/r2.md", "/r3.md");
+    const fd = await vfs.open("/r3.md", fsc.O_WRONLY | fsc.O_APPEND);
+    await vfs.write(fd, Buffer.from("+more"), 1);
+    await vfs.release(fd);
+    expect(await vfs.drain()).toBe(0);
+    expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({
+      name: "r3.md",
+      content: "r+more",
+    });
+    expect(vfs.conflicts).toEqual([]);
+    expect((await remote()).map((f) => f.name)).toEqual(["r3.md"]);
+    expect(vfs.stats().requests - before).toBeLessThanOrEqual(5);
   });
 
   it("write-through (--write-through): release returns after the service has the save", async () => {
