@@ -77,6 +77,15 @@ export async function loadScope(tx: Tx, actor: Actor): Promise<AccessScope> {
   return { userId: actor.userId, folderRoles, fileRoles };
 }
 
+/** The file-list filter of everything a scope sees: the caller's own files and those shared with it. */
+export function visibleTo(scope: AccessScope) {
+  return {
+    ownerId: scope.userId,
+    sharedFolderIds: [...scope.folderRoles.keys()],
+    sharedFileIds: [...scope.fileRoles.keys()],
+  };
+}
+
 export function roleInScope(scope: AccessScope, file: FileMetaRow): Role | null {
   if (file.owner_id === scope.userId) return "owner";
   return maxRole([

@@ -2,7 +2,7 @@
 import { nowIso } from "../../lib/time.ts";
 import type { FileMetaRow } from "../../store/repos/rows.ts";
 import type { Tx } from "../../store/store.ts";
-import { loadScope, requireFile, roleInScope } from "./access.ts";
+import { loadScope, requireFile, roleInScope, visibleTo } from "./access.ts";
 import type { Actor } from "./actor.ts";
 import { invalid, ServiceError } from "./errors.ts";
 import { checkMaxChars, LIMITS } from "./limits.ts";
@@ -93,9 +93,7 @@ export async function relatedFiles(tx: Tx, actor: Actor, id: string) {
   const { file } = await requireFile(tx, actor, id, "reader");
   const scope = await loadScope(tx, actor);
   const candidates = (await tx.files.list({
-    ownerId: actor.userId,
-    sharedFolderIds: [...scope.folderRoles.keys()],
-    sharedFileIds: [...scope.fileRoles.keys()],
+    ...visibleTo(scope),
   })) as FileMetaRow[];
   const byId = new Map(candidates.map((c) => [c.id, c]));
   const related = new Map<string, { score: number; reasons: ConnectionReason[] }>();

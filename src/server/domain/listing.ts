@@ -2,7 +2,7 @@
 
 import type { FileMetaRow } from "../../store/repos/rows.ts";
 import type { Tx } from "../../store/store.ts";
-import { loadScope, roleInScope } from "./access.ts";
+import { loadScope, roleInScope, visibleTo } from "./access.ts";
 import type { Actor } from "./actor.ts";
 import { ServiceError } from "./errors.ts";
 import { listFolders } from "./folders.ts";
@@ -39,9 +39,7 @@ export async function listFilesPage(
   const limit = opts.limit ?? LIMITS.pageDefault;
   const scope = await loadScope(tx, actor);
   const rows = (await tx.files.list({
-    ownerId: actor.userId,
-    sharedFolderIds: [...scope.folderRoles.keys()],
-    sharedFileIds: [...scope.fileRoles.keys()],
+    ...visibleTo(scope),
     folderId: opts.folderId,
     afterId: decodeListCursor(opts.cursor),
     limit: limit + 1,
@@ -59,9 +57,7 @@ export async function listFilesPage(
 export async function flatIndex(tx: Tx, actor: Actor) {
   const scope = await loadScope(tx, actor);
   const rows = (await tx.files.list({
-    ownerId: actor.userId,
-    sharedFolderIds: [...scope.folderRoles.keys()],
-    sharedFileIds: [...scope.fileRoles.keys()],
+    ...visibleTo(scope),
   })) as FileMetaRow[];
   const user = await tx.users.byId(actor.userId);
   const folders = await listFolders(tx, actor, scope);

@@ -2,7 +2,7 @@
 // and `skill` derived from where it sits and from its front matter (the rule is in the README).
 import type { FileMetaRow, FolderRow, Role } from "../../store/repos/rows.ts";
 import type { Tx } from "../../store/store.ts";
-import { folderRoleInScope, loadScope, roleInScope } from "./access.ts";
+import { folderRoleInScope, loadScope, roleInScope, visibleTo } from "./access.ts";
 import type { Actor } from "./actor.ts";
 import { fileEndpoint, parseTags } from "./records.ts";
 
@@ -61,9 +61,7 @@ export function deriveSkill(path: readonly string[], meta: Record<string, string
 export async function listSkills(tx: Tx, actor: Actor) {
   const scope = await loadScope(tx, actor);
   const rows = (await tx.files.list({
-    ownerId: actor.userId,
-    sharedFolderIds: [...scope.folderRoles.keys()],
-    sharedFileIds: [...scope.fileRoles.keys()],
+    ...visibleTo(scope),
   })) as FileMetaRow[];
   const skillRows = rows.filter((r) => SKILL_FILE.test(r.name));
   // Paths only through folders the caller can see: a shared tree starts at its shared top.
