@@ -108,6 +108,26 @@ describe("freshness", () => {
         "mv fresh/attrs.md fresh/attrs2.md; stat -c %s fresh/attrs.md 2>&1 | grep -c 'No such'; stat -c %s fresh/attrs2.md",
     );
     expect(local.stdout).toBe("13\n2\n3\n1\n13\n");
+
+    // A name looked up while missing (an answer the daemon also keeps) appears once created:
+    // from another process at once, from another client within 2 s.
+    const made = await m.sh(
+      "for i in 1 2; do [ -e fresh/neg.md ] || echo missing; sleep 1.1; done; echo here > fresh/neg.md && cat fresh/neg.md",
+    );
+    expect(made.stdout).toBe("missing\nmissing\nhere\n");
+    expect(
+      (
+        await m.sh(
+          "[ -e fresh/neg-remote.md ] || echo missing; sleep 1.1; [ -e fresh/neg-remote.md ] || echo missing",
+        )
+      ).stdout,
+    ).toBe("missing\nmissing\n");
+    const fresh = await findByPath(api(), "fresh");
+    await createNote(api(), { name: "neg-remote.md", content: "remote\n", folderId: fresh.id });
+    await eventually(
+      `[ "$(cat fresh/neg-remote.md 2>/dev/null)" = remote ]`,
+      "a note created after a failed lookup",
+    );
   });
 
   it("cached content is revalidated after an API update (same size, new bytes)", async () => {
