@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { requestSync } from "../../src/lib/mountControl.ts";
 import { spawnLogin } from "../helpers/cli.ts";
 import {
   type MountDirs,
@@ -51,6 +52,7 @@ test("txtfs mount --url without a key mounts the signed-in account", async () =>
   );
   expect(listed.code, listed.stderr).toBe(0);
   expect(listed.stdout).toBe("# from the API\n");
+  expect((await requestSync(dirs.cache)).pending).toBe(0); // saves are write-behind
   const files = (await alice.get("/api/me/files")).body.files.map((f: { name: string }) => f.name).sort();
   expect(files).toEqual(["local.md", "remote.md"]);
 });

@@ -4,6 +4,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { requestSync } from "../../src/lib/mountControl.ts";
 import { runTxtfs } from "../helpers/cli.ts";
 import {
   contentAt,
@@ -142,6 +143,7 @@ describe("daemon lifecycle", () => {
     const r = await sh("ls; cat s.md; echo again >> s.md", { cwd: d.mnt });
     expect(r.stderr).toBe("");
     expect(r.stdout).toBe("s.md\nsurvived\n");
+    expect((await requestSync(d.cache)).pending).toBe(0); // saves are write-behind
     expect((await noteAt(next.api, "s.md")).content).toBe("survived\nagain\n");
   });
 
