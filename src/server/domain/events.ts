@@ -5,7 +5,7 @@ import type { ChangeRecord } from "../../lib/apiTypes.ts";
 import { nowIso } from "../../lib/time.ts";
 import type { FileMetaRow, Role } from "../../store/repos/rows.ts";
 import type { Tx } from "../../store/store.ts";
-import { fileAudience, folderAudience } from "./feed.ts";
+import { appendChange, fileAudience, folderAudience } from "./feed.ts";
 import { toTxtFile, toTxtFolder } from "./records.ts";
 
 type CollabKind = ChangeRecord["kind"];
@@ -26,22 +26,11 @@ export async function publishItem(
   const seqs = new Map<string, number>();
   const ids = [...accounts.keys()].sort();
   for (const account of ids) {
-    const seq = await tx.users.nextSeq(account);
     const role = accounts.get(account)!;
     const change: Omit<ChangeRecord, "seq"> = record
       ? { kind, id: itemId, deleted: false, changedAt: at, ...extra, [kind]: record(role) }
       : { kind, id: itemId, deleted: true, reason: extra.reason ?? "deleted", changedAt: at, ...extra };
-    await tx.feed.upsert({
-      account_id: account,
-      seq,
-      kind,
-      item_id: itemId,
-      deleted: record ? 0 : 1,
-      reason: change.reason ?? null,
-      record: JSON.stringify(change),
-      changed_at: at,
-    });
-    seqs.set(account, seq);
+    seqs.set(account, await appendChange(tx, account, change));
   }
   tx.notify(ids);
   return seqs;

@@ -30,22 +30,12 @@ async function publish(
   // Ascending account order: concurrent writers lock account rows in the same order (no deadlocks).
   const accounts = [...new Set([...visible.keys(), ...tombstoneFor.keys()])].sort();
   for (const account of accounts) {
-    const seq = await tx.users.nextSeq(account);
     const role = visible.get(account);
     const record: Omit<ChangeRecord, "seq"> = role
       ? { kind, id: itemId, deleted: false, changedAt: at, [kind]: snapshot(role) }
       : { kind, id: itemId, deleted: true, reason: tombstoneFor.get(account) ?? "deleted", changedAt: at };
     if (role && kind === "file") record.etag = (record.file as TxtFile).etag;
-    await tx.feed.upsert({
-      account_id: account,
-      seq,
-      kind,
-      item_id: itemId,
-      deleted: role ? 0 : 1,
-      reason: record.reason ?? null,
-      record: JSON.stringify(record),
-      changed_at: at,
-    });
+    const seq = await appendChange(tx, account, record);
     // The account's webhooks hear of it through the outbox, in this same transaction.
     await enqueueEvent(tx, account, { seq, ...record } as ChangeRecord, created && !!role);
     seqs.set(account, seq);
@@ -66,6 +56,29 @@ export async function fileAudience(tx: Tx, file: FileMetaRow) {
 
 export async function folderAudience(tx: Tx, folder: FolderRow) {
   return audience(tx, { ownerId: folder.owner_id, folderId: folder.id });
+}
+
+/**
+ * Appends one change to an account's feed at the account's next seq, in the writing transaction
+ * (the row replaces the item's older one: the feed keeps each item's latest state). Returns the seq.
+ */
+export async function appendChange(
+  tx: Tx,
+  account: string,
+  change: Omit<ChangeRecord, "seq">,
+): Promise<number> {
+  const seq = await tx.users.nextSeq(account);
+  await tx.feed.upsert({
+    account_id: account,
+    seq,
+    kind: change.kind,
+    item_id: change.id,
+    deleted: change.deleted ? 1 : 0,
+    reason: change.reason ?? null,
+    record: JSON.stringify(change),
+    changed_at: change.changedAt,
+  });
+  return seq;
 }
 
 /** Records a created or changed file. `before` = its audience before the change (moves can narrow it). */
