@@ -1,7 +1,7 @@
 // The mount's lifecycle with the real binary: refusing bad mountpoints, recovering from a killed
 // daemon, clean SIGTERM, `txtfs status` / `unmount`, and --read-only.
 import { spawn } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { requestSync } from "../../src/lib/mountControl.ts";
@@ -145,6 +145,37 @@ describe("daemon lifecycle", () => {
     expect(r.stdout).toBe("s.md\nsurvived\n");
     expect((await requestSync(d.cache)).pending).toBe(0); // saves are write-behind
     expect((await noteAt(next.api, "s.md")).content).toBe("survived\nagain\n");
+  });
+
+  it("--uid/--gid own every file; the first listing reports its progress", async () => {
+    const d = dirs();
+    const m = await mount(d, ["--uid", "1234", "--gid", "5678"]);
+    expect(m.stderr()).toMatch(/txtfs: listing the account\.\.\./);
+    expect(m.stderr()).toMatch(/txtfs: 0 notes in 0 folders/);
+    const r = await sh(
+      "mkdir own && echo x > own/n.md && touch own/local.bin && stat -c '%u:%g %n' . own own/n.md own/local.bin",
+      {
+        cwd: d.mnt,
+      },
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("1234:5678 .\n1234:5678 own\n1234:5678 own/n.md\n1234:5678 own/local.bin\n");
+  });
+
+  it("other users reach the mount only with --allow-other", async () => {
+    const closed = dirs();
+    const open = dirs();
+    // Other users may pass through the (private) temp dirs, so only the mount option decides.
+    for (const d of [closed, open]) chmodSync(d.base, 0o711);
+    await mount(closed);
+    expect((await sh("echo mine > n.md", { cwd: closed.mnt })).code).toBe(0);
+    const denied = await sh(`runuser -u nobody -- cat ${q(`${closed.mnt}/n.md`)}`, { cwd: "/" });
+    expect(denied.code).not.toBe(0);
+    expect(denied.stderr).toMatch(/Permission denied/);
+    await mount(open, ["--allow-other"]);
+    expect((await sh("echo shared > n.md", { cwd: open.mnt })).code).toBe(0);
+    const allowed = await sh(`runuser -u nobody -- cat ${q(`${open.mnt}/n.md`)}`, { cwd: "/" });
+    expect(allowed.stdout).toBe("shared\n");
   });
 
   it("txtfs status lists a running mount, and txtfs unmount stops it", async () => {
