@@ -136,8 +136,11 @@ export function fuseOps(vfs: Vfs, log: Logger, trace = false) {
     mkdir: (path: string, _mode: number, cb: Cb) => run("mkdir", path, cb, () => vfs.mkdir(path)),
     rmdir: (path: string, cb: Cb) => run("rmdir", path, cb, () => vfs.rmdir(path)),
     getxattr: (path: string, name: string, _position: number, cb: Cb) => {
-      // ls -l asks every file for its ACL, the kernel asks security.capability before every write:
-      // only user.txtfs.* exists, so everything else is ENODATA at once.
+      // ls -l asks every file for its SELinux label and ACL, the kernel asks security.capability
+      // before every write: only user.txtfs.* exists. Other namespaces are unsupported (EOPNOTSUPP:
+      // ls remembers that per device and stops asking), other user.* names simply absent.
+      // (The patched fuse-native answers both in C; this is the stock prebuild's path.)
+      if (!name.startsWith("user.")) return cb(-constants.errno.EOPNOTSUPP);
       if (!name.startsWith("user.txtfs.")) return cb(-constants.errno.ENODATA);
       run(
         "getxattr",
