@@ -1,8 +1,27 @@
 // Local-only files (editor swap and temp files, backups, anything not .md/.txt): kept in the cache
 // dir, never uploaded, listed in a manifest so they survive a restart of the daemon.
+//
+// Their I/O is synchronous on purpose: it lands in the page cache and costs microseconds, where
+// each fs/promises call is two trips through libuv's thread pool, and a FUSE operation on a temp
+// file (sed -i, vim's swap) would wait for several of them.
 import { randomUUID } from "node:crypto";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import {
+  closeSync,
+  fstatSync,
+  fsync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import type { LocalNode } from "./tree.ts";
 
 export interface ManifestEntry {
@@ -13,15 +32,69 @@ export interface ManifestEntry {
   ghostOf?: LocalNode["ghostOf"];
 }
 
+/**
+ * How long manifest changes gather before they are written: a temp file that is created, written
+ * and renamed over a note within this time (sed -i, rsync, python's os.replace) never costs a
+ * manifest write. fsync(2) on a local file writes it at once.
+ */
+const MANIFEST_DELAY_MS = 50;
+
+const fsyncFd = promisify(fsync);
+
+/** An open local file. */
+export class LocalHandle {
+  private readonly fd: number;
+
+  private constructor(fd: number) {
+    this.fd = fd;
+  }
+
+  static open(blob: string, writable: boolean): LocalHandle {
+    return new LocalHandle(openSync(blob, writable ? "r+" : "r"));
+  }
+
+  read(length: number, position: number): Buffer {
+    const buf = Buffer.alloc(length);
+    return buf.subarray(0, readSync(this.fd, buf, 0, length, position));
+  }
+
+  /** Writes at `position`, or at the real end for O_APPEND; returns bytes written and the new size. */
+  write(data: Buffer, position: number, append: boolean): { written: number; size: number } {
+    const at = append ? this.size() : position;
+    const written = writeSync(this.fd, data, 0, data.length, at);
+    return { written, size: this.size() };
+  }
+
+  truncate(size: number): void {
+    ftruncateSync(this.fd, size);
+  }
+
+  size(): number {
+    return fstatSync(this.fd).size;
+  }
+
+  /** fsync(2) waits for the disk: off the event loop. */
+  sync(): Promise<void> {
+    return fsyncFd(this.fd);
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
 export class LocalFiles {
   readonly dir: string;
   private readonly manifest: string;
-  private saving: Promise<void> = Promise.resolve();
-  private queued: Promise<void> | undefined;
+  private entries: (() => ManifestEntry[]) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly onError: (err: unknown) => void;
 
-  constructor(cacheDir: string) {
+  /** `onError`: a manifest write that failed in the background (it is tried again at the next change). */
+  constructor(cacheDir: string, onError: (err: unknown) => void) {
     this.dir = join(cacheDir, "local");
     this.manifest = join(cacheDir, "local.json");
+    this.onError = onError;
   }
 
   async init(): Promise<ManifestEntry[]> {
@@ -33,28 +106,49 @@ export class LocalFiles {
     }
   }
 
-  newBlob(): string {
-    return join(this.dir, randomUUID());
+  /** A new blob holding `body`. */
+  create(body?: Buffer): string {
+    const blob = join(this.dir, randomUUID());
+    writeFileSync(blob, body ?? Buffer.alloc(0), { mode: 0o600 });
+    return blob;
+  }
+
+  read(blob: string): Buffer {
+    return readFileSync(blob);
+  }
+
+  truncate(blob: string, size: number): void {
+    truncateSync(blob, size);
+  }
+
+  remove(blob: string): void {
+    rmSync(blob, { force: true });
   }
 
   /**
-   * Writes the manifest atomically. Calls coalesce: while one write waits its turn, further calls
-   * share it (editors save local files many times a second); it reads the state when it runs.
+   * Records that the set of local files changed; the manifest is written a moment later from
+   * `entries` (read when it runs), so bursts of changes cost one write.
    */
-  save(entries: () => ManifestEntry[]): Promise<void> {
-    if (this.queued) return this.queued;
-    const run = this.saving.then(async () => {
-      this.queued = undefined;
-      const tmp = `${this.manifest}.tmp`;
-      await writeFile(tmp, JSON.stringify(entries()));
-      await rename(tmp, this.manifest);
-    });
-    this.queued = run;
-    this.saving = run.catch(() => {});
-    return run;
+  save(entries: () => ManifestEntry[]): void {
+    this.entries = entries;
+    this.timer ??= setTimeout(() => {
+      try {
+        this.flush();
+      } catch (err) {
+        this.onError(err);
+      }
+    }, MANIFEST_DELAY_MS);
   }
 
-  async removeBlob(blob: string): Promise<void> {
-    await rm(blob, { force: true });
+  /** Writes a pending manifest change now (atomically: temp file, then rename). */
+  flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const entries = this.entries;
+    this.entries = undefined;
+    if (!entries) return;
+    const tmp = `${this.manifest}.tmp`;
+    writeFileSync(tmp, JSON.stringify(entries()));
+    renameSync(tmp, this.manifest);
   }
 }

@@ -74,6 +74,8 @@ export class Tree {
   readonly dirs = new Map<string, DirNode>();
   /** Ids hidden because a ghost holds them (their note was renamed away locally). */
   readonly ghosted = new Set<string>();
+  /** Every local-only file in the tree (for the manifest, without walking every folder). */
+  readonly locals = new Set<LocalNode>();
   /**
    * Called on every change of the tree, synchronously, so caches of attributes kept outside
    * JavaScript (the FUSE adapter's) can be dropped before anyone reads the new state.
@@ -277,6 +279,7 @@ export class Tree {
   addChild(parent: DirNode, node: FileNode | LocalNode | DirNode): void {
     this.onChange();
     node.parent = parent;
+    if (node.kind === "local") this.locals.add(node);
     // A free name that is already the node's own needs no relayout: creating many notes in one
     // folder stays linear.
     const free = !parent.children.has(node.name);
@@ -286,8 +289,13 @@ export class Tree {
 
   detach(node: Node): void {
     this.onChange();
+    if (node.kind === "local") this.locals.delete(node);
     const parent = node.parent;
     if (!parent) return;
+    if (parent.children.get(node.name) === node) {
+      parent.children.delete(node.name);
+      return;
+    }
     for (const [key, child] of parent.children) {
       if (child === node) {
         parent.children.delete(key);
@@ -303,6 +311,7 @@ export class Tree {
     if (newName !== undefined) node.name = newName;
     node.parent = to;
     to.children.set(node.name, node);
+    if (node.kind === "local") this.locals.add(node);
     this.relayout(to);
     if (from && from !== to) this.relayout(from);
   }

@@ -3,13 +3,7 @@
 // conditional GET, or one folder fetch; writes are buffered per open file and uploaded on flush.
 import { randomUUID } from "node:crypto";
 import { constants as fsc } from "node:fs";
-import {
-  type FileHandle,
-  open as openFile,
-  readFile,
-  stat,
-  truncate as truncateFile,
-} from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { hostname } from "node:os";
 import { ApiError, NetworkError, type TxtfsClient, withoutContent } from "../client/api.ts";
 import type { TxtFile } from "../lib/apiTypes.ts";
@@ -20,7 +14,7 @@ import { fail, toVfsError, VfsError } from "./errors.ts";
 import { ChangeFollower } from "./follower.ts";
 import { Journal, type JournalEntry } from "./journal.ts";
 import { pushJournalled } from "./journalSync.ts";
-import { LocalFiles, type ManifestEntry } from "./localFiles.ts";
+import { LocalFiles, LocalHandle, type ManifestEntry } from "./localFiles.ts";
 import { isNoteName, parentAndName } from "./names.ts";
 import { AVAILABILITIES, type Availability, itemsBelow, Pins } from "./pins.ts";
 import { type SidecarNode, Sidecars, sidecarAt } from "./sidecars.ts";
@@ -86,7 +80,7 @@ interface OpenSidecar {
 type Handle =
   | { kind: "note"; open: OpenNote; append: boolean; writable: boolean; snapshot?: Buffer }
   | { kind: "sidecar"; open: OpenSidecar }
-  | { kind: "local"; node: LocalNode; fh: FileHandle; append: boolean }
+  | { kind: "local"; node: LocalNode; fh: LocalHandle; append: boolean }
   | { kind: "dir" };
 
 /** A note's place in the journal: its id, or its create key while it has none. */
@@ -133,7 +127,9 @@ export class Vfs {
     this.client = opts.client;
     this.log = opts.logger;
     this.cache = new ContentCache(opts.cacheSize);
-    this.local = new LocalFiles(opts.cacheDir);
+    this.local = new LocalFiles(opts.cacheDir, (err) =>
+      this.log.error({ err }, "could not save the local-files manifest"),
+    );
     this.journal = new Journal(opts.cacheDir);
     this.sidecars = new Sidecars(this.client, this.tree);
     this.tree.placement = (meta, node) => {
@@ -176,7 +172,11 @@ export class Vfs {
     }
     await this.drain();
     this.stopped = true;
-    await this.saveLocal();
+    try {
+      this.local.flush();
+    } catch (err) {
+      this.log.error({ err }, "could not save the local-files manifest");
+    }
     clearTimeout(this.replayTimer);
     if (this.journal.size)
       this.log.warn(
@@ -468,8 +468,7 @@ export class Vfs {
     if (writable) this.checkWritable(node);
     const append = (flags & fsc.O_APPEND) !== 0;
     if (node.kind === "local") {
-      const fh = await openFile(node.blob, writable ? "r+" : "r");
-      return this.addHandle({ kind: "local", node, fh, append });
+      return this.addHandle({ kind: "local", node, fh: LocalHandle.open(node.blob, writable), append });
     }
     return this.addHandle({ kind: "note", open: this.openNote(node), append, writable });
   }
@@ -486,9 +485,8 @@ export class Vfs {
       return fd;
     }
     if (!isNoteName(name)) {
-      const node = await this.newLocal(dir, name, mode & 0o7777);
-      const fh = await openFile(node.blob, "r+");
-      return this.addHandle({ kind: "local", node, fh, append: false });
+      const node = this.newLocal(dir, name, mode & 0o7777);
+      return this.addHandle({ kind: "local", node, fh: LocalHandle.open(node.blob, true), append: false });
     }
     const node: FileNode = {
       kind: "file",
@@ -521,11 +519,7 @@ export class Vfs {
     const h = this.handle(fd);
     if (h.kind === "dir") throw fail("EISDIR");
     if (h.kind === "sidecar") return h.open.content.subarray(position, position + length);
-    if (h.kind === "local") {
-      const buf = Buffer.alloc(length);
-      const { bytesRead } = await h.fh.read(buf, 0, length, position);
-      return buf.subarray(0, bytesRead);
-    }
+    if (h.kind === "local") return h.fh.read(length, position);
     // A reader keeps the body it first read, so a large note reads consistently across calls.
     if (!h.open.content && !h.snapshot) h.snapshot = await this.body(h.open.node);
     const content = h.open.content ?? h.snapshot!;
@@ -541,13 +535,10 @@ export class Vfs {
       return data.length;
     }
     if (h.kind === "local") {
-      // O_APPEND: at the real end (a FileHandle's appendFile would write at its own position).
-      const at = h.append ? (await h.fh.stat()).size : position;
-      const { bytesWritten } = await h.fh.write(data, 0, data.length, at);
-      const st = await h.fh.stat();
-      h.node.size = st.size;
+      const { written, size } = h.fh.write(data, position, h.append);
+      h.node.size = size;
       h.node.mtimeMs = Date.now();
-      return bytesWritten;
+      return written;
     }
     if (!h.writable) throw fail("EBADF");
     const open = h.open;
@@ -577,7 +568,7 @@ export class Vfs {
       return;
     }
     if (h.kind === "local") {
-      await h.fh.truncate(size);
+      h.fh.truncate(size);
       h.node.size = size;
       h.node.mtimeMs = Date.now();
       return;
@@ -604,7 +595,7 @@ export class Vfs {
     if (node.kind === "dir") throw fail("EISDIR");
     this.checkWritable(node);
     if (node.kind === "local") {
-      await truncateFile(node.blob, size);
+      this.local.truncate(node.blob, size);
       node.size = size;
       node.mtimeMs = Date.now();
       return;
@@ -635,7 +626,10 @@ export class Vfs {
 
   async fsync(fd: number): Promise<void> {
     const h = this.handle(fd);
-    if (h.kind === "local") return h.fh.sync();
+    if (h.kind === "local") {
+      this.local.flush(); // the file's place in the manifest too
+      return h.fh.sync();
+    }
     if (h.kind !== "note") return this.flush(fd);
     if (h.open.dirty) await this.upload(h.open);
     // On the service if it can be reached; otherwise durably in the journal until it can.
@@ -648,7 +642,7 @@ export class Vfs {
     const h = this.handle(fd);
     this.handles.delete(fd);
     if (h.kind === "local") {
-      await h.fh.close();
+      h.fh.close();
       this.saveLocal();
       return;
     }
@@ -972,7 +966,7 @@ export class Vfs {
         // The service refused it for good (e.g. a limit): keep the bytes as a local file, visibly.
         this.log.error({ err, path: entry.path }, "journalled write refused; kept as a local file");
         if (entry.content !== undefined)
-          await this.newLocal(node.parent, `${node.name}.unsent`, 0o644, Buffer.from(entry.content, "utf8"));
+          this.newLocal(node.parent, `${node.name}.unsent`, 0o644, Buffer.from(entry.content, "utf8"));
         await this.journal.done(entry);
         this.overlay.delete(node);
         // A refused rename: show the note where the service has it.
@@ -1094,7 +1088,7 @@ export class Vfs {
     if (node.kind === "local") {
       this.tree.detach(node);
       if (node.ghostOf) await this.deleteRemote(node.ghostOf.id, node.ghostOf.etag);
-      await this.local.removeBlob(node.blob);
+      this.local.remove(node.blob);
       this.saveLocal();
       return;
     }
@@ -1125,9 +1119,9 @@ export class Vfs {
       if (src.kind !== "local") throw fail("EINVAL", "only a plain file can replace a sidecar");
       this.checkWritable(sidecar.target);
       await this.settle(sidecar.target);
-      await this.sidecars.apply(sidecar.target, (await readFile(src.blob)).toString("utf8"));
+      await this.sidecars.apply(sidecar.target, this.local.read(src.blob).toString("utf8"));
       this.tree.detach(src);
-      await this.local.removeBlob(src.blob);
+      this.local.remove(src.blob);
       this.saveLocal();
       return;
     }
@@ -1155,7 +1149,7 @@ export class Vfs {
    * vim): the existing note gets the new content, keeping its id, metadata and history.
    */
   private async replaceNote(src: FileNode | LocalNode, target: FileNode): Promise<void> {
-    const content = src.kind === "local" ? await readFile(src.blob) : await this.body(src);
+    const content = src.kind === "local" ? this.local.read(src.blob) : await this.body(src);
     const open = this.openNote(target);
     try {
       await this.editable(open).catch(() => Buffer.alloc(0));
@@ -1167,7 +1161,7 @@ export class Vfs {
     }
     if (src.kind === "local") {
       this.tree.detach(src);
-      await this.local.removeBlob(src.blob);
+      this.local.remove(src.blob);
       this.saveLocal();
       if (src.ghostOf && src.ghostOf.id !== target.id) await this.deleteRemote(src.ghostOf.id, undefined);
     } else if (src.id) {
@@ -1185,7 +1179,7 @@ export class Vfs {
       return;
     }
     // A local file becomes a note: upload it (or, for a ghost, put the note back under this name).
-    const content = (await readFile(src.blob)).toString("utf8");
+    const content = this.local.read(src.blob).toString("utf8");
     let meta: TxtFile;
     if (src.ghostOf) {
       meta = withoutContent(
@@ -1198,7 +1192,7 @@ export class Vfs {
       );
     }
     this.tree.detach(src);
-    await this.local.removeBlob(src.blob);
+    this.local.remove(src.blob);
     this.saveLocal();
     this.cache.set(meta.id, meta.etag, Buffer.from(content, "utf8"));
     this.tree.upsertFile(meta);
@@ -1240,7 +1234,7 @@ export class Vfs {
       // Renamed to a non-note name (vim's `note~`, `.fuse_hidden*`): the note stays remote,
       // shown here as a local file still bound to it, until it is re-created, renamed back or unlinked.
       const body = await this.body(src);
-      const ghost = await this.newLocal(destDir, name, 0o644, body);
+      const ghost = this.newLocal(destDir, name, 0o644, body);
       ghost.ghostOf = {
         id: src.id,
         etag: src.meta!.etag,
@@ -1358,16 +1352,12 @@ export class Vfs {
 
   // ---------------------------------------------------------------- local-only files
 
-  private async newLocal(dir: DirNode, name: string, mode: number, body?: Buffer): Promise<LocalNode> {
-    const blob = this.local.newBlob();
-    const fh = await openFile(blob, "w+", 0o600);
-    if (body) await fh.write(body);
-    await fh.close();
+  private newLocal(dir: DirNode, name: string, mode: number, body?: Buffer): LocalNode {
     const node: LocalNode = {
       kind: "local",
       name,
       parent: dir,
-      blob,
+      blob: this.local.create(body),
       mode,
       size: body?.length ?? 0,
       mtimeMs: Date.now(),
@@ -1393,30 +1383,18 @@ export class Vfs {
   }
 
   private localEntries(): ManifestEntry[] {
-    const out: ManifestEntry[] = [];
-    const walk = (dir: DirNode) => {
-      for (const child of dir.children.values()) {
-        if (child.kind === "dir") walk(child);
-        else if (child.kind === "local") {
-          out.push({
-            path: this.tree.pathOf(child),
-            blob: child.blob,
-            mode: child.mode,
-            mtimeMs: child.mtimeMs,
-            ghostOf: child.ghostOf,
-          });
-        }
-      }
-    };
-    walk(this.tree.root);
-    return out;
+    return [...this.tree.locals].map((node) => ({
+      path: this.tree.pathOf(node),
+      blob: node.blob,
+      mode: node.mode,
+      mtimeMs: node.mtimeMs,
+      ghostOf: node.ghostOf,
+    }));
   }
 
-  /** Records local files in the manifest, in the background (errors are logged, never lost silently). */
-  private saveLocal(): Promise<void> {
-    const done = this.local.save(() => this.localEntries());
-    done.catch((err) => this.log.error({ err }, "could not save the local-files manifest"));
-    return done;
+  /** Records local files in the manifest, a moment later (see LocalFiles.save). */
+  private saveLocal(): void {
+    this.local.save(() => this.localEntries());
   }
 
   private restoreLocal(entry: ManifestEntry): void {

@@ -53,6 +53,7 @@ describe("faults", () => {
       cwd: m.mnt,
     });
 
+    expect((await runTxtfs(["sync", m.mnt], txtfsEnv(dirs))).code).toBe(0); // nothing on its way yet
     expect(await first.stop()).toBe(0); // the service goes away
     const offline = await sh(
       "echo v2 >> notes/a.md && echo created offline > notes/b.md && for i in 1 2 3; do echo line$i >> notes/c.md; done && cat notes/cached.md notes/a.md",
