@@ -242,16 +242,40 @@ export class TxtfsClient {
     });
   }
 
-  /** POST /api/v1/sync: push changes with their base ETags (each applied on its own), pull since `cursor`. */
-  sync(body: {
-    cursor: number | "latest";
-    deviceId?: string;
-    push: { id: string; op: "file.update"; target: string; baseEtag: string; body: { content: string } }[];
-  }) {
+  /**
+   * POST /api/v1/sync: push changes (edits with their base ETags; each applied on its own), pull
+   * since `cursor`. With `idempotencyKey`, a retry after a lost answer replays it.
+   */
+  sync(
+    body: {
+      cursor: number | "latest";
+      deviceId?: string;
+      push: {
+        id: string;
+        op: "file.create" | "file.update";
+        target?: string;
+        baseEtag?: string;
+        body: {
+          content?: string;
+          name?: string;
+          folderId?: string | null;
+          context?: string;
+          tags?: string[];
+        };
+      }[];
+    },
+    idempotencyKey?: string,
+  ) {
     return this.json<{
       pushResults: { id: string; status: number; body?: { file?: TxtFile }; error?: { code: string } }[];
       cursor: number;
-    }>({ method: "POST", path: "/api/v1/sync", json: body, timeoutMs: 60_000 });
+    }>({
+      method: "POST",
+      path: "/api/v1/sync",
+      json: body,
+      headers: idempotencyKey ? { "idempotency-key": idempotencyKey } : {},
+      timeoutMs: 60_000,
+    });
   }
 
   // ---------------------------------------------------------------- devices (sync clients)

@@ -2,10 +2,35 @@
 // (later saves of the same note replace its content but keep its place in line), delivered in the
 // order the notes were first saved. Survives a crash of the daemon; with `durable` (and after
 // `sync`) also a crash of the machine.
-import { renameSync, writeFileSync } from "node:fs";
-import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
+//
+// On disk it is an append-only log (journal/log, one JSON record per line): a save appends its
+// entry, a delivery its removal, each one write(2) to an open file, where a file per entry cost a
+// create and a rename on every save. Loading replays the log (a line torn by a crash is skipped);
+// the log is emptied whenever nothing is pending, and rewritten with only the live entries when it
+// has grown to several times their size.
+import {
+  closeSync,
+  fdatasync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
+import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { Mutex } from "../lib/mutex.ts";
+
+const datasync = promisify(fdatasync);
+
+/** The log is rewritten once it is this large and four times the size of what is still pending. */
+const REWRITE_MIN_BYTES = 1024 * 1024;
+
+type LogRecord = { put: JournalEntry } | { del: string };
 
 export interface JournalEntry {
   seq: number;
@@ -28,13 +53,25 @@ export interface JournalEntry {
 
 export class Journal {
   private readonly dir: string;
+  private readonly logFile: string;
+  private fd: number | undefined;
+  private logBytes = 0;
   private seq = 0;
   private readonly entries = new Map<string, JournalEntry>();
+  /** Bytes of each pending entry's record (the log's live part), and entries written durably. */
+  private readonly recordBytes = new Map<string, number>();
+  private liveBytes = 0;
+  private readonly durable = new Set<string>();
   /** put/done/sync read-modify-write an entry across awaits: one at a time. */
   private readonly lock = new Mutex();
+  /** A bulk request on its way (journalSync.ts), kept until its answer is applied. */
+  private readonly inflightFile: string;
+  private inflight: unknown;
 
   constructor(cacheDir: string) {
     this.dir = join(cacheDir, "journal");
+    this.logFile = join(this.dir, "log");
+    this.inflightFile = join(this.dir, "bulk.inflight");
   }
 
   static keyOf(e: { fileId: string | null; createKey: string }): string {
@@ -43,16 +80,45 @@ export class Journal {
 
   async load(): Promise<JournalEntry[]> {
     await mkdir(this.dir, { recursive: true });
-    for (const name of (await readdir(this.dir)).filter((n) => n.endsWith(".json"))) {
+    // Journals written before the log: one JSON file per entry.
+    const legacy = (await readdir(this.dir)).filter((n) => n.endsWith(".json"));
+    for (const name of legacy) {
       try {
-        const e = JSON.parse(await readFile(join(this.dir, name), "utf8")) as JournalEntry;
-        this.entries.set(Journal.keyOf(e), e);
-        this.seq = Math.max(this.seq, e.seq);
+        this.apply({ put: JSON.parse(await readFile(join(this.dir, name), "utf8")) as JournalEntry });
       } catch {
         // a half-written temp file from a crash: the previous version of that entry still stands
       }
     }
+    let log = "";
+    try {
+      log = await readFile(this.logFile, "utf8");
+    } catch {
+      // no log yet
+    }
+    for (const line of log.split("\n")) {
+      if (!line) continue;
+      try {
+        this.apply(JSON.parse(line) as LogRecord);
+      } catch {
+        // the last line, torn by a crash while it was written: that save never completed
+      }
+    }
+    this.rewrite();
+    for (const name of legacy) await rm(join(this.dir, name), { force: true });
+    try {
+      this.inflight = JSON.parse(readFileSync(this.inflightFile, "utf8"));
+    } catch {
+      this.inflight = undefined; // none (its temp file alone means it was never sent)
+    }
     return this.pending();
+  }
+
+  /** Closes the log (the daemon is stopping); what is still pending is made durable first. */
+  close(): void {
+    if (this.fd === undefined) return;
+    if (this.entries.size) fsyncSync(this.fd);
+    closeSync(this.fd);
+    this.fd = undefined;
   }
 
   pending(): JournalEntry[] {
@@ -67,9 +133,24 @@ export class Journal {
     return this.entries.get(key);
   }
 
+  /** The bulk request sent and not yet answered, if any (also one from before a restart). */
+  inflightBulk<T>(): T | undefined {
+    return this.inflight as T | undefined;
+  }
+
+  /** Records (or, with undefined, forgets) the bulk request on its way, before it is sent. */
+  setInflightBulk(bulk: unknown): void {
+    if (bulk === undefined) rmSync(this.inflightFile, { force: true });
+    else {
+      writeFileSync(`${this.inflightFile}.tmp`, JSON.stringify(bulk), { mode: 0o600 });
+      renameSync(`${this.inflightFile}.tmp`, this.inflightFile);
+    }
+    this.inflight = bulk;
+  }
+
   /**
-   * Records (or replaces) a note's pending write. `durable`: fsynced before returning; otherwise it
-   * survives a crash of the daemon but not of the machine until `sync`.
+   * Records (or replaces) a note's pending write. `durable`: on the disk before returning;
+   * otherwise it survives a crash of the daemon but not of the machine until `sync`.
    */
   put(entry: Omit<JournalEntry, "seq" | "savedAt">, durable = true): Promise<JournalEntry> {
     return this.lock.run(() => this.write(entry, durable));
@@ -94,38 +175,20 @@ export class Journal {
       seq: previous?.seq ?? ++this.seq,
       savedAt: new Date().toISOString(),
     };
-    const file = this.file(full);
-    const tmp = `${file}.tmp`;
+    this.append({ put: full });
     if (durable) {
-      const fh = await open(tmp, "w", 0o600);
-      try {
-        await fh.writeFile(JSON.stringify(full));
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      await rename(tmp, file);
-    } else {
-      // A write-behind save lands in the page cache: done in place, it costs microseconds, where
-      // four trips through libuv's thread pool would cost more than the whole FUSE operation.
-      writeFileSync(tmp, JSON.stringify(full), { mode: 0o600 });
-      renameSync(tmp, file);
-    }
-    this.entries.set(key, full);
+      this.durable.add(key);
+      if (this.fd !== undefined) await datasync(this.fd);
+    } else this.durable.delete(key);
     return full;
   }
 
-  /** Makes a pending entry durable (fsync), e.g. for fsync(2) while the service is unreachable. */
+  /** Makes pending entries durable (fdatasync), e.g. for fsync(2) while the service is unreachable. */
   sync(key: string): Promise<void> {
     return this.lock.run(async () => {
-      const entry = this.entries.get(key);
-      if (!entry) return;
-      const fh = await open(this.file(entry), "r");
-      try {
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
+      if (!this.entries.has(key) || this.fd === undefined) return;
+      await datasync(this.fd);
+      this.durable.add(key);
     });
   }
 
@@ -138,7 +201,7 @@ export class Journal {
       const key = Journal.keyOf(entry);
       const current = this.entries.get(key);
       // Saved again while it was being delivered: `current` is a newer object (savedAt may be
-      // equal). It becomes a fresh entry based on what was delivered, in place before the old one
+      // equal). It becomes a fresh entry based on what was delivered, recorded before the old one
       // goes, so the journal never looks empty meanwhile.
       if (current && current !== entry && delivered) {
         const next = {
@@ -147,19 +210,72 @@ export class Journal {
           baseEtag: delivered.etag,
           baseHash: delivered.contentHash,
         };
-        await this.write(next, true, true);
-        if (Journal.keyOf(next) !== key) this.entries.delete(key);
+        await this.write(next, this.durable.has(key), true);
+        if (Journal.keyOf(next) !== key) this.append({ del: key });
       } else {
-        this.entries.delete(key);
+        this.append({ del: key });
       }
-      await rm(this.file(entry), { force: true }); // also the newer save's old file: same name
     });
   }
 
-  private file(e: JournalEntry): string {
-    return join(
-      this.dir,
-      `${String(e.seq).padStart(10, "0")}-${Journal.keyOf(e).replace(/[^\w-]/g, "_")}.json`,
-    );
+  /** Applies a record to the in-memory state. */
+  private apply(rec: LogRecord, bytes = 0): void {
+    if ("put" in rec) {
+      const key = Journal.keyOf(rec.put);
+      this.forget(key);
+      this.entries.set(key, rec.put);
+      this.recordBytes.set(key, bytes);
+      this.liveBytes += bytes;
+      this.seq = Math.max(this.seq, rec.put.seq);
+    } else this.forget(rec.del);
+  }
+
+  private forget(key: string): void {
+    this.liveBytes -= this.recordBytes.get(key) ?? 0;
+    this.recordBytes.delete(key);
+    this.entries.delete(key);
+  }
+
+  /** Writes a record to the log and applies it. */
+  private append(rec: LogRecord): void {
+    const line = Buffer.from(`${JSON.stringify(rec)}\n`, "utf8");
+    this.fd ??= openSync(this.logFile, "a", 0o600);
+    writeSync(this.fd, line);
+    this.logBytes += line.length;
+    this.apply(rec, line.length);
+    if (this.entries.size === 0) {
+      // Nothing pending: the log starts over.
+      ftruncateSync(this.fd, 0);
+      this.logBytes = 0;
+      this.liveBytes = 0;
+      this.durable.clear();
+    } else if (this.logBytes > REWRITE_MIN_BYTES && this.logBytes > 4 * this.liveBytes) {
+      this.rewrite();
+    }
+  }
+
+  /** Replaces the log by one holding only the pending entries (on disk before it takes the log's place). */
+  private rewrite(): void {
+    const lines = this.pending().map((e) => `${JSON.stringify({ put: e })}\n`);
+    const tmp = `${this.logFile}.tmp`;
+    const fd = openSync(tmp, "w", 0o600);
+    try {
+      writeSync(fd, lines.join(""));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, this.logFile);
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = openSync(this.logFile, "a", 0o600);
+    this.logBytes = 0;
+    this.liveBytes = 0;
+    this.recordBytes.clear();
+    for (const [key, e] of this.entries) {
+      const bytes = Buffer.byteLength(`${JSON.stringify({ put: e })}\n`, "utf8");
+      this.recordBytes.set(key, bytes);
+      this.logBytes += bytes;
+      this.liveBytes += bytes;
+    }
   }
 }

@@ -1,48 +1,77 @@
-// Catching up after being offline: the journalled edits of existing notes go up in one
-// POST /api/v1/sync per 200 notes instead of one PUT each. Each carries the ETag it was based on, so
-// the service never applies one over a remote change: those come back as conflicts and are left in
-// the journal for the one-by-one path, which keeps both versions (and tells a metadata-only change
-// from a real conflict). Creates also take that path (they carry their own Idempotency-Key).
+// Bursts of saves go up together: new notes, edits and renames/moves of existing ones, up to 200
+// per POST /api/v1/sync, instead of one request each (a shell loop writing 500 notes, `mv *.md`,
+// `cp -r`, the catch-up after being offline). Each edit carries the ETag it was based on, so the
+// service never applies one over a remote change: those come back as conflicts and stay in the
+// journal for the one-by-one path, which keeps both versions (and tells a metadata-only change
+// from a real conflict). A rename alone never conflicts.
+//
+// The request carries an Idempotency-Key and is kept on disk until its answer is applied: after a
+// lost answer (or a crash of the daemon) exactly the same request goes again and the service
+// replays its answer, so a new note is never created twice.
+import { randomUUID } from "node:crypto";
 import type { TxtfsClient } from "../client/api.ts";
 import type { TxtFile } from "../lib/apiTypes.ts";
-import type { JournalEntry } from "./journal.ts";
 
-const PER_REQUEST = 200;
-const BYTES_PER_REQUEST = 16 * 1024 * 1024;
+export const BULK_ITEMS = 200;
+const BULK_BYTES = 16 * 1024 * 1024;
 
-/** Entries the service took, with the record each note now has. Throws when it cannot be reached. */
-export async function pushJournalled(
-  client: TxtfsClient,
-  entries: readonly JournalEntry[],
-): Promise<{ entry: JournalEntry; meta: TxtFile }[]> {
-  // Renames take the one-by-one path (a name change is no content edit with a base).
-  const updates = entries.filter((e) => e.fileId && e.baseEtag && e.content !== undefined && !e.move);
-  const applied: { entry: JournalEntry; meta: TxtFile }[] = [];
-  for (let i = 0; i < updates.length; ) {
-    const chunk: JournalEntry[] = [];
+export interface BulkItem {
+  /** The journal key of the save (Journal.keyOf). */
+  key: string;
+  op: "file.create" | "file.update";
+  /** file.update: the note and the ETag the edit is based on. */
+  target?: string;
+  baseEtag?: string;
+  /** A rename/move only (name and folder, no content): sent without a base, it never conflicts. */
+  move?: boolean;
+  body: { content?: string; name?: string; folderId?: string | null; context?: string; tags?: string[] };
+}
+
+export interface Bulk {
+  idempotencyKey: string;
+  items: BulkItem[];
+}
+
+/** Groups items into requests within the service's limits (at least one item each). */
+export function bulksOf(items: BulkItem[]): Bulk[] {
+  const bulks: Bulk[] = [];
+  for (let i = 0; i < items.length; ) {
+    const chunk: BulkItem[] = [];
     let bytes = 0;
-    while (i < updates.length && chunk.length < PER_REQUEST) {
-      const e = updates[i]!;
-      const size = Buffer.byteLength(e.content!, "utf8");
-      if (chunk.length > 0 && bytes + size > BYTES_PER_REQUEST) break;
-      chunk.push(e);
+    while (i < items.length && chunk.length < BULK_ITEMS) {
+      const size = Buffer.byteLength(items[i]!.body.content ?? "", "utf8");
+      if (chunk.length > 0 && bytes + size > BULK_BYTES) break;
+      chunk.push(items[i]!);
       bytes += size;
       i++;
     }
-    const res = await client.sync({
-      cursor: "latest", // the change follower does the pulling
-      push: chunk.map((e, n) => ({
-        id: String(n),
-        op: "file.update",
-        target: e.fileId as string,
-        baseEtag: e.baseEtag as string,
-        body: { content: e.content! },
-      })),
-    });
-    res.pushResults.forEach((r, n) => {
-      const meta = r.body?.file;
-      if (r.status === 200 && meta) applied.push({ entry: chunk[n]!, meta });
-    });
+    bulks.push({ idempotencyKey: `bulk-${randomUUID()}`, items: chunk });
   }
+  return bulks;
+}
+
+/** The items the service took, with the record each note now has. Throws when it cannot be reached. */
+export async function pushBulk(
+  client: TxtfsClient,
+  bulk: Bulk,
+): Promise<{ item: BulkItem; meta: TxtFile }[]> {
+  const res = await client.sync(
+    {
+      cursor: "latest", // the change follower does the pulling
+      push: bulk.items.map((item, n) => ({
+        id: String(n),
+        op: item.op,
+        ...(item.target ? { target: item.target } : {}),
+        ...(item.target && !item.move ? { baseEtag: item.baseEtag } : {}),
+        body: item.body,
+      })),
+    },
+    bulk.idempotencyKey,
+  );
+  const applied: { item: BulkItem; meta: TxtFile }[] = [];
+  res.pushResults.forEach((r, n) => {
+    const meta = r.body?.file;
+    if ((r.status === 200 || r.status === 201) && meta) applied.push({ item: bulk.items[n]!, meta });
+  });
   return applied;
 }

@@ -13,7 +13,7 @@ import { ContentCache } from "./contentCache.ts";
 import { fail, toVfsError, VfsError } from "./errors.ts";
 import { ChangeFollower } from "./follower.ts";
 import { Journal, type JournalEntry } from "./journal.ts";
-import { pushJournalled } from "./journalSync.ts";
+import { type Bulk, type BulkItem, bulksOf, pushBulk } from "./journalSync.ts";
 import { LocalFiles, LocalHandle, type ManifestEntry } from "./localFiles.ts";
 import { isNoteName, parentAndName } from "./names.ts";
 import { AVAILABILITIES, type Availability, itemsBelow, Pins } from "./pins.ts";
@@ -90,6 +90,9 @@ const S_IFREG = 0o100000;
 /** The device's availability of a note or folder (read-write); see pins.ts. */
 const STATE_XATTR = "user.txtfs.state";
 const S_IFDIR = 0o040000;
+/** See deliverSoon. */
+const DELIVERY_QUIET_MS = 20;
+const DELIVERY_MAX_WAIT_MS = 200;
 /** Above this, a folder's bodies are fetched one by one instead of in one request. */
 const FOLDER_PREFETCH_MAX_BYTES = 8 * 1024 * 1024;
 
@@ -109,8 +112,10 @@ export class Vfs {
   private readonly journal: Journal;
   /** Bodies of notes with a journalled (not yet delivered) write: what reads must see. */
   private readonly overlay = new Map<FileNode, Buffer>();
-  /** A retry of the journal's delivery after the service was unreachable. */
+  /** The journal's next delivery: saves gathering (deliverSoon), or a retry while unreachable. */
   private replayTimer: NodeJS.Timeout | undefined;
+  /** When the first save still gathering for the next delivery was made. */
+  private gatheringSince: number | undefined;
   /** The running delivery of the journal (one at a time), and whether saves arrived meanwhile. */
   private replaying: Promise<void> | undefined;
   private replayAgain = false;
@@ -178,6 +183,7 @@ export class Vfs {
       this.log.error({ err }, "could not save the local-files manifest");
     }
     clearTimeout(this.replayTimer);
+    this.journal.close();
     if (this.journal.size)
       this.log.warn(
         { pending: this.journal.size },
@@ -618,9 +624,9 @@ export class Vfs {
     const h = this.handle(fd);
     // Only what was written: shells flush a new file once before writing to it, and uploading the
     // empty note then would cost a second request per new note.
-    // A body just truncated to nothing is delivered a moment later: `echo x > note` is open,
-    // truncate, flush, write, flush, and the empty save is then replaced before it is sent.
-    if (h.kind === "note" && h.open.dirty) await this.upload(h.open, h.open.content?.length === 0);
+    // Saves are delivered a moment later (deliverSoon): `echo x > note` is open, truncate, flush,
+    // write, flush, and its empty step is replaced before it is sent.
+    if (h.kind === "note" && h.open.dirty) await this.upload(h.open);
     if (h.kind === "sidecar" && h.open.dirty) await this.applySidecar(h.open);
   }
 
@@ -669,7 +675,7 @@ export class Vfs {
    * Saves a dirty note. When the service cannot be reached (or fails), the write goes to the
    * on-disk journal instead and is replayed later: the save still succeeds, nothing is lost.
    */
-  private async upload(open: OpenNote, lazy = false): Promise<void> {
+  private async upload(open: OpenNote): Promise<void> {
     const node = open.node;
     const content = open.content ?? (await this.body(node));
     // Refused here, at close, like the service would: a write-behind save is accepted locally.
@@ -713,7 +719,7 @@ export class Vfs {
     node.dirtySize = content.length;
     this.attrsChanged();
     open.dirty = false;
-    this.deliverSoon(lazy ? 20 : 0);
+    this.deliverSoon();
   }
 
   /**
@@ -849,16 +855,29 @@ export class Vfs {
 
   // ---------------------------------------------------------------- the journal
 
-  /** Delivers the journal now, or after `delayMs`; while the service is unreachable, its retry timer does. */
-  private deliverSoon(delayMs: number): void {
+  /**
+   * Saves gather for a moment before they are delivered, so a burst (a shell loop, `cp -r`, a
+   * build) goes up in a few bulk requests instead of one each, and `echo x > note` (truncate,
+   * flush, write, flush) never sends its empty step. Delivery starts once no save came for
+   * DELIVERY_QUIET_MS, at the latest DELIVERY_MAX_WAIT_MS after the first one waiting; fsync(2),
+   * `txtfs sync`, unmount and operations that need a note on the service (settle) deliver at once.
+   * While the service is unreachable, its retry timer does.
+   */
+  private deliverSoon(): void {
     if (this.unreachable) return;
-    if (delayMs > 0) {
-      this.scheduleReplay(delayMs);
-      return;
-    }
+    const now = Date.now();
+    this.gatheringSince ??= now;
+    const wait = Math.min(DELIVERY_QUIET_MS, this.gatheringSince + DELIVERY_MAX_WAIT_MS - now);
     clearTimeout(this.replayTimer);
-    this.replayTimer = undefined;
-    void this.deliver();
+    this.replayTimer = setTimeout(
+      () => {
+        this.replayTimer = undefined;
+        this.gatheringSince = undefined;
+        void this.deliver();
+      },
+      Math.max(0, wait),
+    );
+    this.replayTimer.unref();
   }
 
   private scheduleReplay(delayMs: number): void {
@@ -947,8 +966,14 @@ export class Vfs {
 
   /** Sends journalled writes in order. False when it stopped because the service is unreachable. */
   private async replay(): Promise<boolean> {
-    await this.replayInBulk();
+    const before = new Set(this.journal.pending());
+    if (!(await this.replayInBulk())) return false;
     for (const entry of this.journal.pending()) {
+      // Saved while the bulk was on its way: the next round takes it (in bulk, with others).
+      if (!before.has(entry)) {
+        this.replayAgain = true;
+        continue;
+      }
       const node = this.nodeFor(entry);
       try {
         const base = entry.baseEtag ? { etag: entry.baseEtag, hash: entry.baseHash ?? "" } : null;
@@ -977,39 +1002,84 @@ export class Vfs {
   }
 
   /**
-   * Edits of existing notes go up in one sync request (a burst of write-behind saves, or the
-   * catch-up after being offline); whatever it did not take goes one by one.
+   * Bursts of saves go up in bulk (journalSync.ts): new notes and edits of existing ones. False
+   * when the service is unreachable (the bulk on its way is then sent again, unchanged).
    */
-  private async replayInBulk(): Promise<void> {
-    const pending = this.journal
-      .pending()
-      .filter((e) => e.fileId && e.baseEtag && e.content !== undefined && !e.move)
-      .map((e) => {
-        const base = this.ownSuccessor(e.fileId!, { etag: e.baseEtag!, hash: e.baseHash ?? "" });
-        return { ...e, baseEtag: base!.etag, baseHash: base!.hash, original: e };
-      });
-    if (pending.length < 2) return;
-    let applied: Awaited<ReturnType<typeof pushJournalled>>;
-    try {
-      applied = await pushJournalled(this.client, pending);
-    } catch (err) {
-      this.log.debug({ err }, "bulk replay failed; replaying one by one");
-      return;
+  private async replayInBulk(): Promise<boolean> {
+    const waiting = this.journal.inflightBulk<Bulk>();
+    for (const bulk of waiting ? [waiting] : this.nextBulks()) {
+      let applied: Awaited<ReturnType<typeof pushBulk>>;
+      this.journal.setInflightBulk(bulk);
+      try {
+        applied = await pushBulk(this.client, bulk);
+      } catch (err) {
+        if (isTransient(err)) return false;
+        // Refused as a whole (nothing was applied): the saves go one by one.
+        this.log.debug({ err }, "bulk delivery refused; delivering one by one");
+        this.journal.setInflightBulk(undefined);
+        return true;
+      }
+      for (const { item, meta } of applied) await this.applyBulkItem(item, meta);
+      this.journal.setInflightBulk(undefined);
     }
-    for (const { entry, meta } of applied) {
-      const { original } = entry as (typeof pending)[number];
-      const node = this.nodeFor(original);
-      this.replaced(meta.id, { etag: entry.baseEtag!, hash: entry.baseHash ?? "" }, meta);
+    return true;
+  }
+
+  /** The journal's new notes, edits and renames, as bulk requests (none for fewer than two saves). */
+  private nextBulks(): Bulk[] {
+    const items: BulkItem[] = [];
+    for (const e of this.journal.pending()) {
+      if (!e.fileId) {
+        if (e.content === undefined) continue;
+        const node = this.nodeFor(e);
+        const body = { name: node.remoteName, content: e.content, folderId: node.parent.id };
+        items.push({ key: journalKey(node), op: "file.create", body: { ...body, ...node.pendingMeta } });
+        continue;
+      }
+      if (!e.baseEtag) continue;
+      const base = this.ownSuccessor(e.fileId, { etag: e.baseEtag, hash: e.baseHash ?? "" })!;
+      const update = {
+        key: Journal.keyOf(e),
+        op: "file.update" as const,
+        target: e.fileId,
+        baseEtag: base.etag,
+      };
+      // A rename alone never conflicts; with an edit it carries the edit's base (on a conflict the
+      // one-by-one path renames, then keeps both versions).
+      const place = e.move ? { name: e.name, folderId: e.folderId } : {};
+      const move = e.move && e.content === undefined;
+      items.push({ ...update, move, body: { ...place, content: e.content } });
+    }
+    return items.length < 2 ? [] : bulksOf(items);
+  }
+
+  /** A save the service took in bulk: the note now has `meta`; a newer save of it stays in line. */
+  private async applyBulkItem(item: BulkItem, meta: TxtFile): Promise<void> {
+    const entry = this.journal.get(item.key);
+    if (!entry) return;
+    const node = this.nodeFor(entry);
+    if (item.op === "file.create") this.tree.bindFile(node, meta);
+    else {
+      this.replaced(meta.id, { etag: item.baseEtag!, hash: "" }, meta);
       this.tree.upsertFile(meta);
-      this.cache.set(meta.id, meta.etag, Buffer.from(entry.content!, "utf8"));
-      node.localMtimeMs = undefined;
-      await this.journal.done(original, meta);
-      if (!this.journal.get(journalKey(node))) this.overlay.delete(node);
-      this.refreshDirtySize(node);
-      const open = this.openNotes.get(node);
-      if (open) open.base = baseOf(meta);
-      this.logDelivered(entry.path, "journalled write delivered (bulk)");
     }
+    if (item.body.content !== undefined) {
+      this.cache.set(meta.id, meta.etag, Buffer.from(item.body.content, "utf8"));
+      node.localMtimeMs = undefined;
+    }
+    // Saved again (or renamed) since the bulk left: that newer save is rebased on `meta` (a copy
+    // of the entry tells `done` so), otherwise the entry is delivered.
+    const placed =
+      item.body.name === undefined
+        ? !entry.move
+        : entry.name === item.body.name && entry.folderId === item.body.folderId;
+    const delivered = entry.content === item.body.content && placed;
+    await this.journal.done(delivered ? entry : { ...entry }, meta);
+    if (!this.journal.get(journalKey(node))) this.overlay.delete(node);
+    this.refreshDirtySize(node);
+    const open = this.openNotes.get(node);
+    if (open) open.base = baseOf(meta);
+    this.logDelivered(entry.path, "journalled write delivered (bulk)");
   }
 
   /** The tree node a journal entry writes to (re-created after a restart when needed). */
@@ -1047,7 +1117,7 @@ export class Vfs {
       node.dirtySize = body.length;
     }
     this.attrsChanged();
-    if (entries.length) this.deliverSoon(0);
+    if (entries.length) this.deliverSoon();
   }
 
   // ---------------------------------------------------------------- namespace changes
@@ -1219,7 +1289,7 @@ export class Vfs {
           },
           !this.writeBehind,
         );
-        this.deliverSoon(0);
+        this.deliverSoon();
       }
       return;
     }

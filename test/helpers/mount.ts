@@ -186,8 +186,10 @@ export function startMount(dirs: MountDirs, opts: MountOptions = {}): Promise<Ru
 export interface MountFixture {
   dirs: MountDirs;
   current: RunningMount;
-  /** Runs a script in the mount (cwd = mountpoint). */
+  /** Runs a script in the mount (cwd = mountpoint), then waits for its saves to be delivered. */
   sh(script: string, timeoutMs?: number): Promise<ShResult>;
+  /** Waits until every save is on the service (`txtfs sync`), e.g. after a program run directly. */
+  sync(): Promise<void>;
   /** Stops the daemon (SIGTERM) and mounts the same data and cache dirs again. */
   remount(opts?: MountOptions): Promise<RunningMount>;
   start(opts?: MountOptions): Promise<RunningMount>;
@@ -207,8 +209,11 @@ export function mountFixture(): MountFixture {
     // script, as `txtfs sync` would, so the API shows what the script did.
     async sh(script, timeoutMs) {
       const result = await sh(script, { cwd: dirs.mnt, timeoutMs });
-      if (current) await requestSync(dirs.cache, 15_000).catch(() => undefined);
+      await fixture.sync().catch(() => undefined);
       return result;
+    },
+    async sync() {
+      if (current) await requestSync(dirs.cache, 15_000);
     },
     async start(opts) {
       current = await startMount(dirs, opts);

@@ -2,6 +2,7 @@
 // the role; a reader's write fails with EACCES and changes nothing; a skill tree copied into a
 // shared folder is published to every member.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requestSync } from "../../src/lib/mountControl.ts";
 import {
   makeMountDirs,
   type RunningMount,
@@ -21,7 +22,12 @@ let team: any;
 let solo: any;
 let shared: string; // the mount path of alice's shares
 
-const run = (script: string) => sh(script, { cwd: dirs.mnt });
+/** Runs a script in the mount, then waits for its saves to reach the service (write-behind). */
+const run = async (script: string) => {
+  const result = await sh(script, { cwd: dirs.mnt });
+  await requestSync(dirs.cache, 15_000).catch(() => undefined);
+  return result;
+};
 
 beforeAll(async () => {
   t = await startTestServer();

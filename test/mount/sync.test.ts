@@ -201,6 +201,7 @@ describe("conflicts", () => {
     } finally {
       closed = await writer.close();
     }
+    await m.sync();
     expect(closed.err).toBe("");
     expect(closed.code).toBe(0);
 
@@ -229,6 +230,7 @@ describe("conflicts", () => {
       const closed = await writer.close();
       expect(closed.code).toBe(0);
     }
+    await m.sync();
     expect((await api().get(`/api/v1/files/${note.id}`)).body.content).toBe("theirs\n");
     const index = await flatIndex(api());
     const copies = index.files.filter(
@@ -249,6 +251,7 @@ describe("conflicts", () => {
       expect(closed.err).toBe("");
       expect(closed.code).toBe(0);
     }
+    await m.sync();
     const again = await noteAt(api(), "conf/gone.md");
     expect(again.id).not.toBe(note.id);
     expect(again.content).toBe("ours survives\n");

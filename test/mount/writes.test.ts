@@ -190,6 +190,7 @@ describe("writes", () => {
       child.stdin.end("\n");
     }
     expect(await exited).toBe(0);
+    await m.sync();
     expect(await contentAt(api(), "w/fsync.md")).toBe("synced body\nafter\n");
 
     expect((await m.sh("echo s > w/sync.md && sync && sync -f w/sync.md")).code).toBe(0);

@@ -1,10 +1,13 @@
 // The mount's semantics in-process (no FUSE): a real server on loopback, the Vfs called directly.
+import { randomUUID } from "node:crypto";
 import { constants as fsc, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { TxtfsClient } from "../../src/client/api.ts";
 import { createLogger } from "../../src/lib/logger.ts";
+import { Journal } from "../../src/vfs/journal.ts";
+import { type BulkItem, bulksOf, pushBulk } from "../../src/vfs/journalSync.ts";
 import { Vfs } from "../../src/vfs/vfs.ts";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
 
@@ -80,6 +83,7 @@ describe("vfs", () => {
     const vfs = await mountVfs();
     await writeFile(vfs, "/.n.md.tmp1234", "new content");
     await vfs.rename("/.n.md.tmp1234", "/n.md");
+    await vfs.drain(); // saves are write-behind
     const files = await remote();
     expect(files).toHaveLength(1);
     expect(files[0]!.id).toBe(file.id);
@@ -187,6 +191,69 @@ describe("vfs", () => {
     } finally {
       await again.close();
     }
+  });
+
+  it("a burst of saves goes up in bulk: 60 new notes, 60 appends and 20 moves in a few requests", async () => {
+    const vfs = await mountVfs();
+    await vfs.mkdir("/to");
+    let before = vfs.stats().requests;
+    for (let i = 0; i < 60; i++) {
+      const fd = await vfs.create(`/n${i}.md`, 0o644);
+      await vfs.write(fd, Buffer.from(`note ${i}\n`), 0);
+      await vfs.release(fd);
+    }
+    expect(await vfs.drain()).toBe(0);
+    expect(vfs.stats().requests - before).toBeLessThanOrEqual(3);
+    let files = await remote();
+    expect(files.map((f) => f.name).sort()).toEqual(Array.from({ length: 60 }, (_, i) => `n${i}.md`).sort());
+
+    before = vfs.stats().requests;
+    for (let i = 0; i < 60; i++) {
+      const fd = await vfs.open(`/n${i}.md`, fsc.O_WRONLY | fsc.O_APPEND);
+      await vfs.write(fd, Buffer.from(`more ${i}\n`), 0);
+      await vfs.release(fd);
+    }
+    for (let i = 0; i < 20; i++) await vfs.rename(`/n${i}.md`, `/to/m${i}.md`);
+    expect(await vfs.drain()).toBe(0);
+    expect(vfs.stats().requests - before).toBeLessThanOrEqual(4);
+    files = await remote();
+    expect(files).toHaveLength(60);
+    const byName = new Map(files.map((f) => [f.name, f]));
+    for (const i of [0, 19, 20, 59]) {
+      const f = byName.get(i < 20 ? `m${i}.md` : `n${i}.md`)!;
+      expect((await u.api.get(`/api/v1/files/${f.id}`)).body.content).toBe(`note ${i}\nmore ${i}\n`);
+    }
+    expect(vfs.readdir("/to")).toHaveLength(20);
+  });
+
+  it("a bulk delivery whose answer was lost goes again unchanged: no note is created twice", async () => {
+    const journal = new Journal(cacheDir);
+    await journal.load();
+    const items: BulkItem[] = [];
+    for (const name of ["p.md", "q.md"]) {
+      const body = { name, content: `${name} body\n`, folderId: null };
+      const entry = await journal.put({
+        fileId: null,
+        createKey: randomUUID(),
+        baseEtag: null,
+        path: `/${name}`,
+        ...body,
+      });
+      items.push({ key: Journal.keyOf(entry), op: "file.create", body });
+    }
+    const [bulk] = bulksOf(items);
+    journal.setInflightBulk(bulk);
+    journal.close();
+    // The service applied it, but its answer never arrived: the daemon died meanwhile.
+    const client = new TxtfsClient({ url: t.url, key: u.key, source: "mount" });
+    expect(await pushBulk(client, bulk!)).toHaveLength(2);
+
+    const vfs = await mountVfs(); // finds the journal and the bulk on its way
+    expect(await vfs.drain()).toBe(0);
+    const files = await remote();
+    expect(files.map((f) => f.name).sort()).toEqual(["p.md", "q.md"]);
+    expect(vfs.readdir("/").sort()).toEqual(["p.md", "q.md"]);
+    expect(await readAll(vfs, "/q.md")).toBe("q.md body\n");
   });
 
   it("an uncached read with the service down fails with EIO, fast", async () => {
