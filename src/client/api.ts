@@ -53,6 +53,24 @@ interface Call {
   signal?: AbortSignal;
 }
 
+/** A change pushed with POST /api/v1/sync (a subset of the batch operations). */
+export interface SyncPushItem {
+  id: string;
+  op: "file.create" | "file.update" | "file.delete" | "folder.delete";
+  target?: string;
+  /** The ETag the change is based on: never applied over a newer remote version. */
+  baseEtag?: string;
+  body?: { content?: string; name?: string; folderId?: string | null; context?: string; tags?: string[] };
+}
+
+export interface SyncPushResult {
+  id: string;
+  status: number;
+  body?: { file?: TxtFile };
+  error?: { code: string };
+  conflict?: { reason: "changed_remotely" | "deleted_remotely" };
+}
+
 export class TxtfsClient {
   private readonly pool: Pool;
   private key: string;
@@ -247,27 +265,11 @@ export class TxtfsClient {
    * since `cursor`. With `idempotencyKey`, a retry after a lost answer replays it.
    */
   sync(
-    body: {
-      cursor: number | "latest";
-      deviceId?: string;
-      push: {
-        id: string;
-        op: "file.create" | "file.update";
-        target?: string;
-        baseEtag?: string;
-        body: {
-          content?: string;
-          name?: string;
-          folderId?: string | null;
-          context?: string;
-          tags?: string[];
-        };
-      }[];
-    },
+    body: { cursor: number | "latest"; deviceId?: string; push: SyncPushItem[] },
     idempotencyKey?: string,
   ) {
     return this.json<{
-      pushResults: { id: string; status: number; body?: { file?: TxtFile }; error?: { code: string } }[];
+      pushResults: SyncPushResult[];
       cursor: number;
     }>({
       method: "POST",

@@ -34,7 +34,7 @@ type LogRecord = { put: JournalEntry } | { del: string };
 
 export interface JournalEntry {
   seq: number;
-  /** Remote id, or null for a note created while offline. */
+  /** Remote id (a folder's for a folder delete), or null for a note not created yet. */
   fileId: string | null;
   /** Idempotency-Key of the create: a replay after a lost response cannot make two notes. */
   createKey: string;
@@ -44,6 +44,8 @@ export interface JournalEntry {
   content?: string;
   /** The note was renamed or moved here: `name` and `folderId` are to be sent too. */
   move?: boolean;
+  /** The note (or folder) was deleted here: that is all there is to send. */
+  delete?: "file" | "folder";
   /** The ETag the edit was based on (If-Match on replay), and that version's content hash. */
   baseEtag: string | null;
   baseHash?: string | null;
@@ -164,17 +166,20 @@ export class Journal {
   ): Promise<JournalEntry> {
     const key = Journal.keyOf(entry);
     const previous = fresh ? undefined : this.entries.get(key);
-    const full: JournalEntry = {
-      ...entry,
-      // A rename keeps a pending body, a save keeps a pending rename.
-      content: entry.content ?? previous?.content,
-      move: entry.move || previous?.move || undefined,
-      // Keep the first base: the remote never saw the saves in between.
-      baseEtag: previous ? previous.baseEtag : entry.baseEtag,
-      baseHash: previous ? previous.baseHash : entry.baseHash,
-      seq: previous?.seq ?? ++this.seq,
-      savedAt: new Date().toISOString(),
-    };
+    // A delete replaces whatever was pending for the note (a rename of a deleted note is moot).
+    const full: JournalEntry = entry.delete
+      ? { ...entry, seq: previous?.seq ?? ++this.seq, savedAt: new Date().toISOString() }
+      : {
+          ...entry,
+          // A rename keeps a pending body, a save keeps a pending rename.
+          content: entry.content ?? previous?.content,
+          move: entry.move || previous?.move || undefined,
+          // Keep the first base: the remote never saw the saves in between.
+          baseEtag: previous ? previous.baseEtag : entry.baseEtag,
+          baseHash: previous ? previous.baseHash : entry.baseHash,
+          seq: previous?.seq ?? ++this.seq,
+          savedAt: new Date().toISOString(),
+        };
     this.append({ put: full });
     if (durable) {
       this.durable.add(key);

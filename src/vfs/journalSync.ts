@@ -1,6 +1,6 @@
-// Bursts of saves go up together: new notes, edits and renames/moves of existing ones, up to 200
-// per POST /api/v1/sync, instead of one request each (a shell loop writing 500 notes, `mv *.md`,
-// `cp -r`, the catch-up after being offline). Each edit carries the ETag it was based on, so the
+// Bursts of saves go up together: new notes, edits, renames/moves and deletes, up to 200 per
+// POST /api/v1/sync, instead of one request each (a shell loop writing 500 notes, `mv *.md`,
+// `cp -r`, `rm -rf`, the catch-up after being offline). Each edit carries the ETag it was based on, so the
 // service never applies one over a remote change: those come back as conflicts and stay in the
 // journal for the one-by-one path, which keeps both versions (and tells a metadata-only change
 // from a real conflict). A rename alone never conflicts.
@@ -9,7 +9,7 @@
 // lost answer (or a crash of the daemon) exactly the same request goes again and the service
 // replays its answer, so a new note is never created twice.
 import { randomUUID } from "node:crypto";
-import type { TxtfsClient } from "../client/api.ts";
+import type { SyncPushItem, TxtfsClient } from "../client/api.ts";
 import type { TxtFile } from "../lib/apiTypes.ts";
 
 export const BULK_ITEMS = 200;
@@ -18,13 +18,23 @@ const BULK_BYTES = 16 * 1024 * 1024;
 export interface BulkItem {
   /** The journal key of the save (Journal.keyOf). */
   key: string;
-  op: "file.create" | "file.update";
-  /** file.update: the note and the ETag the edit is based on. */
+  op: SyncPushItem["op"];
+  /** Updates and deletes: the item, and for notes the ETag the change is based on. */
   target?: string;
   baseEtag?: string;
   /** A rename/move only (name and folder, no content): sent without a base, it never conflicts. */
   move?: boolean;
-  body: { content?: string; name?: string; folderId?: string | null; context?: string; tags?: string[] };
+  body?: SyncPushItem["body"];
+}
+
+/** What the service did with one item: `meta` for a note it now has; `gone` if it no longer exists. */
+export interface BulkResult {
+  item: BulkItem;
+  status: number;
+  meta?: TxtFile;
+  /** The change met a newer remote version (it was not applied). */
+  conflict?: boolean;
+  gone?: boolean;
 }
 
 export interface Bulk {
@@ -39,7 +49,7 @@ export function bulksOf(items: BulkItem[]): Bulk[] {
     const chunk: BulkItem[] = [];
     let bytes = 0;
     while (i < items.length && chunk.length < BULK_ITEMS) {
-      const size = Buffer.byteLength(items[i]!.body.content ?? "", "utf8");
+      const size = Buffer.byteLength(items[i]!.body?.content ?? "", "utf8");
       if (chunk.length > 0 && bytes + size > BULK_BYTES) break;
       chunk.push(items[i]!);
       bytes += size;
@@ -50,11 +60,8 @@ export function bulksOf(items: BulkItem[]): Bulk[] {
   return bulks;
 }
 
-/** The items the service took, with the record each note now has. Throws when it cannot be reached. */
-export async function pushBulk(
-  client: TxtfsClient,
-  bulk: Bulk,
-): Promise<{ item: BulkItem; meta: TxtFile }[]> {
+/** What became of each item. Throws when the service cannot be reached. */
+export async function pushBulk(client: TxtfsClient, bulk: Bulk): Promise<BulkResult[]> {
   const res = await client.sync(
     {
       cursor: "latest", // the change follower does the pulling
@@ -68,10 +75,11 @@ export async function pushBulk(
     },
     bulk.idempotencyKey,
   );
-  const applied: { item: BulkItem; meta: TxtFile }[] = [];
-  res.pushResults.forEach((r, n) => {
-    const meta = r.body?.file;
-    if ((r.status === 200 || r.status === 201) && meta) applied.push({ item: bulk.items[n]!, meta });
-  });
-  return applied;
+  return res.pushResults.map((r, n) => ({
+    item: bulk.items[n]!,
+    status: r.status,
+    meta: r.status < 300 ? r.body?.file : undefined,
+    conflict: r.conflict?.reason === "changed_remotely",
+    gone: r.status === 404 || r.conflict?.reason === "deleted_remotely",
+  }));
 }

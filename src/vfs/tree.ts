@@ -74,6 +74,8 @@ export class Tree {
   readonly dirs = new Map<string, DirNode>();
   /** Ids hidden because a ghost holds them (their note was renamed away locally). */
   readonly ghosted = new Set<string>();
+  /** Notes and folders deleted here whose delete is still on its way: the feed must not bring them back. */
+  readonly deleting = new Set<string>();
   /** Every local-only file in the tree (for the manifest, without walking every folder). */
   readonly locals = new Set<LocalNode>();
   /**
@@ -192,7 +194,7 @@ export class Tree {
     this.onChange();
     let node = this.files.get(remote.id);
     const meta = this.placement(remote, node);
-    if (this.ghosted.has(meta.id)) return undefined;
+    if (this.ghosted.has(meta.id) || this.deleting.has(meta.id)) return undefined;
     const parent = this.dirs.get(meta.folderId ?? "") ?? this.orphanParent(meta);
     if (!node) {
       node = {
@@ -241,7 +243,8 @@ export class Tree {
     return node;
   }
 
-  upsertFolder(meta: TxtFolder): DirNode {
+  upsertFolder(meta: TxtFolder): DirNode | undefined {
+    if (this.deleting.has(meta.id)) return undefined;
     this.onChange();
     const parent = this.dirs.get(meta.parentFolderId ?? "") ?? this.orphanParent(meta);
     let dir = this.dirs.get(meta.id);

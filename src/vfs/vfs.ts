@@ -13,7 +13,7 @@ import { ContentCache } from "./contentCache.ts";
 import { fail, toVfsError, VfsError } from "./errors.ts";
 import { ChangeFollower } from "./follower.ts";
 import { Journal, type JournalEntry } from "./journal.ts";
-import { type Bulk, type BulkItem, bulksOf, pushBulk } from "./journalSync.ts";
+import { type Bulk, type BulkItem, type BulkResult, bulksOf, pushBulk } from "./journalSync.ts";
 import { LocalFiles, LocalHandle, type ManifestEntry } from "./localFiles.ts";
 import { isNoteName, parentAndName } from "./names.ts";
 import { AVAILABILITIES, type Availability, itemsBelow, Pins } from "./pins.ts";
@@ -974,6 +974,15 @@ export class Vfs {
         this.replayAgain = true;
         continue;
       }
+      if (entry.delete) {
+        try {
+          await this.sendDelete(entry);
+        } catch (err) {
+          if (isTransient(err)) return false;
+          await this.deleteUndone(entry, (err as Error).message);
+        }
+        continue;
+      }
       const node = this.nodeFor(entry);
       try {
         const base = entry.baseEtag ? { etag: entry.baseEtag, hash: entry.baseHash ?? "" } : null;
@@ -1008,10 +1017,10 @@ export class Vfs {
   private async replayInBulk(): Promise<boolean> {
     const waiting = this.journal.inflightBulk<Bulk>();
     for (const bulk of waiting ? [waiting] : this.nextBulks()) {
-      let applied: Awaited<ReturnType<typeof pushBulk>>;
+      let results: BulkResult[];
       this.journal.setInflightBulk(bulk);
       try {
-        applied = await pushBulk(this.client, bulk);
+        results = await pushBulk(this.client, bulk);
       } catch (err) {
         if (isTransient(err)) return false;
         // Refused as a whole (nothing was applied): the saves go one by one.
@@ -1019,16 +1028,27 @@ export class Vfs {
         this.journal.setInflightBulk(undefined);
         return true;
       }
-      for (const { item, meta } of applied) await this.applyBulkItem(item, meta);
+      for (const r of results) {
+        const entry = this.journal.get(r.item.key);
+        if (entry?.delete) {
+          if (r.status < 300 || r.gone) await this.deleteDelivered(entry);
+          else if (r.conflict) await this.deleteUndone(entry, "it changed remotely since it was read");
+        } else if (entry && r.meta) await this.applyBulkItem(entry, r.item, r.meta);
+      }
       this.journal.setInflightBulk(undefined);
     }
     return true;
   }
 
-  /** The journal's new notes, edits and renames, as bulk requests (none for fewer than two saves). */
+  /** The journal's new notes, edits, renames and deletes, as bulk requests (none for fewer than two). */
   private nextBulks(): Bulk[] {
     const items: BulkItem[] = [];
     for (const e of this.journal.pending()) {
+      if (e.delete) {
+        const base = e.delete === "file" ? this.deleteBase(e) : undefined;
+        items.push({ key: Journal.keyOf(e), op: `${e.delete}.delete`, target: e.fileId!, baseEtag: base });
+        continue;
+      }
       if (!e.fileId) {
         if (e.content === undefined) continue;
         const node = this.nodeFor(e);
@@ -1054,26 +1074,23 @@ export class Vfs {
   }
 
   /** A save the service took in bulk: the note now has `meta`; a newer save of it stays in line. */
-  private async applyBulkItem(item: BulkItem, meta: TxtFile): Promise<void> {
-    const entry = this.journal.get(item.key);
-    if (!entry) return;
+  private async applyBulkItem(entry: JournalEntry, item: BulkItem, meta: TxtFile): Promise<void> {
+    const body = item.body ?? {};
     const node = this.nodeFor(entry);
     if (item.op === "file.create") this.tree.bindFile(node, meta);
     else {
       this.replaced(meta.id, { etag: item.baseEtag!, hash: "" }, meta);
       this.tree.upsertFile(meta);
     }
-    if (item.body.content !== undefined) {
-      this.cache.set(meta.id, meta.etag, Buffer.from(item.body.content, "utf8"));
+    if (body.content !== undefined) {
+      this.cache.set(meta.id, meta.etag, Buffer.from(body.content, "utf8"));
       node.localMtimeMs = undefined;
     }
     // Saved again (or renamed) since the bulk left: that newer save is rebased on `meta` (a copy
     // of the entry tells `done` so), otherwise the entry is delivered.
     const placed =
-      item.body.name === undefined
-        ? !entry.move
-        : entry.name === item.body.name && entry.folderId === item.body.folderId;
-    const delivered = entry.content === item.body.content && placed;
+      body.name === undefined ? !entry.move : entry.name === body.name && entry.folderId === body.folderId;
+    const delivered = entry.content === body.content && placed;
     await this.journal.done(delivered ? entry : { ...entry }, meta);
     if (!this.journal.get(journalKey(node))) this.overlay.delete(node);
     this.refreshDirtySize(node);
@@ -1106,6 +1123,13 @@ export class Vfs {
   /** After a restart: show journalled writes in the tree right away, then deliver them. */
   private restoreJournal(entries: JournalEntry[]): void {
     for (const entry of entries) {
+      if (entry.delete) {
+        // Deleted here before the restart: gone from the tree until the service agrees.
+        this.tree.deleting.add(entry.fileId!);
+        if (entry.delete === "file") this.tree.removeFile(entry.fileId!);
+        else this.tree.removeFolder(entry.fileId!);
+        continue;
+      }
       const node = this.nodeFor(entry);
       if (entry.move && node.id) {
         // Renamed here before the restart: shown at its new place until the service has it.
@@ -1140,6 +1164,11 @@ export class Vfs {
     if (dir === this.tree.root) throw fail("EPERM");
     this.checkWritable(dir);
     if (dir.children.size > 0) throw fail("ENOTEMPTY"); // POSIX: only an empty directory
+    if (this.deletesLater(dir)) {
+      await this.deleteLater("folder", dir.id!, null, path);
+      this.tree.removeFolder(dir.id!);
+      return;
+    }
     try {
       await this.client.deleteFolder(dir.id!);
     } catch (err) {
@@ -1154,6 +1183,7 @@ export class Vfs {
     const node = this.find(path);
     if (node.kind === "dir") throw fail("EISDIR");
     this.checkWritable(node);
+    if (node.kind === "file" && (await this.dropUnsent(node))) return;
     await this.settle(node);
     if (node.kind === "local") {
       this.tree.detach(node);
@@ -1162,9 +1192,85 @@ export class Vfs {
       this.saveLocal();
       return;
     }
-    if (node.id) await this.deleteRemote(node.id, node.meta?.etag);
+    if (node.id && this.deletesLater(node)) {
+      await this.deleteLater("file", node.id, node.meta?.etag ?? null, path);
+      this.cache.delete(node.id);
+    } else if (node.id) await this.deleteRemote(node.id, node.meta?.etag);
     if (node.id) this.tree.removeFile(node.id);
     else this.tree.detach(node);
+  }
+
+  /**
+   * Deletes are write-behind too (rm -rf returns at once; a burst goes up in bulk), for what the
+   * user owns: deleting someone else's shared item is refused by the service, and that answer
+   * must reach the program that asked.
+   */
+  private deletesLater(node: FileNode | DirNode): boolean {
+    return this.writeBehind && (node.meta?.role ?? "owner") === "owner";
+  }
+
+  private async deleteLater(kind: "file" | "folder", id: string, etag: string | null, path: string) {
+    this.tree.deleting.add(id);
+    const entry = { fileId: id, createKey: "", name: "", folderId: null, baseEtag: etag, path, delete: kind };
+    await this.journal.put(entry, false);
+    this.deliverSoon();
+  }
+
+  /**
+   * A note whose create has not left yet is deleted by forgetting it: `echo x > tmp.md; rm tmp.md`
+   * costs no request. True if that was the case.
+   */
+  private async dropUnsent(node: FileNode): Promise<boolean> {
+    const key = journalKey(node);
+    const entry = this.journal.get(key);
+    const onItsWay =
+      this.replaying !== undefined || this.journal.inflightBulk<Bulk>()?.items.some((i) => i.key === key);
+    if (node.id || !entry || onItsWay || this.openNotes.has(node)) return false;
+    await this.journal.done(entry);
+    this.overlay.delete(node);
+    this.tree.detach(node);
+    return true;
+  }
+
+  /** The ETag a delete of a note is based on: what we last saw, or our own save on top of it. */
+  private deleteBase(entry: JournalEntry): string | undefined {
+    if (!entry.baseEtag) return undefined;
+    return this.ownSuccessor(entry.fileId!, { etag: entry.baseEtag, hash: "" })?.etag;
+  }
+
+  /** One delete to the service (a bulk of one). Throws what the service answered, except "gone". */
+  private async sendDelete(entry: JournalEntry): Promise<void> {
+    const id = entry.fileId!;
+    try {
+      if (entry.delete === "file") await this.client.deleteFile(id, this.deleteBase(entry));
+      else await this.client.deleteFolder(id);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404)) throw err;
+    }
+    await this.deleteDelivered(entry);
+  }
+
+  private async deleteDelivered(entry: JournalEntry): Promise<void> {
+    await this.journal.done(entry);
+    this.tree.deleting.delete(entry.fileId!);
+    this.logDelivered(entry.path, "delete delivered");
+  }
+
+  /** The service kept the item (it changed remotely meanwhile, or the delete was refused): it shows again. */
+  private async deleteUndone(entry: JournalEntry, why: string): Promise<void> {
+    this.log.warn({ path: entry.path, why }, "delete not applied; the item shows again");
+    await this.journal.done(entry);
+    const id = entry.fileId!;
+    this.tree.deleting.delete(id);
+    if (entry.delete === "file") await this.reloadNote(id);
+    else {
+      const folder = await this.client.readFolderWithBodies(id).catch(() => undefined);
+      if (folder) {
+        const { files, ...meta } = folder;
+        this.tree.upsertFolder(meta);
+        for (const f of files) this.tree.upsertFile(withoutContent(f));
+      }
+    }
   }
 
   private async deleteRemote(id: string, etag: string | undefined): Promise<void> {

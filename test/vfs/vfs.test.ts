@@ -256,6 +256,65 @@ describe("vfs", () => {
     expect(await readAll(vfs, "/q.md")).toBe("q.md body\n");
   });
 
+  it("rm -rf is write-behind: deletes go up in bulk; a note removed before it left costs nothing", async () => {
+    const vfs = await mountVfs();
+    await vfs.mkdir("/d");
+    await vfs.mkdir("/d/e");
+    for (let i = 0; i < 10; i++) await writeFile(vfs, `/d/e/n${i}.md`, `note ${i}`);
+    let before = vfs.stats().requests;
+    for (let i = 0; i < 10; i++) await vfs.unlink(`/d/e/n${i}.md`);
+    await vfs.rmdir("/d/e");
+    await vfs.rmdir("/d");
+    expect(vfs.readdir("/")).toEqual([]); // gone at once
+    expect(await vfs.drain()).toBe(0);
+    expect(vfs.stats().requests - before).toBe(1); // one bulk request
+    expect(await remote()).toEqual([]);
+    expect((await u.api.get("/api/me/folders")).body.folders).toEqual([]);
+
+    const fd = await vfs.create("/tmp.md", 0o644);
+    await vfs.write(fd, Buffer.from("short-lived"), 0);
+    await vfs.release(fd);
+    before = vfs.stats().requests;
+    await vfs.unlink("/tmp.md");
+    expect(await vfs.drain()).toBe(0);
+    expect(vfs.stats().requests - before).toBe(0);
+    expect(await remote()).toEqual([]);
+  });
+
+  it("deletes made offline are delivered later; one over a note changed remotely meanwhile is not applied", async () => {
+    const kept = (await u.api.post("/api/v1/files", { name: "kept.md", content: "v1" })).body.file;
+    await u.api.post("/api/v1/files", { name: "gone.md", content: "bye" });
+    const vfs = await mountVfs();
+    const port = new URL(t.url).port;
+    await t.server.close();
+    await vfs.unlink("/kept.md");
+    await vfs.unlink("/gone.md");
+    expect(vfs.readdir("/")).toEqual([]);
+    await vfs.stop(); // both deletes still journalled
+    const { startServer } = await import("../../src/server/serve.ts");
+    const again = await startServer({
+      host: "127.0.0.1",
+      port: Number(port),
+      dataDir: t.dataDir,
+      retentionDays: 90,
+      logger: createLogger("test", "silent"),
+      rateLimit: { limit: 1_000_000 },
+    });
+    try {
+      // Someone edits kept.md before the deletes arrive: that edit must not be lost.
+      await u.api.put(`/api/v1/files/${kept.id}`, { content: "v2 remote" });
+      const vfs2 = await mountVfs();
+      expect(vfs2.readdir("/")).toEqual([]); // restored as deleted
+      expect(await vfs2.drain()).toBe(0);
+      expect((await remote()).map((f) => f.name)).toEqual(["kept.md"]);
+      expect(vfs2.readdir("/")).toEqual(["kept.md"]); // shows again
+      expect(await readAll(vfs2, "/kept.md")).toBe("v2 remote");
+      await vfs2.stop();
+    } finally {
+      await again.close();
+    }
+  });
+
   it("an uncached read with the service down fails with EIO, fast", async () => {
     await u.api.post("/api/v1/files", { name: "x.md", content: "never read" });
     const vfs = await mountVfs();
