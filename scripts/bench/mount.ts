@@ -1303,6 +1303,7 @@ async function endRun(t: Target, run: number): Promise<void> {
   });
   t.model.remove(`new-r${run}`);
   t.model.remove(`big-r${run}.md`);
+  await t.settle?.(); // txtfs: the deletes are write-behind too
   await t.requests?.quiet();
   compareTrees(`${t.name} after run ${run}`, t.model, await t.backing());
   // Nothing local-only left behind in the mount either (vim swap files, sed temp files): find sees what ls sees.
