@@ -130,6 +130,25 @@ describe("freshness", () => {
     );
   });
 
+  it("directory listings kept by the daemon follow local and remote changes", async () => {
+    // Each `ls` after the first is answered from the daemon's native listing cache until anything changes.
+    const local = await m.sh(
+      "mkdir lst && echo a > lst/a.md && ls lst && ls lst && echo b > lst/b.md && ls lst && rm lst/a.md && ls lst && " +
+        "mv lst/b.md lst/c.md && ls lst && printf x > lst/tmp.bin && ls lst",
+    );
+    expect(local.stdout).toBe("a.md\na.md\na.md\nb.md\nb.md\nc.md\nc.md\ntmp.bin\n");
+    const lst = await findByPath(api(), "lst");
+    const made = await createNote(api(), { name: "remote.md", content: "r\n", folderId: lst.id });
+    await eventually(
+      `[ "$(ls lst | tr '\n' ' ')" = "c.md remote.md tmp.bin " ]`,
+      "remote create in a listed folder",
+    );
+    expect((await api().put(`/api/v1/files/${made.id}`, { name: "renamed.md" })).status).toBe(200);
+    await eventually(`[ "$(ls lst | tr '\n' ' ')" = "c.md renamed.md tmp.bin " ]`, "remote rename");
+    expect((await api().delete(`/api/v1/files/${made.id}`)).status).toBe(200);
+    await eventually(`[ "$(ls lst | tr '\n' ' ')" = "c.md tmp.bin " ]`, "remote delete");
+  });
+
   it("cached content is revalidated after an API update (same size, new bytes)", async () => {
     expect(
       (await m.sh("printf AAAA > fresh/cached.md && cat fresh/cached.md && cat fresh/cached.md")).stdout,
