@@ -55,18 +55,29 @@ interface Call {
 
 /** A change pushed with POST /api/v1/sync (a subset of the batch operations). */
 export interface SyncPushItem {
+  /** Unique in the request; a later item names the folder an earlier one creates as `{ ref: id }`. */
   id: string;
-  op: "file.create" | "file.update" | "file.delete" | "folder.delete";
+  op: "file.create" | "file.update" | "file.delete" | "folder.create" | "folder.delete";
   target?: string;
   /** The ETag the change is based on: never applied over a newer remote version. */
   baseEtag?: string;
-  body?: { content?: string; name?: string; folderId?: string | null; context?: string; tags?: string[] };
+  body?: {
+    content?: string;
+    name?: string;
+    folderId?: FolderRef;
+    parentFolderId?: FolderRef;
+    context?: string;
+    tags?: string[];
+  };
 }
+
+/** A folder's id, null for the root, or the id of an earlier item of the same request creating it. */
+export type FolderRef = string | null | { ref: string };
 
 export interface SyncPushResult {
   id: string;
   status: number;
-  body?: { file?: TxtFile };
+  body?: { file?: TxtFile; folder?: TxtFolder };
   error?: { code: string };
   conflict?: { reason: "changed_remotely" | "deleted_remotely" };
 }
@@ -103,6 +114,7 @@ export class TxtfsClient {
       headers["content-type"] = "application/json";
     }
     this.requests++;
+      process.stderr.write(`REQ ${c.method} ${c.path} ${JSON.stringify(c.json)?.slice(0, 400)}\n`);
     let res: Awaited<ReturnType<Pool["request"]>>;
     let text: string;
     try {
@@ -217,9 +229,14 @@ export class TxtfsClient {
     });
   }
 
-  async createFolder(body: { name: string; parentFolderId: string | null }): Promise<TxtFolder> {
-    return (await this.json<{ folder: TxtFolder }>({ method: "POST", path: "/api/v1/folders", json: body }))
-      .folder;
+  async createFolder(
+    body: { name: string; parentFolderId: string | null },
+    idempotencyKey?: string,
+  ): Promise<TxtFolder> {
+    const headers: Record<string, string> = idempotencyKey ? { "idempotency-key": idempotencyKey } : {};
+    return (
+      await this.json<{ folder: TxtFolder }>({ method: "POST", path: "/api/v1/folders", json: body, headers })
+    ).folder;
   }
 
   async updateFolder(id: string, patch: Record<string, unknown>): Promise<TxtFolder> {

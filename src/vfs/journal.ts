@@ -46,11 +46,20 @@ export interface JournalEntry {
   move?: boolean;
   /** The note (or folder) was deleted here: that is all there is to send. */
   delete?: "file" | "folder";
+  /** A folder made here (mkdir): `name` in `folderId` (or in the pending folder `parentKey`). */
+  folder?: true;
+  /**
+   * The folder it goes in is itself on its way (made here, no id yet): that folder's key. Its
+   * entry comes first; `folderId` is filled in once it exists (rebind).
+   */
+  parentKey?: string;
   /** The ETag the edit was based on (If-Match on replay), and that version's content hash. */
   baseEtag: string | null;
   baseHash?: string | null;
   path: string;
   savedAt: string;
+  /** Counts the saves this entry took: a delivery of revision n leaves a newer one in line. */
+  rev?: number;
 }
 
 export class Journal {
@@ -154,21 +163,22 @@ export class Journal {
    * Records (or replaces) a note's pending write. `durable`: on the disk before returning;
    * otherwise it survives a crash of the daemon but not of the machine until `sync`.
    */
-  put(entry: Omit<JournalEntry, "seq" | "savedAt">, durable = true): Promise<JournalEntry> {
+  put(entry: Omit<JournalEntry, "seq" | "savedAt" | "rev">, durable = true): Promise<JournalEntry> {
     return this.lock.run(() => this.write(entry, durable));
   }
 
   /** `fresh`: a new entry in line, with the base given (not the one of an entry it replaces). */
   private async write(
-    entry: Omit<JournalEntry, "seq" | "savedAt">,
+    entry: Omit<JournalEntry, "seq" | "savedAt" | "rev">,
     durable: boolean,
     fresh = false,
   ): Promise<JournalEntry> {
     const key = Journal.keyOf(entry);
     const previous = fresh ? undefined : this.entries.get(key);
     // A delete replaces whatever was pending for the note (a rename of a deleted note is moot).
+    const rev = (previous?.rev ?? 0) + 1;
     const full: JournalEntry = entry.delete
-      ? { ...entry, seq: previous?.seq ?? ++this.seq, savedAt: new Date().toISOString() }
+      ? { ...entry, seq: previous?.seq ?? ++this.seq, savedAt: new Date().toISOString(), rev }
       : {
           ...entry,
           // A rename keeps a pending body, a save keeps a pending rename.
@@ -179,6 +189,7 @@ export class Journal {
           baseHash: previous ? previous.baseHash : entry.baseHash,
           seq: previous?.seq ?? ++this.seq,
           savedAt: new Date().toISOString(),
+          rev,
         };
     this.append({ put: full });
     if (durable) {
@@ -219,6 +230,16 @@ export class Journal {
         if (Journal.keyOf(next) !== key) this.append({ del: key });
       } else {
         this.append({ del: key });
+      }
+    });
+  }
+
+  /** A folder made here now exists as `folderId`: what was waiting to go into it says so. */
+  rebind(parentKey: string, folderId: string | null, newParentKey?: string): Promise<void> {
+    return this.lock.run(async () => {
+      for (const e of this.pending()) {
+        if (e.parentKey !== parentKey) continue;
+        this.append({ put: { ...e, folderId, parentKey: newParentKey } });
       }
     });
   }

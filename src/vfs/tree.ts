@@ -39,9 +39,12 @@ export interface DirNode {
   kind: "dir";
   name: string;
   parent: DirNode | null;
-  id: string | null; // null = the root
+  /** null: the root, a folder of the mount only (`Shared with me/`), or one not created remotely yet. */
+  id: string | null;
   meta: TxtFolder | null;
   children: Map<string, Node>;
+  /** Set while a folder made here (mkdir) is on its way to the service: its create's key. */
+  createKey?: string;
 }
 
 export type Node = FileNode | LocalNode | DirNode;
@@ -266,12 +269,31 @@ export class Tree {
     return dir;
   }
 
+  /** A folder made here now exists on the service as `meta`. */
+  bindFolder(dir: DirNode, meta: TxtFolder): void {
+    this.onChange();
+    const existing = this.dirs.get(meta.id);
+    if (existing && existing !== dir) {
+      // The feed got there first: what it put inside moves over.
+      for (const child of [...existing.children.values()]) this.move(child, dir);
+      this.detach(existing);
+    }
+    dir.id = meta.id;
+    dir.meta = meta;
+    dir.createKey = undefined;
+    this.dirs.set(meta.id, dir);
+    if (dir.parent) this.relayout(dir.parent);
+  }
+
   /** Removes a folder; anything still inside moves up to its parent (the service's rule). */
   removeFolder(id: string): void {
-    this.onChange();
     const dir = this.dirs.get(id);
-    if (!dir) return;
-    this.dirs.delete(id);
+    if (dir) this.removeDir(dir);
+  }
+
+  removeDir(dir: DirNode): void {
+    this.onChange();
+    if (dir.id) this.dirs.delete(dir.id);
     const parent = dir.parent ?? this.root;
     for (const child of [...dir.children.values()]) this.move(child, parent);
     this.detach(dir);

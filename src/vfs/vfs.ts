@@ -5,8 +5,8 @@ import { randomUUID } from "node:crypto";
 import { constants as fsc } from "node:fs";
 import { stat } from "node:fs/promises";
 import { hostname } from "node:os";
-import { ApiError, NetworkError, type TxtfsClient, withoutContent } from "../client/api.ts";
-import type { TxtFile } from "../lib/apiTypes.ts";
+import { ApiError, type FolderRef, NetworkError, type TxtfsClient, withoutContent } from "../client/api.ts";
+import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
 import { NOTE_CONTENT_BYTES } from "../lib/limits.ts";
 import type { Logger } from "../lib/logger.ts";
 import { ContentCache } from "./contentCache.ts";
@@ -85,6 +85,26 @@ type Handle =
 
 /** A note's place in the journal: its id, or its create key while it has none. */
 const journalKey = (node: FileNode) => Journal.keyOf({ fileId: node.id, createKey: node.createKey });
+/** The journal key of a folder made here (its create). */
+const dirKey = (dir: DirNode) => Journal.keyOf({ fileId: null, createKey: dir.createKey! });
+
+/** What a folder made here shows until the service has it. */
+function provisionalFolder(name: string, parent: DirNode): TxtFolder {
+  const now = new Date().toISOString();
+  return {
+    id: "",
+    name,
+    context: "",
+    tags: [],
+    parentFolderId: parent.id,
+    fileCount: 0,
+    createdAt: now,
+    updatedAt: now,
+    endpoint: "",
+    access: "owner",
+    role: "owner",
+  };
+}
 
 const S_IFREG = 0o100000;
 /** The device's availability of a note or folder (read-write); see pins.ts. */
@@ -116,6 +136,8 @@ export class Vfs {
   private replayTimer: NodeJS.Timeout | undefined;
   /** When the first save still gathering for the next delivery was made. */
   private gatheringSince: number | undefined;
+  /** Folders made here and not created on the service yet, by their journal key. */
+  private readonly pendingDirs = new Map<string, DirNode>();
   /** The running delivery of the journal (one at a time), and whether saves arrived meanwhile. */
   private replaying: Promise<void> | undefined;
   private replayAgain = false;
@@ -706,7 +728,7 @@ export class Vfs {
         fileId: node.id,
         createKey: node.createKey,
         name: node.remoteName,
-        folderId: node.parent.id,
+        ...this.placeOf(node.parent),
         content: content.toString("utf8"),
         baseEtag: open.base?.etag ?? null,
         baseHash: open.base?.hash ?? null,
@@ -928,10 +950,16 @@ export class Vfs {
    * note still being created would be renamed or deleted before it exists.
    */
   private async settle(node: Node | undefined): Promise<void> {
-    if (node?.kind !== "file" || !this.journal.get(journalKey(node))) return;
+    const key =
+      node?.kind === "file"
+        ? journalKey(node)
+        : node?.kind === "dir" && node.createKey
+          ? dirKey(node)
+          : undefined;
+    if (!key || !this.journal.get(key)) return;
     await this.drain();
-    if (this.journal.get(journalKey(node)))
-      throw fail("EIO", "the service is unreachable and this note's last save is still on its way");
+    if (this.journal.get(key))
+      throw fail("EIO", "the service is unreachable and this item's change is still on its way");
   }
 
   /**
@@ -983,7 +1011,18 @@ export class Vfs {
         }
         continue;
       }
+      if (entry.folder) {
+        try {
+          await this.sendFolder(entry);
+        } catch (err) {
+          if (isTransient(err)) return false;
+          await this.folderRefused(entry, err);
+        }
+        continue;
+      }
       const node = this.nodeFor(entry);
+      // Its folder, made here, is created first (later this round; then another round follows).
+      if (this.isPending(node.parent) && this.journal.get(dirKey(node.parent))) continue;
       try {
         const base = entry.baseEtag ? { etag: entry.baseEtag, hash: entry.baseHash ?? "" } : null;
         const { meta, body } = await this.send(node, entry.content, base, entry.move);
@@ -1033,6 +1072,8 @@ export class Vfs {
         if (entry?.delete) {
           if (r.status < 300 || r.gone) await this.deleteDelivered(entry);
           else if (r.conflict) await this.deleteUndone(entry, "it changed remotely since it was read");
+        } else if (entry?.folder) {
+          if (r.folder) await this.folderMade(entry, r.folder);
         } else if (entry && r.meta) await this.applyBulkItem(entry, r.item, r.meta);
       }
       this.journal.setInflightBulk(undefined);
@@ -1046,31 +1087,60 @@ export class Vfs {
     for (const e of this.journal.pending()) {
       if (e.delete) {
         const base = e.delete === "file" ? this.deleteBase(e) : undefined;
-        items.push({ key: Journal.keyOf(e), op: `${e.delete}.delete`, target: e.fileId!, baseEtag: base });
+        items.push({
+          key: Journal.keyOf(e),
+          rev: e.rev,
+          op: `${e.delete}.delete`,
+          target: e.fileId!,
+          baseEtag: base,
+        });
+        continue;
+      }
+      if (e.folder) {
+        const dir = this.pendingDirs.get(Journal.keyOf(e));
+        const parentFolderId = dir?.parent && this.refTo(dir.parent);
+        if (dir)
+          items.push({
+            key: Journal.keyOf(e),
+            rev: e.rev,
+            op: "folder.create",
+            body: { name: e.name, parentFolderId },
+          });
         continue;
       }
       if (!e.fileId) {
         if (e.content === undefined) continue;
         const node = this.nodeFor(e);
-        const body = { name: node.remoteName, content: e.content, folderId: node.parent.id };
-        items.push({ key: journalKey(node), op: "file.create", body: { ...body, ...node.pendingMeta } });
+        const body = { name: node.remoteName, content: e.content, folderId: this.refTo(node.parent) };
+        items.push({
+          key: journalKey(node),
+          rev: e.rev,
+          op: "file.create",
+          body: { ...body, ...node.pendingMeta },
+        });
         continue;
       }
       if (!e.baseEtag) continue;
       const base = this.ownSuccessor(e.fileId, { etag: e.baseEtag, hash: e.baseHash ?? "" })!;
       const update = {
         key: Journal.keyOf(e),
+        rev: e.rev,
         op: "file.update" as const,
         target: e.fileId,
         baseEtag: base.etag,
       };
       // A rename alone never conflicts; with an edit it carries the edit's base (on a conflict the
       // one-by-one path renames, then keeps both versions).
-      const place = e.move ? { name: e.name, folderId: e.folderId } : {};
+      const place = e.move ? { name: e.name, folderId: this.refTo(this.nodeFor(e).parent) } : {};
       const move = e.move && e.content === undefined;
       items.push({ ...update, move, body: { ...place, content: e.content } });
     }
     return items.length < 2 ? [] : bulksOf(items);
+  }
+
+  /** A folder in a bulk request: its id, or a reference to the item of the same request creating it. */
+  private refTo(dir: DirNode): FolderRef {
+    return this.isPending(dir) ? { ref: dirKey(dir) } : dir.id;
   }
 
   /** A save the service took in bulk: the note now has `meta`; a newer save of it stays in line. */
@@ -1088,15 +1158,54 @@ export class Vfs {
     }
     // Saved again (or renamed) since the bulk left: that newer save is rebased on `meta` (a copy
     // of the entry tells `done` so), otherwise the entry is delivered.
-    const placed =
-      body.name === undefined ? !entry.move : entry.name === body.name && entry.folderId === body.folderId;
-    const delivered = entry.content === body.content && placed;
-    await this.journal.done(delivered ? entry : { ...entry }, meta);
+    await this.journal.done(entry.rev === item.rev ? entry : { ...entry }, meta);
     if (!this.journal.get(journalKey(node))) this.overlay.delete(node);
     this.refreshDirtySize(node);
     const open = this.openNotes.get(node);
     if (open) open.base = baseOf(meta);
     this.logDelivered(entry.path, "journalled write delivered (bulk)");
+  }
+
+  /** A folder made here, to the service on its own (its Idempotency-Key: the create's key). */
+  private async sendFolder(entry: JournalEntry): Promise<void> {
+    const dir = this.pendingDirs.get(Journal.keyOf(entry));
+    if (!dir?.parent) return this.journal.done(entry); // removed here meanwhile
+    if (this.isPending(dir.parent)) return; // its own folder first
+    const parentFolderId = dir.parent.id;
+    await this.folderMade(
+      entry,
+      await this.client.createFolder({ name: entry.name, parentFolderId }, entry.createKey),
+    );
+  }
+
+  private async folderMade(entry: JournalEntry, folder: TxtFolder): Promise<void> {
+    const key = Journal.keyOf(entry);
+    const dir = this.pendingDirs.get(key);
+    this.pendingDirs.delete(key);
+    if (dir) this.tree.bindFolder(dir, folder);
+    await this.journal.rebind(key, folder.id);
+    await this.journal.done(entry);
+    this.replayAgain = true; // what waited for it goes next
+    this.logDelivered(entry.path, "folder created");
+  }
+
+  /** The service refused a folder made here: it goes, what was put inside moves up a level. */
+  private async folderRefused(entry: JournalEntry, err: unknown): Promise<void> {
+    this.log.error({ err, path: entry.path }, "folder create refused; what is inside moves up a level");
+    const key = Journal.keyOf(entry);
+    const dir = this.pendingDirs.get(key);
+    this.pendingDirs.delete(key);
+    await this.journal.done(entry);
+    if (!dir?.parent) return;
+    const up = this.placeOf(dir.parent);
+    this.tree.removeDir(dir);
+    await this.journal.rebind(key, up.folderId, up.parentKey);
+  }
+
+  /** Where a journal entry's item lives: its folder, or the folder made here it waits for. */
+  private parentFor(entry: JournalEntry): DirNode {
+    const pending = entry.parentKey ? this.pendingDirs.get(entry.parentKey) : undefined;
+    return pending ?? this.tree.dirs.get(entry.folderId ?? "") ?? this.tree.root;
   }
 
   /** The tree node a journal entry writes to (re-created after a restart when needed). */
@@ -1105,7 +1214,7 @@ export class Vfs {
       ? this.tree.files.get(entry.fileId)
       : [...this.overlay.keys()].find((n) => n.createKey === entry.createKey);
     if (existing) return existing;
-    const parent = this.tree.dirs.get(entry.folderId ?? "") ?? this.tree.root;
+    const parent = this.parentFor(entry);
     const node: FileNode = {
       kind: "file",
       name: entry.name,
@@ -1123,6 +1232,22 @@ export class Vfs {
   /** After a restart: show journalled writes in the tree right away, then deliver them. */
   private restoreJournal(entries: JournalEntry[]): void {
     for (const entry of entries) {
+      if (entry.folder) {
+        // Made here before the restart: shown (with what goes into it) until the service has it.
+        const parent = this.parentFor(entry);
+        const dir: DirNode = {
+          kind: "dir",
+          name: entry.name,
+          parent,
+          id: null,
+          meta: provisionalFolder(entry.name, parent),
+          children: new Map(),
+          createKey: entry.createKey,
+        };
+        this.tree.addChild(parent, dir);
+        this.pendingDirs.set(Journal.keyOf(entry), dir);
+        continue;
+      }
       if (entry.delete) {
         // Deleted here before the restart: gone from the tree until the service agrees.
         this.tree.deleting.add(entry.fileId!);
@@ -1133,7 +1258,7 @@ export class Vfs {
       const node = this.nodeFor(entry);
       if (entry.move && node.id) {
         // Renamed here before the restart: shown at its new place until the service has it.
-        this.placeLocally(node, this.tree.dirs.get(entry.folderId ?? "") ?? this.tree.root, entry.name);
+        this.placeLocally(node, this.parentFor(entry), entry.name);
       }
       if (entry.content === undefined) continue;
       const body = Buffer.from(entry.content, "utf8");
@@ -1151,6 +1276,31 @@ export class Vfs {
     const dir = this.findDir(parent);
     this.checkWritable(dir);
     if (dir.children.has(name)) throw fail("EEXIST");
+    if (this.writeBehind && (dir === this.tree.root || dir.createKey || dir.meta?.role === "owner")) {
+      // Shown at once, created on the service in order with what goes into it.
+      const made: DirNode = {
+        kind: "dir",
+        name,
+        parent: dir,
+        id: null,
+        meta: provisionalFolder(name, dir),
+        children: new Map(),
+        createKey: randomUUID(),
+      };
+      this.tree.addChild(dir, made);
+      this.pendingDirs.set(dirKey(made), made);
+      const entry = {
+        fileId: null,
+        createKey: made.createKey!,
+        name,
+        baseEtag: null,
+        path,
+        folder: true as const,
+      };
+      await this.journal.put({ ...entry, ...this.placeOf(dir) }, false);
+      this.deliverSoon();
+      return;
+    }
     try {
       const folder = await this.client.createFolder({ name, parentFolderId: dir.id });
       this.tree.upsertFolder(folder);
@@ -1159,11 +1309,23 @@ export class Vfs {
     }
   }
 
+  /** Where an item in `dir` goes on the service: its id, or the key of its create on the way. */
+  private placeOf(dir: DirNode): { folderId: string | null; parentKey?: string } {
+    return dir.createKey ? { folderId: null, parentKey: dirKey(dir) } : { folderId: dir.id };
+  }
+
+  /** A folder made here whose create has not reached the service yet (its children wait for it). */
+  private isPending(dir: DirNode): boolean {
+    return dir.createKey !== undefined && dir.id === null;
+  }
+
   async rmdir(path: string): Promise<void> {
     const dir = this.findDir(path);
     if (dir === this.tree.root) throw fail("EPERM");
     this.checkWritable(dir);
     if (dir.children.size > 0) throw fail("ENOTEMPTY"); // POSIX: only an empty directory
+    if (this.isPending(dir) && (await this.dropUnsentDir(dir))) return;
+    await this.settle(dir);
     if (this.deletesLater(dir)) {
       await this.deleteLater("folder", dir.id!, null, path);
       this.tree.removeFolder(dir.id!);
@@ -1229,6 +1391,19 @@ export class Vfs {
     await this.journal.done(entry);
     this.overlay.delete(node);
     this.tree.detach(node);
+    return true;
+  }
+
+  /** A folder whose create has not left yet is removed by forgetting it (mkdir -p, then rm -rf). */
+  private async dropUnsentDir(dir: DirNode): Promise<boolean> {
+    const key = dirKey(dir);
+    const entry = this.journal.get(key);
+    const onItsWay =
+      this.replaying !== undefined || this.journal.inflightBulk<Bulk>()?.items.some((i) => i.key === key);
+    if (!entry || onItsWay) return false;
+    await this.journal.done(entry);
+    this.pendingDirs.delete(key);
+    this.tree.removeDir(dir);
     return true;
   }
 
@@ -1355,6 +1530,7 @@ export class Vfs {
       return;
     }
     // A local file becomes a note: upload it (or, for a ghost, put the note back under this name).
+    await this.settle(destDir); // a folder made here: once the service has it
     const content = this.local.read(src.blob).toString("utf8");
     let meta: TxtFile;
     if (src.ghostOf) {
@@ -1386,7 +1562,7 @@ export class Vfs {
             fileId: src.id,
             createKey: src.createKey,
             name,
-            folderId: destDir.id,
+            ...this.placeOf(destDir),
             baseEtag: src.meta?.etag ?? null,
             baseHash: src.meta?.contentHash ?? null,
             path: this.tree.pathOf(src),
@@ -1438,6 +1614,9 @@ export class Vfs {
       if (target.children.size > 0) throw fail("ENOTEMPTY");
     }
     for (let d: DirNode | null = destDir; d; d = d.parent) if (d === src) throw fail("EINVAL");
+    // A folder made here moves, or takes a folder in, once the service has it.
+    await this.settle(src);
+    await this.settle(destDir);
     try {
       if (target?.kind === "dir") await this.rmdir(this.tree.pathOf(target));
       const folder = await this.client.updateFolder(src.id!, { name, parentFolderId: destDir.id });

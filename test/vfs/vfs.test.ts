@@ -315,6 +315,86 @@ describe("vfs", () => {
     }
   });
 
+  it("mkdir is write-behind: a new tree with notes inside goes up in one request, in order", async () => {
+    const vfs = await mountVfs();
+    let before = vfs.stats().requests;
+    await vfs.mkdir("/a");
+    await vfs.mkdir("/a/b");
+    await vfs.mkdir("/a/b/c");
+    for (const [path, text] of [
+      ["/a/top.md", "top"],
+      ["/a/b/c/deep.md", "deep"],
+    ]) {
+      const fd = await vfs.create(path!, 0o644);
+      await vfs.write(fd, Buffer.from(text!), 0);
+      await vfs.release(fd);
+    }
+    expect(vfs.readdir("/a").sort()).toEqual(["b", "top.md"]); // shown at once
+    expect((await vfs.getattr("/a/b/c")).mode & 0o170000).toBe(0o040000);
+    expect(await vfs.drain()).toBe(0);
+    expect(vfs.stats().requests - before).toBe(1);
+    const { folders } = (await u.api.get("/api/me/folders")).body as {
+      folders: { id: string; name: string; parentFolderId: string | null }[];
+    };
+    const byName = new Map(folders.map((f) => [f.name, f]));
+    expect(byName.get("a")!.parentFolderId).toBeNull();
+    expect(byName.get("b")!.parentFolderId).toBe(byName.get("a")!.id);
+    expect(byName.get("c")!.parentFolderId).toBe(byName.get("b")!.id);
+    const files = (await u.api.get("/api/me/files")).body.files as { name: string; folderId: string }[];
+    expect(files.find((f) => f.name === "deep.md")!.folderId).toBe(byName.get("c")!.id);
+    expect(files.find((f) => f.name === "top.md")!.folderId).toBe(byName.get("a")!.id);
+    expect(await readAll(vfs, "/a/b/c/deep.md")).toBe("deep");
+
+    // A tree made and removed before it left costs nothing; a new folder renamed at once keeps its name.
+    before = vfs.stats().requests;
+    await vfs.mkdir("/x");
+    await vfs.mkdir("/x/y");
+    await vfs.rmdir("/x/y");
+    await vfs.rmdir("/x");
+    expect(await vfs.drain()).toBe(0);
+    expect(vfs.stats().requests - before).toBe(0);
+    await vfs.mkdir("/r");
+    await vfs.rename("/r", "/r2");
+    expect(await vfs.drain()).toBe(0);
+    const names = ((await u.api.get("/api/me/folders")).body.folders as { name: string }[]).map(
+      (f) => f.name,
+    );
+    expect(names.sort()).toEqual(["a", "b", "c", "r2"]);
+  });
+
+  it("a folder made offline, with a note inside, survives a restart of the daemon and is delivered", async () => {
+    const vfs = await mountVfs();
+    const port = new URL(t.url).port;
+    await t.server.close();
+    await vfs.mkdir("/off");
+    await writeFile(vfs, "/off/n.md", "made offline");
+    await vfs.stop();
+    const { startServer } = await import("../../src/server/serve.ts");
+    const again = await startServer({
+      host: "127.0.0.1",
+      port: Number(port),
+      dataDir: t.dataDir,
+      retentionDays: 90,
+      logger: createLogger("test", "silent"),
+      rateLimit: { limit: 1_000_000 },
+    });
+    try {
+      const vfs2 = await mountVfs();
+      expect(vfs2.readdir("/off")).toEqual(["n.md"]); // restored before delivery
+      expect(await vfs2.drain()).toBe(0);
+      const { folders } = (await u.api.get("/api/me/folders")).body as {
+        folders: { id: string; name: string }[];
+      };
+      expect(folders.map((f) => f.name)).toEqual(["off"]);
+      const files = (await u.api.get("/api/me/files")).body.files as { name: string; folderId: string }[];
+      expect(files).toMatchObject([{ name: "n.md", folderId: folders[0]!.id }]);
+      expect(vfs2.readdir("/off")).toEqual(["n.md"]);
+      await vfs2.stop();
+    } finally {
+      await again.close();
+    }
+  });
+
   it("an uncached read with the service down fails with EIO, fast", async () => {
     await u.api.post("/api/v1/files", { name: "x.md", content: "never read" });
     const vfs = await mountVfs();
