@@ -114,7 +114,7 @@ export class TxtfsClient {
       headers["content-type"] = "application/json";
     }
     this.requests++;
-      process.stderr.write(`REQ ${c.method} ${c.path} ${JSON.stringify(c.json)?.slice(0, 400)}\n`);
+    process.stderr.write(`REQ ${c.method} ${c.path} ${JSON.stringify(c.json)?.slice(0, 400)}\n`);
     let res: Awaited<ReturnType<Pool["request"]>>;
     let text: string;
     try {

@@ -24,8 +24,10 @@ declare module "fuse-native" {
     static unmount(mnt: string, cb: (err: Error | null) => void): void;
     /** txtfs patch: the attribute cache (ttl > 0) and opendir/releasedir in C; false without the patch. */
     static fastPaths?: (attrTtlMs: number) => boolean;
-    /** txtfs patch: drops every cached attribute. */
+    /** txtfs patch: drops every cached attribute and listing. */
     static invalidateAttrs?: () => void;
+    /** txtfs patch: drops what is cached for `path` (and, with `parent`, for its folder). */
+    static invalidatePath?: (path: string, parent: boolean) => void;
   }
   export type { Cb };
 }

@@ -120,7 +120,10 @@ export async function mountVfs(
   });
   // getattr answers of the tree are kept in C (patches/fuse-native.patch) until anything changes:
   // operations drop them natively, the vfs reports every other change (feed, uploads, journal).
-  if (Fuse.fastPaths?.(ATTR_CACHE_TTL_MS) && Fuse.invalidateAttrs) vfs.onAttrsChanged(Fuse.invalidateAttrs);
+  if (Fuse.fastPaths?.(ATTR_CACHE_TTL_MS) && Fuse.invalidateAttrs && Fuse.invalidatePath) {
+    const { invalidateAttrs, invalidatePath } = Fuse;
+    vfs.onAttrsChanged((path) => (path === undefined ? invalidateAttrs() : invalidatePath(path, true)));
+  }
   await new Promise<void>((resolve, reject) =>
     fuse.mount((err) => (err ? reject(new MountError(`mount failed: ${err.message}`)) : resolve())),
   );

@@ -83,9 +83,10 @@ export class Tree {
   readonly locals = new Set<LocalNode>();
   /**
    * Called on every change of the tree, synchronously, so caches of attributes kept outside
-   * JavaScript (the FUSE adapter's) can be dropped before anyone reads the new state.
+   * JavaScript (the FUSE adapter's) can be dropped before anyone reads the new state. `changed`:
+   * only that node and the folder holding it changed; none: anything may have.
    */
-  onChange: () => void = () => {};
+  onChange: (changed?: Node) => void = () => {};
   /**
    * Where a record is to be shown: its own place, or the one a rename made here that the service
    * has not received yet (so the change feed never moves a renamed note back meanwhile).
@@ -302,8 +303,8 @@ export class Tree {
 
   /** Adds a local-only file or a not-yet-uploaded note under `name` in `parent`. */
   addChild(parent: DirNode, node: FileNode | LocalNode | DirNode): void {
-    this.onChange();
     node.parent = parent;
+    this.onChange(node);
     if (node.kind === "local") this.locals.add(node);
     // A free name that is already the node's own needs no relayout: creating many notes in one
     // folder stays linear.
@@ -313,7 +314,7 @@ export class Tree {
   }
 
   detach(node: Node): void {
-    this.onChange();
+    this.onChange(node);
     if (node.kind === "local") this.locals.delete(node);
     const parent = node.parent;
     if (!parent) return;

@@ -248,12 +248,14 @@ export class Vfs {
    * attribute cache). Changes made inside a filesystem operation are covered by the adapter itself;
    * this reports the rest: the change feed, uploads and journal deliveries finishing, restores.
    */
-  onAttrsChanged(listener: () => void): void {
-    this.tree.onChange = listener;
+  /** `listener(path)`: what that path and its folder answer changed; no path: anything may have. */
+  onAttrsChanged(listener: (path?: string) => void): void {
+    this.tree.onChange = (changed) => listener(changed?.parent ? this.tree.pathOf(changed) : undefined);
   }
 
-  private attrsChanged(): void {
-    this.tree.onChange();
+  /** Attributes changed outside the tree's own changes (sizes of saves on their way): of `node`, or of anything. */
+  private attrsChanged(node?: Node): void {
+    this.tree.onChange(node);
   }
 
   /** getattr of anything in the tree, synchronously (the hot path); undefined for sidecars or misses. */
@@ -739,7 +741,7 @@ export class Vfs {
     // A copy: the open buffer keeps changing (and may share memory with its spare capacity).
     this.overlay.set(node, Buffer.from(content));
     node.dirtySize = content.length;
-    this.attrsChanged();
+    this.attrsChanged(node);
     open.dirty = false;
     this.deliverSoon();
   }
@@ -969,7 +971,7 @@ export class Vfs {
   private refreshDirtySize(node: FileNode): void {
     const open = this.openNotes.get(node);
     node.dirtySize = open?.dirty && open.content ? open.content.length : this.overlay.get(node)?.length;
-    this.attrsChanged();
+    this.attrsChanged(node);
   }
 
   /** Shows a note under a new name and folder before the service has them. */
