@@ -112,7 +112,7 @@ const STATE_XATTR = "user.txtfs.state";
 const S_IFDIR = 0o040000;
 /** See deliverSoon. */
 const DELIVERY_QUIET_MS = 20;
-const DELIVERY_MAX_WAIT_MS = 200;
+const DELIVERY_MAX_WAIT_MS = 1000;
 /** Above this, a folder's bodies are fetched one by one instead of in one request. */
 const FOLDER_PREFETCH_MAX_BYTES = 8 * 1024 * 1024;
 
