@@ -97,7 +97,11 @@ export function fuseOps(vfs: Vfs, log: Logger, trace = false) {
         path,
         cb,
         () => vfs.create(path, mode),
-        (fd) => [fd],
+        // The new file's stat comes along: libfuse asks for it right after, and C can answer that.
+        (fd) => {
+          const st = vfs.statIfKnown(path);
+          return st ? [fd, { ...st, cacheable: true }] : [fd];
+        },
       ),
     read: (path: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) => {
       if (trace) log.debug({ op: "read", path, len, pos }, "fuse op");
