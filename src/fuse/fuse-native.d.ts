@@ -28,6 +28,8 @@ declare module "fuse-native" {
     static invalidateAttrs?: () => void;
     /** txtfs patch: drops what is cached for `path` (and, with `parent`, for its folder). */
     static invalidatePath?: (path: string, parent: boolean) => void;
+    /** txtfs patch: keeps `stat` (cacheable) as what `path` answers until its next change. */
+    static putAttrs?: (path: string, stat: object) => void;
   }
   export type { Cb };
 }

@@ -120,9 +120,18 @@ export async function mountVfs(
   });
   // getattr answers of the tree are kept in C (patches/fuse-native.patch) until anything changes:
   // operations drop them natively, the vfs reports every other change (feed, uploads, journal).
-  if (Fuse.fastPaths?.(ATTR_CACHE_TTL_MS) && Fuse.invalidateAttrs && Fuse.invalidatePath) {
-    const { invalidateAttrs, invalidatePath } = Fuse;
-    vfs.onAttrsChanged((path) => (path === undefined ? invalidateAttrs() : invalidatePath(path, true)));
+  if (Fuse.fastPaths?.(ATTR_CACHE_TTL_MS) && Fuse.invalidateAttrs && Fuse.invalidatePath && Fuse.putAttrs) {
+    const { invalidateAttrs, invalidatePath, putAttrs } = Fuse;
+    vfs.onAttrsChanged((path) => {
+      if (path === undefined) return invalidateAttrs();
+      invalidatePath(path, true);
+      // Once the change is complete (the tree changes synchronously), its fresh attributes are
+      // kept natively, so the next lookup of this path (the next `>>`, `ls -l`) is answered in C.
+      queueMicrotask(() => {
+        const st = vfs.statIfKnown(path);
+        if (st) putAttrs(path, { ...st, cacheable: true });
+      });
+    });
   }
   await new Promise<void>((resolve, reject) =>
     fuse.mount((err) => (err ? reject(new MountError(`mount failed: ${err.message}`)) : resolve())),

@@ -115,6 +115,7 @@ export class Tree {
     if (meta.access !== "shared" || !meta.ownerId) return this.root;
     let dir = this.ownerDirs.get(meta.ownerId);
     if (dir) return dir;
+    this.onChange();
     if (!this.sharedRoot) {
       this.sharedRoot = syntheticDir(SHARED_DIR, this.root);
       this.place(this.root, this.sharedRoot);
@@ -195,7 +196,6 @@ export class Tree {
   }
 
   upsertFile(remote: TxtFile): FileNode | undefined {
-    this.onChange();
     let node = this.files.get(remote.id);
     const meta = this.placement(remote, node);
     if (this.ghosted.has(meta.id) || this.deleting.has(meta.id)) return undefined;
@@ -212,6 +212,7 @@ export class Tree {
       };
       this.files.set(meta.id, node);
       this.place(parent, node);
+      this.onChange(node);
       return node;
     }
     // A feed page read before our own write landed may arrive after it: never step back.
@@ -224,6 +225,7 @@ export class Tree {
     const from = node.parent;
     if (moved) this.move(node, parent);
     else if (renamed && node.name !== wantedName(node)) this.relayout(parent);
+    else this.onChange(node); // in place: only its own attributes changed
     if (moved) this.pruneShared(from);
     return node;
   }
