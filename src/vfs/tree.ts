@@ -251,10 +251,10 @@ export class Tree {
 
   upsertFolder(meta: TxtFolder): DirNode | undefined {
     if (this.deleting.has(meta.id)) return undefined;
-    this.onChange();
     const parent = this.dirs.get(meta.parentFolderId ?? "") ?? this.orphanParent(meta);
     let dir = this.dirs.get(meta.id);
     if (!dir) {
+      this.onChange();
       dir = { kind: "dir", name: `\0${meta.id}`, parent, id: meta.id, meta, children: new Map() };
       this.dirs.set(meta.id, dir);
       this.place(parent, dir);
@@ -269,14 +269,15 @@ export class Tree {
       this.move(dir, parent);
       this.pruneShared(from);
     } else if (renamed) this.relayout(parent);
+    else this.onChange(dir); // in place: only its own attributes changed
     return dir;
   }
 
   /** A folder made here now exists on the service as `meta`. */
   bindFolder(dir: DirNode, meta: TxtFolder): void {
-    this.onChange();
     const existing = this.dirs.get(meta.id);
     if (existing && existing !== dir) {
+      this.onChange();
       // The feed got there first: what it put inside moves over.
       for (const child of [...existing.children.values()]) this.move(child, dir);
       this.detach(existing);
@@ -285,7 +286,9 @@ export class Tree {
     dir.meta = meta;
     dir.createKey = undefined;
     this.dirs.set(meta.id, dir);
-    if (dir.parent) this.relayout(dir.parent);
+    // Named as made here: only its own attributes changed (and it is no longer a pending folder).
+    if (dir.parent && dir.name !== wantedName(dir)) this.relayout(dir.parent);
+    else this.onChange(dir);
   }
 
   /** Removes a folder; anything still inside moves up to its parent (the service's rule). */
