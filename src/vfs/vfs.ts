@@ -1351,7 +1351,10 @@ export class Vfs {
     await this.settle(node);
     if (node.kind === "local") {
       this.tree.detach(node);
-      if (node.ghostOf) await this.deleteRemote(node.ghostOf.id, node.ghostOf.etag);
+      // A renamed-away note (`note~`, `.fuse_hidden*` at the last close of a removed open note).
+      if (node.ghostOf && this.writeBehind)
+        await this.deleteLater("file", node.ghostOf.id, node.ghostOf.etag, path);
+      else if (node.ghostOf) await this.deleteRemote(node.ghostOf.id, node.ghostOf.etag);
       this.local.remove(node.blob);
       this.saveLocal();
       return;
@@ -1430,6 +1433,7 @@ export class Vfs {
   private async deleteDelivered(entry: JournalEntry): Promise<void> {
     await this.journal.done(entry);
     this.tree.deleting.delete(entry.fileId!);
+    this.tree.ghosted.delete(entry.fileId!);
     this.logDelivered(entry.path, "delete delivered");
   }
 
@@ -1439,6 +1443,7 @@ export class Vfs {
     await this.journal.done(entry);
     const id = entry.fileId!;
     this.tree.deleting.delete(id);
+    this.tree.ghosted.delete(id); // a renamed-away note shows again under its own name
     if (entry.delete === "file") await this.reloadNote(id);
     else {
       const folder = await this.client.readFolderWithBodies(id).catch(() => undefined);
