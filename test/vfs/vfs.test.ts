@@ -42,6 +42,19 @@ async function writeFile(vfs: Vfs, path: string, text: string) {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The service comes back (after `t.server.close()`) on the same port and data. */
+async function restartService(port: string) {
+  const { startServer } = await import("../../src/server/serve.ts");
+  return startServer({
+    host: "127.0.0.1",
+    port: Number(port),
+    dataDir: t.dataDir,
+    retentionDays: 90,
+    logger: createLogger("test", "silent"),
+    rateLimit: { limit: 1_000_000 },
+  });
+}
+
 async function readAll(vfs: Vfs, path: string) {
   const fd = await vfs.open(path, fsc.O_RDONLY);
   try {
@@ -167,15 +180,7 @@ describe("vfs", () => {
     expect(vfs.stats().dirty).toBe(3);
     await vfs.stop(); // the daemon stops with the writes still journalled
     // The service comes back on the same port and data; a new daemon delivers the journal.
-    const { startServer } = await import("../../src/server/serve.ts");
-    const again = await startServer({
-      host: "127.0.0.1",
-      port: Number(port),
-      dataDir: t.dataDir,
-      retentionDays: 90,
-      logger: createLogger("test", "silent"),
-      rateLimit: { limit: 1_000_000 },
-    });
+    const again = await restartService(port);
     try {
       const vfs2 = await mountVfs();
       expect(vfs2.readdir("/").sort()).toEqual(["j.md", "k2.md", "new.md"]); // restored before delivery
@@ -291,15 +296,7 @@ describe("vfs", () => {
     await vfs.unlink("/gone.md");
     expect(vfs.readdir("/")).toEqual([]);
     await vfs.stop(); // both deletes still journalled
-    const { startServer } = await import("../../src/server/serve.ts");
-    const again = await startServer({
-      host: "127.0.0.1",
-      port: Number(port),
-      dataDir: t.dataDir,
-      retentionDays: 90,
-      logger: createLogger("test", "silent"),
-      rateLimit: { limit: 1_000_000 },
-    });
+    const again = await restartService(port);
     try {
       // Someone edits kept.md before the deletes arrive: that edit must not be lost.
       await u.api.put(`/api/v1/files/${kept.id}`, { content: "v2 remote" });
@@ -369,15 +366,7 @@ describe("vfs", () => {
     await vfs.mkdir("/off");
     await writeFile(vfs, "/off/n.md", "made offline");
     await vfs.stop();
-    const { startServer } = await import("../../src/server/serve.ts");
-    const again = await startServer({
-      host: "127.0.0.1",
-      port: Number(port),
-      dataDir: t.dataDir,
-      retentionDays: 90,
-      logger: createLogger("test", "silent"),
-      rateLimit: { limit: 1_000_000 },
-    });
+    const again = await restartService(port);
     try {
       const vfs2 = await mountVfs();
       expect(vfs2.readdir("/off")).toEqual(["n.md"]); // restored before delivery
