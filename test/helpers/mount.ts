@@ -1,9 +1,11 @@
 // A real `txtfs mount --serve` daemon in a child process, over a throwaway directory outside /tmp
 // (vim skips backups for /tmp/*). The test process never touches the mount itself: every filesystem
 // action runs in a child process (`sh`), and results are checked through the API.
+
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
+import { afterEach } from "vitest";
 import { requestSync } from "../../src/lib/mountControl.ts";
 import { BIN, ROOT } from "./cli.ts";
 import { Api } from "./server.ts";
@@ -312,4 +314,18 @@ export function waitFor(test: string, seconds = 2): string {
 /** Single-quotes a string for bash. */
 export function q(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Teardown for tests that start their own services and mounts: each registered step runs after
+ * the test, newest first, also when the test failed (a failing step does not stop the others).
+ */
+export function undoAfterEach(): (step: () => Promise<unknown>) => void {
+  const steps: (() => Promise<unknown>)[] = [];
+  afterEach(async () => {
+    for (const step of steps.splice(0).reverse()) await step().catch(() => {});
+  });
+  return (step) => {
+    steps.push(step);
+  };
 }

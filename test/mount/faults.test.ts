@@ -1,5 +1,5 @@
 // Faults with a real mount: the service stops while files are being written, the daemon is killed.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runTxtfs, spawnServeWithKey } from "../helpers/cli.ts";
 import {
   contentAt,
@@ -11,30 +11,28 @@ import {
   sh,
   startMount,
   txtfsEnv,
+  undoAfterEach,
 } from "../helpers/mount.ts";
 import { Api } from "../helpers/server.ts";
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
-});
+const later = undoAfterEach();
 
 async function service(data: string, port = "0") {
   const s = await spawnServeWithKey(data, port);
-  cleanups.push(() => s.stop());
+  later(() => s.stop());
   return s;
 }
 
 async function mount(dirs: MountDirs, url: string, key: string): Promise<RunningMount> {
   const m = await startMount(dirs, { service: { url, key } });
-  cleanups.push(() => m.stop());
+  later(() => m.stop());
   return m;
 }
 
 describe("faults", () => {
   it("writes made while the service is down are journalled and delivered in order, also across a daemon SIGKILL", async () => {
     const dirs = makeMountDirs();
-    cleanups.push(() => removeMountDirs(dirs));
+    later(() => removeMountDirs(dirs));
     const data = `${dirs.base}/service`;
     const first = await service(data);
     const port = new URL(first.url).port;
@@ -91,7 +89,7 @@ describe("faults", () => {
 
   it("--daemon detaches once mounted and `txtfs unmount` stops it", async () => {
     const dirs = makeMountDirs();
-    cleanups.push(() => removeMountDirs(dirs));
+    later(() => removeMountDirs(dirs));
     const s = await service(`${dirs.base}/service`);
     const env = `TXTFS_CONFIG='${dirs.config}' TXTFS_CACHE='${dirs.cache}'`;
     const bin = `'${process.execPath}' '${process.cwd()}/bin/txtfs'`;
@@ -101,7 +99,7 @@ describe("faults", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/daemon pid \d+/);
     const pid = Number(/daemon pid (\d+)/.exec(r.stdout)![1]);
-    cleanups.push(async () => {
+    later(async () => {
       try {
         process.kill(pid, "SIGTERM");
       } catch {}

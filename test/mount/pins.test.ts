@@ -2,7 +2,7 @@
 // with the service stopped, and the edits are delivered (conflicts as copies) when it returns.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runTxtfs, spawnServeWithKey } from "../helpers/cli.ts";
 import {
   contentAt,
@@ -13,17 +13,15 @@ import {
   sh,
   startMount,
   txtfsEnv,
+  undoAfterEach,
 } from "../helpers/mount.ts";
 import { Api } from "../helpers/server.ts";
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
-});
+const later = undoAfterEach();
 
 async function service(data: string, port = "0") {
   const s = await spawnServeWithKey(data, port);
-  cleanups.push(() => s.stop());
+  later(() => s.stop());
   return s;
 }
 
@@ -39,7 +37,7 @@ async function until(check: () => Promise<boolean> | boolean, what: string, ms =
 describe("pinning", () => {
   it("pinned notes stay readable and editable offline; edits replay, conflicts become copies", async () => {
     const dirs: MountDirs = makeMountDirs();
-    cleanups.push(() => removeMountDirs(dirs));
+    later(() => removeMountDirs(dirs));
     const data = `${dirs.base}/service`;
     const first = await service(data);
     const port = new URL(first.url).port;
@@ -52,7 +50,7 @@ describe("pinning", () => {
     await api.post("/api/v1/files", { name: "loose.md", content: "not pinned\n" });
 
     const m = await startMount(dirs, { service: { url: first.url, key: first.key } });
-    cleanups.push(() => m.stop());
+    later(() => m.stop());
     // the daemon registered itself once, and keeps the id in its config
     const devices = (await api.get("/api/v1/devices")).body.devices;
     expect(devices).toHaveLength(1);
@@ -136,7 +134,7 @@ describe("pinning", () => {
     await api2.put(`/api/v1/devices/${devices[0].id}/state`, { fileId: loose.id, state: "pinned" });
     await m.stop();
     const again = await startMount(dirs, { service: { url: back.url, key: first.key } });
-    cleanups.push(() => again.stop());
+    later(() => again.stop());
     expect((await api2.get("/api/v1/devices")).body.devices.map((d: any) => d.id)).toEqual([devices[0].id]);
     await until(() => existsSync(join(dirs.cache, "pinned", loose.id)), "remotely pinned body");
     const st = await sh("getfattr --only-values -n user.txtfs.state loose.md keep/a.md", { cwd: again.mnt });
@@ -154,7 +152,7 @@ describe("pinning", () => {
 describe("txtfs pin outside a mount", () => {
   it("fails clearly and sets nothing", async () => {
     const dirs: MountDirs = makeMountDirs();
-    cleanups.push(() => removeMountDirs(dirs));
+    later(() => removeMountDirs(dirs));
     await sh(`echo x > '${dirs.base}/plain.md'`, { cwd: "/" });
     const r = await runTxtfs(["pin", join(dirs.base, "plain.md")], txtfsEnv(dirs));
     expect(r.code).toBe(1);
