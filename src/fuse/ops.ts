@@ -17,6 +17,8 @@ export function toErrno(err: unknown, log: Logger, op: string, path: string): nu
   return -constants.errno.EIO;
 }
 
+const omitted = (ms: number): number | undefined => (ms > Number.MAX_SAFE_INTEGER ? undefined : ms);
+
 export function fuseOps(vfs: Vfs, log: Logger, trace = false) {
   const run = <T>(
     op: string,
@@ -130,8 +132,9 @@ export function fuseOps(vfs: Vfs, log: Logger, trace = false) {
       run("truncate", path, cb, () => vfs.truncate(path, size)),
     ftruncate: (path: string, fd: number, size: number, cb: Cb) =>
       run("ftruncate", path, cb, () => vfs.ftruncate(fd, size)),
+    // The patched fuse-native sends UTIME_OMIT as all ones (past 2^53 here): that time stays.
     utimens: (path: string, atime: number, mtime: number, cb: Cb) =>
-      run("utimens", path, cb, () => vfs.utimens(path, atime, mtime)),
+      run("utimens", path, cb, () => vfs.utimens(path, omitted(atime), omitted(mtime))),
     chmod: (path: string, mode: number, cb: Cb) => run("chmod", path, cb, () => vfs.chmod(path, mode)),
     chown: (path: string, _uid: number, _gid: number, cb: Cb) =>
       run("chown", path, cb, () => vfs.chown(path)),

@@ -29,6 +29,7 @@ export interface ManifestEntry {
   blob: string;
   mode: number;
   mtimeMs: number;
+  atimeMs?: number;
   ghostOf?: LocalNode["ghostOf"];
 }
 

@@ -14,8 +14,17 @@ export interface FileNode {
   remoteName: string;
   /** Idempotency key of the create, so a retried upload never makes two notes. */
   createKey: string;
-  /** Local override of mtime (touch on an unchanged note). */
+  /**
+   * The mtime shown, once anything here set it: a local write or truncate (now), utimens (what the
+   * program asked), a remote metadata-only change (pinned to what was shown). Our own deliveries
+   * never change it: a program that stat()s a note around its save (vim's "changed since reading"
+   * check) must see the same time. Cleared only when the content changes remotely.
+   */
   localMtimeMs?: number;
+  /** The ctime shown once anything here changed the note (content, times, name). */
+  localCtimeMs?: number;
+  /** The atime a program set (utimens); otherwise the mtime. */
+  localAtimeMs?: number;
   /** Context and tags set on a note before its first upload (sent with the create). */
   pendingMeta?: { context?: string; tags?: string[] };
   /** Size of the content being written by an open handle, while it is dirty. */
@@ -31,6 +40,8 @@ export interface LocalNode {
   mode: number;
   size: number;
   mtimeMs: number;
+  atimeMs?: number;
+  ctimeMs?: number;
   /** A note renamed to a non-note name (vim's `note~`, `.fuse_hidden*`): still bound to its remote id. */
   ghostOf?: { id: string; etag: string; hash?: string; name: string; shownAs: string };
 }
@@ -92,6 +103,8 @@ export class Tree {
    * has not received yet (so the change feed never moves a renamed note back meanwhile).
    */
   placement: (meta: TxtFile, node: FileNode | undefined) => TxtFile = (meta) => meta;
+  /** Whether a note has a local save not yet on the service (then a remote record never resets its times). */
+  heldLocally: (node: FileNode) => boolean = () => false;
   /** Owner account id -> the name of their folder under `Shared with me/` (their email). */
   private readonly owners = new Map<string, string>();
   private sharedRoot: DirNode | null = null;
@@ -195,7 +208,8 @@ export class Tree {
     for (const dir of touched) this.relayout(dir);
   }
 
-  upsertFile(remote: TxtFile): FileNode | undefined {
+  /** `own`: the record our own save produced (its times stay as this mount set them). */
+  upsertFile(remote: TxtFile, own = false): FileNode | undefined {
     let node = this.files.get(remote.id);
     const meta = this.placement(remote, node);
     if (this.ghosted.has(meta.id) || this.deleting.has(meta.id)) return undefined;
@@ -219,7 +233,13 @@ export class Tree {
     if (node.meta && meta.updatedAt < node.meta.updatedAt) return node;
     const moved = node.parent !== parent;
     const renamed = node.meta?.name !== meta.name || node.meta?.type !== meta.type;
-    if (node.meta?.etag !== meta.etag) node.localMtimeMs = undefined;
+    if (!own && node.meta && !this.heldLocally(node)) {
+      // mtime follows the content: a remote edit shows its own time (and auto_cache drops stale
+      // pages), a metadata-only change keeps the time shown so far.
+      if (node.meta.contentHash !== meta.contentHash) node.localMtimeMs = undefined;
+      else node.localMtimeMs ??= Date.parse(node.meta.updatedAt);
+      if (node.meta.etag !== meta.etag) node.localCtimeMs = undefined; // ctime: the service's change
+    }
     node.meta = meta;
     node.remoteName = meta.name;
     const from = node.parent;
@@ -236,7 +256,7 @@ export class Tree {
     if (existing && existing !== node) this.detach(existing); // the feed got there first
     node.id = meta.id;
     this.files.set(meta.id, node);
-    this.upsertFile(meta);
+    this.upsertFile(meta, true);
   }
 
   removeFile(id: string): FileNode | undefined {

@@ -16,6 +16,7 @@ import { Journal, type JournalEntry } from "./journal.ts";
 import { type Bulk, type BulkItem, type BulkResult, bulksOf, pushBulk } from "./journalSync.ts";
 import { LocalFiles, LocalHandle, type ManifestEntry } from "./localFiles.ts";
 import { isNoteName, parentAndName } from "./names.ts";
+import { NoteTimes } from "./noteTimes.ts";
 import { AVAILABILITIES, type Availability, itemsBelow, Pins } from "./pins.ts";
 import { type SidecarNode, Sidecars, sidecarAt } from "./sidecars.ts";
 import { type DirNode, type FileNode, type LocalNode, type Node, Tree } from "./tree.ts";
@@ -148,6 +149,7 @@ export class Vfs {
   private nextFd = 1;
   readonly conflicts: string[] = [];
   readonly pins: Pins;
+  private readonly times: NoteTimes;
 
   constructor(opts: VfsOptions) {
     this.opts = opts;
@@ -158,7 +160,10 @@ export class Vfs {
       this.log.error({ err }, "could not save the local-files manifest"),
     );
     this.journal = new Journal(opts.cacheDir);
+    this.times = new NoteTimes(opts.cacheDir, (err) => this.log.error({ err }, "could not save note times"));
     this.sidecars = new Sidecars(this.client, this.tree);
+    this.tree.heldLocally = (node) =>
+      this.journal.get(journalKey(node)) !== undefined || this.openNotes.get(node)?.dirty === true;
     this.tree.placement = (meta, node) => {
       // By id, or, for a note whose create is just being delivered, by its create key.
       const pending =
@@ -181,6 +186,13 @@ export class Vfs {
     const index = await this.client.flatIndex();
     for (const o of index.owners ?? []) this.tree.setOwner(o.id, o.email);
     this.tree.load(index.folders, index.files);
+    this.times.load();
+    for (const node of this.tree.files.values()) {
+      const kept = node.meta && this.times.get(node.meta.id, node.meta.contentHash);
+      if (!kept) continue;
+      node.localMtimeMs = kept.mtimeMs;
+      node.localAtimeMs = kept.atimeMs;
+    }
     onProgress?.(`${index.files.length} notes in ${index.folders.length} folders`);
     for (const entry of await this.local.init()) this.restoreLocal(entry);
     this.restoreJournal(await this.journal.load());
@@ -205,6 +217,7 @@ export class Vfs {
       this.log.error({ err }, "could not save the local-files manifest");
     }
     clearTimeout(this.replayTimer);
+    this.times.flush();
     this.journal.close();
     if (this.journal.size)
       this.log.warn(
@@ -321,6 +334,7 @@ export class Vfs {
     let size: number;
     let mtimeMs: number;
     let ctimeMs: number;
+    let atimeMs: number | undefined;
     if (node.kind === "dir") {
       const reader = node.meta?.role === "reader";
       mode = S_IFDIR | (ro || reader ? 0o555 : 0o755);
@@ -331,21 +345,24 @@ export class Vfs {
       mode = S_IFREG | (ro ? node.mode & 0o555 : node.mode);
       size = node.size;
       mtimeMs = node.mtimeMs;
-      ctimeMs = node.mtimeMs;
+      ctimeMs = node.ctimeMs ?? node.mtimeMs;
+      atimeMs = node.atimeMs;
     } else {
       const reader = node.meta?.role === "reader";
       mode = S_IFREG | (ro || reader ? 0o444 : 0o644);
       size = node.dirtySize ?? node.meta?.size ?? 0;
-      // mtime follows updatedAt, which the service moves forward on every change of the ETag, so
-      // the kernel's auto_cache drops stale pages exactly when the note changed.
-      mtimeMs = node.localMtimeMs ?? (node.meta ? Date.parse(node.meta.updatedAt) : Date.now());
-      ctimeMs = node.meta ? Date.parse(node.meta.updatedAt) : mtimeMs;
+      // The time shown is this mount's (see FileNode.localMtimeMs); a remote edit shows the
+      // service's updatedAt, so the kernel's auto_cache drops stale pages exactly then.
+      const updated = node.meta ? Date.parse(node.meta.updatedAt) : 0;
+      mtimeMs = node.localMtimeMs ?? updated;
+      ctimeMs = node.localCtimeMs ?? updated;
+      atimeMs = node.localAtimeMs;
     }
     return {
       mode,
       size,
       mtime: new Date(mtimeMs),
-      atime: new Date(mtimeMs),
+      atime: new Date(atimeMs ?? mtimeMs),
       ctime: new Date(ctimeMs),
       nlink: node.kind === "dir" ? 2 : 1,
       uid,
@@ -526,6 +543,8 @@ export class Vfs {
       meta: null,
       remoteName: name,
       createKey: randomUUID(),
+      localMtimeMs: Date.now(),
+      localCtimeMs: Date.now(),
     };
     // An editor re-creating a note it just renamed away (vim's backupcopy=no) edits that note.
     const ghost = this.ghostFor(dir, name);
@@ -567,7 +586,7 @@ export class Vfs {
     if (h.kind === "local") {
       const { written, size } = h.fh.write(data, position, h.append);
       h.node.size = size;
-      h.node.mtimeMs = Date.now();
+      h.node.mtimeMs = h.node.ctimeMs = Date.now();
       return written;
     }
     if (!h.writable) throw fail("EBADF");
@@ -577,6 +596,7 @@ export class Vfs {
     writeInto(open, data, h.append ? content.length : position);
     open.dirty = true;
     open.node.dirtySize = open.content!.length;
+    touched(open.node);
     return data.length;
   }
 
@@ -600,7 +620,7 @@ export class Vfs {
     if (h.kind === "local") {
       h.fh.truncate(size);
       h.node.size = size;
-      h.node.mtimeMs = Date.now();
+      h.node.mtimeMs = h.node.ctimeMs = Date.now();
       return;
     }
     const open = h.open;
@@ -610,6 +630,7 @@ export class Vfs {
     open.content = resize(content, size);
     open.dirty = true;
     open.node.dirtySize = size;
+    touched(open.node);
   }
 
   async ftruncate(fd: number, size: number): Promise<void> {
@@ -627,7 +648,7 @@ export class Vfs {
     if (node.kind === "local") {
       this.local.truncate(node.blob, size);
       node.size = size;
-      node.mtimeMs = Date.now();
+      node.mtimeMs = node.ctimeMs = Date.now();
       return;
     }
     const existing = this.openNotes.get(node);
@@ -791,7 +812,7 @@ export class Vfs {
         await this.client.updateFile(node.id, { name: node.remoteName, folderId: node.parent.id }),
       );
       this.replaced(node.id, this.ownSuccessor(node.id, given), meta);
-      this.tree.upsertFile(meta);
+      this.tree.upsertFile(meta, true);
       if (content === undefined) {
         this.refreshDirtySize(node);
         return { meta, body };
@@ -814,7 +835,7 @@ export class Vfs {
       try {
         meta = withoutContent(await this.client.updateFile(node.id, { content }, { ifMatch: base?.etag }));
         this.replaced(node.id, base, meta);
-        this.tree.upsertFile(meta);
+        this.tree.upsertFile(meta, true);
       } catch (err) {
         if (err instanceof ApiError && err.status === 412) {
           ({ meta, body } = await this.afterPreconditionFailed(node, content, base));
@@ -831,7 +852,6 @@ export class Vfs {
       }
     }
     this.cache.set(meta.id, meta.etag, Buffer.from(body!, "utf8"));
-    node.localMtimeMs = undefined;
     this.refreshDirtySize(node);
     return { meta, body };
   }
@@ -847,7 +867,7 @@ export class Vfs {
         const meta = withoutContent(
           await this.client.updateFile(node.id!, { content }, { ifMatch: remote.etag }),
         );
-        this.tree.upsertFile(meta);
+        this.tree.upsertFile(meta, true);
         return { meta, body: content };
       } catch (err) {
         if (!(err instanceof ApiError && err.status === 412)) throw err;
@@ -863,7 +883,7 @@ export class Vfs {
       await this.client.createFile({ name, content, folderId: node.parent.id }, randomUUID()),
     );
     const path = `${this.tree.pathOf(node.parent)}/${name}`.replace(/^\/\//, "/");
-    this.tree.upsertFile(copy);
+    this.tree.upsertFile(copy, true);
     this.cache.set(copy.id, copy.etag, Buffer.from(content, "utf8"));
     this.conflicts.push(path);
     this.log.warn(
@@ -1035,6 +1055,7 @@ export class Vfs {
         // conflict copy: then the next save must not overwrite the remote either).
         const open = this.openNotes.get(node);
         if (open && body === entry.content) open.base = baseOf(meta);
+        this.rememberTimes(node);
         this.logDelivered(entry.path, "journalled write delivered");
       } catch (err) {
         if (isTransient(err)) return false;
@@ -1152,12 +1173,9 @@ export class Vfs {
     if (item.op === "file.create") this.tree.bindFile(node, meta);
     else {
       this.replaced(meta.id, { etag: item.baseEtag!, hash: "" }, meta);
-      this.tree.upsertFile(meta);
+      this.tree.upsertFile(meta, true);
     }
-    if (body.content !== undefined) {
-      this.cache.set(meta.id, meta.etag, Buffer.from(body.content, "utf8"));
-      node.localMtimeMs = undefined;
-    }
+    if (body.content !== undefined) this.cache.set(meta.id, meta.etag, Buffer.from(body.content, "utf8"));
     // Saved again (or renamed) since the bulk left: that newer save is rebased on `meta` (a copy
     // of the entry tells `done` so), otherwise the entry is delivered.
     await this.journal.done(entry.rev === item.rev ? entry : { ...entry }, meta);
@@ -1165,6 +1183,7 @@ export class Vfs {
     this.refreshDirtySize(node);
     const open = this.openNotes.get(node);
     if (open) open.base = baseOf(meta);
+    this.rememberTimes(node);
     this.logDelivered(entry.path, "journalled write delivered (bulk)");
   }
 
@@ -1432,6 +1451,7 @@ export class Vfs {
 
   private async deleteDelivered(entry: JournalEntry): Promise<void> {
     await this.journal.done(entry);
+    this.times.delete(entry.fileId!);
     this.tree.deleting.delete(entry.fileId!);
     this.tree.ghosted.delete(entry.fileId!);
     this.logDelivered(entry.path, "delete delivered");
@@ -1554,7 +1574,13 @@ export class Vfs {
     this.local.remove(src.blob);
     this.saveLocal();
     this.cache.set(meta.id, meta.etag, Buffer.from(content, "utf8"));
-    this.tree.upsertFile(meta);
+    const note = this.tree.upsertFile(meta, true);
+    if (note) {
+      // The file's times come along (rsync -a sets them on its temp file before the rename).
+      note.localMtimeMs = src.mtimeMs;
+      note.localAtimeMs = src.atimeMs;
+      this.rememberTimes(note);
+    }
   }
 
   private async renameNote(src: FileNode, destDir: DirNode, name: string): Promise<void> {
@@ -1607,7 +1633,7 @@ export class Vfs {
       return;
     }
     const meta = withoutContent(await this.client.updateFile(src.id, { name, folderId: destDir.id }));
-    this.tree.upsertFile(meta);
+    this.tree.upsertFile(meta, true);
   }
 
   private async renameDir(
@@ -1645,15 +1671,39 @@ export class Vfs {
     return this.tree.lookup(path) ? null : (this.sidecar(path) ?? null);
   }
 
-  async utimens(path: string, _atime: number, mtime: number): Promise<void> {
+  /** Sets the times a program asked for (undefined: UTIME_OMIT, that one stays). */
+  async utimens(path: string, atime: number | undefined, mtime: number | undefined): Promise<void> {
     if (this.sidecarOnly(path)) return;
     const node = this.find(path);
     // `touch new.md` (create, utimens, close): send the empty note now, so it exists remotely
     // when touch returns (the kernel does not wait for release).
     const open = node.kind === "file" ? this.openNotes.get(node) : undefined;
     if (open && this.needsUpload(open)) await this.upload(open);
-    if (node.kind === "local") node.mtimeMs = mtime;
-    else if (node.kind === "file") node.localMtimeMs = mtime; // the service keeps its own updatedAt
+    const now = Date.now();
+    if (node.kind === "local") {
+      node.mtimeMs = mtime ?? node.mtimeMs;
+      node.atimeMs = atime ?? node.atimeMs;
+      node.ctimeMs = now;
+      this.saveLocal();
+    } else if (node.kind === "file") {
+      // Kept here (the service keeps its own updatedAt), and across restarts while the content is
+      // the same (noteTimes): `rsync -a` and `make` see the times they set.
+      const shown = this.statOf(node);
+      node.localMtimeMs = mtime ?? shown.mtime.getTime();
+      node.localAtimeMs = atime ?? shown.atime.getTime();
+      node.localCtimeMs = now;
+      this.rememberTimes(node);
+    }
+  }
+
+  /** Keeps a delivered note's times for the next mount (a pending one's are kept once it is delivered). */
+  private rememberTimes(node: FileNode): void {
+    if (!node.meta || node.localMtimeMs === undefined || this.tree.heldLocally(node)) return;
+    this.times.set(node.meta.id, {
+      hash: node.meta.contentHash,
+      mtimeMs: node.localMtimeMs,
+      atimeMs: node.localAtimeMs,
+    });
   }
 
   async chmod(path: string, mode: number): Promise<void> {
@@ -1750,6 +1800,7 @@ export class Vfs {
       blob: node.blob,
       mode: node.mode,
       mtimeMs: node.mtimeMs,
+      atimeMs: node.atimeMs,
       ghostOf: node.ghostOf,
     }));
   }
@@ -1771,6 +1822,7 @@ export class Vfs {
       mode: entry.mode,
       size: 0,
       mtimeMs: entry.mtimeMs,
+      atimeMs: entry.atimeMs,
       ghostOf: entry.ghostOf,
     };
     if (entry.ghostOf) this.tree.ghosted.add(entry.ghostOf.id);
@@ -1810,6 +1862,12 @@ function writeInto(open: OpenNote, data: Buffer, at: number): void {
   }
   data.copy(backing, at);
   open.content = backing.subarray(0, length);
+}
+
+/** The note's content changed here, now: mtime and ctime say so (POSIX), whatever the service's clock. */
+function touched(node: FileNode, at = Date.now()): void {
+  node.localMtimeMs = at;
+  node.localCtimeMs = at;
 }
 
 function resize(content: Buffer, size: number): Buffer {
