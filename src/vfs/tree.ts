@@ -43,7 +43,25 @@ export interface LocalNode {
   atimeMs?: number;
   ctimeMs?: number;
   /** A note renamed to a non-note name (vim's `note~`, `.fuse_hidden*`): still bound to its remote id. */
-  ghostOf?: { id: string; etag: string; hash?: string; name: string; shownAs: string };
+  ghostOf?: Claim;
+}
+
+/**
+ * A note's identity left behind under a name: by a rename to a non-note name (a ghost: vim's
+ * `note~`, `sed -i.bak`'s backup, libfuse's `.fuse_hidden*` for a note held open), by content that
+ * cannot be a note (not UTF-8), or by a delete still in the journal. Whatever next takes the name
+ * `shownAs` in that folder (a create, a rename onto it) continues the note: same id, tags, history.
+ */
+export interface Claim {
+  id: string;
+  /** The version the note's next save is based on (If-Match). */
+  etag: string;
+  hash?: string;
+  /** Its name on the service, and the name it had here (what a create or rename must take). */
+  name: string;
+  shownAs: string;
+  /** Its record, so a pending claimant shows its attributes (tags, context) at once. */
+  meta?: TxtFile;
 }
 
 export interface DirNode {

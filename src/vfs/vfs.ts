@@ -1,6 +1,7 @@
 // The filesystem semantics of the mount, with no FUSE in sight: paths in, bytes and errno names out.
 // Metadata comes from the in-memory tree (never the network); bodies from the content cache, a
 // conditional GET, or one folder fetch; writes are buffered per open file and uploaded on flush.
+import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import { constants as fsc } from "node:fs";
 import { stat } from "node:fs/promises";
@@ -19,7 +20,7 @@ import { isNoteName, parentAndName } from "./names.ts";
 import { NoteTimes } from "./noteTimes.ts";
 import { AVAILABILITIES, type Availability, itemsBelow, Pins } from "./pins.ts";
 import { type SidecarNode, Sidecars, sidecarAt } from "./sidecars.ts";
-import { type DirNode, type FileNode, type LocalNode, type Node, Tree } from "./tree.ts";
+import { type Claim, type DirNode, type FileNode, type LocalNode, type Node, Tree } from "./tree.ts";
 import { readXattr, writeXattr, xattrNames } from "./xattrs.ts";
 
 export interface VfsOptions {
@@ -79,9 +80,17 @@ interface OpenSidecar {
 }
 
 type Handle =
-  | { kind: "note"; open: OpenNote; append: boolean; writable: boolean; snapshot?: Buffer }
+  | {
+      kind: "note";
+      open: OpenNote;
+      append: boolean;
+      writable: boolean;
+      /** What a reader reads while nothing is written through the note, and what it is a copy of. */
+      snapshot?: Buffer;
+      snapshotOf?: unknown;
+    }
   | { kind: "sidecar"; open: OpenSidecar }
-  | { kind: "local"; node: LocalNode; fh: LocalHandle; append: boolean }
+  | { kind: "local"; node: LocalNode; fh: LocalHandle; append: boolean; written?: boolean }
   | { kind: "dir" };
 
 /** A note's place in the journal: its id, or its create key while it has none. */
@@ -149,6 +158,8 @@ export class Vfs {
   private nextFd = 1;
   readonly conflicts: string[] = [];
   readonly pins: Pins;
+  /** Notes deleted here whose delete is still in the journal, by folder and name (see Claim). */
+  private readonly tombstones = new Map<DirNode, Map<string, Claim>>();
   private readonly times: NoteTimes;
 
   constructor(opts: VfsOptions) {
@@ -492,6 +503,10 @@ export class Vfs {
         created: false,
       };
       this.openNotes.set(node, open);
+    } else if (!open.dirty && open.content === null) {
+      // Close-to-open: an edit is based on the version there was when its file was opened. A
+      // remote change after that makes the save a conflict (both kept), never a silent overwrite.
+      open.base = baseOf(node.meta);
     }
     open.refs++;
     return open;
@@ -524,6 +539,7 @@ export class Vfs {
     const { parent, name } = parentAndName(path);
     const dir = this.findDir(parent);
     this.checkWritable(dir);
+    checkName(name);
     const existing = dir.children.get(name);
     if (existing) {
       if (existing.kind === "dir") throw fail("EISDIR");
@@ -535,33 +551,81 @@ export class Vfs {
       const node = this.newLocal(dir, name, mode & 0o7777);
       return this.addHandle({ kind: "local", node, fh: LocalHandle.open(node.blob, true), append: false });
     }
-    const node: FileNode = {
-      kind: "file",
-      name,
-      parent: dir,
-      id: null,
-      meta: null,
-      remoteName: name,
-      createKey: randomUUID(),
-      localMtimeMs: Date.now(),
-      localCtimeMs: Date.now(),
-    };
-    // An editor re-creating a note it just renamed away (vim's backupcopy=no) edits that note.
-    const ghost = this.ghostFor(dir, name);
-    this.tree.addChild(dir, node);
+    // A note renamed away or deleted under this name a moment ago is continued, not replaced
+    // (vim's backupcopy=no, git checkout, tar -x, unzip -o): its id, tags and history stay.
+    const claim = await this.claimName(dir, name);
+    const node = this.newNote(dir, name, claim);
     const open = this.openNote(node);
     open.content = Buffer.alloc(0);
     open.created = true;
     // A new note is uploaded by the first flush after a write, or at release if nothing was written
     // (touch): one request per new note, not an empty create followed by a PUT.
-    if (ghost?.ghostOf) {
-      open.dirty = true; // re-created over a renamed-away note: its content is now this (empty) body
-      this.reclaim(node, ghost);
-      open.base = { etag: ghost.ghostOf.etag, hash: ghost.ghostOf.hash ?? "" };
-      ghost.ghostOf = undefined;
-      this.saveLocal();
+    if (claim) {
+      open.dirty = true; // its content is now this (empty) body
+      open.base = { etag: claim.etag, hash: claim.hash ?? "" };
     }
     return this.addHandle({ kind: "note", open, append: false, writable: true });
+  }
+
+  /** A note made here under `name` in `dir`: a new one, or the continuation of `claim`. */
+  private newNote(dir: DirNode, name: string, claim: Claim | undefined, timesOf?: LocalNode): FileNode {
+    const now = Date.now();
+    const node: FileNode = {
+      kind: "file",
+      name,
+      parent: dir,
+      id: claim?.id ?? null,
+      meta: claim?.meta ? { ...claim.meta, name, folderId: dir.id } : null,
+      remoteName: claim ? claim.name : name,
+      createKey: randomUUID(),
+      localMtimeMs: timesOf?.mtimeMs ?? now,
+      localAtimeMs: timesOf?.atimeMs,
+      localCtimeMs: now,
+    };
+    this.tree.addChild(dir, node);
+    if (claim) {
+      this.tree.ghosted.delete(claim.id);
+      this.tree.files.set(claim.id, node);
+    }
+    return node;
+  }
+
+  /**
+   * Takes the identity left under `name` in `dir`, if any (see Claim): a ghost showing that name
+   * (then it becomes a plain local file: vim's backup, sed's `.bak`), or a delete of a note of
+   * that name still waiting in the journal (then the delete is called off).
+   */
+  private async claimName(dir: DirNode, name: string): Promise<Claim | undefined> {
+    for (const child of dir.children.values()) {
+      if (child.kind !== "local" || child.ghostOf?.shownAs !== name) continue;
+      const claim = child.ghostOf;
+      child.ghostOf = undefined;
+      this.saveLocal();
+      return claim;
+    }
+    const claim = this.tombstones.get(dir)?.get(name);
+    if (!claim) return undefined;
+    const entry = this.journal.get(claim.id);
+    if (entry?.delete !== "file" || this.onItsWay(claim.id)) return undefined; // it went
+    this.dropTombstone(claim.id);
+    await this.journal.done(entry);
+    this.tree.deleting.delete(claim.id);
+    return claim;
+  }
+
+  /** Whether the journal entry `key` may be on its way to the service right now (then it is not ours to change). */
+  private onItsWay(key: string): boolean {
+    return (
+      this.replaying !== undefined ||
+      this.journal.inflightBulk<Bulk>()?.items.some((i) => i.key === key) === true
+    );
+  }
+
+  private dropTombstone(id: string): void {
+    for (const [dir, names] of this.tombstones) {
+      for (const [name, claim] of names) if (claim.id === id) names.delete(name);
+      if (names.size === 0) this.tombstones.delete(dir);
+    }
   }
 
   async read(fd: number, length: number, position: number): Promise<Buffer> {
@@ -570,7 +634,16 @@ export class Vfs {
     if (h.kind === "sidecar") return h.open.content.subarray(position, position + length);
     if (h.kind === "local") return h.fh.read(length, position);
     // A reader keeps the body it first read, so a large note reads consistently across calls.
-    if (!h.open.content && !h.snapshot) h.snapshot = await this.body(h.open.node);
+    // A reader keeps the body it read, so a large note reads consistently across calls, until the
+    // note changes (a remote edit, another process's save): then it reads what stat now reports
+    // (`tail -f` shows remote appends).
+    if (!h.open.content) {
+      const version = this.versionOf(h.open.node);
+      if (!h.snapshot || h.snapshotOf !== version) {
+        h.snapshot = await this.body(h.open.node);
+        h.snapshotOf = version;
+      }
+    }
     const content = h.open.content ?? h.snapshot!;
     return content.subarray(position, position + length);
   }
@@ -585,6 +658,7 @@ export class Vfs {
     }
     if (h.kind === "local") {
       const { written, size } = h.fh.write(data, position, h.append);
+      h.written = true;
       h.node.size = size;
       h.node.mtimeMs = h.node.ctimeMs = Date.now();
       return written;
@@ -593,20 +667,28 @@ export class Vfs {
     const open = h.open;
     const content = await this.editable(open);
     // O_APPEND writes arrive at the kernel's idea of the size: append to the real end instead.
-    writeInto(open, data, h.append ? content.length : position);
+    const at = h.append ? content.length : position;
+    // A note holds at most NOTE_CONTENT_BYTES, like a filesystem's largest file: a write is cut
+    // there (the program is told how much went in) and the next one fails with EFBIG.
+    if (at >= NOTE_CONTENT_BYTES) throw fail("EFBIG");
+    if (at + data.length > NOTE_CONTENT_BYTES) data = data.subarray(0, NOTE_CONTENT_BYTES - at);
+    writeInto(open, data, at);
     open.dirty = true;
     open.node.dirtySize = open.content!.length;
     touched(open.node);
     return data.length;
   }
 
+  /** What identifies a note's current content: its pending local save, or the service's version. */
+  private versionOf(node: FileNode): unknown {
+    return this.overlay.get(node) ?? node.meta?.etag;
+  }
+
   /** Loads the body an edit starts from (once), remembering its ETag for If-Match. */
   private async editable(open: OpenNote): Promise<Buffer> {
     if (open.content) return open.content;
-    const base = baseOf(open.node.meta);
-    const body = await this.body(open.node);
-    open.content = Buffer.from(body);
-    open.base = base;
+    // The base stays what it was at open (close-to-open), whatever the body is by now.
+    open.content = Buffer.from(await this.body(open.node));
     return open.content;
   }
 
@@ -619,14 +701,15 @@ export class Vfs {
     }
     if (h.kind === "local") {
       h.fh.truncate(size);
+      h.written = true;
       h.node.size = size;
       h.node.mtimeMs = h.node.ctimeMs = Date.now();
       return;
     }
     const open = h.open;
+    if (size > NOTE_CONTENT_BYTES) throw fail("EFBIG");
     // A truncate only changes the buffer: the upload happens at flush, never an empty body by itself.
     const content = size === 0 ? Buffer.alloc(0) : await this.editable(open);
-    if (size === 0 && open.content === null) open.base = baseOf(open.node.meta);
     open.content = resize(content, size);
     open.dirty = true;
     open.node.dirtySize = size;
@@ -695,6 +778,12 @@ export class Vfs {
     if (h.kind === "local") {
       h.fh.close();
       this.saveLocal();
+      // A note that was kept local (not UTF-8) and is text again goes up as that note.
+      const node = h.node;
+      const lastHandle = ![...this.handles.values()].some((o) => o.kind === "local" && o.node === node);
+      if (h.written && lastHandle && isNoteName(node.name) && this.tree.locals.has(node)) {
+        await this.adoptLocal(node, node.ghostOf);
+      }
       return;
     }
     if (h.kind === "sidecar") {
@@ -723,9 +812,7 @@ export class Vfs {
   private async upload(open: OpenNote): Promise<void> {
     const node = open.node;
     const content = open.content ?? (await this.body(node));
-    // Refused here, at close, like the service would: a write-behind save is accepted locally.
-    if (content.length > NOTE_CONTENT_BYTES)
-      throw fail("EFBIG", `a note holds at most ${NOTE_CONTENT_BYTES} bytes`);
+    if (!isUtf8(content)) return this.becomeLocal(open, content);
     // A note with a journalled write waits its turn behind it, so saves reach the service in order.
     const queued = this.journal.get(journalKey(node));
     if (!queued && !this.writeBehind) {
@@ -746,6 +833,15 @@ export class Vfs {
         );
       }
     }
+    await this.journalSave(node, content, open.base, false);
+    open.dirty = false;
+  }
+
+  /**
+   * Records a save of `node` in the journal (the service gets it in order, in the background) and
+   * shows it at once. `move`: its name and folder go too.
+   */
+  private async journalSave(node: FileNode, content: Buffer, base: Base, move: boolean): Promise<void> {
     await this.journal.put(
       {
         fileId: node.id,
@@ -753,9 +849,10 @@ export class Vfs {
         name: node.remoteName,
         ...this.placeOf(node.parent),
         content: content.toString("utf8"),
-        baseEtag: open.base?.etag ?? null,
-        baseHash: open.base?.hash ?? null,
+        baseEtag: base?.etag ?? null,
+        baseHash: base?.hash ?? null,
         path: this.tree.pathOf(node),
+        ...(move ? { move: true as const } : {}),
       },
       !this.writeBehind, // write-behind: fsync(2) makes it durable; write-through: only offline saves land here
     );
@@ -763,8 +860,49 @@ export class Vfs {
     this.overlay.set(node, Buffer.from(content));
     node.dirtySize = content.length;
     this.attrsChanged(node);
-    open.dirty = false;
     this.deliverSoon();
+  }
+
+  /**
+   * A note whose content is no longer valid UTF-8 (a note is text: the service would have to alter
+   * the bytes) becomes a local-only file holding exactly those bytes, still bound to the note (see
+   * Claim), and every handle open on it now reads and writes that file. Written as text again, it
+   * goes up as the same note.
+   */
+  private async becomeLocal(open: OpenNote, content: Buffer): Promise<void> {
+    const node = open.node;
+    const dir = node.parent;
+    let base = open.base ?? baseOf(node.meta);
+    const pending = this.journal.get(journalKey(node));
+    // Earlier (text) saves still waiting are moot now (`> note` sends its empty step first), unless
+    // already on their way: the service keeps what it has, the claim is based on that.
+    if (pending && !this.onItsWay(journalKey(node))) {
+      await this.journal.done(pending);
+      this.overlay.delete(node);
+      base = pending.baseEtag ? { etag: pending.baseEtag, hash: pending.baseHash ?? "" } : null;
+    }
+    const claim: Claim | undefined = node.id
+      ? {
+          id: node.id,
+          etag: base?.etag ?? "",
+          hash: base?.hash,
+          name: node.remoteName,
+          shownAs: node.name,
+          meta: node.meta ?? undefined,
+        }
+      : undefined;
+    if (node.id) this.tree.removeFile(node.id);
+    else this.tree.detach(node);
+    const local = this.newLocal(dir, node.name, 0o644, content);
+    local.mtimeMs = local.ctimeMs = node.localMtimeMs ?? Date.now();
+    this.keepLocal(local, claim, "not valid UTF-8");
+    for (const [fd, h] of this.handles) {
+      if (h.kind !== "note" || h.open !== open) continue;
+      const fh = LocalHandle.open(local.blob, h.writable);
+      this.handles.set(fd, { kind: "local", node: local, fh, append: h.append });
+    }
+    this.openNotes.delete(node);
+    open.dirty = false;
   }
 
   /**
@@ -1296,6 +1434,7 @@ export class Vfs {
     const { parent, name } = parentAndName(path);
     const dir = this.findDir(parent);
     this.checkWritable(dir);
+    checkName(name);
     if (dir.children.has(name)) throw fail("EEXIST");
     if (this.writeBehind && (dir === this.tree.root || dir.createKey || dir.meta?.role === "owner")) {
       // Shown at once, created on the service in order with what goes into it.
@@ -1371,16 +1510,24 @@ export class Vfs {
     if (node.kind === "local") {
       this.tree.detach(node);
       // A renamed-away note (`note~`, `.fuse_hidden*` at the last close of a removed open note).
-      if (node.ghostOf && this.writeBehind)
+      if (node.ghostOf && this.writeBehind) {
         await this.deleteLater("file", node.ghostOf.id, node.ghostOf.etag, path);
-      else if (node.ghostOf) await this.deleteRemote(node.ghostOf.id, node.ghostOf.etag);
+        this.leaveTombstone(node.parent, node.ghostOf.shownAs, node.ghostOf);
+      } else if (node.ghostOf) await this.deleteRemote(node.ghostOf.id, node.ghostOf.etag);
       this.local.remove(node.blob);
       this.saveLocal();
       return;
     }
     if (node.id && this.deletesLater(node)) {
       await this.deleteLater("file", node.id, node.meta?.etag ?? null, path);
-      this.cache.delete(node.id);
+      this.leaveTombstone(node.parent, node.name, {
+        id: node.id,
+        etag: this.ownSuccessor(node.id, baseOf(node.meta))?.etag ?? node.meta?.etag ?? "",
+        hash: node.meta?.contentHash,
+        name: node.remoteName,
+        shownAs: node.name,
+        meta: node.meta ?? undefined,
+      });
     } else if (node.id) await this.deleteRemote(node.id, node.meta?.etag);
     if (node.id) this.tree.removeFile(node.id);
     else this.tree.detach(node);
@@ -1409,9 +1556,7 @@ export class Vfs {
   private async dropUnsent(node: FileNode): Promise<boolean> {
     const key = journalKey(node);
     const entry = this.journal.get(key);
-    const onItsWay =
-      this.replaying !== undefined || this.journal.inflightBulk<Bulk>()?.items.some((i) => i.key === key);
-    if (node.id || !entry || onItsWay || this.openNotes.has(node)) return false;
+    if (node.id || !entry || this.onItsWay(key) || this.openNotes.has(node)) return false;
     await this.journal.done(entry);
     this.overlay.delete(node);
     this.tree.detach(node);
@@ -1422,9 +1567,7 @@ export class Vfs {
   private async dropUnsentDir(dir: DirNode): Promise<boolean> {
     const key = dirKey(dir);
     const entry = this.journal.get(key);
-    const onItsWay =
-      this.replaying !== undefined || this.journal.inflightBulk<Bulk>()?.items.some((i) => i.key === key);
-    if (!entry || onItsWay) return false;
+    if (!entry || this.onItsWay(key)) return false;
     await this.journal.done(entry);
     this.pendingDirs.delete(key);
     this.tree.removeDir(dir);
@@ -1449,7 +1592,15 @@ export class Vfs {
     await this.deleteDelivered(entry);
   }
 
+  /** A note deleted here, claimable by name until its delete leaves (git checkout, tar -x: delete, then create). */
+  private leaveTombstone(dir: DirNode, name: string, claim: Claim): void {
+    let names = this.tombstones.get(dir);
+    if (!names) this.tombstones.set(dir, (names = new Map()));
+    names.set(name, { ...claim, shownAs: name });
+  }
+
   private async deleteDelivered(entry: JournalEntry): Promise<void> {
+    this.dropTombstone(entry.fileId!);
     await this.journal.done(entry);
     this.times.delete(entry.fileId!);
     this.tree.deleting.delete(entry.fileId!);
@@ -1460,6 +1611,7 @@ export class Vfs {
   /** The service kept the item (it changed remotely meanwhile, or the delete was refused): it shows again. */
   private async deleteUndone(entry: JournalEntry, why: string): Promise<void> {
     this.log.warn({ path: entry.path, why }, "delete not applied; the item shows again");
+    this.dropTombstone(entry.fileId!);
     await this.journal.done(entry);
     const id = entry.fileId!;
     this.tree.deleting.delete(id);
@@ -1491,6 +1643,7 @@ export class Vfs {
     const src = this.find(from);
     const { parent, name } = parentAndName(to);
     const destDir = this.findDir(parent);
+    checkName(name);
     const sidecar = destDir.children.has(name) ? undefined : sidecarAt(destDir, name);
     if (sidecar) {
       // `jq ... > tmp && mv tmp NAME.meta.json`: the renamed file's JSON is applied.
@@ -1556,31 +1709,45 @@ export class Vfs {
       this.saveLocal();
       return;
     }
-    // A local file becomes a note: upload it (or, for a ghost, put the note back under this name).
-    await this.settle(destDir); // a folder made here: once the service has it
-    const content = this.local.read(src.blob).toString("utf8");
-    let meta: TxtFile;
-    if (src.ghostOf) {
-      meta = withoutContent(
-        await this.client.updateFile(src.ghostOf.id, { name, folderId: destDir.id, content }),
-      );
-      this.tree.ghosted.delete(src.ghostOf.id);
-    } else {
-      meta = withoutContent(
-        await this.client.createFile({ name, content, folderId: destDir.id }, randomUUID()),
-      );
+    // A local file becomes a note (rsync's and sed's temp files, a ghost renamed back): it continues
+    // the note it stands for, or the one left under this name, or it is a new note.
+    const claim = src.ghostOf ?? (await this.claimName(destDir, name));
+    src.ghostOf = undefined;
+    this.tree.move(src, destDir, name);
+    await this.adoptLocal(src, claim);
+  }
+
+  /**
+   * A local file under a note name goes up as that note (write-behind, in order with everything
+   * else), continuing `claim` if given. Content that is not valid UTF-8 cannot be a note: the file
+   * stays local with exactly its bytes (and keeps the claim, for when it is text again).
+   */
+  private async adoptLocal(src: LocalNode, claim: Claim | undefined): Promise<void> {
+    const content = this.local.read(src.blob);
+    if (!isUtf8(content)) {
+      this.keepLocal(src, claim, "not valid UTF-8");
+      return;
     }
+    const dir = src.parent;
     this.tree.detach(src);
     this.local.remove(src.blob);
     this.saveLocal();
-    this.cache.set(meta.id, meta.etag, Buffer.from(content, "utf8"));
-    const note = this.tree.upsertFile(meta, true);
-    if (note) {
-      // The file's times come along (rsync -a sets them on its temp file before the rename).
-      note.localMtimeMs = src.mtimeMs;
-      note.localAtimeMs = src.atimeMs;
-      this.rememberTimes(note);
+    const node = this.newNote(dir, src.name, claim, src);
+    // A continued note takes this name and folder too (sent along with its content).
+    node.remoteName = src.name;
+    const base = claim ? { etag: claim.etag, hash: claim.hash ?? "" } : null;
+    await this.journalSave(node, content, base, claim !== undefined);
+    if (!this.writeBehind) await this.drain();
+  }
+
+  /** A file under a note name that cannot be a note stays local, exactly, and says why (once). */
+  private keepLocal(node: LocalNode, claim: Claim | undefined, why: string): void {
+    if (claim) {
+      node.ghostOf = { ...claim, shownAs: node.name };
+      this.tree.ghosted.add(claim.id);
     }
+    this.saveLocal();
+    this.log.warn({ path: this.tree.pathOf(node), why }, "kept as a local-only file");
   }
 
   private async renameNote(src: FileNode, destDir: DirNode, name: string): Promise<void> {
@@ -1779,21 +1946,6 @@ export class Vfs {
     return node;
   }
 
-  private ghostFor(dir: DirNode, name: string): LocalNode | undefined {
-    for (const child of dir.children.values()) {
-      if (child.kind === "local" && child.ghostOf?.shownAs === name) return child;
-    }
-    return undefined;
-  }
-
-  private reclaim(node: FileNode, ghost: LocalNode): void {
-    const id = ghost.ghostOf!.id;
-    this.tree.ghosted.delete(id);
-    node.id = id;
-    node.remoteName = ghost.ghostOf!.name;
-    this.tree.files.set(id, node);
-  }
-
   private localEntries(): ManifestEntry[] {
     return [...this.tree.locals].map((node) => ({
       path: this.tree.pathOf(node),
@@ -1845,7 +1997,11 @@ function splice(content: Buffer, data: Buffer, at: number): Buffer {
   return next;
 }
 
-/** Writes into an open note's body, growing its backing buffer geometrically. */
+/**
+ * Writes into an open note's body. Its backing buffer grows geometrically (a note written 4 KiB at
+ * a time is not copied each time), sized from the body's length, never from the previous backing:
+ * a body truncated and written again must not double its memory each time.
+ */
 function writeInto(open: OpenNote, data: Buffer, at: number): void {
   const current = open.content ?? Buffer.alloc(0);
   const length = Math.max(current.length, at + data.length);
@@ -1853,7 +2009,7 @@ function writeInto(open: OpenNote, data: Buffer, at: number): void {
   const isView =
     backing !== undefined && current.buffer === backing.buffer && current.byteOffset === backing.byteOffset;
   if (!backing || !isView || length > backing.length) {
-    const grown = Buffer.alloc(Math.max(length, (backing?.length ?? 0) * 2, 16 * 1024));
+    const grown = Buffer.alloc(Math.max(length, Math.min(length * 2, length + 64 * 1024 * 1024), 16 * 1024));
     current.copy(grown);
     backing = grown;
     open.backing = grown;
@@ -1868,6 +2024,11 @@ function writeInto(open: OpenNote, data: Buffer, at: number): void {
 function touched(node: FileNode, at = Date.now()): void {
   node.localMtimeMs = at;
   node.localCtimeMs = at;
+}
+
+/** The service keeps names of at most 255 bytes (as POSIX's NAME_MAX): longer ones are refused here, at once. */
+function checkName(name: string): void {
+  if (Buffer.byteLength(name, "utf8") > 255) throw fail("ENAMETOOLONG");
 }
 
 function resize(content: Buffer, size: number): Buffer {

@@ -128,6 +128,7 @@ describe("vfs", () => {
     vfs = await mountVfs();
     expect(await readAll(vfs, "/draft.bak")).toBe("local only");
     await vfs.rename("/draft.bak", "/draft.md");
+    expect(await vfs.drain()).toBe(0); // write-behind, like every save
     expect((await remote()).map((f) => f.name)).toEqual(["draft.md"]);
   });
 
