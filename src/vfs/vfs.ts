@@ -1594,9 +1594,9 @@ export class Vfs {
 
   /** A note deleted here, claimable by name until its delete leaves (git checkout, tar -x: delete, then create). */
   private leaveTombstone(dir: DirNode, name: string, claim: Claim): void {
-    let names = this.tombstones.get(dir);
-    if (!names) this.tombstones.set(dir, (names = new Map()));
+    const names = this.tombstones.get(dir) ?? new Map<string, Claim>();
     names.set(name, { ...claim, shownAs: name });
+    this.tombstones.set(dir, names);
   }
 
   private async deleteDelivered(entry: JournalEntry): Promise<void> {
