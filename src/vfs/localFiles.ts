@@ -31,6 +31,7 @@ export interface ManifestEntry {
   mtimeMs: number;
   atimeMs?: number;
   ghostOf?: LocalNode["ghostOf"];
+  pendingMeta?: LocalNode["pendingMeta"];
 }
 
 /**

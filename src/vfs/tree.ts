@@ -42,6 +42,8 @@ export interface LocalNode {
   mtimeMs: number;
   atimeMs?: number;
   ctimeMs?: number;
+  /** Context and tags set on the file (`rsync -X`, `cp --preserve=all` set them on a temp file): they go with it when it becomes a note. */
+  pendingMeta?: { context?: string; tags?: string[] };
   /** A note renamed to a non-note name (vim's `note~`, `.fuse_hidden*`): still bound to its remote id. */
   ghostOf?: Claim;
 }

@@ -966,12 +966,17 @@ export class Vfs {
         ),
       );
       this.tree.bindFile(node, meta);
+      node.pendingMeta = undefined; // it went with the create
       body = content ?? "";
     } else if (content === undefined) {
       throw new Error("unreachable: a journal entry with neither a body nor a move");
     } else {
       try {
-        meta = withoutContent(await this.client.updateFile(node.id, { content }, { ifMatch: base?.etag }));
+        const sent = node.pendingMeta;
+        meta = withoutContent(
+          await this.client.updateFile(node.id, { content, ...sent }, { ifMatch: base?.etag }),
+        );
+        if (node.pendingMeta === sent) node.pendingMeta = undefined;
         this.replaced(node.id, base, meta);
         this.tree.upsertFile(meta, true);
       } catch (err) {
@@ -1294,7 +1299,7 @@ export class Vfs {
       // one-by-one path renames, then keeps both versions).
       const place = e.move ? { name: e.name, folderId: this.refTo(this.nodeFor(e).parent) } : {};
       const move = e.move && e.content === undefined;
-      items.push({ ...update, move, body: { ...place, content: e.content } });
+      items.push({ ...update, move, body: { ...place, content: e.content, ...this.nodeFor(e).pendingMeta } });
     }
     return items.length < 2 ? [] : bulksOf(items);
   }
@@ -1314,6 +1319,7 @@ export class Vfs {
       this.tree.upsertFile(meta, true);
     }
     if (body.content !== undefined) this.cache.set(meta.id, meta.etag, Buffer.from(body.content, "utf8"));
+    if (node.pendingMeta && carries(body, node.pendingMeta)) node.pendingMeta = undefined;
     // Saved again (or renamed) since the bulk left: that newer save is rebased on `meta` (a copy
     // of the entry tells `done` so), otherwise the entry is delivered.
     await this.journal.done(entry.rev === item.rev ? entry : { ...entry }, meta);
@@ -1681,9 +1687,11 @@ export class Vfs {
    */
   private async replaceNote(src: FileNode | LocalNode, target: FileNode): Promise<void> {
     const content = src.kind === "local" ? this.local.read(src.blob) : await this.body(src);
+    if (src.kind === "local" && src.pendingMeta)
+      target.pendingMeta = { ...target.pendingMeta, ...src.pendingMeta };
     const open = this.openNote(target);
     try {
-      await this.editable(open).catch(() => Buffer.alloc(0));
+      // Its whole content is replaced: the old body is not needed (nor fetched).
       open.content = Buffer.from(content);
       open.dirty = true;
       await this.upload(open);
@@ -1733,8 +1741,10 @@ export class Vfs {
     this.local.remove(src.blob);
     this.saveLocal();
     const node = this.newNote(dir, src.name, claim, src);
-    // A continued note takes this name and folder too (sent along with its content).
+    // A continued note takes this name and folder too (sent along with its content), and the
+    // context and tags set on the file (rsync -X).
     node.remoteName = src.name;
+    node.pendingMeta = src.pendingMeta;
     const base = claim ? { etag: claim.etag, hash: claim.hash ?? "" } : null;
     await this.journalSave(node, content, base, claim !== undefined);
     if (!this.writeBehind) await this.drain();
@@ -1908,6 +1918,7 @@ export class Vfs {
     if (name.startsWith("user.txtfs.")) this.checkWritable(node);
     await this.settle(node);
     await writeXattr(this.client, this.tree, node, name, value);
+    if (node.kind === "local") this.saveLocal();
   }
 
   // ---------------------------------------------------------------- availability on this device
@@ -1954,6 +1965,7 @@ export class Vfs {
       mtimeMs: node.mtimeMs,
       atimeMs: node.atimeMs,
       ghostOf: node.ghostOf,
+      pendingMeta: node.pendingMeta,
     }));
   }
 
@@ -1976,6 +1988,7 @@ export class Vfs {
       mtimeMs: entry.mtimeMs,
       atimeMs: entry.atimeMs,
       ghostOf: entry.ghostOf,
+      pendingMeta: entry.pendingMeta,
     };
     if (entry.ghostOf) this.tree.ghosted.add(entry.ghostOf.id);
     this.tree.addChild(home, node);
@@ -2024,6 +2037,15 @@ function writeInto(open: OpenNote, data: Buffer, at: number): void {
 function touched(node: FileNode, at = Date.now()): void {
   node.localMtimeMs = at;
   node.localCtimeMs = at;
+}
+
+/** Whether a request body carried every context and tag change in `meta`. */
+function carries(
+  body: { context?: string; tags?: string[] },
+  meta: { context?: string; tags?: string[] },
+): boolean {
+  const same = meta.tags === undefined || JSON.stringify(meta.tags) === JSON.stringify(body.tags);
+  return same && (meta.context === undefined || meta.context === body.context);
 }
 
 /** The service keeps names of at most 255 bytes (as POSIX's NAME_MAX): longer ones are refused here, at once. */

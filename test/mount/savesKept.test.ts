@@ -237,3 +237,35 @@ os.ftruncate(fd, 0); os.pwrite(fd, b'ours\\n', 0); os.close(fd)"`);
     expect((await api().get(`/api/v1/files/${copies[0].id}`)).body.content).toBe("ours\n");
   });
 });
+
+describe("a pending note is a note", () => {
+  it("lists and reads its attributes at once, and takes tags right after it is written", async () => {
+    const r = await run(
+      "echo x > px.md && setfattr -n user.txtfs.tags -v a,b px.md && getfattr --absolute-names -d -m - px.md | grep -c '^user.txtfs' && getfattr --only-values -n user.txtfs.tags px.md",
+    );
+    expect(r.stdout).toBe("8\na,b");
+    await m.sync();
+    expect(await noteAt(api(), "px.md")).toMatchObject({ content: "x\n", tags: ["a", "b"] });
+  });
+
+  it("copies with attributes carry context and tags and print nothing (cp --preserve=all, rsync -aX)", async () => {
+    expect(
+      (
+        await m.sh(
+          "echo orig > cpa.md && setfattr -n user.txtfs.tags -v red cpa.md && setfattr -n user.txtfs.context -v ctx cpa.md",
+        )
+      ).code,
+    ).toBe(0);
+    const r = await m.sh(
+      "mkdir -p cpd && cp --preserve=all cpa.md cpd/cp.md && rsync -aX cpa.md cpd/rs.md; echo rsync=$?",
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("rsync=0\n");
+    const original = await noteAt(api(), "cpa.md");
+    for (const copy of ["cpd/cp.md", "cpd/rs.md"]) {
+      const note = await noteAt(api(), copy);
+      expect(note).toMatchObject({ content: "orig\n", tags: ["red"], context: "ctx" });
+      expect(note.id).not.toBe(original.id);
+    }
+  });
+});
