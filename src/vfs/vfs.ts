@@ -158,6 +158,9 @@ export class Vfs {
   private nextFd = 1;
   readonly conflicts: string[] = [];
   readonly pins: Pins;
+  /** Saves the service refused for good (newest last, bounded), and those `txtfs sync` has not reported yet. */
+  readonly refused: RefusedSave[] = [];
+  private unreported: RefusedSave[] = [];
   /** Notes deleted here whose delete is still in the journal, by folder and name (see Claim). */
   private readonly tombstones = new Map<DirNode, Map<string, Claim>>();
   private readonly times: NoteTimes;
@@ -251,6 +254,33 @@ export class Vfs {
       localFiles: this.localEntries().length,
       keptOffline: this.pins.keptBodies,
     };
+  }
+
+  private noteRefused(save: RefusedSave): void {
+    for (const list of [this.refused, this.unreported]) {
+      list.push(save);
+      if (list.length > 100) list.shift();
+    }
+  }
+
+  /** What the service refused since the last call (`txtfs sync` reports each once, and fails). */
+  takeRefused(): RefusedSave[] {
+    return this.unreported.splice(0);
+  }
+
+  /** Every local-only file and why it is not a note on the service (`txtfs status`). */
+  localOnly(): { path: string; why: string }[] {
+    return [...this.tree.locals].map((node) => ({
+      path: this.tree.pathOf(node),
+      why: isNoteName(node.name) ? "not valid UTF-8 (a note is text)" : "not a .md or .txt name",
+    }));
+  }
+
+  /** `name`, or `name.1`, `name.2`... whichever is free in `dir`. */
+  private freeName(dir: DirNode, name: string): string {
+    let candidate = name;
+    for (let n = 1; dir.children.has(candidate); n++) candidate = `${name}.${n}`;
+    return candidate;
   }
 
   // ---------------------------------------------------------------- metadata (memory only)
@@ -1202,12 +1232,27 @@ export class Vfs {
         this.logDelivered(entry.path, "journalled write delivered");
       } catch (err) {
         if (isTransient(err)) return false;
-        // The service refused it for good (e.g. a limit): keep the bytes as a local file, visibly.
-        this.log.error({ err, path: entry.path }, "journalled write refused; kept as a local file");
-        if (entry.content !== undefined)
-          this.newLocal(node.parent, `${node.name}.unsent`, 0o644, Buffer.from(entry.content, "utf8"));
+        // The service refused it for good (e.g. a limit): keep the bytes as a local file, visibly,
+        // and say so in the log, `txtfs sync` (which then fails) and `txtfs status`.
+        const reason = (err as Error).message;
+        let keptAs: string | undefined;
+        if (entry.content !== undefined) {
+          const kept = this.newLocal(
+            node.parent,
+            this.freeName(node.parent, unsentName(node.name)),
+            0o644,
+            Buffer.from(entry.content, "utf8"),
+          );
+          keptAs = this.tree.pathOf(kept);
+        }
+        this.log.error(
+          { err, path: entry.path, keptAs },
+          "the service refused a save; its bytes are kept as a local file",
+        );
+        this.noteRefused({ path: entry.path, reason, keptAs, at: new Date().toISOString() });
         await this.journal.done(entry);
         this.overlay.delete(node);
+        if (!node.id) this.tree.detach(node); // never created: its bytes are in the kept file
         // A refused rename: show the note where the service has it.
         if (entry.move && node.id) await this.reloadNote(node.id);
       }
@@ -2037,6 +2082,22 @@ function writeInto(open: OpenNote, data: Buffer, at: number): void {
 function touched(node: FileNode, at = Date.now()): void {
   node.localMtimeMs = at;
   node.localCtimeMs = at;
+}
+
+export interface RefusedSave {
+  path: string;
+  /** What the service said. */
+  reason: string;
+  /** Where its bytes are kept (a local-only file), if it had content. */
+  keptAs?: string;
+  at: string;
+}
+
+/** `note.md` -> `note.md.unsent`, within the 255 bytes a name may have. */
+function unsentName(name: string): string {
+  let stem = name;
+  while (Buffer.byteLength(`${stem}.unsent.99`, "utf8") > 255) stem = stem.slice(0, -1);
+  return `${stem}.unsent`;
 }
 
 /** Whether a request body carried every context and tag change in `meta`. */

@@ -116,7 +116,9 @@ describe("xattrs on notes", () => {
     for (const name of ["id", "etag", "access", "role", "availability", "connections"]) {
       const r = await m.sh(`setfattr -n user.txtfs.${name} -v forged x/meta.md`);
       expect(r.code, name).toBe(0);
-      expect((await m.sh(`getfattr --only-values -n user.txtfs.${name} x/meta.md`)).stdout, name).not.toBe("forged");
+      expect((await m.sh(`getfattr --only-values -n user.txtfs.${name} x/meta.md`)).stdout, name).not.toBe(
+        "forged",
+      );
     }
     const after = await fileNow();
     expect([after.id, after.etag]).toEqual([before.id, before.etag]);
