@@ -101,6 +101,12 @@ export function registerMount(program: Command): void {
       "--write-through",
       "every save waits for the service (default: saves return once in the on-disk journal, which delivers them in order; fsync and `txtfs sync` wait for delivery)",
     )
+    .option(
+      "--local-dir <name>",
+      "folders of this name keep everything inside on this machine, like .git and node_modules (repeatable; see docs/mount.md)",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     .option("--trace", "log every FUSE operation (debug level)")
     .action(async (mountpointArg: string, opts) => {
       const mountpoint = resolve(mountpointArg);
@@ -161,6 +167,7 @@ export function registerMount(program: Command): void {
         logger: log,
         pollWait: Number(opts.pollWait),
         writeBehind: !opts.writeThrough,
+        localDirs: opts.localDir,
       });
       const started = Date.now();
       await vfs.start((message) => process.stderr.write(`txtfs: ${message}\n`));

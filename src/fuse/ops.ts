@@ -13,6 +13,13 @@ export function toErrno(err: unknown, log: Logger, op: string, path: string): nu
     if (err.errno === "EIO") log.warn({ op, path, err: err.message }, "I/O error");
     return -(constants.errno[err.errno] ?? constants.errno.EIO);
   }
+  // The local disk's own answer for local-only files (EFBIG past its largest file, ENOSPC, EDQUOT).
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const local = code ? constants.errno[code as keyof typeof constants.errno] : undefined;
+  if (local !== undefined) {
+    log.warn({ op, path, err: (err as Error).message }, "local file error");
+    return -local;
+  }
   log.error({ op, path, err }, "unexpected error in a filesystem operation");
   return -constants.errno.EIO;
 }

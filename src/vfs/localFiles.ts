@@ -32,6 +32,8 @@ export interface ManifestEntry {
   atimeMs?: number;
   ghostOf?: LocalNode["ghostOf"];
   pendingMeta?: LocalNode["pendingMeta"];
+  /** A local folder (see localDirs.ts), not a file: its kind. */
+  dir?: "until-note" | "always";
 }
 
 /**

@@ -76,6 +76,12 @@ export interface DirNode {
   children: Map<string, Node>;
   /** Set while a folder made here (mkdir) is on its way to the service: its create's key. */
   createKey?: string;
+  /**
+   * A folder kept on this machine only (see localDirs.ts): "until-note" while it holds no note (a
+   * dot-folder: it is created on the service with the first note put inside), "always" for the
+   * folders tools keep their own state in (.git, node_modules: what is inside stays local).
+   */
+  localOnly?: "until-note" | "always";
 }
 
 export type Node = FileNode | LocalNode | DirNode;
@@ -112,6 +118,8 @@ export class Tree {
   readonly deleting = new Set<string>();
   /** Every local-only file in the tree (for the manifest, without walking every folder). */
   readonly locals = new Set<LocalNode>();
+  /** Every local-only folder (see DirNode.localOnly). */
+  readonly localDirs = new Set<DirNode>();
   /**
    * Called on every change of the tree, synchronously, so caches of attributes kept outside
    * JavaScript (the FUSE adapter's) can be dropped before anyone reads the new state. `changed`:
@@ -351,6 +359,7 @@ export class Tree {
     node.parent = parent;
     this.onChange(node);
     if (node.kind === "local") this.locals.add(node);
+    if (node.kind === "dir" && node.localOnly) this.localDirs.add(node);
     // A free name that is already the node's own needs no relayout: creating many notes in one
     // folder stays linear.
     const free = !parent.children.has(node.name);
@@ -361,6 +370,7 @@ export class Tree {
   detach(node: Node): void {
     this.onChange(node);
     if (node.kind === "local") this.locals.delete(node);
+    if (node.kind === "dir") this.localDirs.delete(node);
     const parent = node.parent;
     if (!parent) return;
     if (parent.children.get(node.name) === node) {
@@ -383,6 +393,7 @@ export class Tree {
     node.parent = to;
     to.children.set(node.name, node);
     if (node.kind === "local") this.locals.add(node);
+    if (node.kind === "dir" && node.localOnly) this.localDirs.add(node);
     this.relayout(to);
     if (from && from !== to) this.relayout(from);
   }

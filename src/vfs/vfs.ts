@@ -15,6 +15,7 @@ import { fail, toVfsError, VfsError } from "./errors.ts";
 import { ChangeFollower } from "./follower.ts";
 import { Journal, type JournalEntry } from "./journal.ts";
 import { type Bulk, type BulkItem, type BulkResult, bulksOf, pushBulk } from "./journalSync.ts";
+import { ALWAYS_LOCAL_DIRS, localDirKind } from "./localDirs.ts";
 import { LocalFiles, LocalHandle, type ManifestEntry } from "./localFiles.ts";
 import { isNoteName, parentAndName } from "./names.ts";
 import { NoteTimes } from "./noteTimes.ts";
@@ -41,6 +42,8 @@ export interface VfsOptions {
   writeBehind?: boolean;
   /** This mount's registered device (its availability states are recorded there). */
   deviceId?: string;
+  /** More folder names whose content stays local (see localDirs.ts). */
+  localDirs?: string[];
 }
 
 export interface Stat {
@@ -163,6 +166,7 @@ export class Vfs {
   private unreported: RefusedSave[] = [];
   /** Notes deleted here whose delete is still in the journal, by folder and name (see Claim). */
   private readonly tombstones = new Map<DirNode, Map<string, Claim>>();
+  private readonly alwaysLocal: ReadonlySet<string>;
   private readonly times: NoteTimes;
 
   constructor(opts: VfsOptions) {
@@ -174,6 +178,7 @@ export class Vfs {
       this.log.error({ err }, "could not save the local-files manifest"),
     );
     this.journal = new Journal(opts.cacheDir);
+    this.alwaysLocal = new Set([...ALWAYS_LOCAL_DIRS, ...(opts.localDirs ?? [])]);
     this.times = new NoteTimes(opts.cacheDir, (err) => this.log.error({ err }, "could not save note times"));
     this.sidecars = new Sidecars(this.client, this.tree);
     this.tree.heldLocally = (node) =>
@@ -208,8 +213,12 @@ export class Vfs {
       node.localAtimeMs = kept.atimeMs;
     }
     onProgress?.(`${index.files.length} notes in ${index.folders.length} folders`);
-    for (const entry of await this.local.init()) this.restoreLocal(entry);
+    // Folders made here first (journal), then what is kept locally inside them.
     this.restoreJournal(await this.journal.load());
+    const kept = await this.local.init();
+    // Local folders before what is in them.
+    kept.sort((a, b) => Number(!a.dir) - Number(!b.dir) || a.path.length - b.path.length);
+    for (const entry of kept) this.restoreLocal(entry);
     await this.pins.init();
     // The service's record of this device's states wins (fetched after the mount is up: no delay).
     void this.pins.loadRemote().finally(() => this.pins.startRefreshing(() => this.tree.files.values()));
@@ -272,7 +281,12 @@ export class Vfs {
   localOnly(): { path: string; why: string }[] {
     return [...this.tree.locals].map((node) => ({
       path: this.tree.pathOf(node),
-      why: isNoteName(node.name) ? "not valid UTF-8 (a note is text)" : "not a .md or .txt name",
+      why:
+        node.parent.localOnly === "always"
+          ? "inside a folder whose content stays local"
+          : isNoteName(node.name)
+            ? "not valid UTF-8 (a note is text)"
+            : "not a .md or .txt name",
     }));
   }
 
@@ -577,10 +591,11 @@ export class Vfs {
       await this.truncateOpen(this.handle(fd), 0);
       return fd;
     }
-    if (!isNoteName(name)) {
+    if (!isNoteName(name) || dir.localOnly === "always") {
       const node = this.newLocal(dir, name, mode & 0o7777);
       return this.addHandle({ kind: "local", node, fh: LocalHandle.open(node.blob, true), append: false });
     }
+    await this.materialize(dir);
     // A note renamed away or deleted under this name a moment ago is continued, not replaced
     // (vim's backupcopy=no, git checkout, tar -x, unzip -o): its id, tags and history stay.
     const claim = await this.claimName(dir, name);
@@ -811,7 +826,8 @@ export class Vfs {
       // A note that was kept local (not UTF-8) and is text again goes up as that note.
       const node = h.node;
       const lastHandle = ![...this.handles.values()].some((o) => o.kind === "local" && o.node === node);
-      if (h.written && lastHandle && isNoteName(node.name) && this.tree.locals.has(node)) {
+      const kept = node.parent.localOnly === "always";
+      if (h.written && lastHandle && !kept && isNoteName(node.name) && this.tree.locals.has(node)) {
         await this.adoptLocal(node, node.ghostOf);
       }
       return;
@@ -1487,6 +1503,23 @@ export class Vfs {
     this.checkWritable(dir);
     checkName(name);
     if (dir.children.has(name)) throw fail("EEXIST");
+    const local = localDirKind(name, dir.localOnly, this.alwaysLocal);
+    if (local) {
+      // Kept on this machine (see localDirs.ts): git init, .obsidian, node_modules.
+      const made: DirNode = {
+        kind: "dir",
+        name,
+        parent: dir,
+        id: null,
+        meta: provisionalFolder(name, dir),
+        children: new Map(),
+        localOnly: local,
+      };
+      this.tree.addChild(dir, made);
+      this.saveLocal();
+      return;
+    }
+    await this.materialize(dir);
     if (this.writeBehind && (dir === this.tree.root || dir.createKey || dir.meta?.role === "owner")) {
       // Shown at once, created on the service in order with what goes into it.
       const made: DirNode = {
@@ -1522,6 +1555,7 @@ export class Vfs {
 
   /** Where an item in `dir` goes on the service: its id, or the key of its create on the way. */
   private placeOf(dir: DirNode): { folderId: string | null; parentKey?: string } {
+    if (dir.localOnly) throw new Error(`bug: ${this.tree.pathOf(dir)} is local; materialize it first`);
     return dir.createKey ? { folderId: null, parentKey: dirKey(dir) } : { folderId: dir.id };
   }
 
@@ -1535,6 +1569,11 @@ export class Vfs {
     if (dir === this.tree.root) throw fail("EPERM");
     this.checkWritable(dir);
     if (dir.children.size > 0) throw fail("ENOTEMPTY"); // POSIX: only an empty directory
+    if (dir.localOnly) {
+      this.tree.detach(dir);
+      this.saveLocal();
+      return;
+    }
     if (this.isPending(dir) && (await this.dropUnsentDir(dir))) return;
     await this.settle(dir);
     if (this.deletesLater(dir)) {
@@ -1757,11 +1796,12 @@ export class Vfs {
   }
 
   private async renameLocal(src: LocalNode, destDir: DirNode, name: string): Promise<void> {
-    if (!isNoteName(name)) {
+    if (!isNoteName(name) || destDir.localOnly === "always") {
       this.tree.move(src, destDir, name);
       this.saveLocal();
       return;
     }
+    await this.materialize(destDir);
     // A local file becomes a note (rsync's and sed's temp files, a ghost renamed back): it continues
     // the note it stands for, or the one left under this name, or it is a new note.
     const claim = src.ghostOf ?? (await this.claimName(destDir, name));
@@ -1776,12 +1816,14 @@ export class Vfs {
    * stays local with exactly its bytes (and keeps the claim, for when it is text again).
    */
   private async adoptLocal(src: LocalNode, claim: Claim | undefined): Promise<void> {
+    const dir = src.parent;
+    if (dir.localOnly === "always") return; // what is inside stays local (localDirs.ts)
     const content = this.local.read(src.blob);
     if (!isUtf8(content)) {
       this.keepLocal(src, claim, "not valid UTF-8");
       return;
     }
-    const dir = src.parent;
+    await this.materialize(dir);
     this.tree.detach(src);
     this.local.remove(src.blob);
     this.saveLocal();
@@ -1806,6 +1848,9 @@ export class Vfs {
   }
 
   private async renameNote(src: FileNode, destDir: DirNode, name: string): Promise<void> {
+    // Into a folder whose content stays local: mv copies it there and deletes the note (EXDEV).
+    if (destDir.localOnly === "always") throw fail("EXDEV");
+    await this.materialize(destDir);
     if (isNoteName(name) && (this.writeBehind || !src.id)) {
       // Shown at once; the journal sends the new name and folder in order with the note's saves
       // (a note not created yet is simply created under its new name).
@@ -1869,6 +1914,9 @@ export class Vfs {
       if (target.children.size > 0) throw fail("ENOTEMPTY");
     }
     for (let d: DirNode | null = destDir; d; d = d.parent) if (d === src) throw fail("EINVAL");
+    if (src.localOnly) return this.renameLocalDir(src, destDir, name, target);
+    if (destDir.localOnly === "always") throw fail("EXDEV");
+    await this.materialize(destDir);
     // A folder made here moves, or takes a folder in, once the service has it.
     await this.settle(src);
     await this.settle(destDir);
@@ -1878,6 +1926,62 @@ export class Vfs {
       this.tree.upsertFolder(folder);
     } catch (err) {
       throw toVfsError(err);
+    }
+  }
+
+  /** A local folder moves here; under a name that is not local (no dot), it becomes an ordinary folder. */
+  private async renameLocalDir(src: DirNode, destDir: DirNode, name: string, target: Node | undefined) {
+    if (target?.kind === "dir") await this.rmdir(this.tree.pathOf(target));
+    src.meta = provisionalFolder(name, destDir); // a folder is shown under its record's name
+    this.tree.move(src, destDir, name);
+    const kind = localDirKind(name, destDir.localOnly, this.alwaysLocal);
+    if (kind) src.localOnly = kind;
+    else {
+      await this.materialize(destDir);
+      await this.promote(src);
+    }
+    this.saveLocal();
+  }
+
+  /** A local "until-note" folder is about to hold a note: it (and its local parents) go to the service. */
+  private async materialize(dir: DirNode): Promise<void> {
+    if (dir.localOnly !== "until-note") return;
+    const chain: DirNode[] = [];
+    for (let d: DirNode | null = dir; d?.localOnly === "until-note"; d = d.parent) chain.unshift(d);
+    for (const d of chain) await this.promote(d, false);
+  }
+
+  /**
+   * A local folder becomes an ordinary one: created on the service in order with what goes into it
+   * (as mkdir does). `deep`: folders inside that are local only because it was follow.
+   */
+  private async promote(dir: DirNode, deep = true): Promise<void> {
+    dir.localOnly = undefined;
+    this.tree.localDirs.delete(dir);
+    dir.createKey = randomUUID();
+    this.pendingDirs.set(dirKey(dir), dir);
+    const path = this.tree.pathOf(dir);
+    await this.journal.put(
+      {
+        fileId: null,
+        createKey: dir.createKey,
+        name: dir.name,
+        baseEtag: null,
+        path,
+        folder: true,
+        ...this.placeOf(dir.parent!),
+      },
+      false,
+    );
+    this.attrsChanged(dir);
+    this.saveLocal();
+    this.deliverSoon();
+    if (!deep) return;
+    for (const child of dir.children.values()) {
+      if (child.kind !== "dir" || !child.localOnly) continue;
+      const kind = localDirKind(child.name, undefined, this.alwaysLocal);
+      if (kind) child.localOnly = kind;
+      else await this.promote(child);
     }
   }
 
@@ -2003,15 +2107,24 @@ export class Vfs {
   }
 
   private localEntries(): ManifestEntry[] {
-    return [...this.tree.locals].map((node) => ({
-      path: this.tree.pathOf(node),
-      blob: node.blob,
-      mode: node.mode,
-      mtimeMs: node.mtimeMs,
-      atimeMs: node.atimeMs,
-      ghostOf: node.ghostOf,
-      pendingMeta: node.pendingMeta,
+    const dirs: ManifestEntry[] = [...this.tree.localDirs].map((dir) => ({
+      path: this.tree.pathOf(dir),
+      blob: "",
+      mode: 0o755,
+      mtimeMs: Date.parse(dir.meta?.updatedAt ?? "") || 0,
+      dir: dir.localOnly,
     }));
+    return dirs.concat(
+      [...this.tree.locals].map((node) => ({
+        path: this.tree.pathOf(node),
+        blob: node.blob,
+        mode: node.mode,
+        mtimeMs: node.mtimeMs,
+        atimeMs: node.atimeMs,
+        ghostOf: node.ghostOf,
+        pendingMeta: node.pendingMeta,
+      })),
+    );
   }
 
   /** Records local files in the manifest, a moment later (see LocalFiles.save). */
@@ -2023,6 +2136,20 @@ export class Vfs {
     const { parent, name } = parentAndName(entry.path);
     const dir = this.tree.lookup(parent);
     const home = dir?.kind === "dir" ? dir : this.tree.root;
+    if (entry.dir) {
+      if (home.children.has(name)) return; // made on the service meanwhile (by another device)
+      const local: DirNode = {
+        kind: "dir",
+        name,
+        parent: home,
+        id: null,
+        meta: provisionalFolder(name, home),
+        children: new Map(),
+        localOnly: entry.dir,
+      };
+      this.tree.addChild(home, local);
+      return;
+    }
     const node: LocalNode = {
       kind: "local",
       name,

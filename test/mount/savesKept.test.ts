@@ -269,3 +269,43 @@ describe("a pending note is a note", () => {
     }
   });
 });
+
+describe("folders tools keep their state in stay on this machine", () => {
+  it("git init makes no folder on the service; a dot-folder goes up with its first note; node_modules never", async () => {
+    const r = await m.sh(
+      "mkdir lf && cd lf && git init -q repo && find repo/.git -type d | wc -l && " +
+        "mkdir -p .obsidian/plugins && echo '{}' > .obsidian/app.json && " +
+        "mkdir -p node_modules/pkg && echo '# readme' > node_modules/pkg/README.md && " +
+        "mkdir -p .github/ISSUE_TEMPLATE && echo bug > .github/ISSUE_TEMPLATE/bug.md && " +
+        "git -C repo status --short | wc -l",
+    );
+    expect(r.code).toBe(0);
+    expect(Number(r.stdout.split("\n")[0])).toBeGreaterThan(5);
+    const index = await flatIndex(api());
+    const names = index.folders.map((f) => f.name).sort();
+    expect(names).toContain("lf");
+    expect(names).toContain("repo");
+    expect(names).toContain(".github");
+    expect(names).toContain("ISSUE_TEMPLATE");
+    for (const local of [".git", "objects", "refs", ".obsidian", "plugins", "node_modules", "pkg"]) {
+      expect(names, local).not.toContain(local);
+    }
+    expect(index.files.map((f) => f.name)).not.toContain("README.md");
+    expect(await contentAt(api(), "lf/.github/ISSUE_TEMPLATE/bug.md")).toBe("bug\n");
+    // Kept across a restart of the daemon, with what is inside.
+    await m.remount();
+    const after = await run(
+      "git -C lf/repo rev-parse --git-dir && cat lf/.obsidian/app.json lf/node_modules/pkg/README.md",
+    );
+    expect(after.stdout).toBe(".git\n{}\n# readme\n");
+    // Renamed to an ordinary name, a local folder becomes an ordinary one.
+    expect((await m.sh("mv lf/.obsidian lf/obsidian-public")).code).toBe(0);
+    expect((await flatIndex(api())).folders.map((f) => f.name)).toContain("obsidian-public");
+    // mv of a note into a folder whose content stays local: copied there, the note deleted.
+    expect(
+      (await m.sh("echo n > lf/mvme.md && mv lf/mvme.md lf/node_modules/ && cat lf/node_modules/mvme.md"))
+        .stdout,
+    ).toBe("n\n");
+    expect(await findByPath(api(), "lf/mvme.md")).toBeUndefined();
+  });
+});
