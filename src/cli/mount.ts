@@ -195,8 +195,8 @@ export function registerMount(program: Command): void {
           startedAt: new Date(started).toISOString(),
           updatedAt: new Date().toISOString(),
           stats: vfs.stats(),
-          conflicts: vfs.conflicts,
-          refused: vfs.refused,
+          conflicts: [...vfs.conflicts],
+          refused: [...vfs.refused],
           localOnly: vfs.localOnly(),
         });
       record();

@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { TxtfsClient } from "../../src/client/api.ts";
 import { createLogger } from "../../src/lib/logger.ts";
-import { Journal } from "../../src/vfs/journal.ts";
-import { type BulkItem, bulksOf, pushBulk } from "../../src/vfs/journalSync.ts";
+import { type BulkItem, bulksOf, pushBulk } from "../../src/vfs/delivery/bulk.ts";
+import { Journal } from "../../src/vfs/delivery/journal.ts";
 import { Vfs } from "../../src/vfs/vfs.ts";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
 

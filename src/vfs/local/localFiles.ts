@@ -22,7 +22,7 @@ import {
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import type { LocalNode } from "./tree.ts";
+import type { LocalNode } from "../tree.ts";
 
 export interface ManifestEntry {
   path: string;

@@ -1,10 +1,10 @@
 // Note metadata as extended attributes: user.txtfs.context and .tags (read-write), .connections
 // and the identity fields (read-only). security.* and system.* are answered from memory: the kernel
 // asks for security.capability before every write, and sed/vim probe ACLs.
-import { ApiError, type TxtfsClient, withoutContent } from "../client/api.ts";
-import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
-import { fail, toVfsError } from "./errors.ts";
-import type { Node, Tree } from "./tree.ts";
+import { ApiError, type TxtfsClient, withoutContent } from "../../client/api.ts";
+import type { TxtFile, TxtFolder } from "../../lib/apiTypes.ts";
+import { fail, toVfsError } from "../errors.ts";
+import type { Node, Tree } from "../tree.ts";
 
 const P = "user.txtfs.";
 export const XATTR_NAMES = [
