@@ -9,6 +9,7 @@ import { Journal, type JournalEntry } from "./delivery/journal.ts";
 import { fail, toVfsError } from "./errors.ts";
 import { ChangeFollower } from "./follower.ts";
 import type { OpenFiles } from "./handles.ts";
+import { decide, noteState } from "./lifecycle.ts";
 import type { Claims } from "./local/claims.ts";
 import { ALWAYS_LOCAL_DIRS } from "./local/localDirs.ts";
 import { LocalFiles, type LocalHandle, type ManifestEntry } from "./local/localFiles.ts";
@@ -191,8 +192,7 @@ export class VfsCore {
     this.alwaysLocal = new Set([...ALWAYS_LOCAL_DIRS, ...(opts.localDirs ?? [])]);
     this.times = new NoteTimes(opts.cacheDir, (err) => this.log.error({ err }, "could not save note times"));
     this.sidecars = new Sidecars(this.client, this.tree);
-    this.tree.heldLocally = (node) =>
-      this.journal.get(journalKey(node)) !== undefined || this.openNotes.get(node)?.dirty === true;
+    this.tree.lifecycle = (node, event) => decide(noteState(this, node), event);
     this.tree.placement = (meta, node) => {
       // By id, or, for a note whose create is just being delivered, by its create key.
       const pending =

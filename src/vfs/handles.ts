@@ -14,6 +14,7 @@ import {
   type VfsCore,
 } from "./core.ts";
 import { fail, toVfsError } from "./errors.ts";
+import { decide, noteState } from "./lifecycle.ts";
 import { LocalHandle } from "./local/localFiles.ts";
 import type { SidecarNode } from "./meta/sidecars.ts";
 import { isNoteName } from "./names.ts";
@@ -342,8 +343,9 @@ export class OpenFiles {
     open.dirty = false;
   }
 
-  /** Dirty, or created and never sent (touch): what flush and release must upload. */
+  /** Whether closing it now saves something (lifecycle.ts: dirty, or made here and never sent). */
   needsUpload(open: OpenNote): boolean {
-    return open.dirty || (open.created && !open.node.id && !this.c.overlay.has(open.node));
+    const action = decide(noteState(this.c, open.node), "close");
+    return action === "save" || (action === "save-empty" && open.created);
   }
 }

@@ -3,6 +3,7 @@ import { constants as fsc } from "node:fs";
 import { ApiError, withoutContent } from "../client/api.ts";
 import { baseOf, checkName, dirKey, journalKey, provisionalFolder, type VfsCore } from "./core.ts";
 import { fail, toVfsError } from "./errors.ts";
+import { decide, noteState } from "./lifecycle.ts";
 import { localDirKind } from "./local/localDirs.ts";
 import { LocalHandle } from "./local/localFiles.ts";
 import { sidecarAt } from "./meta/sidecars.ts";
@@ -173,7 +174,12 @@ export class Namespace {
     const node = this.c.find(path);
     if (node.kind === "dir") throw fail("EISDIR");
     this.c.checkWritable(node);
-    if (node.kind === "file" && (await this.dropUnsent(node))) return;
+    // What an unlink does to a note depends on where it stands (lifecycle.ts): one that never left
+    // is forgotten; one whose create may be on its way is deleted once it is there; otherwise the
+    // delete goes in the journal (If-Match), leaving a tombstone its name can be claimed from.
+    if (node.kind === "file" && decide(noteState(this.c, node), "unlink") === "forget") {
+      if (await this.dropUnsent(node)) return;
+    }
     await this.c.delivery.settle(node);
     if (node.kind === "local") {
       this.c.tree.detach(node);

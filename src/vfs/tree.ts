@@ -131,8 +131,9 @@ export class Tree {
    * has not received yet (so the change feed never moves a renamed note back meanwhile).
    */
   placement: (meta: TxtFile, node: FileNode | undefined) => TxtFile = (meta) => meta;
-  /** Whether a note has a local save not yet on the service (then a remote record never resets its times). */
-  heldLocally: (node: FileNode) => boolean = () => false;
+  /** What a remote change or delete does to a note, by its state (lifecycle.ts). */
+  lifecycle: (node: FileNode, event: "remote-change" | "remote-delete") => string = (_, event) =>
+    event === "remote-change" ? "apply-remote" : "remove";
   /** Owner account id -> the name of their folder under `Shared with me/` (their email). */
   private readonly owners = new Map<string, string>();
   private sharedRoot: DirNode | null = null;
@@ -261,7 +262,7 @@ export class Tree {
     if (node.meta && meta.updatedAt < node.meta.updatedAt) return node;
     const moved = node.parent !== parent;
     const renamed = node.meta?.name !== meta.name || node.meta?.type !== meta.type;
-    if (!own && node.meta && !this.heldLocally(node)) {
+    if (!own && node.meta && this.lifecycle(node, "remote-change") === "apply-remote") {
       // mtime follows the content: a remote edit shows its own time (and auto_cache drops stale
       // pages), a metadata-only change keeps the time shown so far.
       if (node.meta.contentHash !== meta.contentHash) node.localMtimeMs = undefined;
@@ -285,6 +286,16 @@ export class Tree {
     node.id = meta.id;
     this.files.set(meta.id, node);
     this.upsertFile(meta, true);
+  }
+
+  /**
+   * The change feed says note `id` was deleted elsewhere. A note with a local save still on its way
+   * stays (lifecycle.ts): that save creates it again when delivered, nothing written here is lost.
+   */
+  remoteDelete(id: string): void {
+    const node = this.files.get(id);
+    if (node && this.lifecycle(node, "remote-delete") === "keep-and-recreate") return;
+    this.removeFile(id);
   }
 
   removeFile(id: string): FileNode | undefined {

@@ -120,6 +120,33 @@ describe("vfs", () => {
     });
   });
 
+  it("a note deleted remotely while a local save waits keeps showing it, and the save creates it again", async () => {
+    const { file } = (await u.api.post("/api/v1/files", { name: "d.md", content: "base" })).body;
+    const vfs = await mountVfs();
+    const fd = await vfs.open("/d.md", fsc.O_RDWR);
+    await vfs.write(fd, Buffer.from("ours"), 0);
+    await vfs.flush(fd); // journalled, not delivered yet
+    await u.api.delete(`/api/v1/files/${file.id}`);
+    // The feed's tombstone arrives (poll wait 1 s): the pending save keeps the note in view.
+    const tree = vfs.tree;
+    tree.remoteDelete(file.id);
+    expect(vfs.readdir("/")).toEqual(["d.md"]);
+    expect((await vfs.read(fd, 100, 0)).toString()).toBe("ours");
+    await vfs.release(fd);
+    expect(await vfs.drain()).toBe(0);
+    const files = await remote();
+    expect(files.map((f) => f.name)).toEqual(["d.md"]);
+    expect((await u.api.get(`/api/v1/files/${files[0]!.id}`)).body.content).toBe("ours");
+  });
+
+  it("a clean note deleted remotely goes away", async () => {
+    const { file } = (await u.api.post("/api/v1/files", { name: "gone.md", content: "x" })).body;
+    const vfs = await mountVfs();
+    await u.api.delete(`/api/v1/files/${file.id}`);
+    vfs.tree.remoteDelete(file.id);
+    expect(vfs.readdir("/")).toEqual([]);
+  });
+
   it("non-note names stay local and survive a restart; renaming to .md uploads", async () => {
     let vfs = await mountVfs();
     await writeFile(vfs, "/draft.bak", "local only");

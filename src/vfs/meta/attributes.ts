@@ -1,5 +1,6 @@
 import { S_IFDIR, S_IFREG, STATE_XATTR, type Stat, type VfsCore } from "../core.ts";
 import { fail, toVfsError } from "../errors.ts";
+import { noteState } from "../lifecycle.ts";
 import { AVAILABILITIES, type Availability, itemsBelow } from "../meta/pins.ts";
 import { type SidecarNode, sidecarAt } from "../meta/sidecars.ts";
 import { readXattr, writeXattr, xattrNames } from "../meta/xattrs.ts";
@@ -146,7 +147,7 @@ export class Attributes {
 
   /** Keeps a delivered note's times for the next mount (a pending one's are kept once it is delivered). */
   rememberTimes(node: FileNode): void {
-    if (!node.meta || node.localMtimeMs === undefined || this.c.tree.heldLocally(node)) return;
+    if (!node.meta || node.localMtimeMs === undefined || noteState(this.c, node) !== "clean") return;
     this.c.times.set(node.meta.id, {
       hash: node.meta.contentHash,
       mtimeMs: node.localMtimeMs,
