@@ -1,0 +1,93 @@
+// fast-check around runSequence: random sequences from a fixed seed, a failure shrunk to a minimal
+// sequence, printed as a bash script that reproduces it by hand.
+import { appendFileSync } from "node:fs";
+import fc from "fast-check";
+import { type Op, opArb, showOp } from "./ops.ts";
+import type { RunFailure } from "./runner.ts";
+
+export interface SeedRun {
+  seed: number;
+  mode: "step" | number;
+  maxOps: number;
+  /** Runs one sequence on fresh trees; undefined when target and model agree. */
+  run(ops: Op[]): Promise<RunFailure | undefined>;
+  /** Operations for the harness's self-test (default: the everyday ones). */
+  arb?: fc.Arbitrary<Op>;
+  /** Time allowed for shrinking a failure (ms). */
+  shrinkMs?: number;
+  numRuns?: number;
+}
+
+export interface SeedReport {
+  seed: number;
+  mode: string;
+  runs: number;
+  ops: number;
+  mix: Record<string, number>;
+  failed: boolean;
+  /** The shrunk sequence and what differed. */
+  counterexample?: Op[];
+  failure?: RunFailure;
+  text?: string;
+}
+
+export const modeName = (mode: "step" | number) => (mode === "step" ? "step" : `burst ${mode} ms`);
+
+export function describeFailure(seed: number, mode: "step" | number, ops: Op[], failure: RunFailure, path?: string) {
+  const pause = typeof mode === "number" && mode > 0 ? `sleep ${mode / 1000}` : undefined;
+  const lines = ops.map((op, i) => `${String(i).padStart(3)}: ${showOp(op)}${pause && i < ops.length - 1 ? `; ${pause}` : ""}`);
+  const where =
+    failure.step < 0 ? "during setup" : failure.step >= ops.length ? "after txtfs sync" : `after operation ${failure.step}`;
+  return [
+    `seed ${seed}, mode ${modeName(mode)}${path ? `, fast-check path ${path}` : ""}: ${ops.length} operations`,
+    `(cwd: a fresh folder; setup first: mkdir d1 and four notes, delivered)`,
+    ...lines,
+    `differences ${where}:`,
+    ...failure.problems.map((p) => `  ${p}`),
+  ].join("\n");
+}
+
+/** Runs `numRuns` sequences from `seed`; on a difference shrinks it and returns the minimal one. */
+export async function checkSeed(s: SeedRun): Promise<SeedReport> {
+  const mix: Record<string, number> = {};
+  let runs = 0;
+  let opsRun = 0;
+  let last: { ops: Op[]; failure: RunFailure } | undefined;
+  const property = fc.asyncProperty(
+    fc.array(s.arb ?? opArb, { minLength: 1, maxLength: s.maxOps, size: "max" }),
+    async (ops) => {
+      runs++;
+      opsRun += ops.length;
+      for (const op of ops) mix[op.k] = (mix[op.k] ?? 0) + 1;
+      const failure = await s.run(ops);
+      if (failure) {
+        last = { ops, failure };
+        return false;
+      }
+      return true;
+    },
+  );
+  const details = await fc.check(property, {
+    seed: s.seed,
+    numRuns: s.numRuns ?? 1,
+    interruptAfterTimeLimit: s.shrinkMs ?? 30_000,
+    markInterruptAsFailure: false,
+    endOnFailure: false,
+  });
+  const report: SeedReport = { seed: s.seed, mode: modeName(s.mode), runs, ops: opsRun, mix, failed: details.failed };
+  if (details.failed) {
+    const ops = (details.counterexample?.[0] as Op[] | undefined) ?? last?.ops ?? [];
+    // The counterexample's own failure (the last failing run is the shrunk one, or a later try).
+    const failure = last && sameOps(last.ops, ops) ? last.failure : ((await s.run(ops)) ?? last?.failure);
+    report.counterexample = ops;
+    report.failure = failure;
+    report.text = failure
+      ? describeFailure(s.seed, s.mode, ops, failure, details.counterexamplePath ?? undefined)
+      : `seed ${s.seed}: failed, but the shrunk sequence passed when run again (timing)`;
+  }
+  const file = process.env.TXTFS_MODEL_REPORT;
+  if (file) appendFileSync(file, `${JSON.stringify(report)}\n`);
+  return report;
+}
+
+const sameOps = (a: Op[], b: Op[]) => JSON.stringify(a) === JSON.stringify(b);
