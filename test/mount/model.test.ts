@@ -13,10 +13,10 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type MountFixture, mountFixture } from "../helpers/mount.ts";
 import { type Op, opArb, PATHS } from "../helpers/model/ops.ts";
 import { checkSeed, type SeedReport } from "../helpers/model/property.ts";
-import { removeLocal, runSequence } from "../helpers/model/runner.ts";
+import { type RunStats, removeLocal, runSequence } from "../helpers/model/runner.ts";
+import { type MountFixture, mountFixture } from "../helpers/mount.ts";
 
 const env = process.env;
 const list = (v: string | undefined, dflt: string) => (v ?? dflt).split(",").filter(Boolean);
@@ -29,7 +29,8 @@ const MODES: ("step" | number)[] = list(env.TXTFS_MODEL_MODES, "0,step,5,20,100,
 );
 /** CI: fewer seeds for the paused modes, few operations with 1 s pauses (each costs a second). */
 const soak = env.TXTFS_MODEL_SEEDS !== undefined;
-const seedsFor = (mode: "step" | number) => (soak ? SEEDS : mode === 0 || mode === "step" ? SEEDS : SEEDS.slice(0, 1));
+const seedsFor = (mode: "step" | number) =>
+  soak ? SEEDS : mode === 0 || mode === "step" ? SEEDS : SEEDS.slice(0, 1);
 const opsFor = (mode: "step" | number) => (mode === 1000 && !soak ? Math.min(MAX_OPS, 8) : MAX_OPS);
 
 const base = mkdtempSync("/var/tmp/txtfs-model-");
@@ -42,7 +43,7 @@ function expectAgreement(report: SeedReport) {
 }
 
 describe("harness control (two local directories)", () => {
-  const local = (ops: Op[], mode: "step" | number) => {
+  const local = (ops: Op[], mode: "step" | number, stats?: RunStats) => {
     const n = ++runCounter;
     const dir = join(base, `ctl-${n}`);
     mkdirSync(dir);
@@ -51,12 +52,19 @@ describe("harness control (two local directories)", () => {
       model: join(dir, "model"),
       stage: join(dir, "stage"),
       mode,
+      stats,
     }).finally(() => removeLocal(dir));
   };
 
   it("two local directories agree on every sequence (step and burst)", async () => {
     for (const mode of ["step", 0] as const) {
-      const report = await checkSeed({ seed: 7, mode, maxOps: 30, numRuns: 2, run: (ops) => local(ops, mode) });
+      const report = await checkSeed({
+        seed: 7,
+        mode,
+        maxOps: 30,
+        numRuns: 2,
+        run: (ops, st) => local(ops, mode, st),
+      });
       expectAgreement(report);
       expect(report.ops).toBeGreaterThan(10);
     }
@@ -64,9 +72,19 @@ describe("harness control (two local directories)", () => {
 
   it("a difference injected on one side is found and shrunk to the operation that made it", async () => {
     const corrupt = fc.record({ k: fc.constant("corrupt" as const), p: fc.constantFrom(...PATHS) });
-    const arb = fc.oneof({ arbitrary: opArb, weight: 6 }, { arbitrary: corrupt as fc.Arbitrary<Op>, weight: 1 });
+    const arb = fc.oneof(
+      { arbitrary: opArb, weight: 6 },
+      { arbitrary: corrupt as fc.Arbitrary<Op>, weight: 1 },
+    );
     for (const mode of ["step", 0] as const) {
-      const report = await checkSeed({ seed: 3, mode, maxOps: 30, numRuns: 5, arb, run: (ops) => local(ops, mode) });
+      const report = await checkSeed({
+        seed: 3,
+        mode,
+        maxOps: 30,
+        numRuns: 5,
+        arb,
+        run: (ops) => local(ops, mode),
+      });
       expect(report.failed).toBe(true);
       expect(report.counterexample!.some((op) => op.k === "corrupt")).toBe(true);
       expect(report.counterexample!.length).toBeLessThanOrEqual(2);
@@ -84,7 +102,7 @@ describe("the mount agrees with a local directory", () => {
   });
   afterAll(() => m?.close());
 
-  const onMount = (ops: Op[], mode: "step" | number) => {
+  const onMount = (ops: Op[], mode: "step" | number, stats: RunStats) => {
     const n = ++runCounter;
     const dir = join(base, `r${n}`);
     mkdirSync(dir);
@@ -94,23 +112,31 @@ describe("the mount agrees with a local directory", () => {
       stage: join(dir, "stage"),
       mode,
       service: { api: m.current.api, folder: `r${n}`, sync: () => m.sync() },
+      stats,
     }).finally(() => removeLocal(dir));
   };
 
   for (const mode of MODES) {
     for (const seed of seedsFor(mode)) {
       const name = mode === "step" ? "compared after every step" : `in one burst, ${mode} ms apart`;
-      it(`seed ${seed}: ${opsFor(mode)} operations ${name}`, async () => {
-        const report = await checkSeed({
-          seed,
-          mode,
-          maxOps: opsFor(mode),
-          numRuns: RUNS,
-          shrinkMs: SHRINK_MS,
-          run: (ops) => onMount(ops, mode),
-        });
-        expectAgreement(report);
-      }, 60_000 + SHRINK_MS * 2 + opsFor(mode) * RUNS * (typeof mode === "number" ? mode : 0) * 3);
+      // One run: every operation plus its pause, a few seconds of setup and sync; then shrinking.
+      const runMs = opsFor(mode) * (300 + (typeof mode === "number" ? mode : 0)) + 5_000;
+      it(
+        `seed ${seed}: ${opsFor(mode)} operations ${name}`,
+        async () => {
+          const report = await checkSeed({
+            seed,
+            mode,
+            maxOps: opsFor(mode),
+            numRuns: RUNS,
+            timeLimitMs: runMs * RUNS + SHRINK_MS,
+            run: (ops, stats) => onMount(ops, mode, stats),
+          });
+          expect(report.effective).toBeGreaterThan(report.ops / 3); // the sequences do something
+          expectAgreement(report);
+        },
+        runMs * RUNS * 2 + SHRINK_MS + 60_000,
+      );
     }
   }
 });

@@ -2,6 +2,7 @@
 // tree's root as cwd, the same snippet on the mount and on the model (a local directory), so both
 // sides see exactly the same programs. Paths come from a small pool, so operations keep hitting
 // notes that exist, were just saved, renamed or deleted.
+import { existsSync } from "node:fs";
 import fc from "fast-check";
 import { q } from "../mount.ts";
 
@@ -75,7 +76,11 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
     weight: 2,
   },
   {
-    arbitrary: fc.record({ k: fc.constant("truncate" as const), p: pathArb, size: fc.integer({ min: 0, max: 30 }) }),
+    arbitrary: fc.record({
+      k: fc.constant("truncate" as const),
+      p: pathArb,
+      size: fc.integer({ min: 0, max: 30 }),
+    }),
     weight: 1,
   },
   {
@@ -115,6 +120,9 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
   },
 );
 
+/** The system python (pyenv's shim costs ~100 ms a start on a busy machine). */
+export const PYTHON = existsSync("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+
 const PY_REPLACE =
   "import os,sys; p=sys.argv[1]; d=os.path.dirname(p) or '.'; t=os.path.join(d,'.tmp-'+os.path.basename(p)); " +
   "f=open(t,'wb'); f.write(sys.argv[2].encode()); f.close(); os.replace(t,p)";
@@ -151,7 +159,7 @@ export function opScript(op: Op, side: "target" | "model" = "target"): string {
     case "perl":
       return `[ -f ${q(op.p)} ] && perl -pi -e 's/an/AN/g' ${q(op.p)}`;
     case "replace":
-      return `python3 -c ${q(PY_REPLACE)} ${q(op.p)} ${q(op.text)}`;
+      return `${PYTHON} -c ${q(PY_REPLACE)} ${q(op.p)} ${q(op.text)}`;
     case "rsync":
       return `printf %s ${q(op.text)} > "$STAGE/src.md" && rsync "$STAGE/src.md" ${q(op.p)}`;
     case "mv":
@@ -170,7 +178,7 @@ export function opScript(op: Op, side: "target" | "model" = "target"): string {
           ? `mv -T ${q(op.from)} ${q(op.p)}`
           : op.inner === "sed"
             ? `sed -i 's/a/b/g' ${q(op.p)}`
-            : `python3 -c ${q(PY_REPLACE)} ${q(op.p)} ${q(op.text)}`;
+            : `${PYTHON} -c ${q(PY_REPLACE)} ${q(op.p)} ${q(op.text)}`;
       // The shell itself holds the note open (as `less` or `tail -f` would) across the save.
       return `{ exec 3<${q(op.p)}; } 2>/dev/null || exit 9; ${inner}; rc=$?; exec 3<&-; exit $rc`;
     }

@@ -3,18 +3,18 @@
 import { appendFileSync } from "node:fs";
 import fc from "fast-check";
 import { type Op, opArb, showOp } from "./ops.ts";
-import type { RunFailure } from "./runner.ts";
+import type { RunFailure, RunStats } from "./runner.ts";
 
 export interface SeedRun {
   seed: number;
   mode: "step" | number;
   maxOps: number;
   /** Runs one sequence on fresh trees; undefined when target and model agree. */
-  run(ops: Op[]): Promise<RunFailure | undefined>;
+  run(ops: Op[], stats: RunStats): Promise<RunFailure | undefined>;
   /** Operations for the harness's self-test (default: the everyday ones). */
   arb?: fc.Arbitrary<Op>;
-  /** Time allowed for shrinking a failure (ms). */
-  shrinkMs?: number;
+  /** Time allowed for the whole check, shrinking included (ms); a run still going then counts as hung. */
+  timeLimitMs?: number;
   numRuns?: number;
 }
 
@@ -23,6 +23,9 @@ export interface SeedReport {
   mode: string;
   runs: number;
   ops: number;
+  /** Operations that succeeded on the model (the rest failed the same way on both sides, e.g. ENOENT). */
+  effective: number;
+  slowestMs: number;
   mix: Record<string, number>;
   failed: boolean;
   /** The shrunk sequence and what differed. */
@@ -33,11 +36,23 @@ export interface SeedReport {
 
 export const modeName = (mode: "step" | number) => (mode === "step" ? "step" : `burst ${mode} ms`);
 
-export function describeFailure(seed: number, mode: "step" | number, ops: Op[], failure: RunFailure, path?: string) {
+export function describeFailure(
+  seed: number,
+  mode: "step" | number,
+  ops: Op[],
+  failure: RunFailure,
+  path?: string,
+) {
   const pause = typeof mode === "number" && mode > 0 ? `sleep ${mode / 1000}` : undefined;
-  const lines = ops.map((op, i) => `${String(i).padStart(3)}: ${showOp(op)}${pause && i < ops.length - 1 ? `; ${pause}` : ""}`);
+  const lines = ops.map(
+    (op, i) => `${String(i).padStart(3)}: ${showOp(op)}${pause && i < ops.length - 1 ? `; ${pause}` : ""}`,
+  );
   const where =
-    failure.step < 0 ? "during setup" : failure.step >= ops.length ? "after txtfs sync" : `after operation ${failure.step}`;
+    failure.step < 0
+      ? "during setup"
+      : failure.step >= ops.length
+        ? "after txtfs sync"
+        : `after operation ${failure.step}`;
   return [
     `seed ${seed}, mode ${modeName(mode)}${path ? `, fast-check path ${path}` : ""}: ${ops.length} operations`,
     `(cwd: a fresh folder; setup first: mkdir d1 and four notes, delivered)`,
@@ -52,33 +67,45 @@ export async function checkSeed(s: SeedRun): Promise<SeedReport> {
   const mix: Record<string, number> = {};
   let runs = 0;
   let opsRun = 0;
+  const stats: RunStats = { effective: 0, slowestMs: 0 };
   let last: { ops: Op[]; failure: RunFailure } | undefined;
-  const property = fc.asyncProperty(
-    fc.array(s.arb ?? opArb, { minLength: 1, maxLength: s.maxOps, size: "max" }),
-    async (ops) => {
-      runs++;
-      opsRun += ops.length;
-      for (const op of ops) mix[op.k] = (mix[op.k] ?? 0) + 1;
-      const failure = await s.run(ops);
-      if (failure) {
-        last = { ops, failure };
-        return false;
-      }
-      return true;
-    },
-  );
+  const sequences = new FixedLengthArray(s.arb ?? opArb, s.maxOps);
+  const failures = new Map<string, RunFailure>();
+  const property = fc.asyncProperty(sequences, async (ops) => {
+    runs++;
+    opsRun += ops.length;
+    for (const op of ops) mix[op.k] = (mix[op.k] ?? 0) + 1;
+    const failure = await s.run(ops, stats);
+    if (failure) {
+      failures.set(JSON.stringify(ops), failure);
+      last = { ops, failure };
+      return false;
+    }
+    return true;
+  });
   const details = await fc.check(property, {
     seed: s.seed,
     numRuns: s.numRuns ?? 1,
-    interruptAfterTimeLimit: s.shrinkMs ?? 30_000,
+    interruptAfterTimeLimit: s.timeLimitMs ?? 60_000,
     markInterruptAsFailure: false,
     endOnFailure: false,
   });
-  const report: SeedReport = { seed: s.seed, mode: modeName(s.mode), runs, ops: opsRun, mix, failed: details.failed };
-  if (details.failed) {
+  const report: SeedReport = {
+    seed: s.seed,
+    mode: modeName(s.mode),
+    runs,
+    ops: opsRun,
+    ...stats,
+    mix,
+    failed: details.failed,
+  };
+  if (details.failed && !failures.size) {
+    // fast-check gave up (the time limit ran out inside one run): that run hung.
+    report.text = `seed ${s.seed}, mode ${modeName(s.mode)}: a run did not end within ${s.timeLimitMs ?? 60_000} ms (${String(details.errorInstance ?? "")})`;
+  } else if (details.failed) {
     const ops = (details.counterexample?.[0] as Op[] | undefined) ?? last?.ops ?? [];
     // The counterexample's own failure (the last failing run is the shrunk one, or a later try).
-    const failure = last && sameOps(last.ops, ops) ? last.failure : ((await s.run(ops)) ?? last?.failure);
+    const failure = failures.get(JSON.stringify(ops)) ?? (await s.run(ops, stats)) ?? last?.failure;
     report.counterexample = ops;
     report.failure = failure;
     report.text = failure
@@ -90,4 +117,26 @@ export async function checkSeed(s: SeedRun): Promise<SeedReport> {
   return report;
 }
 
-const sameOps = (a: Op[], b: Op[]) => JSON.stringify(a) === JSON.stringify(b);
+/**
+ * Arrays generated at exactly `length` items (a sequence as long as asked) but shrunk like any
+ * array down to none: fast-check's array shrinker drops halves, then single items, then shrinks the
+ * items left.
+ */
+class FixedLengthArray<T> extends fc.Arbitrary<T[]> {
+  private readonly full: fc.Arbitrary<T[]>;
+  private readonly any: fc.Arbitrary<T[]>;
+  constructor(item: fc.Arbitrary<T>, length: number) {
+    super();
+    this.full = fc.array(item, { minLength: length, maxLength: length });
+    this.any = fc.array(item, { minLength: 0, maxLength: length });
+  }
+  generate(mrng: fc.Random, biasFactor: number | undefined): fc.Value<T[]> {
+    return this.full.generate(mrng, biasFactor);
+  }
+  canShrinkWithoutContext(value: unknown): value is T[] {
+    return this.any.canShrinkWithoutContext(value);
+  }
+  shrink(value: T[], context: unknown): fc.Stream<fc.Value<T[]>> {
+    return this.any.shrink(value, context);
+  }
+}

@@ -6,8 +6,9 @@ import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { q } from "../mount.ts";
 import type { Api } from "../server.ts";
-import { type Op, opScript, renameOf } from "./ops.ts";
+import { type Op, opScript, PYTHON, renameOf } from "./ops.ts";
 
 const MANIFEST_PY = fileURLToPath(new URL("./manifest.py", import.meta.url));
 
@@ -41,7 +42,7 @@ export function bash(script: string, cwd: string, env: NodeJS.ProcessEnv = {}, t
 
 /** Manifests of the given roots, read by one child process. */
 export async function readManifests(roots: string[]): Promise<Manifest[]> {
-  const r = await bash(`exec python3 ${MANIFEST_PY} ${roots.map((x) => `'${x}'`).join(" ")}`, "/");
+  const r = await bash(`exec ${PYTHON} -S ${MANIFEST_PY} ${roots.map((x) => `'${x}'`).join(" ")}`, "/");
   if (r.code !== 0) throw new Error(`manifest failed (${r.code}): ${r.stderr}`);
   return JSON.parse(r.stdout) as Manifest[];
 }
@@ -68,7 +69,11 @@ export function localManifest(root: string): Manifest {
 
 const isNote = (p: string) => p.endsWith(".md") || p.endsWith(".txt");
 const show = (b64: string | undefined) =>
-  b64 === undefined ? "(absent)" : b64.startsWith("!") ? b64 : JSON.stringify(Buffer.from(b64, "base64").toString("latin1"));
+  b64 === undefined
+    ? "(absent)"
+    : b64.startsWith("!")
+      ? b64
+      : JSON.stringify(Buffer.from(b64, "base64").toString("latin1"));
 
 /** Every difference in names and bytes between target and model, one line each. */
 export function treeDiff(target: Manifest, model: Manifest): string[] {
@@ -115,7 +120,8 @@ export class IdentityModel {
   /** Forgets notes that are gone, gives new notes a token. */
   sync(tree: Manifest) {
     for (const p of [...this.tokens.keys()]) if (!(p in tree.files)) this.tokens.delete(p);
-    for (const p of Object.keys(tree.files)) if (isNote(p) && !this.tokens.has(p)) this.tokens.set(p, this.next++);
+    for (const p of Object.keys(tree.files))
+      if (isNote(p) && !this.tokens.has(p)) this.tokens.set(p, this.next++);
   }
 
   /** Differences in identity and tags between what the target shows and what should hold. */
@@ -133,7 +139,8 @@ export class IdentityModel {
       seen.set(id, p);
       const want = this.tags.get(tok) ?? "";
       const got = target.tags[p] ?? "";
-      if (got !== want) out.push(`${p}: tags ${JSON.stringify(got)} ${where}, expected ${JSON.stringify(want)}`);
+      if (got !== want)
+        out.push(`${p}: tags ${JSON.stringify(got)} ${where}, expected ${JSON.stringify(want)}`);
     }
     return out;
   }
@@ -157,6 +164,13 @@ export interface RunOptions {
   /** "step": compare after every operation; a number: run the target's operations in one burst with this pause (ms) between them, compare at the end. */
   mode: "step" | number;
   service?: ServiceView;
+  /** Counts what ran: operations that succeeded on the model, the slowest operation on the target. */
+  stats?: RunStats;
+}
+
+export interface RunStats {
+  effective: number;
+  slowestMs: number;
 }
 
 export interface RunFailure {
@@ -168,7 +182,10 @@ export interface RunFailure {
 export const SETUP_SCRIPT =
   "mkdir d1 && printf 'banana\\ncat\\n' > a.md && printf 'apple pie\\n' > b.md && printf abc > c.txt && printf 'cat\\n' > d1/a.md";
 
-const wrap = (op: Op, side: "target" | "model") => `( ${opScript(op, side)} ) >/dev/null`;
+/** Seconds one operation may take: past that it counts as hung (exit status 124). */
+export const OP_TIMEOUT_S = 10;
+const wrap = (op: Op, side: "target" | "model") =>
+  `timeout -k 2 ${OP_TIMEOUT_S} bash -c ${q(opScript(op, side))} >/dev/null`;
 
 export async function runSequence(ops: Op[], o: RunOptions): Promise<RunFailure | undefined> {
   for (const dir of [o.model, o.stage]) mkdirSync(dir, { recursive: true });
@@ -177,7 +194,8 @@ export async function runSequence(ops: Op[], o: RunOptions): Promise<RunFailure 
   // Setup: the same starting notes on both sides, delivered before the sequence starts.
   const setT = await bash(`mkdir -p '${o.target}' && cd '${o.target}' && ${SETUP_SCRIPT}`, "/", env);
   const setM = await bash(SETUP_SCRIPT, o.model, env);
-  if (setT.code !== 0 || setM.code !== 0) return { step: -1, problems: [`setup failed: ${setT.stderr} ${setM.stderr}`] };
+  if (setT.code !== 0 || setM.code !== 0)
+    return { step: -1, problems: [`setup failed: ${setT.stderr} ${setM.stderr}`] };
   await o.service?.sync();
   let [targetTree] = await readManifests([o.target]);
   let modelTree = localManifest(o.model);
@@ -187,14 +205,18 @@ export async function runSequence(ops: Op[], o: RunOptions): Promise<RunFailure 
 
   if (o.mode === "step") {
     for (const [i, op] of ops.entries()) {
+      const started = Date.now();
       const t = await bash(wrap(op, "target"), o.target, env);
+      if (o.stats) o.stats.slowestMs = Math.max(o.stats.slowestMs, Date.now() - started);
       const m = await bash(wrap(op, "model"), o.model, env);
+      if (o.stats && m.code === 0) o.stats.effective++;
       const before = modelTree;
       [targetTree] = await readManifests([o.target]);
       modelTree = localManifest(o.model);
       identity.step(op, m.code, before, modelTree);
       const problems: string[] = [];
-      if (t.code !== m.code) problems.push(`exit status: mount ${t.code} model ${m.code}; mount stderr: ${t.stderr.trim()}`);
+      if (t.code !== m.code)
+        problems.push(`exit status: mount ${t.code} model ${m.code}; mount stderr: ${t.stderr.trim()}`);
       problems.push(...treeDiff(targetTree!, modelTree), ...identity.check(targetTree!, `after step ${i}`));
       if (problems.length) return { step: i, problems };
     }
@@ -202,18 +224,27 @@ export async function runSequence(ops: Op[], o: RunOptions): Promise<RunFailure 
     // The target runs every operation in one child process, `mode` ms apart, printing each exit
     // status; the model runs them one by one (its timing does not matter) to follow identities.
     const pause = o.mode > 0 ? `sleep ${(o.mode / 1000).toFixed(3)}; ` : "";
-    const script = ops.map((op) => `${wrap(op, "target")}; echo "rc $?"`).join(`\n${pause}`);
+    const script = ops
+      .map((op) => `t0=$EPOCHREALTIME; ${wrap(op, "target")}; echo "rc $? $t0 $EPOCHREALTIME"`)
+      .join(`\n${pause}`);
     const t = await bash(script, o.target, env);
-    const codes = [...t.stdout.matchAll(/^rc (\d+)$/gm)].map((x) => Number(x[1]));
+    const rcs = [...t.stdout.matchAll(/^rc (\d+) ([\d.]+) ([\d.]+)$/gm)];
+    const codes = rcs.map((x) => Number(x[1]));
+    if (o.stats)
+      for (const x of rcs)
+        o.stats.slowestMs = Math.max(o.stats.slowestMs, (Number(x[3]) - Number(x[2])) * 1000);
     for (const [i, op] of ops.entries()) {
       const m = await bash(wrap(op, "model"), o.model, env);
+      if (o.stats && m.code === 0) o.stats.effective++;
       const before = modelTree;
       modelTree = localManifest(o.model);
       identity.step(op, m.code, before, modelTree);
       if (codes[i] !== m.code)
         return {
           step: i,
-          problems: [`exit status: mount ${codes[i]} model ${m.code}; mount stderr (whole burst): ${t.stderr.trim()}`],
+          problems: [
+            `exit status: mount ${codes[i]} model ${m.code}; mount stderr (whole burst): ${t.stderr.trim()}`,
+          ],
         };
     }
     [targetTree] = await readManifests([o.target]);
@@ -263,7 +294,10 @@ export async function serviceDiff(view: ServiceView, model: Manifest, target: Ma
     remote.set(rel, f);
   }
   const remoteDirs = new Set(
-    folders.map((f) => folderPath(f.id)).filter((p): p is string => !!p?.startsWith(prefix)).map((p) => p.slice(prefix.length)),
+    folders
+      .map((f) => folderPath(f.id))
+      .filter((p): p is string => !!p?.startsWith(prefix))
+      .map((p) => p.slice(prefix.length)),
   );
   for (const d of model.dirs) if (!remoteDirs.has(d)) out.push(`service: folder ${d}/ missing`);
   for (const d of remoteDirs) if (!model.dirs.includes(d)) out.push(`service: folder ${d}/ should not exist`);
@@ -277,8 +311,10 @@ export async function serviceDiff(view: ServiceView, model: Manifest, target: Ma
     }
     const body = await view.api.get(`/api/v1/files/${rec.id}`);
     const got = body.status === 200 ? Buffer.from(String(body.body.content), "utf8") : undefined;
-    if (!got || !got.equals(want))
-      out.push(`service: ${p} is ${got ? JSON.stringify(got.toString("latin1")) : body.status}, model ${show(model.files[p])}`);
+    if (!got?.equals(want))
+      out.push(
+        `service: ${p} is ${got ? JSON.stringify(got.toString("latin1")) : body.status}, model ${show(model.files[p])}`,
+      );
     const mountId = target.ids[p];
     if (mountId && mountId !== rec.id) out.push(`service: ${p} is ${rec.id}, the mount shows ${mountId}`);
   }
