@@ -15,6 +15,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Op, opArb, PATHS } from "../helpers/model/ops.ts";
 import { checkSeed, type SeedReport } from "../helpers/model/property.ts";
+import { type MixedOp, mixedArb, runMixed, showMixed } from "../helpers/model/remote.ts";
 import { type RunStats, removeLocal, runSequence } from "../helpers/model/runner.ts";
 import { type MountFixture, mountFixture } from "../helpers/mount.ts";
 
@@ -133,6 +134,49 @@ describe("the mount agrees with a local directory", () => {
             run: (ops, stats) => onMount(ops, mode, stats),
           });
           expect(report.effective).toBeGreaterThan(report.ops / 3); // the sequences do something
+          expectAgreement(report);
+        },
+        runMs * RUNS * 2 + SHRINK_MS + 60_000,
+      );
+    }
+  }
+});
+
+describe("remote edits, renames and deletes never lose an acknowledged local save", () => {
+  let m: MountFixture;
+  beforeAll(async () => {
+    m = mountFixture();
+    await m.start();
+  });
+  afterAll(() => m?.close());
+
+  const remoteModes = MODES.filter((x): x is number => typeof x === "number" && x <= 100);
+  for (const pause of remoteModes) {
+    for (const seed of soak ? SEEDS : pause === 0 ? SEEDS.slice(0, 2) : SEEDS.slice(0, 1)) {
+      const runMs = MAX_OPS * (300 + pause) + 8_000;
+      it(
+        `seed ${seed}: ${MAX_OPS} local and remote operations, ${pause} ms apart`,
+        async () => {
+          const report = await checkSeed<MixedOp>({
+            seed,
+            mode: pause,
+            maxOps: MAX_OPS,
+            numRuns: RUNS,
+            timeLimitMs: runMs * RUNS + SHRINK_MS,
+            arb: mixedArb,
+            show: showMixed,
+            setup: "a.md, b.md and c.md, delivered",
+            run: (ops, stats) =>
+              runMixed(ops, {
+                api: m.current.api,
+                mnt: m.dirs.mnt,
+                folder: `x${++runCounter}`,
+                pauseMs: pause,
+                sync: () => m.sync(),
+                stats,
+              }),
+          });
+          expect(report.effective).toBeGreaterThan(report.ops / 4);
           expectAgreement(report);
         },
         runMs * RUNS * 2 + SHRINK_MS + 60_000,

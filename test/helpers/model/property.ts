@@ -5,14 +5,18 @@ import fc from "fast-check";
 import { type Op, opArb, showOp } from "./ops.ts";
 import type { RunFailure, RunStats } from "./runner.ts";
 
-export interface SeedRun {
+export interface SeedRun<T extends { k: string } = Op> {
   seed: number;
   mode: "step" | number;
   maxOps: number;
   /** Runs one sequence on fresh trees; undefined when target and model agree. */
-  run(ops: Op[], stats: RunStats): Promise<RunFailure | undefined>;
+  run(ops: T[], stats: RunStats): Promise<RunFailure | undefined>;
   /** Operations for the harness's self-test (default: the everyday ones). */
-  arb?: fc.Arbitrary<Op>;
+  arb?: fc.Arbitrary<T>;
+  /** What runs before each sequence, for the printed failure. */
+  setup?: string;
+  /** How an operation is printed (default: its bash line). */
+  show?: (op: T) => string;
   /** Time allowed for the whole check, shrinking included (ms); a run still going then counts as hung. */
   timeLimitMs?: number;
   numRuns?: number;
@@ -29,23 +33,25 @@ export interface SeedReport {
   mix: Record<string, number>;
   failed: boolean;
   /** The shrunk sequence and what differed. */
-  counterexample?: Op[];
+  counterexample?: { k: string }[];
   failure?: RunFailure;
   text?: string;
 }
 
 export const modeName = (mode: "step" | number) => (mode === "step" ? "step" : `burst ${mode} ms`);
 
-export function describeFailure(
+export function describeFailure<T extends { k: string }>(
   seed: number,
   mode: "step" | number,
-  ops: Op[],
+  ops: T[],
   failure: RunFailure,
   path?: string,
+  show: (op: T) => string = showOp as unknown as (op: T) => string,
+  setup = "mkdir d1 and four notes, delivered",
 ) {
   const pause = typeof mode === "number" && mode > 0 ? `sleep ${mode / 1000}` : undefined;
   const lines = ops.map(
-    (op, i) => `${String(i).padStart(3)}: ${showOp(op)}${pause && i < ops.length - 1 ? `; ${pause}` : ""}`,
+    (op, i) => `${String(i).padStart(3)}: ${show(op)}${pause && i < ops.length - 1 ? `; ${pause}` : ""}`,
   );
   const where =
     failure.step < 0
@@ -55,7 +61,7 @@ export function describeFailure(
         : `after operation ${failure.step}`;
   return [
     `seed ${seed}, mode ${modeName(mode)}${path ? `, fast-check path ${path}` : ""}: ${ops.length} operations`,
-    `(cwd: a fresh folder; setup first: mkdir d1 and four notes, delivered)`,
+    `(cwd: a fresh folder; setup first: ${setup})`,
     ...lines,
     `differences ${where}:`,
     ...failure.problems.map((p) => `  ${p}`),
@@ -63,13 +69,13 @@ export function describeFailure(
 }
 
 /** Runs `numRuns` sequences from `seed`; on a difference shrinks it and returns the minimal one. */
-export async function checkSeed(s: SeedRun): Promise<SeedReport> {
+export async function checkSeed<T extends { k: string } = Op>(s: SeedRun<T>): Promise<SeedReport> {
   const mix: Record<string, number> = {};
   let runs = 0;
   let opsRun = 0;
   const stats: RunStats = { effective: 0, slowestMs: 0 };
-  let last: { ops: Op[]; failure: RunFailure } | undefined;
-  const sequences = new FixedLengthArray(s.arb ?? opArb, s.maxOps);
+  let last: { ops: T[]; failure: RunFailure } | undefined;
+  const sequences = new FixedLengthArray<T>(s.arb ?? (opArb as unknown as fc.Arbitrary<T>), s.maxOps);
   const failures = new Map<string, RunFailure>();
   const property = fc.asyncProperty(sequences, async (ops) => {
     runs++;
@@ -103,13 +109,21 @@ export async function checkSeed(s: SeedRun): Promise<SeedReport> {
     // fast-check gave up (the time limit ran out inside one run): that run hung.
     report.text = `seed ${s.seed}, mode ${modeName(s.mode)}: a run did not end within ${s.timeLimitMs ?? 60_000} ms (${String(details.errorInstance ?? "")})`;
   } else if (details.failed) {
-    const ops = (details.counterexample?.[0] as Op[] | undefined) ?? last?.ops ?? [];
+    const ops = (details.counterexample?.[0] as T[] | undefined) ?? last?.ops ?? [];
     // The counterexample's own failure (the last failing run is the shrunk one, or a later try).
     const failure = failures.get(JSON.stringify(ops)) ?? (await s.run(ops, stats)) ?? last?.failure;
     report.counterexample = ops;
     report.failure = failure;
     report.text = failure
-      ? describeFailure(s.seed, s.mode, ops, failure, details.counterexamplePath ?? undefined)
+      ? describeFailure(
+          s.seed,
+          s.mode,
+          ops,
+          failure,
+          details.counterexamplePath ?? undefined,
+          s.show,
+          s.setup,
+        )
       : `seed ${s.seed}: failed, but the shrunk sequence passed when run again (timing)`;
   }
   const file = process.env.TXTFS_MODEL_REPORT;
