@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 
 interface Report {
+  label: string;
   seed: number;
   mode: string;
   runs: number;
@@ -43,8 +44,9 @@ const lost = problems.filter((p) =>
 const identity = problems.filter((p) => /identity lost|share id|tags /.test(p));
 
 const out = process.stdout;
+const kinds = (f: (r: Report) => string | number) => [...new Set(reports.map(f))].join(", ");
 out.write(
-  `\nseeds and modes: ${reports.length} (${[...new Set(reports.map((r) => r.seed))].join(",")}; ${[...new Set(reports.map((r) => r.mode))].join(", ")})\n`,
+  `\nseed/mode pairs: ${reports.length} (properties: ${kinds((r) => r.label)}; seeds: ${kinds((r) => r.seed)}; modes: ${kinds((r) => r.mode)})\n`,
 );
 out.write(
   `sequences run: ${runs} (shrinking included); operations run: ${ops}, of which ${effective} succeeded on the model\n`,
@@ -61,5 +63,5 @@ out.write(
 out.write(
   `differences: ${failed.length} of ${reports.length} seed/mode pairs differ; lost or altered saves: ${lost.length}; identity/tag differences: ${identity.length}; other: ${problems.length - lost.length - identity.length}\n`,
 );
-for (const r of failed) out.write(`\n--- ${r.text ?? `seed ${r.seed} ${r.mode}: failed`}\n`);
+for (const r of failed) out.write(`\n--- [${r.label}] ${r.text ?? `seed ${r.seed} ${r.mode}: failed`}\n`);
 process.exitCode = failed.length ? 1 : 0;

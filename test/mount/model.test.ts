@@ -166,6 +166,7 @@ describe("remote edits, renames and deletes never lose an acknowledged local sav
             arb: mixedArb,
             show: showMixed,
             setup: "a.md, b.md and c.md, delivered",
+            label: "remote",
             run: (ops, stats) =>
               runMixed(ops, {
                 api: m.current.api,

@@ -13,6 +13,8 @@ export interface SeedRun<T extends { k: string } = Op> {
   run(ops: T[], stats: RunStats): Promise<RunFailure | undefined>;
   /** Operations for the harness's self-test (default: the everyday ones). */
   arb?: fc.Arbitrary<T>;
+  /** Which property this is, for reports ("local", "remote"). */
+  label?: string;
   /** What runs before each sequence, for the printed failure. */
   setup?: string;
   /** How an operation is printed (default: its bash line). */
@@ -23,6 +25,7 @@ export interface SeedRun<T extends { k: string } = Op> {
 }
 
 export interface SeedReport {
+  label: string;
   seed: number;
   mode: string;
   runs: number;
@@ -97,6 +100,7 @@ export async function checkSeed<T extends { k: string } = Op>(s: SeedRun<T>): Pr
     endOnFailure: false,
   });
   const report: SeedReport = {
+    label: s.label ?? "local",
     seed: s.seed,
     mode: modeName(s.mode),
     runs,
