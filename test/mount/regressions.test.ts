@@ -9,7 +9,6 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PYTHON } from "../helpers/model/ops.ts";
 import {
-  createNote,
   findByPath,
   flatIndex,
   type MountFixture,
@@ -17,7 +16,6 @@ import {
   noteAt,
   sh,
   updateNote,
-  waitFor,
 } from "../helpers/mount.ts";
 
 let m: MountFixture;
