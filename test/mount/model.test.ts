@@ -22,7 +22,7 @@ import { type MountFixture, mountFixture } from "../helpers/mount.ts";
 const env = process.env;
 const list = (v: string | undefined, dflt: string) => (v ?? dflt).split(",").filter(Boolean);
 const SEEDS = list(env.TXTFS_MODEL_SEEDS, "1,2,3").map(Number);
-const MAX_OPS = Number(env.TXTFS_MODEL_OPS ?? 25);
+const MAX_OPS = Number(env.TXTFS_MODEL_OPS ?? 30);
 const RUNS = Number(env.TXTFS_MODEL_RUNS ?? 1);
 const SHRINK_MS = Number(env.TXTFS_MODEL_SHRINK_MS ?? 20_000);
 const MODES: ("step" | number)[] = list(env.TXTFS_MODEL_MODES, "0,step,5,20,100,1000").map((m) =>
@@ -167,6 +167,7 @@ describe("remote edits, renames and deletes never lose an acknowledged local sav
             show: showMixed,
             setup: "a.md, b.md and c.md, delivered",
             label: "remote",
+            prepare: (ops) => ops,
             run: (ops, stats) =>
               runMixed(ops, {
                 api: m.current.api,

@@ -7,9 +7,10 @@ import fc from "fast-check";
 import { q } from "../mount.ts";
 
 export const FOLDERS = ["d1", "d2", "d1/e"] as const;
-const NAMES = ["a.md", "b.md", "c.txt"] as const;
-/** Every note path of the pool ("" = the root folder). */
-export const PATHS: string[] = ["", ...FOLDERS].flatMap((d) => NAMES.map((n) => (d ? `${d}/${n}` : n)));
+/** The note paths of the pool: few, so operations keep landing on the notes just saved. */
+export const PATHS: string[] = ["a.md", "b.md", "c.txt", "d1/a.md", "d1/b.md", "d2/a.md", "d1/e/a.md"];
+/** In a generated operation: "the path of the operation before" (see resolveSticky). */
+const SAME = "^";
 
 export type Op =
   | { k: "create"; p: string; text: string } // `set -C; > p`: only a new note
@@ -59,7 +60,13 @@ const textArb = fc
     maxLength: 8,
   })
   .map((w) => w.join(""));
-const pathArb = fc.constantFrom(...PATHS);
+// Often the same note as the operation before: a save followed at once by another edit of the same
+// note is where write-behind races live.
+const pathArb = fc.oneof(
+  { arbitrary: fc.constant(SAME), weight: 2 },
+  { arbitrary: fc.constantFrom(...PATHS), weight: 3 },
+);
+const anyPathArb = fc.constantFrom(...PATHS);
 const folderArb = fc.constantFrom(...FOLDERS);
 
 export const opArb: fc.Arbitrary<Op> = fc.oneof(
@@ -95,7 +102,7 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
   { arbitrary: fc.record({ k: fc.constant("perl" as const), p: pathArb }), weight: 2 },
   { arbitrary: fc.record({ k: fc.constant("replace" as const), p: pathArb, text: textArb }), weight: 2 },
   { arbitrary: fc.record({ k: fc.constant("rsync" as const), p: pathArb, text: textArb }), weight: 1 },
-  { arbitrary: fc.record({ k: fc.constant("mv" as const), p: pathArb, to: pathArb }), weight: 3 },
+  { arbitrary: fc.record({ k: fc.constant("mv" as const), p: pathArb, to: anyPathArb }), weight: 3 },
   { arbitrary: fc.record({ k: fc.constant("rm" as const), p: pathArb }), weight: 2 },
   { arbitrary: fc.record({ k: fc.constant("mkdir" as const), d: folderArb }), weight: 3 },
   { arbitrary: fc.record({ k: fc.constant("rmdir" as const), d: folderArb }), weight: 1 },
@@ -105,7 +112,7 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
       k: fc.constant("held" as const),
       p: pathArb,
       inner: fc.constantFrom("mv" as const, "sed" as const, "replace" as const),
-      from: pathArb,
+      from: anyPathArb,
       text: textArb,
     }),
     weight: 2,
@@ -187,6 +194,18 @@ export function opScript(op: Op, side: "target" | "model" = "target"): string {
     case "corrupt":
       return side === "target" ? `[ -f ${q(op.p)} ] && printf X >> ${q(op.p)}` : `[ -f ${q(op.p)} ]`;
   }
+}
+
+/** Replaces "same path as the operation before" with that path (the first one: a.md). */
+export function resolveSticky(ops: Op[]): Op[] {
+  let last = PATHS[0]!;
+  return ops.map((op) => {
+    if (!("p" in op)) return op;
+    const p = op.p === SAME ? last : op.p;
+    // After a rename the next "same note" is the note where it went.
+    last = op.k === "mv" ? op.to : p;
+    return { ...op, p } as Op;
+  });
 }
 
 /** One line of a printed sequence (runnable in bash from the tree's root). */

@@ -2,7 +2,7 @@
 // sequence, printed as a bash script that reproduces it by hand.
 import { appendFileSync } from "node:fs";
 import fc from "fast-check";
-import { type Op, opArb, showOp } from "./ops.ts";
+import { type Op, opArb, resolveSticky, showOp } from "./ops.ts";
 import type { RunFailure, RunStats } from "./runner.ts";
 
 export interface SeedRun<T extends { k: string } = Op> {
@@ -13,6 +13,8 @@ export interface SeedRun<T extends { k: string } = Op> {
   run(ops: T[], stats: RunStats): Promise<RunFailure | undefined>;
   /** Operations for the harness's self-test (default: the everyday ones). */
   arb?: fc.Arbitrary<T>;
+  /** Turns a generated sequence into the one run (default: resolveSticky for the everyday ops). */
+  prepare?: (ops: T[]) => T[];
   /** Which property this is, for reports ("local", "remote"). */
   label?: string;
   /** What runs before each sequence, for the printed failure. */
@@ -78,7 +80,10 @@ export async function checkSeed<T extends { k: string } = Op>(s: SeedRun<T>): Pr
   let opsRun = 0;
   const stats: RunStats = { effective: 0, slowestMs: 0 };
   let last: { ops: T[]; failure: RunFailure } | undefined;
-  const sequences = new FixedLengthArray<T>(s.arb ?? (opArb as unknown as fc.Arbitrary<T>), s.maxOps);
+  const prepare = s.prepare ?? (resolveSticky as unknown as (ops: T[]) => T[]);
+  const sequences = new FixedLengthArray<T>(s.arb ?? (opArb as unknown as fc.Arbitrary<T>), s.maxOps).map(
+    prepare,
+  );
   const failures = new Map<string, RunFailure>();
   const property = fc.asyncProperty(sequences, async (ops) => {
     runs++;
