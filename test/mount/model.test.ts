@@ -81,10 +81,10 @@ describe("harness control (two local directories)", () => {
       const report = await checkSeed({
         seed: 3,
         mode,
-        maxOps: 30,
+        maxOps: 15,
         numRuns: 5,
         arb,
-        run: (ops) => local(ops, mode),
+        run: (ops, st) => local(ops, mode, st),
       });
       expect(report.failed).toBe(true);
       expect(report.counterexample!.some((op) => op.k === "corrupt")).toBe(true);
