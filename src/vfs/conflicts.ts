@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import { ApiError, withoutContent } from "../client/api.ts";
 import type { TxtFile } from "../lib/apiTypes.ts";
 import { type Base, BoundedMap, baseOf, type VfsCore } from "./core.ts";
