@@ -2,6 +2,7 @@
 // the harness's own control runs) and on the model (a local directory under /var/tmp), and says
 // where they first differ: exit status of an operation, names or bytes of the tree, a note's
 // identity (user.txtfs.id) or tags, and — after `txtfs sync` — the notes on the service.
+import { isUtf8 } from "node:buffer";
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -301,8 +302,12 @@ export async function serviceDiff(view: ServiceView, model: Manifest, target: Ma
   );
   for (const d of model.dirs) if (!remoteDirs.has(d)) out.push(`service: folder ${d}/ missing`);
   for (const d of remoteDirs) if (!model.dirs.includes(d)) out.push(`service: folder ${d}/ should not exist`);
+  // A note whose bytes are not valid UTF-8 stays local with exactly those bytes (docs/mount.md):
+  // the service keeps its last text, if it had one. (pwrite at a byte offset can split a character.)
+  const notText = (p: string) => !isUtf8(Buffer.from(model.files[p]!, "base64"));
   const modelNotes = Object.keys(model.files).filter(isNote);
   for (const p of modelNotes) {
+    if (notText(p)) continue;
     const rec = remote.get(p);
     const want = Buffer.from(model.files[p]!, "base64");
     if (!rec) {
