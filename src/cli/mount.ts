@@ -15,6 +15,7 @@ import { createKey, createUser } from "../server/domain/accounts.ts";
 import { startServer } from "../server/serve.ts";
 import { Vfs } from "../vfs/vfs.ts";
 import { ensureDevice } from "./device.ts";
+import { mountCacheDir, rememberedPort, rememberPort } from "./mountIdentity.ts";
 import { BIN_ARGS } from "./version.ts";
 
 function parseSize(value: string): number {
@@ -53,14 +54,23 @@ function keepSignedIn(client: TxtfsClient, log: ReturnType<typeof createLogger>)
 
 /** --serve: the service core in this process, with a local user and key made on first use. */
 async function serveLocally(data: string, log: ReturnType<typeof createLogger>) {
-  const server = await startServer({
-    host: "127.0.0.1",
-    port: 0,
-    dataDir: data,
-    retentionDays: 90,
-    logger: log,
-    rateLimit: { limit: 1_000_000 },
+  const start = (port: number) =>
+    startServer({
+      host: "127.0.0.1",
+      port,
+      dataDir: data,
+      retentionDays: 90,
+      logger: log,
+      rateLimit: { limit: 1_000_000 },
+    });
+  // The same port as last time for this data dir, so the TXTFS_URL printed before stays valid.
+  const previous = rememberedPort(data);
+  const server = await start(previous).catch((err) => {
+    if (previous === 0) throw err;
+    log.warn({ port: previous, err: (err as Error).message }, "the last port is taken; picking another");
+    return start(0);
   });
+  rememberPort(data, Number(new URL(server.url).port));
   const keyFile = join(data, "mount.key");
   let key = existsSync(keyFile) ? readFileSync(keyFile, "utf8").trim() : "";
   if (!key) {
@@ -148,7 +158,7 @@ export function registerMount(program: Command): void {
       }
       const cache =
         opts.cacheDir ??
-        join(cacheDir(), createHash("sha256").update(`${url}\n${mountpoint}`).digest("hex").slice(0, 16));
+        mountCacheDir(cacheDir(), { serveData: opts.serve ? opts.data : undefined, url }, mountpoint);
       mkdirSync(cache, { recursive: true, mode: 0o700 });
       if (resolve(cache).startsWith(`${mountpoint}/`))
         throw new MountError("--cache-dir must be outside the mountpoint");

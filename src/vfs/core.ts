@@ -454,6 +454,15 @@ export class VfsCore {
     );
   }
 
+  /** Records the local files now (a program closed one it wrote). */
+  flushLocal(): void {
+    try {
+      this.local.flush();
+    } catch (err) {
+      this.log.error({ err }, "could not save the local-files manifest");
+    }
+  }
+
   /** Records local files in the manifest, a moment later (see LocalFiles.save). */
   saveLocal(): void {
     this.local.save(() => this.localEntries());
