@@ -11,9 +11,9 @@ import { checkMaxChars } from "../limits.ts";
 import { parseTags } from "../records.ts";
 import { BRAIN_LIMITS } from "./config.ts";
 import { connectedIds, organisation } from "./coverage.ts";
-import { type BrainDeps, callProvider, requireProvider } from "./deps.ts";
+import { type BrainDeps, chatChecked, requireProvider } from "./deps.ts";
 import { aiNotActivated } from "./errors.ts";
-import { AnalysisOut, checkOutput, isProposalOut, outputSchema, type PROPOSAL_KINDS } from "./outputs.ts";
+import { AnalysisOut, isProposalOut, type PROPOSAL_KINDS } from "./outputs.ts";
 import { systemPrompt, userMessage } from "./prompts.ts";
 import { toProposalRecord } from "./proposals.ts";
 import { chargeQuota } from "./quota.ts";
@@ -64,16 +64,21 @@ export async function planAnalysis(deps: BrainDeps, actor: Actor, input: { promp
   const provider = read.served.cap.provider;
   const notes = read.bodies.map((f) => noteForModel(f, read.names));
   const folders = read.folders.map((f) => ({ id: f.id, name: f.name, context: f.context, tags: parseTags(f.tags) }));
-  const answer = await callProvider(deps, actor, "workspace analysis", () =>
-    provider.chat({
+  const answer = await chatChecked<{ summary: string; proposals: unknown[] }>(
+    deps,
+    actor,
+    "workspace analysis",
+    provider,
+    {
       system: systemPrompt(
         "Review how the notes in DATA are organised and propose improvements a person will review: context for notes (file_context) and folders (folder_context), tags (file_tags, reuse the vocabulary), moving a note into an existing folder (move_file), a new folder for notes that belong together (new_folder, with folderName and optionally fileId and folderId as parent), and connections between two notes (connect, fileId and targetFileId). Every proposal needs a reason. Use null for fields a kind does not use.",
       ),
       user: userMessage(prompt, { notes, folders, tagVocabulary: read.vocabulary }),
-      output: outputSchema("workspace_proposals", AnalysisOut),
-    }),
+    },
+    "workspace_proposals",
+    AnalysisOut,
   );
-  const envelope = checkOutput<{ summary: string; proposals: unknown[] }>(AnalysisOut, answer.value, provider.host);
+  const envelope = answer.value;
   const files = new Map(read.bodies.map((f) => [f.id, f]));
   const folderMap = new Map(read.folders.map((f) => [f.id, f]));
   const rows: ProposalRow[] = [];
@@ -98,7 +103,7 @@ export async function planAnalysis(deps: BrainDeps, actor: Actor, input: { promp
     dropped: dropped.length,
     sent: notes.map((n) => ({ id: n.id, name: n.name })),
     provider: { host: provider.host, source: read.served.cap.source, model: answer.model },
-    tokens: answer.usage.tokens,
+    tokens: answer.tokens,
   };
 }
 

@@ -14,9 +14,9 @@ import { invalid, ServiceError } from "../errors.ts";
 import { createFile } from "../files.ts";
 import { toTxtFileDetail } from "../records.ts";
 import { BRAIN_LIMITS } from "./config.ts";
-import { type BrainDeps, callProvider, type ProviderReport, requireProvider } from "./deps.ts";
+import { type BrainDeps, chatChecked, type ProviderReport, requireProvider } from "./deps.ts";
 import { excludedFolders, isExcluded } from "./exclusions.ts";
-import { ArtifactOut, checkOutput, outputSchema } from "./outputs.ts";
+import { ArtifactOut } from "./outputs.ts";
 import { systemPrompt, userMessage } from "./prompts.ts";
 import { chargeQuota } from "./quota.ts";
 import { cleanText, fileNameFrom } from "./sanitize.ts";
@@ -173,16 +173,21 @@ export async function planRender(deps: BrainDeps, actor: Actor, input: RenderInp
   });
   const provider = read.served.cap.provider;
   const notes = read.bodies.map((f) => ({ ...noteForModel(f, read.names), excerpt: f.content.slice(0, 6000) }));
-  const answer = await callProvider(deps, actor, `render ${kind}`, () =>
-    provider.chat({
+  const answer = await chatChecked<Doc>(
+    deps,
+    actor,
+    `render ${kind}`,
+    provider,
+    {
       system: systemPrompt(
         `Turn the notes in DATA into ${spec.description.toLowerCase()} Answer with a title, a short summary and sections of points (headings and bullet points, plain text) that cover the notes' substance.`,
       ),
       user: userMessage(title, { kind, notes }),
-      output: outputSchema("artifact", ArtifactOut),
-    }),
+    },
+    "artifact",
+    ArtifactOut,
   );
-  const doc = checkOutput<Doc>(ArtifactOut, answer.value, provider.host);
+  const doc = answer.value;
   const clean: Doc = {
     title: cleanText(title || doc.title, 200) || "Artifact",
     summary: cleanText(doc.summary, 20_000),
@@ -199,7 +204,7 @@ export async function planRender(deps: BrainDeps, actor: Actor, input: RenderInp
     files: read.files,
     model: answer.model,
     provider: report,
-    tokens: answer.usage.tokens,
+    tokens: answer.tokens,
     sent: notes.map((n) => ({ id: n.id, name: n.name })),
   };
 }

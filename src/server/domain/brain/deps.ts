@@ -6,7 +6,9 @@ import type { Sealer } from "../identities.ts";
 import type { Capability, ProviderPool } from "./capability.ts";
 import { aiKeyRequired, fromProviderError } from "./errors.ts";
 import { ProviderError } from "./provider.ts";
-import type { AiProvider } from "./provider.ts";
+import type { TSchema } from "typebox";
+import { checkOutput, outputSchema } from "./outputs.ts";
+import type { AiProvider, ChatRequest } from "./provider.ts";
 import { type QuotaState, requireQuota } from "./quota.ts";
 
 export interface BrainDeps {
@@ -52,4 +54,20 @@ export async function callProvider<T>(deps: BrainDeps, actor: Actor, what: strin
     }
     throw err;
   }
+}
+
+/** A chat call whose answer is checked against its schema (an answer outside it is a 502 too). */
+export async function chatChecked<T>(
+  deps: BrainDeps,
+  actor: Actor,
+  what: string,
+  provider: AiProvider,
+  req: Omit<ChatRequest, "output">,
+  name: string,
+  schema: TSchema,
+): Promise<{ value: T; model: string; tokens: number }> {
+  return callProvider(deps, actor, what, async () => {
+    const answer = await provider.chat({ ...req, output: outputSchema(name, schema) });
+    return { value: checkOutput<T>(schema, answer.value, provider.host), model: answer.model, tokens: answer.usage.tokens };
+  });
 }

@@ -12,10 +12,10 @@ import { checkMaxChars } from "../limits.ts";
 import { parseTags, toTxtFile, toTxtFileDetail, toTxtFolder } from "../records.ts";
 import { BRAIN_LIMITS } from "./config.ts";
 import { chooseContext, loadCandidates } from "./context.ts";
-import { type BrainDeps, callProvider, type ProviderReport, requireProvider } from "./deps.ts";
+import { type BrainDeps, callProvider, chatChecked, type ProviderReport, requireProvider } from "./deps.ts";
 import { aiExcluded } from "./errors.ts";
 import { isExcluded } from "./exclusions.ts";
-import { checkOutput, GrowOut, IdeaOut, outputSchema } from "./outputs.ts";
+import { GrowOut, IdeaOut } from "./outputs.ts";
 import { systemPrompt, userMessage } from "./prompts.ts";
 import { chargeQuota, type QuotaState } from "./quota.ts";
 import { cleanContext, cleanFolderName, cleanReason, cleanTags, cleanText, fileNameFrom } from "./sanitize.ts";
@@ -105,16 +105,21 @@ export async function planIdeation(deps: BrainDeps, actor: Actor, input: { seed?
   const task = seed
     ? "Write a new note that grows the user's seed idea, using the related notes in DATA as context."
     : "Find a topic the user's workspace is missing (judging by the notes in DATA) and write a new note on it.";
-  const answer = await callProvider(deps, actor, "ideation", () =>
-    provider.chat({
+  const answer = await chatChecked<IdeaValue>(
+    deps,
+    actor,
+    "ideation",
+    provider,
+    {
       system: systemPrompt(
         `${task} Give it a short title, Markdown content, a one-line context, up to 5 tags (reuse the tag vocabulary where it fits), the folder it belongs in (an existing folder id from DATA.folders, or a new folder name when none fits), and connections to related notes in DATA.notes, each with a reason.`,
       ),
       user: userMessage(seed, { notes: chosen.notes, folders: read.folders, tagVocabulary: read.vocabulary }),
-      output: outputSchema("ideation_note", IdeaOut),
-    }),
+    },
+    "ideation_note",
+    IdeaOut,
   );
-  const value = checkOutput<IdeaValue>(IdeaOut, answer.value, provider.host);
+  const value = answer.value;
   const allowed = new Set(chosen.notes.map((n) => n.id));
   const { kept, dropped } = keepConnections(deps, actor, value.connections, allowed);
   const folderIds = new Set(read.folders.map((f) => f.id));
@@ -132,7 +137,7 @@ export async function planIdeation(deps: BrainDeps, actor: Actor, input: { seed?
     seed,
     sent: chosen.notes,
     provider: { host: provider.host, source: read.served.cap.source, model: answer.model },
-    tokens: answer.usage.tokens + chosen.tokens,
+    tokens: answer.tokens + chosen.tokens,
     fresh: chosen.fresh,
     allowed,
     dropped,
@@ -264,16 +269,21 @@ export async function planGrow(
     context: read.file.context,
     content: read.file.content.slice(0, 20_000),
   };
-  const answer = await callProvider(deps, actor, "grow", () =>
-    provider.chat({
+  const answer = await chatChecked<GrowValue>(
+    deps,
+    actor,
+    "grow",
+    provider,
+    {
       system: systemPrompt(
         "Grow the note in DATA.note: write Markdown text to append to it (new material, not a repeat), new tags that fit it, and connections to related notes in DATA.notes, each with a reason. Follow the user's seed when one is given.",
       ),
       user: userMessage(seed, { note: self, notes: chosen.notes }),
-      output: outputSchema("ideation_growth", GrowOut),
-    }),
+    },
+    "ideation_growth",
+    GrowOut,
   );
-  const value = checkOutput<GrowValue>(GrowOut, answer.value, provider.host);
+  const value = answer.value;
   const allowed = new Set(chosen.notes.map((n) => n.id));
   const { kept, dropped } = keepConnections(deps, actor, value.connections, allowed, read.file.id);
   const planned: Planned<GrowValue> & { baseEtag: string } = {
@@ -281,7 +291,7 @@ export async function planGrow(
     seed,
     sent: [{ ...self, folder: null, excerpt: self.content.slice(0, BRAIN_LIMITS.excerptChars) }, ...chosen.notes],
     provider: { host: provider.host, source: read.served.cap.source, model: answer.model },
-    tokens: answer.usage.tokens + chosen.tokens,
+    tokens: answer.tokens + chosen.tokens,
     fresh: chosen.fresh,
     allowed,
     dropped,
