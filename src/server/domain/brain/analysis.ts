@@ -166,9 +166,8 @@ function toRow(p: ProposalOutValue, files: Map<string, FileRow>, folders: Map<st
           name,
           parentFolderId: folder?.id ?? null,
           fileIds: file ? [file.id] : [],
-          fileEtags: file ? { [file.id]: file.etag } : {},
         }),
-        current: JSON.stringify({}),
+        current: JSON.stringify({ fileFolders: file ? { [file.id]: file.folder_id } : {} }),
       };
     }
     default:

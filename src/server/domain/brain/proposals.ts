@@ -1,15 +1,17 @@
 // Reviewing proposals: accept applies one through the same domain code as a manual edit (feed
-// records, versions, the entity tag the proposal was made from: a note changed since is 409
-// `proposal_stale`); reject only records the decision. Pending -> accepted | rejected, once.
+// records, versions, If-Match); a proposal whose starting value changed since (the note's context,
+// tags or folder, the folder's context) is 409 `proposal_stale`; reject only records the decision.
+// Pending -> accepted | rejected, once.
 import { nowIso } from "../../../lib/time.ts";
 import type { ProposalRow } from "../../../store/repos/brain.ts";
 import type { Tx } from "../../../store/store.ts";
-import { requireFolder } from "../access.ts";
+import { requireFile, requireFolder } from "../access.ts";
 import type { Actor } from "../actor.ts";
 import { connectFiles } from "../connections.ts";
 import { ServiceError } from "../errors.ts";
 import { updateFile } from "../files.ts";
 import { createFolder, updateFolder } from "../folders.ts";
+import { parseTags } from "../records.ts";
 
 export function toProposalRecord(row: ProposalRow) {
   return {
@@ -65,23 +67,37 @@ async function fromBase<T>(what: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * Applies an accepted proposal. It is stale when the value it was made from changed since (another
+ * edit, or another accepted proposal): checked in this transaction, so nothing slips in between.
+ */
 async function apply(tx: Tx, actor: Actor, row: ProposalRow) {
   const proposed = JSON.parse(row.proposed) as Record<string, unknown>;
+  const current = JSON.parse(row.current) as Record<string, unknown>;
   const editor = { ...actor, source: "ai-proposal" };
-  const base = row.base_etag ? [row.base_etag] : undefined;
   switch (row.kind) {
     case "file_context":
     case "file_tags":
     case "move_file": {
       requireScopeOf(actor, "files:write");
+      const { file } = await fromBase("The note", () => requireFile(tx, actor, row.target_id!, "writer"));
+      const now =
+        row.kind === "file_context"
+          ? { context: file.context }
+          : row.kind === "file_tags"
+            ? { tags: parseTags(file.tags) }
+            : { folderId: file.folder_id };
+      if (!same(now, current)) throw stale("The note");
       const patch =
         row.kind === "file_context"
           ? { context: String(proposed.context) }
           : row.kind === "file_tags"
             ? { tags: proposed.tags as string[] }
             : { folderId: String(proposed.folderId) };
-      const { file } = await fromBase("The note", () => updateFile(tx, editor, row.target_id!, patch, base));
-      return { fileId: file.id, etag: file.etag };
+      const result = await fromBase("The note", () => updateFile(tx, editor, file.id, patch, [file.etag]));
+      return { fileId: result.file.id, etag: result.file.etag };
     }
     case "connect": {
       requireScopeOf(actor, "files:write");
@@ -96,23 +112,23 @@ async function apply(tx: Tx, actor: Actor, row: ProposalRow) {
     case "folder_context": {
       requireScopeOf(actor, "folders:write");
       const { folder } = await fromBase("The folder", () => requireFolder(tx, actor, row.target_id!, "writer"));
-      if (String(folder.revision) !== row.base_etag) throw stale("The folder");
+      if (folder.context !== current.context) throw stale("The folder");
       const result = await updateFolder(tx, editor, folder.id, { context: String(proposed.context) });
       return { folderId: result.folder.id };
     }
     case "new_folder": {
       requireScopeOf(actor, "folders:write");
-      const fileIds = (proposed.fileIds as string[]) ?? [];
+      const moves = (current.fileFolders as Record<string, string | null> | undefined) ?? {};
+      const fileIds = Object.keys(moves);
       if (fileIds.length) requireScopeOf(actor, "files:write");
       const parent = (proposed.parentFolderId as string | null) ?? null;
       const { folder } = await fromBase("The parent folder", () =>
         createFolder(tx, editor, { name: String(proposed.name), parentFolderId: parent }),
       );
-      const etags = (proposed.fileEtags as Record<string, string>) ?? {};
       for (const id of fileIds) {
-        await fromBase("A note to move", () =>
-          updateFile(tx, editor, id, { folderId: folder.id }, etags[id] ? [etags[id]] : undefined),
-        );
+        const { file } = await fromBase("A note to move", () => requireFile(tx, actor, id, "writer"));
+        if (file.folder_id !== moves[id]) throw stale("A note to move");
+        await updateFile(tx, editor, id, { folderId: folder.id }, [file.etag]);
       }
       return { folderId: folder.id, movedFileIds: fileIds };
     }
