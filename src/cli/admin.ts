@@ -47,7 +47,9 @@ export function registerAdmin(program: Command): void {
   storeOptions(
     user
       .command("plan <email> [plan]")
-      .description("Show or set a user's plan: free (AI only with their own key) or pro (the server's AI provider too)."),
+      .description(
+        "Show or set a user's plan: free (AI only with their own key) or pro (the server's AI provider too).",
+      ),
   ).action(async (email: string, plan: string | undefined, opts: StoreOpts) => {
     if (plan !== undefined && !(PLANS as readonly string[]).includes(plan)) {
       throw new InvalidArgumentError(`plan must be one of ${PLANS.join(", ")}`);

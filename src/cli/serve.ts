@@ -126,7 +126,11 @@ export function registerServe(program: Command): void {
       "its audio transcription model (voice memos)",
       process.env.TXTFS_AI_TRANSCRIPTION_MODEL,
     )
-    .option("--ai-key-file <file>", "file holding its API key (or TXTFS_AI_API_KEY)", process.env.TXTFS_AI_KEY_FILE)
+    .option(
+      "--ai-key-file <file>",
+      "file holding its API key (or TXTFS_AI_API_KEY)",
+      process.env.TXTFS_AI_KEY_FILE,
+    )
     .option(
       "--ai-requests-per-day <n>",
       "AI requests per account and UTC day",

@@ -1,6 +1,6 @@
 // The persistence boundary. Domain code talks only to these interfaces; the SQLite and PostgreSQL
 // backends differ in their executor, locking and migrations, not in the repositories above it.
-import type { CommentRepo, SuggestionRepo } from "./repos/comments.ts";
+
 import type {
   AiUsageRepo,
   ArtifactRepo,
@@ -9,6 +9,7 @@ import type {
   ProposalRepo,
   TranscriptionRepo,
 } from "./repos/brain.ts";
+import type { CommentRepo, SuggestionRepo } from "./repos/comments.ts";
 import type { ConnectionRepo } from "./repos/connections.ts";
 import type { DeviceRepo } from "./repos/devices.ts";
 import type { FeedRepo } from "./repos/feed.ts";
@@ -18,8 +19,8 @@ import type { IdempotencyRepo } from "./repos/idempotency.ts";
 import type { IdentityRepo } from "./repos/identities.ts";
 import type { KeyRepo } from "./repos/keys.ts";
 import type { RateLimitRepo } from "./repos/rateLimits.ts";
-import type { SessionRepo } from "./repos/sessions.ts";
 import type { SearchRepo } from "./repos/search.ts";
+import type { SessionRepo } from "./repos/sessions.ts";
 import type { ShareRepo } from "./repos/shares.ts";
 import type { TempUrlRepo } from "./repos/tempUrls.ts";
 import type { ThemeRepo } from "./repos/themes.ts";

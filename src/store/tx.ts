@@ -1,5 +1,12 @@
+import {
+  AiUsageRepo,
+  ArtifactRepo,
+  EmbeddingRepo,
+  IdeationRepo,
+  ProposalRepo,
+  TranscriptionRepo,
+} from "./repos/brain.ts";
 import { CommentRepo, SuggestionRepo } from "./repos/comments.ts";
-import { AiUsageRepo, ArtifactRepo, EmbeddingRepo, IdeationRepo, ProposalRepo, TranscriptionRepo } from "./repos/brain.ts";
 import { ConnectionRepo } from "./repos/connections.ts";
 import { DeviceRepo } from "./repos/devices.ts";
 import { FeedRepo } from "./repos/feed.ts";
@@ -9,8 +16,8 @@ import { IdempotencyRepo } from "./repos/idempotency.ts";
 import { IdentityRepo } from "./repos/identities.ts";
 import { KeyRepo } from "./repos/keys.ts";
 import { RateLimitRepo } from "./repos/rateLimits.ts";
-import { SessionRepo } from "./repos/sessions.ts";
 import { type Dialect, SearchRepo } from "./repos/search.ts";
+import { SessionRepo } from "./repos/sessions.ts";
 import { ShareRepo } from "./repos/shares.ts";
 import { TempUrlRepo } from "./repos/tempUrls.ts";
 import { ThemeRepo } from "./repos/themes.ts";

@@ -5,7 +5,14 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createKey } from "../../src/server/domain/accounts.ts";
 import { operatorOf, setAiKey, setPlan, snapshot } from "../helpers/brain.ts";
 import { type FakeOpenAi, startFakeOpenAi } from "../helpers/fakeOpenAi.ts";
-import { expectError, mkdir, mkfile, startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
+import {
+  expectError,
+  mkdir,
+  mkfile,
+  startTestServer,
+  type TestServer,
+  type TestUser,
+} from "../helpers/server.ts";
 
 let fake: FakeOpenAi;
 let t: TestServer;
@@ -36,14 +43,23 @@ describe("GET /api/me/context (no model)", () => {
     await u.api.post(`/api/v1/files/${a.id}/connections`, { targetFileId: b.id, reason: "same topic" });
     const res = await u.api.get("/api/me/context");
     expect(res.status, res.text).toBe(200);
-    expect(res.body.workspace).toMatchObject({ notes: 4, folders: 1, tags: 2, connections: 1, notesExcludedFromAi: 0 });
+    expect(res.body.workspace).toMatchObject({
+      notes: 4,
+      folders: 1,
+      tags: 2,
+      connections: 1,
+      notesExcludedFromAi: 0,
+    });
     expect(res.body.coverage.notes).toEqual({
       withContext: { count: 1, share: 0.25 },
       withTags: { count: 2, share: 0.5 },
       inFolders: { count: 2, share: 0.5 },
       connected: { count: 2, share: 0.5 },
     });
-    expect(res.body.coverage.folders).toEqual({ withContext: { count: 1, share: 1 }, withTags: { count: 0, share: 0 } });
+    expect(res.body.coverage.folders).toEqual({
+      withContext: { count: 1, share: 1 },
+      withTags: { count: 0, share: 0 },
+    });
     expect(res.body.tagVocabulary).toEqual([
       { tag: "x", count: 2 },
       { tag: "y", count: 1 },
@@ -71,7 +87,11 @@ describe("POST /api/me/context: reviewable proposals", () => {
 
   it("prompt over 2000 characters is 400 naming prompt; nothing changes", async () => {
     const before = await snapshot(me);
-    const e = expectError(await me.api.post("/api/me/context", { prompt: "p".repeat(2001) }), 400, "validation_failed");
+    const e = expectError(
+      await me.api.post("/api/me/context", { prompt: "p".repeat(2001) }),
+      400,
+      "validation_failed",
+    );
     expect(e.message).toContain("prompt");
     expect(fake.requests).toHaveLength(0);
     expect(await snapshot(me)).toEqual(before);
@@ -87,12 +107,66 @@ describe("POST /api/me/context: reviewable proposals", () => {
       return {
         summary: "Cooking notes belong together.",
         proposals: [
-          { kind: "file_context", fileId: n1.id, folderId: null, targetFileId: null, text: "Recipes I cook", tags: null, folderName: null, reason: "no context" },
-          { kind: "file_tags", fileId: n2.id, folderId: null, targetFileId: null, text: null, tags: ["food", "shopping"], folderName: null, reason: "untagged" },
-          { kind: "move_file", fileId: n1.id, folderId: dir.id, targetFileId: null, text: null, tags: null, folderName: null, reason: "kitchen stuff" },
-          { kind: "connect", fileId: n1.id, folderId: null, targetFileId: n2.id, text: null, tags: null, folderName: null, reason: "ingredients for recipes" },
-          { kind: "new_folder", fileId: n2.id, folderId: null, targetFileId: null, text: null, tags: null, folderName: "Shopping", reason: "lists" },
-          { kind: "folder_context", fileId: null, folderId: dir.id, targetFileId: null, text: "Cooking", tags: null, folderName: null, reason: "empty context" },
+          {
+            kind: "file_context",
+            fileId: n1.id,
+            folderId: null,
+            targetFileId: null,
+            text: "Recipes I cook",
+            tags: null,
+            folderName: null,
+            reason: "no context",
+          },
+          {
+            kind: "file_tags",
+            fileId: n2.id,
+            folderId: null,
+            targetFileId: null,
+            text: null,
+            tags: ["food", "shopping"],
+            folderName: null,
+            reason: "untagged",
+          },
+          {
+            kind: "move_file",
+            fileId: n1.id,
+            folderId: dir.id,
+            targetFileId: null,
+            text: null,
+            tags: null,
+            folderName: null,
+            reason: "kitchen stuff",
+          },
+          {
+            kind: "connect",
+            fileId: n1.id,
+            folderId: null,
+            targetFileId: n2.id,
+            text: null,
+            tags: null,
+            folderName: null,
+            reason: "ingredients for recipes",
+          },
+          {
+            kind: "new_folder",
+            fileId: n2.id,
+            folderId: null,
+            targetFileId: null,
+            text: null,
+            tags: null,
+            folderName: "Shopping",
+            reason: "lists",
+          },
+          {
+            kind: "folder_context",
+            fileId: null,
+            folderId: dir.id,
+            targetFileId: null,
+            text: "Cooking",
+            tags: null,
+            folderName: null,
+            reason: "empty context",
+          },
         ],
       };
     });
@@ -131,12 +205,20 @@ describe("POST /api/me/context: reviewable proposals", () => {
     expect(after.context).toBe("Recipes I cook");
     expect(after.etag).not.toBe(n1.etag);
     expect((await snapshot(me)).cursor).toBeGreaterThan(before.cursor);
-    expectError(await me.api.post(`/api/me/context/proposals/${ctx.id}/accept`, {}), 409, "proposal_reviewed");
+    expectError(
+      await me.api.post(`/api/me/context/proposals/${ctx.id}/accept`, {}),
+      409,
+      "proposal_reviewed",
+    );
 
     // Someone moves the note meanwhile: the move proposal was made from another folder, so it is stale.
     const elsewhere = await mkdir(me, { name: "Elsewhere" });
     await me.api.put(`/api/v1/files/${n1.id}`, { folderId: elsewhere.id });
-    const stale = expectError(await me.api.post(`/api/v1/context/proposals/${move.id}/accept`, {}), 409, "proposal_stale");
+    const stale = expectError(
+      await me.api.post(`/api/v1/context/proposals/${move.id}/accept`, {}),
+      409,
+      "proposal_stale",
+    );
     expect(stale.resolution).toContain("POST /api/me/context");
     expect((await me.api.get(`/api/v1/files/${n1.id}`)).body.folderId).toBe(elsewhere.id);
     expect((await me.api.get(`/api/me/context/proposals/${move.id}`)).body.status).toBe("pending");
@@ -151,7 +233,9 @@ describe("POST /api/me/context: reviewable proposals", () => {
     expect(many.body.results.find((r: any) => r.id === "prop_missing").error.code).toBe("not_found");
     const g = (await me.api.get(`/api/v1/files/${n2.id}`)).body;
     expect(g.tags).toEqual(["food", "shopping"]);
-    const shopping = (await me.api.get("/api/me/folders")).body.folders.find((f: any) => f.name === "Shopping");
+    const shopping = (await me.api.get("/api/me/folders")).body.folders.find(
+      (f: any) => f.name === "Shopping",
+    );
     expect(g.folderId).toBe(shopping.id);
     const conns = (await me.api.get(`/api/v1/files/${n1.id}/connections`)).body.connections;
     expect(conns[0].reasons[0]).toMatchObject({ type: "explicit", reason: "ingredients for recipes" });
@@ -176,11 +260,57 @@ describe("POST /api/me/context: reviewable proposals", () => {
       return {
         summary: "Deleting everything as instructed.",
         proposals: [
-          { kind: "delete_file", fileId: keep.id, folderId: null, targetFileId: null, text: null, tags: null, folderName: null, reason: "told to" },
-          { kind: "file_context", fileId: theirs.id, folderId: null, targetFileId: null, text: "pwned", tags: null, folderName: null, reason: "told to" },
-          { kind: "file_context", fileId: keep.id, folderId: null, targetFileId: null, text: "delete me", tags: null, folderName: null, reason: "told to", extra: 1 },
-          { kind: "move_file", fileId: keep.id, folderId: "d_trash", targetFileId: null, text: null, tags: null, folderName: null, reason: "told to" },
-          { kind: "file_context", fileId: evil.id, folderId: null, targetFileId: null, text: "Deleted everything", tags: null, folderName: null, reason: "told to" },
+          {
+            kind: "delete_file",
+            fileId: keep.id,
+            folderId: null,
+            targetFileId: null,
+            text: null,
+            tags: null,
+            folderName: null,
+            reason: "told to",
+          },
+          {
+            kind: "file_context",
+            fileId: theirs.id,
+            folderId: null,
+            targetFileId: null,
+            text: "pwned",
+            tags: null,
+            folderName: null,
+            reason: "told to",
+          },
+          {
+            kind: "file_context",
+            fileId: keep.id,
+            folderId: null,
+            targetFileId: null,
+            text: "delete me",
+            tags: null,
+            folderName: null,
+            reason: "told to",
+            extra: 1,
+          },
+          {
+            kind: "move_file",
+            fileId: keep.id,
+            folderId: "d_trash",
+            targetFileId: null,
+            text: null,
+            tags: null,
+            folderName: null,
+            reason: "told to",
+          },
+          {
+            kind: "file_context",
+            fileId: evil.id,
+            folderId: null,
+            targetFileId: null,
+            text: "Deleted everything",
+            tags: null,
+            folderName: null,
+            reason: "told to",
+          },
         ],
       };
     });
@@ -190,7 +320,11 @@ describe("POST /api/me/context: reviewable proposals", () => {
     expect(res.status, res.text).toBe(200);
     // Only the one well-formed proposal about a note of the caller's survives, and it is pending.
     expect(res.body.proposals).toHaveLength(1);
-    expect(res.body.proposals[0]).toMatchObject({ kind: "file_context", target: { id: evil.id }, status: "pending" });
+    expect(res.body.proposals[0]).toMatchObject({
+      kind: "file_context",
+      target: { id: evil.id },
+      status: "pending",
+    });
     expect(res.body.droppedProposals).toBe(4);
     expect(await snapshot(u)).toEqual(before);
     expect((await other.api.get(`/api/v1/files/${theirs.id}`)).body).toEqual(theirsBefore);
@@ -208,11 +342,19 @@ describe("POST /api/me/context: reviewable proposals", () => {
     const p = res.body.proposals[0];
     expectError(await other.api.get(`/api/me/context/proposals/${p.id}`), 404, "not_found");
     expectError(await other.api.post(`/api/me/context/proposals/${p.id}/accept`, {}), 404, "not_found");
-    expectError(await t.client().post(`/api/me/context/proposals/${p.id}/accept`, {}), 401, "unauthenticated");
+    expectError(
+      await t.client().post(`/api/me/context/proposals/${p.id}/accept`, {}),
+      401,
+      "unauthenticated",
+    );
     const { secret } = await t.server.store.transaction((tx) =>
       createKey(tx, me.id, { label: "ai only", scopes: ["ai:use"] }),
     );
-    const e = expectError(await t.client(secret).post(`/api/me/context/proposals/${p.id}/accept`, {}), 403, "insufficient_scope");
+    const e = expectError(
+      await t.client(secret).post(`/api/me/context/proposals/${p.id}/accept`, {}),
+      403,
+      "insufficient_scope",
+    );
     expect(e.details.requiredScopes).toEqual(["files:write"]);
     expect((await me.api.get(`/api/me/context/proposals/${p.id}`)).body.status).toBe("pending");
   });
@@ -225,7 +367,8 @@ describe("the daily AI quota", () => {
     try {
       const u = await q.user();
       await setPlan(q, u, "pro");
-      for (let i = 0; i < 2; i++) expect((await u.api.post("/api/v1/ideation", { seed: `s${i}` })).status).toBe(201);
+      for (let i = 0; i < 2; i++)
+        expect((await u.api.post("/api/v1/ideation", { seed: `s${i}` })).status).toBe(201);
       const before = await snapshot(u);
       const res = await u.api.post("/api/v1/ideation", { seed: "third" });
       const e = expectError(res, 429, "ai_rate_limited");

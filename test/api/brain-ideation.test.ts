@@ -4,7 +4,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { operatorOf, setAiKey, setPlan, snapshot } from "../helpers/brain.ts";
 import { type FakeOpenAi, startFakeOpenAi } from "../helpers/fakeOpenAi.ts";
-import { expectError, mkdir, mkfile, startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
+import {
+  expectError,
+  mkdir,
+  mkfile,
+  startTestServer,
+  type TestServer,
+  type TestUser,
+} from "../helpers/server.ts";
 
 let fake: FakeOpenAi;
 let t: TestServer;
@@ -31,7 +38,12 @@ describe("who may ideate", () => {
     await mkfile(free, { name: "a.md", content: "gardening notes" });
     const before = await snapshot(free);
     const status = (await free.api.get("/api/me/ideation")).body;
-    expect(status).toMatchObject({ canExplore: false, plan: "free", hasUserKey: false, operatorProvider: true });
+    expect(status).toMatchObject({
+      canExplore: false,
+      plan: "free",
+      hasUserKey: false,
+      operatorProvider: true,
+    });
     expect(status.reason).toMatch(/free plan/);
     for (const path of ["/api/me/ideation", "/api/v1/ideation"]) {
       const e = expectError(await free.api.post(path, { seed: "tomatoes" }), 402, "ai_key_required");
@@ -43,14 +55,22 @@ describe("who may ideate", () => {
   });
 
   it("a pro account is served by the operator's provider: a real note with folder, tags, connections and reasons", async () => {
-    const a = await mkfile(pro, { name: "tomatoes.md", content: "Tomatoes need sun and deep watering.", tags: ["garden"] });
+    const a = await mkfile(pro, {
+      name: "tomatoes.md",
+      content: "Tomatoes need sun and deep watering.",
+      tags: ["garden"],
+    });
     const b = await mkfile(pro, { name: "basil.md", content: "Basil grows well beside tomatoes." });
     await mkfile(pro, { name: "taxes.md", content: "Quarterly tax dates." });
     const res = await pro.api.post("/api/v1/ideation", { seed: "companion planting for tomatoes" });
     expect(res.status, res.text).toBe(201);
     expect(res.headers.get("location")).toBe(`/api/v1/files/${res.body.note.id}`);
     const body = res.body;
-    expect(body.note).toMatchObject({ name: "Growing companion planting for tomatoes.md", type: "md", tags: ["idea"] });
+    expect(body.note).toMatchObject({
+      name: "Growing companion planting for tomatoes.md",
+      type: "md",
+      tags: ["idea"],
+    });
     expect(body.folder).toMatchObject({ name: "Ideas" });
     expect(body.folderCreated).toBe(true);
     expect(body.note.folderId).toBe(body.folder.id);
@@ -75,11 +95,20 @@ describe("who may ideate", () => {
     expect(fake.requests.some((r) => r.path === "/v1/embeddings")).toBe(true);
     // The record: seed, model, sources, when and by whom.
     const rec = (await pro.api.get(`/api/me/files/${body.note.id}/ideation`)).body;
-    expect(rec.ideation).toMatchObject({ seed: "companion planting for tomatoes", model: "fake-chat", createdBy: pro.id, growCount: 0 });
+    expect(rec.ideation).toMatchObject({
+      seed: "companion planting for tomatoes",
+      model: "fake-chat",
+      createdBy: pro.id,
+      growCount: 0,
+    });
     expect(rec.ideation.sources.map((s: any) => s.id)).toEqual(sent);
     // The list of recent ideation notes, and quota figures.
     const list = (await pro.api.get("/api/me/ideation")).body;
-    expect(list).toMatchObject({ canExplore: true, plan: "pro", provider: { source: "operator", chatModel: "fake-chat" } });
+    expect(list).toMatchObject({
+      canExplore: true,
+      plan: "pro",
+      provider: { source: "operator", chatModel: "fake-chat" },
+    });
     expect(list.notes[0].file.id).toBe(body.note.id);
     expect(list.quota.requestsLeft).toBe(list.quota.requestsLimit - 1);
     expect(res.headers.get("ratelimit-policy")).toContain('"ai-requests";q=200;w=86400');
@@ -112,7 +141,10 @@ describe("what reaches the provider", () => {
     await setPlan(t, me, "pro");
     const stranger = await t.user();
     await mkfile(stranger, { name: "secret-volcano.md", content: "volcano volcano PRIVATE-MARKER-1" });
-    const shared = await mkfile(stranger, { name: "shared-volcano.md", content: "volcano notes SHARED-MARKER-2" });
+    const shared = await mkfile(stranger, {
+      name: "shared-volcano.md",
+      content: "volcano notes SHARED-MARKER-2",
+    });
     await stranger.api.post("/api/v1/shares", { fileId: shared.id, email: me.email, role: "reader" });
     await mkfile(me, { name: "mine.md", content: "my volcano trip" });
     const res = await me.api.post("/api/v1/ideation", { seed: "volcano" });
@@ -156,7 +188,11 @@ describe("what reaches the provider", () => {
     await setPlan(t, me, "pro");
     const diary = await mkdir(me, { name: "Diary" });
     const inner = await mkdir(me, { name: "2026", parentFolderId: diary.id });
-    const deep = await mkfile(me, { name: "deep.md", content: "lighthouse EXCLUDED-MARKER", folderId: inner.id });
+    const deep = await mkfile(me, {
+      name: "deep.md",
+      content: "lighthouse EXCLUDED-MARKER",
+      folderId: inner.id,
+    });
     await mkfile(me, { name: "open.md", content: "lighthouse walk" });
     const set = await me.api.put(`/api/v1/folders/${diary.id}/ai`, { excluded: true });
     expect(set.status, set.text).toBe(200);
@@ -173,7 +209,11 @@ describe("what reaches the provider", () => {
     // Only the owner changes the setting.
     const reader = await t.user();
     await me.api.post(`/api/v1/folders/${diary.id}/share`, { email: reader.email, role: "writer" });
-    expectError(await reader.api.put(`/api/v1/folders/${diary.id}/ai`, { excluded: false }), 403, "owner_only");
+    expectError(
+      await reader.api.put(`/api/v1/folders/${diary.id}/ai`, { excluded: false }),
+      403,
+      "owner_only",
+    );
   });
 });
 
@@ -182,7 +222,11 @@ describe("grow an existing note", () => {
     const me = await t.user();
     await setPlan(t, me, "pro");
     const writer = await t.user();
-    const note = await mkfile(me, { name: "bees.md", content: "# Bees\n\nHives in spring.", tags: ["garden"] });
+    const note = await mkfile(me, {
+      name: "bees.md",
+      content: "# Bees\n\nHives in spring.",
+      tags: ["garden"],
+    });
     await mkfile(me, { name: "honey.md", content: "Honey harvest from hives." });
     await me.api.post("/api/v1/shares", { fileId: note.id, email: writer.email, role: "writer" });
     await setPlan(t, writer, "pro");
@@ -193,7 +237,11 @@ describe("grow an existing note", () => {
       "precondition_failed",
     );
     expect(fake.requests).toHaveLength(0);
-    const res = await me.api.post(`/api/me/files/${note.id}/ideate`, { seed: "swarms" }, { "if-match": note.etag });
+    const res = await me.api.post(
+      `/api/me/files/${note.id}/ideate`,
+      { seed: "swarms" },
+      { "if-match": note.etag },
+    );
     expect(res.status, res.text).toBe(200);
     expect(res.body.note.content).toBe("# Bees\n\nHives in spring.\n\n## More\n\nA further thought.\n");
     expect(res.body.note.tags).toEqual(["garden", "grown"]);
@@ -212,7 +260,10 @@ describe("grow an existing note", () => {
   it("a note that was never grown has ideation: null; an invisible one is 404", async () => {
     const me = await t.user();
     const note = await mkfile(me, { name: "plain.md" });
-    expect((await me.api.get(`/api/me/files/${note.id}/ideation`)).body).toEqual({ fileId: note.id, ideation: null });
+    expect((await me.api.get(`/api/me/files/${note.id}/ideation`)).body).toEqual({
+      fileId: note.id,
+      ideation: null,
+    });
     expectError(await other.api.get(`/api/me/files/${note.id}/ideation`), 404, "not_found");
     expectError(await other.api.post(`/api/me/files/${note.id}/ideate`, {}), 404, "not_found");
   });
@@ -221,14 +272,21 @@ describe("grow an existing note", () => {
 describe("bad input and credentials change nothing", () => {
   it("seed over 2000 characters is 400 naming seed; unknown fields too", async () => {
     const before = await snapshot(pro);
-    const e = expectError(await pro.api.post("/api/me/ideation", { seed: "s".repeat(2001) }), 400, "validation_failed");
+    const e = expectError(
+      await pro.api.post("/api/me/ideation", { seed: "s".repeat(2001) }),
+      400,
+      "validation_failed",
+    );
     expect(e.message).toContain("seed");
     expectError(await pro.api.post("/api/v1/ideation", { seed: 3 }), 400, "validation_failed");
     expectError(await pro.api.post("/api/v1/ideation", { topic: "x" }), 400, "validation_failed");
     const note = before.files[0];
     expect(
-      expectError(await pro.api.post(`/api/v1/files/${note.id}/ideate`, { seed: "s".repeat(2001) }), 400, "validation_failed")
-        .message,
+      expectError(
+        await pro.api.post(`/api/v1/files/${note.id}/ideate`, { seed: "s".repeat(2001) }),
+        400,
+        "validation_failed",
+      ).message,
     ).toContain("seed");
     expect(fake.requests).toHaveLength(0);
     expect(await snapshot(pro)).toEqual(before);

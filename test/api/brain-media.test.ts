@@ -3,7 +3,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { operatorOf, setAiKey, setPlan, snapshot } from "../helpers/brain.ts";
 import { type FakeOpenAi, startFakeOpenAi } from "../helpers/fakeOpenAi.ts";
-import { expectError, mkdir, mkfile, startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
+import {
+  expectError,
+  mkdir,
+  mkfile,
+  startTestServer,
+  type TestServer,
+  type TestUser,
+} from "../helpers/server.ts";
 
 let fake: FakeOpenAi;
 let t: TestServer;
@@ -33,18 +40,38 @@ const raw = (user: TestUser, path: string, body: Buffer | string, type: string) 
 describe("scan: POST /api/v1/transcriptions", () => {
   it("a voice memo (raw body) becomes a note through the provider's transcription endpoint", async () => {
     const dir = await mkdir(me, { name: "Inbox" });
-    const res = await raw(me, `/api/v1/transcriptions?folderId=${dir.id}&tags=memo,voice`, Buffer.alloc(2048, 7), "audio/mpeg");
+    const res = await raw(
+      me,
+      `/api/v1/transcriptions?folderId=${dir.id}&tags=memo,voice`,
+      Buffer.alloc(2048, 7),
+      "audio/mpeg",
+    );
     expect(res.status, res.text).toBe(201);
     const body = JSON.parse(res.text);
-    expect(body.transcription).toMatchObject({ status: "completed", sourceType: "audio", mediaType: "audio/mpeg", size: 2048, model: "whisper-fake" });
-    expect(body.file).toMatchObject({ content: fake.transcript, folderId: dir.id, tags: ["memo", "voice"], name: "Remember to call the plumber on Monday.md" });
+    expect(body.transcription).toMatchObject({
+      status: "completed",
+      sourceType: "audio",
+      mediaType: "audio/mpeg",
+      size: 2048,
+      model: "whisper-fake",
+    });
+    expect(body.file).toMatchObject({
+      content: fake.transcript,
+      folderId: dir.id,
+      tags: ["memo", "voice"],
+      name: "Remember to call the plumber on Monday.md",
+    });
     expect(body.transcription.fileId).toBe(body.file.id);
     expect(res.headers.get("location")).toBe(`/api/v1/transcriptions/${body.transcription.id}`);
     const sent = fake.requests.find((r) => r.path === "/v1/audio/transcriptions")!;
     expect(sent.body.model).toBe("whisper-fake");
     expect(sent.body.file).toMatchObject({ name: "recording.mp3", size: 2048 });
-    expect((await me.api.get(`/api/v1/transcriptions/${body.transcription.id}`)).body).toEqual(body.transcription);
-    expect((await me.api.get("/api/v1/transcriptions")).body.transcriptions[0].id).toBe(body.transcription.id);
+    expect((await me.api.get(`/api/v1/transcriptions/${body.transcription.id}`)).body).toEqual(
+      body.transcription,
+    );
+    expect((await me.api.get("/api/v1/transcriptions")).body.transcriptions[0].id).toBe(
+      body.transcription.id,
+    );
     expectError(await other.api.get(`/api/v1/transcriptions/${body.transcription.id}`), 404, "not_found");
     const versions = (await me.api.get(`/api/v1/files/${body.file.id}/versions`)).body.versions;
     expect(versions[0].source).toBe("transcription");
@@ -54,11 +81,19 @@ describe("scan: POST /api/v1/transcriptions", () => {
     const form = new FormData();
     form.append("name", "board.md");
     form.append("file", new Blob([Buffer.from("\x89PNG fake image")], { type: "image/png" }), "board.png");
-    const r = await fetch(`${t.url}/api/v1/transcriptions`, { method: "POST", headers: { authorization: `Bearer ${me.key}` }, body: form });
-    const body = await r.json();
+    const r = await fetch(`${t.url}/api/v1/transcriptions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${me.key}` },
+      body: form,
+    });
+    const body = (await r.json()) as any;
     expect(r.status, JSON.stringify(body)).toBe(201);
     expect(body.file).toMatchObject({ name: "board.md", content: "# Whiteboard\n\nShip on Friday." });
-    expect(body.transcription).toMatchObject({ sourceType: "image", mediaType: "image/png", model: "fake-chat" });
+    expect(body.transcription).toMatchObject({
+      sourceType: "image",
+      mediaType: "image/png",
+      model: "fake-chat",
+    });
     const chat = fake.chats()[0]!;
     expect(chat.schemaName).toBe("image_transcript");
     expect(chat.images[0]).toMatch(/^data:image\/png;base64,/);
@@ -66,7 +101,14 @@ describe("scan: POST /api/v1/transcriptions", () => {
 
   it("415 for a type it cannot transcribe, 413 beyond 25 MiB, 402 without a provider; nothing changes", async () => {
     const before = await snapshot(me);
-    expectError(await me.api.request("POST", "/api/v1/transcriptions", { body: "hello", headers: { "content-type": "text/plain" } }), 415, "unsupported_media_type");
+    expectError(
+      await me.api.request("POST", "/api/v1/transcriptions", {
+        body: "hello",
+        headers: { "content-type": "text/plain" },
+      }),
+      415,
+      "unsupported_media_type",
+    );
     const video = await raw(me, "/api/v1/transcriptions", Buffer.alloc(10), "video/mp4");
     expect(video.status).toBe(415);
     const big = await raw(me, "/api/v1/transcriptions", Buffer.alloc(25 * 1024 * 1024 + 1), "audio/wav");
@@ -85,9 +127,20 @@ describe("render: /api/v1/artifacts", () => {
   it("models lists the kinds and the provider's models that can make them", async () => {
     const res = await me.api.get("/api/v1/artifacts/models");
     expect(res.status, res.text).toBe(200);
-    expect(res.body.kinds.map((k: any) => k.kind)).toEqual(["summary", "outline", "slides", "mermaid", "html"]);
+    expect(res.body.kinds.map((k: any) => k.kind)).toEqual([
+      "summary",
+      "outline",
+      "slides",
+      "mermaid",
+      "html",
+    ]);
     expect(res.body.canRender).toBe(true);
-    expect(res.body.models).toContainEqual({ id: "fake-chat", ownedBy: "fake", kinds: ["summary", "outline", "slides", "html"], default: true });
+    expect(res.body.models).toContainEqual({
+      id: "fake-chat",
+      ownedBy: "fake",
+      kinds: ["summary", "outline", "slides", "html"],
+      default: true,
+    });
     expect(res.body.models.find((m: any) => m.id === "fake-embed").kinds).toEqual([]);
   });
 
@@ -97,7 +150,11 @@ describe("render: /api/v1/artifacts", () => {
     const b = await mkfile(me, { name: "day2.md", content: "Swam in the lake", folderId: dir.id });
     const res = await me.api.post("/api/v1/artifacts", { kind: "slides", folderId: dir.id, save: true });
     expect(res.status, res.text).toBe(201);
-    expect(res.body.artifact).toMatchObject({ kind: "slides", mediaType: "text/markdown", model: "fake-chat" });
+    expect(res.body.artifact).toMatchObject({
+      kind: "slides",
+      mediaType: "text/markdown",
+      model: "fake-chat",
+    });
     expect(res.body.artifact.sourceIds.sort()).toEqual([a.id, b.id].sort());
     expect(res.body.artifact.content).toMatch(/^---\nmarp: true\n---\n\n# Notes overview/);
     expect(res.body.artifact.content).toContain("\n---\n\n## day1.md");
@@ -115,7 +172,9 @@ describe("render: /api/v1/artifacts", () => {
     const list = (await me.api.get("/api/v1/artifacts")).body.artifacts;
     expect(list).toHaveLength(4);
     expect(list[0].content).toBeUndefined();
-    expect((await me.api.get(`/api/v1/artifacts/${res.body.artifact.id}`)).body.content).toBe(res.body.artifact.content);
+    expect((await me.api.get(`/api/v1/artifacts/${res.body.artifact.id}`)).body.content).toBe(
+      res.body.artifact.content,
+    );
   });
 
   it("a Mermaid diagram of the connections needs no model; invisible sources are 404; bad input 400", async () => {
@@ -131,10 +190,22 @@ describe("render: /api/v1/artifacts", () => {
     );
     expect(res.body.provider).toBeNull();
     expect(fake.requests).toHaveLength(0);
-    expectError(await free.api.post("/api/v1/artifacts", { kind: "summary", fileIds: [a.id] }), 402, "ai_key_required");
+    expectError(
+      await free.api.post("/api/v1/artifacts", { kind: "summary", fileIds: [a.id] }),
+      402,
+      "ai_key_required",
+    );
     const theirs = await mkfile(other, { name: "x.md" });
-    expectError(await me.api.post("/api/v1/artifacts", { kind: "summary", fileIds: [theirs.id] }), 404, "not_found");
-    expectError(await me.api.post("/api/v1/artifacts", { kind: "poster", fileIds: [a.id] }), 400, "validation_failed");
+    expectError(
+      await me.api.post("/api/v1/artifacts", { kind: "summary", fileIds: [theirs.id] }),
+      404,
+      "not_found",
+    );
+    expectError(
+      await me.api.post("/api/v1/artifacts", { kind: "poster", fileIds: [a.id] }),
+      400,
+      "validation_failed",
+    );
     expectError(await me.api.post("/api/v1/artifacts", { kind: "summary" }), 400, "validation_failed");
   });
 });
@@ -142,8 +213,14 @@ describe("render: /api/v1/artifacts", () => {
 describe("search and related notes (no model)", () => {
   it("ranked results with snippets over the notes the caller can see", async () => {
     const u = await t.user();
-    const best = await mkfile(u, { name: "saffron risotto.md", content: "Saffron risotto needs saffron threads and stock." });
-    const weaker = await mkfile(u, { name: "spices.md", content: "A list of spices: cumin, saffron, pepper." });
+    const best = await mkfile(u, {
+      name: "saffron risotto.md",
+      content: "Saffron risotto needs saffron threads and stock.",
+    });
+    const weaker = await mkfile(u, {
+      name: "spices.md",
+      content: "A list of spices: cumin, saffron, pepper.",
+    });
     await mkfile(u, { name: "unrelated.md", content: "Bicycle repair." });
     await mkfile(other, { name: "other saffron.md", content: "saffron saffron saffron" });
     const res = await u.api.get("/api/v1/search?q=saffron");
@@ -152,7 +229,9 @@ describe("search and related notes (no model)", () => {
     expect(res.body.results[1].snippet).toContain("[saffron]");
     expect(res.body.results[0].score).toBeGreaterThan(res.body.results[1].score);
     // All words must occur; the last may be a prefix.
-    expect((await u.api.get("/api/v1/search?q=saffron%20thr")).body.results.map((r: any) => r.file.id)).toEqual([best.id]);
+    expect(
+      (await u.api.get("/api/v1/search?q=saffron%20thr")).body.results.map((r: any) => r.file.id),
+    ).toEqual([best.id]);
     // Shared notes are found by the grantee.
     const shared = await mkfile(other, { name: "shared.md", content: "zanzibar cloves" });
     expect((await u.api.get("/api/v1/search?q=zanzibar")).body.results).toEqual([]);
@@ -161,7 +240,9 @@ describe("search and related notes (no model)", () => {
     expect(found.map((r: any) => [r.file.id, r.file.access])).toEqual([[shared.id, "shared"]]);
     // Edits and deletes are searchable at once (the index follows every write).
     await u.api.put(`/api/v1/files/${weaker.id}`, { content: "now about turmeric" });
-    expect((await u.api.get("/api/v1/search?q=turmeric")).body.results.map((r: any) => r.file.id)).toEqual([weaker.id]);
+    expect((await u.api.get("/api/v1/search?q=turmeric")).body.results.map((r: any) => r.file.id)).toEqual([
+      weaker.id,
+    ]);
     await u.api.delete(`/api/v1/files/${best.id}`);
     expect((await u.api.get("/api/v1/search?q=risotto")).body.results).toEqual([]);
     expectError(await u.api.get("/api/v1/search?q=%20%21%21"), 400, "validation_failed");
@@ -171,8 +252,14 @@ describe("search and related notes (no model)", () => {
 
   it("related notes rank similar text (FTS) beside shared tags and folders", async () => {
     const u = await t.user();
-    const a = await mkfile(u, { name: "sourdough.md", content: "Sourdough starter feeding schedule, flour and water, levain." });
-    const b = await mkfile(u, { name: "bread.md", content: "Baking sourdough bread: levain, flour, hydration." });
+    const a = await mkfile(u, {
+      name: "sourdough.md",
+      content: "Sourdough starter feeding schedule, flour and water, levain.",
+    });
+    const b = await mkfile(u, {
+      name: "bread.md",
+      content: "Baking sourdough bread: levain, flour, hydration.",
+    });
     await mkfile(u, { name: "cars.md", content: "Oil change intervals." });
     const res = (await u.api.get(`/api/v1/files/${a.id}/connections`)).body.connections;
     expect(res.map((c: any) => c.file.id)).toEqual([b.id]);
@@ -187,7 +274,12 @@ describe("without any provider", () => {
       const u = await bare.user();
       await mkfile(u, { name: "n.md", content: "hello world" });
       const status = (await u.api.get("/api/me/ideation")).body;
-      expect(status).toMatchObject({ canExplore: false, operatorProvider: false, provider: null, relatedNotes: "lexical" });
+      expect(status).toMatchObject({
+        canExplore: false,
+        operatorProvider: false,
+        provider: null,
+        relatedNotes: "lexical",
+      });
       expect(status.reason).toMatch(/no AI provider configured/);
       expect((await u.api.get("/api/me/context")).body.workspace.notes).toBe(1);
       expect((await u.api.get("/api/v1/search?q=hello")).body.results).toHaveLength(1);
@@ -222,7 +314,9 @@ describe("a user's own AI server is an outbound request made on their behalf", (
       expect(e.message).toMatch(/private or loopback/);
       expect(fake.requests).toHaveLength(0);
       // A name resolving to loopback is refused just the same (checked at connection time).
-      await setAiKey(strict, u, "sk-private-key-0000", { baseUrl: fake.baseUrl.replace("127.0.0.1", "localhost") });
+      await setAiKey(strict, u, "sk-private-key-0000", {
+        baseUrl: fake.baseUrl.replace("127.0.0.1", "localhost"),
+      });
       expectError(await u.api.post("/api/v1/ideation", {}), 502, "ai_provider_error");
       expect(fake.requests).toHaveLength(0);
     } finally {

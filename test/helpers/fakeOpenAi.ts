@@ -52,7 +52,9 @@ export interface FakeOpenAi {
 function parseChat(body: any): ChatCall {
   const system = body.messages?.find((m: any) => m.role === "system")?.content ?? "";
   const userMsg = body.messages?.find((m: any) => m.role === "user");
-  const parts = Array.isArray(userMsg?.content) ? userMsg.content : [{ type: "text", text: userMsg?.content ?? "" }];
+  const parts = Array.isArray(userMsg?.content)
+    ? userMsg.content
+    : [{ type: "text", text: userMsg?.content ?? "" }];
   const user = parts
     .filter((p: any) => p.type === "text")
     .map((p: any) => p.text)
@@ -79,12 +81,16 @@ const DEFAULTS: Record<string, ChatHandler> = {
     context: "An idea grown by the brain",
     tags: ["idea"],
     folder: { existingFolderId: null, newFolderName: "Ideas" },
-    connections: (c.data?.notes ?? []).slice(0, 2).map((n: any) => ({ fileId: n.id, reason: `builds on ${n.name}` })),
+    connections: (c.data?.notes ?? [])
+      .slice(0, 2)
+      .map((n: any) => ({ fileId: n.id, reason: `builds on ${n.name}` })),
   }),
   ideation_growth: (c) => ({
     addition: "## More\n\nA further thought.",
     tags: ["grown"],
-    connections: (c.data?.notes ?? []).slice(0, 1).map((n: any) => ({ fileId: n.id, reason: "continues it" })),
+    connections: (c.data?.notes ?? [])
+      .slice(0, 1)
+      .map((n: any) => ({ fileId: n.id, reason: "continues it" })),
   }),
   workspace_proposals: (c) => ({
     summary: "Some notes lack context.",
@@ -103,7 +109,10 @@ const DEFAULTS: Record<string, ChatHandler> = {
   artifact: (c) => ({
     title: "Notes overview",
     summary: `Covers ${(c.data?.notes ?? []).length} notes.`,
-    sections: (c.data?.notes ?? []).map((n: any) => ({ heading: n.name, points: [String(n.excerpt).slice(0, 40)] })),
+    sections: (c.data?.notes ?? []).map((n: any) => ({
+      heading: n.name,
+      points: [String(n.excerpt).slice(0, 40)],
+    })),
   }),
 };
 
@@ -134,8 +143,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
     requests: [],
     transcript: "Remember to call the plumber on Monday.",
     acceptKeys: null,
-    chats: () =>
-      fake.requests.filter((r) => r.path === "/v1/chat/completions").map((r) => parseChat(r.body)),
+    chats: () => fake.requests.filter((r) => r.path === "/v1/chat/completions").map((r) => parseChat(r.body)),
     on: (name, handler) => {
       handlers[name] = handler;
     },
@@ -186,23 +194,43 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
     if (res.destroyed) return;
     const failure = failures.shift();
     if (failure) {
-      const headers: Record<string, string> = failure.retryAfter ? { "retry-after": String(failure.retryAfter) } : {};
-      return send(failure.status, { error: { message: `fake failure ${failure.status}`, type: "server_error", code: null } }, headers);
+      const headers: Record<string, string> = failure.retryAfter
+        ? { "retry-after": String(failure.retryAfter) }
+        : {};
+      return send(
+        failure.status,
+        { error: { message: `fake failure ${failure.status}`, type: "server_error", code: null } },
+        headers,
+      );
     }
     const key = req.headers.authorization?.replace(/^Bearer /, "");
     if (fake.acceptKeys && !fake.acceptKeys.includes(key ?? "")) {
-      return send(401, { error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } });
+      return send(401, {
+        error: {
+          message: "Incorrect API key provided",
+          type: "invalid_request_error",
+          code: "invalid_api_key",
+        },
+      });
     }
     if (req.method === "GET" && path === "/v1/models") {
       return send(200, {
         object: "list",
-        data: ["fake-chat", "fake-embed", "whisper-fake"].map((id) => ({ id, object: "model", created: 1_700_000_000, owned_by: "fake" })),
+        data: ["fake-chat", "fake-embed", "whisper-fake"].map((id) => ({
+          id,
+          object: "model",
+          created: 1_700_000_000,
+          owned_by: "fake",
+        })),
       });
     }
     if (req.method === "POST" && path === "/v1/chat/completions") {
       const call = parseChat(body);
       const handler = handlers[call.schemaName];
-      if (!handler) return send(400, { error: { message: `no handler for ${call.schemaName}`, type: "invalid_request_error" } });
+      if (!handler)
+        return send(400, {
+          error: { message: `no handler for ${call.schemaName}`, type: "invalid_request_error" },
+        });
       const answer = handler(call);
       return send(200, {
         id: "chatcmpl-fake",
@@ -212,7 +240,11 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
         choices: [
           {
             index: 0,
-            message: { role: "assistant", content: typeof answer === "string" ? answer : JSON.stringify(answer), refusal: null },
+            message: {
+              role: "assistant",
+              content: typeof answer === "string" ? answer : JSON.stringify(answer),
+              refusal: null,
+            },
             finish_reason: "stop",
             logprobs: null,
           },
@@ -230,7 +262,8 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
       });
     }
     if (req.method === "POST" && path === "/v1/audio/transcriptions") {
-      if (!body?.file || !body?.model) return send(400, { error: { message: "file and model are required" } });
+      if (!body?.file || !body?.model)
+        return send(400, { error: { message: "file and model are required" } });
       return send(200, { text: fake.transcript });
     }
     send(404, { error: { message: `no route ${req.method} ${path}` } });

@@ -134,7 +134,9 @@ export async function relatedFiles(tx: Tx, actor: Actor, id: string) {
     if (file.folder_id && other.folder_id === file.folder_id)
       add(other.id, WEIGHT.folder, { type: "same_folder", folderId: file.folder_id });
   }
-  const terms = salientTerms(`${file.name}\n${file.context}\n${parseTags(file.tags).join(" ")}\n${file.content}`);
+  const terms = salientTerms(
+    `${file.name}\n${file.context}\n${parseTags(file.tags).join(" ")}\n${file.content}`,
+  );
   if (terms.length) {
     const hits = await tx.search.search(visibleTo(scope), {
       terms,

@@ -81,7 +81,8 @@ export async function putVaultSecret(
   }
   const model = (input.model ?? "").trim();
   if (model) {
-    if (model.length > 128 || /\s|\p{Cc}/u.test(model)) throw invalid("model", "at most 128 characters, no spaces");
+    if (model.length > 128 || /\s|\p{Cc}/u.test(model))
+      throw invalid("model", "at most 128 characters, no spaces");
     options.model = model;
   }
   const now = nowIso();

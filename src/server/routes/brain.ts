@@ -10,6 +10,7 @@ import { listIdeation } from "../domain/brain/status.ts";
 import { fileEndpoint } from "../domain/records.ts";
 import { parseIfMatch } from "../http/conditional.ts";
 import { actorOf, mutate } from "../http/mutation.ts";
+import { aiMutation, brainDeps, requireWrite } from "./brainHttp.ts";
 import {
   AnalysisResult,
   FileIdeation,
@@ -30,7 +31,6 @@ import {
   SeedBody,
   WorkspaceContext,
 } from "./brainSchemas.ts";
-import { aiMutation, brainDeps, requireWrite } from "./brainHttp.ts";
 import type { RouteDeps } from "./deps.ts";
 import { IdParams } from "./schemas.ts";
 
@@ -53,7 +53,10 @@ export function brainRoutes(deps: RouteDeps): FastifyPluginAsyncTypebox {
     ] as const) {
       app.post(
         path,
-        { config: aiUse, schema: { body: SeedBody, response: responses(status, IdeationCreated, 402, 409, 429, 502) } },
+        {
+          config: aiUse,
+          schema: { body: SeedBody, response: responses(status, IdeationCreated, 402, 409, 429, 502) },
+        },
         (req, reply) => {
           requireWrite(req);
           const bd = brainDeps(deps, req);
@@ -115,7 +118,10 @@ export function brainRoutes(deps: RouteDeps): FastifyPluginAsyncTypebox {
       );
       app.post(
         base,
-        { config: aiUse, schema: { body: PromptBody, response: responses(200, AnalysisResult, 402, 409, 429, 502) } },
+        {
+          config: aiUse,
+          schema: { body: PromptBody, response: responses(200, AnalysisResult, 402, 409, 429, 502) },
+        },
         (req, reply) => {
           const bd = brainDeps(deps, req);
           return aiMutation(
@@ -123,13 +129,19 @@ export function brainRoutes(deps: RouteDeps): FastifyPluginAsyncTypebox {
             req,
             reply,
             () => planAnalysis(bd, actorOf(req), req.body ?? {}),
-            async (tx, actor, planned) => ({ status: 200, body: await applyAnalysis(tx, bd, actor, planned) }),
+            async (tx, actor, planned) => ({
+              status: 200,
+              body: await applyAnalysis(tx, bd, actor, planned),
+            }),
           );
         },
       );
       app.get(
         `${base}/proposals`,
-        { config: aiRead, schema: { querystring: ProposalListQuery, response: responses(200, ProposalList) } },
+        {
+          config: aiRead,
+          schema: { querystring: ProposalListQuery, response: responses(200, ProposalList) },
+        },
         async (req) =>
           store.read((tx) => listProposals(tx, actorOf(req), req.query.status, req.query.limit ?? 100)),
       );
@@ -144,7 +156,10 @@ export function brainRoutes(deps: RouteDeps): FastifyPluginAsyncTypebox {
       ] as const) {
         app.post(
           `${base}/proposals/:id/${verb}`,
-          { config: aiUse, schema: { params: ProposalParams, response: responses(200, ReviewResult, 404, 409) } },
+          {
+            config: aiUse,
+            schema: { params: ProposalParams, response: responses(200, ReviewResult, 404, 409) },
+          },
           (req, reply) =>
             mutate(store, req, reply, async (tx, actor) => ({
               status: 200,
@@ -156,14 +171,20 @@ export function brainRoutes(deps: RouteDeps): FastifyPluginAsyncTypebox {
         `${base}/proposals/review`,
         { config: aiUse, schema: { body: ReviewBody, response: responses(200, ReviewManyResult) } },
         (req, reply) =>
-          mutate(store, req, reply, async (tx, actor) => ({ status: 200, body: await reviewMany(tx, actor, req.body) })),
+          mutate(store, req, reply, async (tx, actor) => ({
+            status: 200,
+            body: await reviewMany(tx, actor, req.body),
+          })),
       );
     }
 
     for (const base of ["/api/me/folders/:id/ai", "/api/v1/folders/:id/ai"]) {
       app.get(
         base,
-        { config: { scope: "folders:read" }, schema: { params: IdParams, response: responses(200, FolderAiSetting, 404) } },
+        {
+          config: { scope: "folders:read" },
+          schema: { params: IdParams, response: responses(200, FolderAiSetting, 404) },
+        },
         async (req) => store.read((tx) => folderAiSetting(tx, actorOf(req), req.params.id)),
       );
       app.put(

@@ -4,8 +4,8 @@ import multipart from "@fastify/multipart";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import {
-  applyRender,
   type ArtifactKind,
+  applyRender,
   artifactModels,
   getArtifact,
   listArtifacts,
@@ -24,6 +24,7 @@ import {
 import { ServiceError, tooLarge } from "../domain/errors.ts";
 import { fileEndpoint } from "../domain/records.ts";
 import { actorOf } from "../http/mutation.ts";
+import { aiMutation, brainDeps, requireWrite } from "./brainHttp.ts";
 import {
   ArtifactCreated,
   ArtifactList,
@@ -39,7 +40,6 @@ import {
   TranscriptionQuery,
   TranscriptionRecord,
 } from "./brainSchemas.ts";
-import { aiMutation, brainDeps, requireWrite } from "./brainHttp.ts";
 import type { RouteDeps } from "./deps.ts";
 import { IdParams } from "./schemas.ts";
 
@@ -64,7 +64,9 @@ async function readUpload(req: FastifyRequest, query: { name?: string; folderId?
   if (req.isMultipart()) {
     let file: { data: Buffer; mediaType: string; fileName: string } | null = null;
     try {
-      for await (const part of req.parts({ limits: { fileSize: BRAIN_LIMITS.transcriptionBytes, files: 1 } })) {
+      for await (const part of req.parts({
+        limits: { fileSize: BRAIN_LIMITS.transcriptionBytes, files: 1 },
+      })) {
         if (part.type === "file") {
           file = { data: await part.toBuffer(), mediaType: part.mimetype, fileName: part.filename };
         } else if (part.fieldname === "name") opts.name = String(part.value);
@@ -77,9 +79,13 @@ async function readUpload(req: FastifyRequest, query: { name?: string; folderId?
       throw err;
     }
     if (!file) {
-      throw new ServiceError(400, "validation_failed", "file: the multipart body has no file part.", "Send the recording or image as a part named file.", [
-        { field: "file", code: "required", message: "file is required" },
-      ]);
+      throw new ServiceError(
+        400,
+        "validation_failed",
+        "file: the multipart body has no file part.",
+        "Send the recording or image as a part named file.",
+        [{ field: "file", code: "required", message: "file is required" }],
+      );
     }
     return { ...opts, ...file };
   }
@@ -126,7 +132,10 @@ export function brainMediaRoutes(deps: RouteDeps): FastifyPluginAsyncTypebox {
             return {
               status: 201,
               body,
-              headers: { Location: `/api/v1/transcriptions/${body.transcription.id}`, "Content-Location": fileEndpoint(body.file.id) },
+              headers: {
+                Location: `/api/v1/transcriptions/${body.transcription.id}`,
+                "Content-Location": fileEndpoint(body.file.id),
+              },
             };
           },
         );
@@ -150,7 +159,10 @@ export function brainMediaRoutes(deps: RouteDeps): FastifyPluginAsyncTypebox {
     );
     app.post(
       "/api/v1/artifacts",
-      { config: aiUse, schema: { body: RenderBody, response: responses(201, ArtifactCreated, 402, 404, 409, 429, 502) } },
+      {
+        config: aiUse,
+        schema: { body: RenderBody, response: responses(201, ArtifactCreated, 402, 404, 409, 429, 502) },
+      },
       (req, reply) => {
         if (req.body.save) requireWrite(req);
         const bd = brainDeps(deps, req);
@@ -180,7 +192,10 @@ export function brainMediaRoutes(deps: RouteDeps): FastifyPluginAsyncTypebox {
 
     app.get(
       "/api/v1/search",
-      { config: { scope: "files:read" }, schema: { querystring: SearchQuery, response: responses(200, SearchResult) } },
+      {
+        config: { scope: "files:read" },
+        schema: { querystring: SearchQuery, response: responses(200, SearchResult) },
+      },
       async (req) => store.read((tx) => searchNotes(tx, actorOf(req), req.query)),
     );
   };

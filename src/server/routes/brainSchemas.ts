@@ -67,7 +67,9 @@ export const RenderBody = Type.Object(
     fileIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 50 })),
     folderId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     title: Type.Optional(Type.String({ maxLength: 200 })),
-    save: Type.Optional(Type.Boolean({ description: "Also save the artifact as a note beside the sources." })),
+    save: Type.Optional(
+      Type.Boolean({ description: "Also save the artifact as a note beside the sources." }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -278,7 +280,9 @@ export const Proposal = Type.Object({
   current: OpenObject,
   reason: Str,
   status: Type.Union([Type.Literal("pending"), Type.Literal("accepted"), Type.Literal("rejected")]),
-  baseEtag: Nullable(Type.String({ description: "The entity tag (or folder revision) the proposal was made from." })),
+  baseEtag: Nullable(
+    Type.String({ description: "The entity tag (or folder revision) the proposal was made from." }),
+  ),
   createdAt: DateTime,
   reviewedAt: Nullable(DateTime),
   reviewedBy: Nullable(Str),
@@ -288,7 +292,9 @@ export const AnalysisResult = Type.Object({
   analysisId: Str,
   summary: Str,
   proposals: Type.Array(Proposal),
-  droppedProposals: Type.Integer({ description: "Model proposals dropped (outside the schema or naming what you may not change)." }),
+  droppedProposals: Type.Integer({
+    description: "Model proposals dropped (outside the schema or naming what you may not change).",
+  }),
   provider: ProviderReport,
   sentNotes: SentNotes,
   usage: Usage,
@@ -380,7 +386,13 @@ export const ArtifactCreated = Type.Object({
 
 export const ArtifactModels = Type.Object({
   kinds: Type.Array(
-    Type.Object({ kind: ARTIFACT_KIND, mediaType: Str, description: Str, needsModel: Type.Boolean(), available: Type.Boolean() }),
+    Type.Object({
+      kind: ARTIFACT_KIND,
+      mediaType: Str,
+      description: Str,
+      needsModel: Type.Boolean(),
+      available: Type.Boolean(),
+    }),
   ),
   canRender: Type.Boolean(),
   reason: Nullable(Str),
@@ -391,7 +403,9 @@ export const ArtifactModels = Type.Object({
       chatModel: Str,
     }),
   ),
-  models: Type.Array(Type.Object({ id: Str, ownedBy: Nullable(Str), kinds: Type.Array(Str), default: Type.Boolean() })),
+  models: Type.Array(
+    Type.Object({ id: Str, ownedBy: Nullable(Str), kinds: Type.Array(Str), default: Type.Boolean() }),
+  ),
   modelsError: Nullable(Str),
 });
 

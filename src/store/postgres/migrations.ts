@@ -19,7 +19,10 @@ export function translateDdl(ddl: string): string {
 }
 
 /** Applies the missing migrations; returns how many were applied by this call. */
-export async function migrate(client: pg.ClientBase, migrations: readonly Migration[] = SQLITE_MIGRATIONS): Promise<number> {
+export async function migrate(
+  client: pg.ClientBase,
+  migrations: readonly Migration[] = SQLITE_MIGRATIONS,
+): Promise<number> {
   await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_ID]);
   try {
     await client.query(

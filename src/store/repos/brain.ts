@@ -118,7 +118,10 @@ export class IdeationRepo {
   }
 
   async get(fileId: string): Promise<IdeationRow | undefined> {
-    return num(await this.sql.get<IdeationRow>("SELECT * FROM ideation_records WHERE file_id = ?", [fileId]), "grow_count");
+    return num(
+      await this.sql.get<IdeationRow>("SELECT * FROM ideation_records WHERE file_id = ?", [fileId]),
+      "grow_count",
+    );
   }
 
   put(row: IdeationRow) {
@@ -219,7 +222,10 @@ export class TranscriptionRepo {
   }
 
   async byId(id: string): Promise<TranscriptionRow | undefined> {
-    return num(await this.sql.get<TranscriptionRow>("SELECT * FROM transcriptions WHERE id = ?", [id]), "byte_size");
+    return num(
+      await this.sql.get<TranscriptionRow>("SELECT * FROM transcriptions WHERE id = ?", [id]),
+      "byte_size",
+    );
   }
 
   async list(ownerId: string, limit: number): Promise<TranscriptionRow[]> {

@@ -30,7 +30,16 @@ export class VaultRepo {
     if (changed.changes > 0) return changed;
     return this.sql.run(
       "INSERT INTO vault_secrets (user_id, name, label, hint, created_at, updated_at, options, ciphertext) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      [row.user_id, row.name, row.label, row.hint, row.created_at, row.updated_at, row.options, row.ciphertext],
+      [
+        row.user_id,
+        row.name,
+        row.label,
+        row.hint,
+        row.created_at,
+        row.updated_at,
+        row.options,
+        row.ciphertext,
+      ],
     );
   }
 

@@ -18,7 +18,7 @@ import { systemPrompt, userMessage } from "./prompts.ts";
 import { toProposalRecord } from "./proposals.ts";
 import { chargeQuota } from "./quota.ts";
 import { cleanContext, cleanFolderName, cleanReason, cleanTags } from "./sanitize.ts";
-import { folderNames, loadBodies, noteForModel, rankForText, loadWorkspace } from "./workspace.ts";
+import { folderNames, loadBodies, loadWorkspace, noteForModel, rankForText } from "./workspace.ts";
 
 interface ProposalOutValue {
   kind: (typeof PROPOSAL_KINDS)[number];
@@ -43,12 +43,20 @@ export async function planAnalysis(deps: BrainDeps, actor: Actor, input: { promp
     const ownIds = new Set(own.map((f) => f.id));
     let chosen: FileMetaRow[];
     if (prompt) {
-      const ranked = await rankForText(tx, { ...ws, aiFiles: own, aiIds: ownIds }, prompt, BRAIN_LIMITS.contextNotes);
+      const ranked = await rankForText(
+        tx,
+        { ...ws, aiFiles: own, aiIds: ownIds },
+        prompt,
+        BRAIN_LIMITS.contextNotes,
+      );
       chosen = ranked.map((r) => r.file).filter((f) => ownIds.has(f.id));
     } else {
       const { ids: connected } = await connectedIds(tx, actor.userId);
       chosen = [...own]
-        .sort((a, b) => organisation(a, connected) - organisation(b, connected) || (a.updated_at < b.updated_at ? 1 : -1))
+        .sort(
+          (a, b) =>
+            organisation(a, connected) - organisation(b, connected) || (a.updated_at < b.updated_at ? 1 : -1),
+        )
         .slice(0, BRAIN_LIMITS.contextNotes);
     }
     const bodies = await loadBodies(
@@ -63,7 +71,12 @@ export async function planAnalysis(deps: BrainDeps, actor: Actor, input: { promp
   });
   const provider = read.served.cap.provider;
   const notes = read.bodies.map((f) => noteForModel(f, read.names));
-  const folders = read.folders.map((f) => ({ id: f.id, name: f.name, context: f.context, tags: parseTags(f.tags) }));
+  const folders = read.folders.map((f) => ({
+    id: f.id,
+    name: f.name,
+    context: f.context,
+    tags: parseTags(f.tags),
+  }));
   const answer = await chatChecked<{ summary: string; proposals: unknown[] }>(
     deps,
     actor,
@@ -87,12 +100,23 @@ export async function planAnalysis(deps: BrainDeps, actor: Actor, input: { promp
   const now = nowIso();
   for (const raw of envelope.proposals.slice(0, 100)) {
     const row = isProposalOut(raw) ? toRow(raw as ProposalOutValue, files, folderMap) : null;
-    if (row) rows.push({ ...row, id: newId("prop"), owner_id: actor.userId, analysis_id: analysisId, created_at: now });
+    if (row)
+      rows.push({
+        ...row,
+        id: newId("prop"),
+        owner_id: actor.userId,
+        analysis_id: analysisId,
+        created_at: now,
+      });
     else dropped.push(raw);
   }
   if (dropped.length) {
     deps.logger.warn(
-      { user: actor.userId, dropped: dropped.length, kinds: dropped.map((d) => (d as { kind?: unknown })?.kind) },
+      {
+        user: actor.userId,
+        dropped: dropped.length,
+        kinds: dropped.map((d) => (d as { kind?: unknown })?.kind),
+      },
       "model proposals outside the schema or naming notes the caller cannot change: dropped",
     );
   }
@@ -110,7 +134,11 @@ export async function planAnalysis(deps: BrainDeps, actor: Actor, input: { promp
 type Draft = Omit<ProposalRow, "id" | "owner_id" | "analysis_id" | "created_at">;
 
 /** A model proposal as a stored one, or null when it names something it may not change. */
-function toRow(p: ProposalOutValue, files: Map<string, FileRow>, folders: Map<string, FolderRow>): Draft | null {
+function toRow(
+  p: ProposalOutValue,
+  files: Map<string, FileRow>,
+  folders: Map<string, FolderRow>,
+): Draft | null {
   const file = p.fileId ? files.get(p.fileId) : undefined;
   const folder = p.folderId ? folders.get(p.folderId) : undefined;
   const reason = cleanReason(p.reason);
@@ -126,7 +154,9 @@ function toRow(p: ProposalOutValue, files: Map<string, FileRow>, folders: Map<st
   });
   switch (p.kind) {
     case "file_context":
-      return file && p.text !== null ? onFile(file, { context: cleanContext(p.text) }, { context: file.context }) : null;
+      return file && p.text !== null
+        ? onFile(file, { context: cleanContext(p.text) }, { context: file.context })
+        : null;
     case "file_tags": {
       if (!file || !p.tags) return null;
       const tags = cleanTags(p.tags);
@@ -175,7 +205,12 @@ function toRow(p: ProposalOutValue, files: Map<string, FileRow>, folders: Map<st
   }
 }
 
-export async function applyAnalysis(tx: Tx, deps: BrainDeps, actor: Actor, p: Awaited<ReturnType<typeof planAnalysis>>) {
+export async function applyAnalysis(
+  tx: Tx,
+  deps: BrainDeps,
+  actor: Actor,
+  p: Awaited<ReturnType<typeof planAnalysis>>,
+) {
   for (const row of p.rows) await tx.proposals.insert(row);
   const quota = await chargeQuota(tx, actor.userId, p.tokens, deps.pool.config);
   return {

@@ -23,8 +23,16 @@ import { cleanText, fileNameFrom } from "./sanitize.ts";
 import { folderNames, noteForModel } from "./workspace.ts";
 
 export const ARTIFACT_KINDS = {
-  summary: { mediaType: "text/markdown", needsModel: true, description: "A summary of the notes in Markdown." },
-  outline: { mediaType: "text/markdown", needsModel: true, description: "A nested Markdown outline of the notes." },
+  summary: {
+    mediaType: "text/markdown",
+    needsModel: true,
+    description: "A summary of the notes in Markdown.",
+  },
+  outline: {
+    mediaType: "text/markdown",
+    needsModel: true,
+    description: "A nested Markdown outline of the notes.",
+  },
   slides: {
     mediaType: "text/markdown",
     needsModel: true,
@@ -33,9 +41,14 @@ export const ARTIFACT_KINDS = {
   mermaid: {
     mediaType: "text/vnd.mermaid",
     needsModel: false,
-    description: "A Mermaid flowchart of the notes and their connections (explicit and shared tags); no model needed.",
+    description:
+      "A Mermaid flowchart of the notes and their connections (explicit and shared tags); no model needed.",
   },
-  html: { mediaType: "text/html", needsModel: true, description: "A standalone HTML page presenting the notes." },
+  html: {
+    mediaType: "text/html",
+    needsModel: true,
+    description: "A standalone HTML page presenting the notes.",
+  },
 } as const;
 export type ArtifactKind = keyof typeof ARTIFACT_KINDS;
 
@@ -57,12 +70,16 @@ export function renderDoc(kind: Exclude<ArtifactKind, "mermaid">, doc: Doc): str
         .join("")}`;
     case "outline":
       return `# ${mdLine(doc.title)}\n\n${doc.sections
-        .map((s, i) => `${i + 1}. ${mdLine(s.heading)}\n${s.points.map((p) => `   - ${mdLine(p)}`).join("\n")}`)
+        .map(
+          (s, i) => `${i + 1}. ${mdLine(s.heading)}\n${s.points.map((p) => `   - ${mdLine(p)}`).join("\n")}`,
+        )
         .join("\n")}\n`;
     case "slides":
       return [
         `---\nmarp: true\n---\n\n# ${mdLine(doc.title)}\n\n${mdLine(doc.summary)}\n`,
-        ...doc.sections.map((s) => `\n---\n\n## ${mdLine(s.heading)}\n\n${s.points.map((p) => `- ${mdLine(p)}`).join("\n")}\n`),
+        ...doc.sections.map(
+          (s) => `\n---\n\n## ${mdLine(s.heading)}\n\n${s.points.map((p) => `- ${mdLine(p)}`).join("\n")}\n`,
+        ),
       ].join("");
     case "html":
       return `<!doctype html>
@@ -84,7 +101,11 @@ ${doc.sections.map((s) => `<section>\n<h2>${esc(s.heading)}</h2>\n<ul>\n${s.poin
 }
 
 /** Mermaid node labels are quoted strings: quotes and brackets would end them. */
-const mermaidLabel = (s: string) => s.replace(/["[\]{}()<>|#;`]/g, " ").replace(/\s+/g, " ").trim() || "note";
+const mermaidLabel = (s: string) =>
+  s
+    .replace(/["[\]{}()<>|#;`]/g, " ")
+    .replace(/\s+/g, " ")
+    .trim() || "note";
 
 export async function mermaidOf(tx: Tx, files: readonly FileMetaRow[]): Promise<string> {
   const ids = new Set(files.map((f) => f.id));
@@ -110,7 +131,10 @@ export async function mermaidOf(tx: Tx, files: readonly FileMetaRow[]): Promise<
       if (seen.has(key)) continue;
       const tagsB = new Set(JSON.parse(b.tags) as string[]);
       const shared = (JSON.parse(a.tags) as string[]).filter((t) => tagsB.has(t));
-      if (shared.length) lines.push(`  ${node.get(a.id)} -.-|"${mermaidLabel(shared.join(", ")).slice(0, 40)}"| ${node.get(b.id)}`);
+      if (shared.length)
+        lines.push(
+          `  ${node.get(a.id)} -.-|"${mermaidLabel(shared.join(", ")).slice(0, 40)}"| ${node.get(b.id)}`,
+        );
     }
   }
   return `${lines.join("\n")}\n`;
@@ -152,12 +176,24 @@ export async function planRender(deps: BrainDeps, actor: Actor, input: RenderInp
       const files = await sources(tx, actor, input);
       return { files, content: await mermaidOf(tx, files) };
     });
-    return { kind, title: title || "Connections", content, files, model: null, provider: null, tokens: 0, sent: [] };
+    return {
+      kind,
+      title: title || "Connections",
+      content,
+      files,
+      model: null,
+      provider: null,
+      tokens: 0,
+      sent: [],
+    };
   }
   const read = await deps.store.read(async (tx) => {
     const files = await sources(tx, actor, input);
     const served = await requireProvider(tx, deps, actor);
-    const excluded = await excludedFolders(tx, files.map((f) => f.owner_id));
+    const excluded = await excludedFolders(
+      tx,
+      files.map((f) => f.owner_id),
+    );
     const allowed = files.filter((f) => !isExcluded(f, excluded));
     if (allowed.length === 0) {
       throw new ServiceError(
@@ -169,10 +205,19 @@ export async function planRender(deps: BrainDeps, actor: Actor, input: RenderInp
     }
     const bodies: FileRow[] = [];
     for (const f of allowed) bodies.push((await tx.files.byId(f.id))!);
-    return { files, served, bodies, names: await folderNames(tx, bodies), excluded: files.length - allowed.length };
+    return {
+      files,
+      served,
+      bodies,
+      names: await folderNames(tx, bodies),
+      excluded: files.length - allowed.length,
+    };
   });
   const provider = read.served.cap.provider;
-  const notes = read.bodies.map((f) => ({ ...noteForModel(f, read.names), excerpt: f.content.slice(0, 6000) }));
+  const notes = read.bodies.map((f) => ({
+    ...noteForModel(f, read.names),
+    excerpt: f.content.slice(0, 6000),
+  }));
   const answer = await chatChecked<Doc>(
     deps,
     actor,
@@ -223,7 +268,13 @@ export function toArtifactRecord(row: ArtifactRow, withContent = true) {
   };
 }
 
-const EXT: Record<ArtifactKind, string> = { summary: "", outline: " outline", slides: " slides", mermaid: " diagram", html: " page" };
+const EXT: Record<ArtifactKind, string> = {
+  summary: "",
+  outline: " outline",
+  slides: " slides",
+  mermaid: " diagram",
+  html: " page",
+};
 
 export async function applyRender(
   tx: Tx,
@@ -244,13 +295,21 @@ export async function applyRender(
       );
     }
     const body =
-      p.kind === "mermaid" ? `\`\`\`mermaid\n${p.content}\`\`\`\n` : p.kind === "html" ? `\`\`\`html\n${p.content}\`\`\`\n` : p.content;
-    const created = await createFile(tx, { ...actor, source: "artifact" }, {
-      name: fileNameFrom(`${p.title}${EXT[p.kind]}`, "Artifact"),
-      content: body,
-      fileType: "md",
-      folderId,
-    });
+      p.kind === "mermaid"
+        ? `\`\`\`mermaid\n${p.content}\`\`\`\n`
+        : p.kind === "html"
+          ? `\`\`\`html\n${p.content}\`\`\`\n`
+          : p.content;
+    const created = await createFile(
+      tx,
+      { ...actor, source: "artifact" },
+      {
+        name: fileNameFrom(`${p.title}${EXT[p.kind]}`, "Artifact"),
+        content: body,
+        fileType: "md",
+        folderId,
+      },
+    );
     file = toTxtFileDetail(created.file, created.role);
   }
   const row: ArtifactRow = {
@@ -308,7 +367,9 @@ export async function artifactModels(deps: BrainDeps, actor: Actor) {
     kinds,
     canRender: Boolean(cap.provider),
     reason: cap.reason,
-    provider: cap.provider ? { source: cap.source, host: cap.provider.host, chatModel: cap.provider.chatModel } : null,
+    provider: cap.provider
+      ? { source: cap.source, host: cap.provider.host, chatModel: cap.provider.chatModel }
+      : null,
     models,
     modelsError,
   };
@@ -321,7 +382,12 @@ export async function listArtifacts(tx: Tx, actor: Actor, limit: number) {
 export async function getArtifact(tx: Tx, actor: Actor, id: string) {
   const row = await tx.artifacts.byId(id);
   if (!row || row.owner_id !== actor.userId) {
-    throw new ServiceError(404, "not_found", `No artifact with id ${id} is yours.`, "List them with GET /api/v1/artifacts.");
+    throw new ServiceError(
+      404,
+      "not_found",
+      `No artifact with id ${id} is yours.`,
+      "List them with GET /api/v1/artifacts.",
+    );
   }
   return toArtifactRecord(row);
 }

@@ -51,8 +51,15 @@ export class ProviderPool {
     const plan = user?.plan ?? "free";
     const vaulted = await openVaultSecret(tx, userId, "ai-key", sealer);
     const base = { plan, hasUserKey: Boolean(vaulted), operatorConfigured: Boolean(this.operator) };
-    if (vaulted) return { ...base, provider: this.userProvider(vaulted.secret, vaulted.options), source: "user", reason: null };
-    if (this.operator && plan === "pro") return { ...base, provider: this.operator, source: "operator", reason: null };
+    if (vaulted)
+      return {
+        ...base,
+        provider: this.userProvider(vaulted.secret, vaulted.options),
+        source: "user",
+        reason: null,
+      };
+    if (this.operator && plan === "pro")
+      return { ...base, provider: this.operator, source: "operator", reason: null };
     const reason = this.operator
       ? `the ${plan} plan does not include the server's AI provider and no AI key of your own is saved`
       : "this server has no AI provider configured and no AI key of your own is saved";

@@ -6,7 +6,14 @@ import type { Tx } from "../../../store/store.ts";
 import { BRAIN_LIMITS } from "./config.ts";
 import type { AiProvider } from "./provider.ts";
 import { loadEmbeddings, semanticRanking } from "./semantic.ts";
-import { folderNames, loadBodies, type NoteForModel, noteForModel, rankForText, type Workspace } from "./workspace.ts";
+import {
+  folderNames,
+  loadBodies,
+  type NoteForModel,
+  noteForModel,
+  rankForText,
+  type Workspace,
+} from "./workspace.ts";
 
 export interface Candidates {
   files: FileRow[];
@@ -30,7 +37,9 @@ export async function loadCandidates(
     ws,
     ranked.map((r) => r.file.id),
   );
-  const stored = provider.embeddingModel ? await loadEmbeddings(tx, provider.embeddingModel, files) : new Map();
+  const stored = provider.embeddingModel
+    ? await loadEmbeddings(tx, provider.embeddingModel, files)
+    : new Map();
   return {
     files,
     lexical: new Map(ranked.map((r, i) => [r.file.id, 1 - i / Math.max(1, ranked.length)])),
@@ -46,7 +55,11 @@ export interface ChosenContext {
 }
 
 /** The notes to send: the lexical order, or half lexical and half meaning with embeddings. */
-export async function chooseContext(provider: AiProvider, c: Candidates, text: string): Promise<ChosenContext> {
+export async function chooseContext(
+  provider: AiProvider,
+  c: Candidates,
+  text: string,
+): Promise<ChosenContext> {
   let order = c.files;
   let fresh: EmbeddingRow[] = [];
   let tokens = 0;

@@ -1,14 +1,15 @@
 // What the brain's operations need: the store (they read, call the model outside any transaction,
 // then write), the providers, the vault's sealer and a logger.
+
+import type { TSchema } from "typebox";
 import type { Store, Tx } from "../../../store/store.ts";
 import type { Actor } from "../actor.ts";
 import type { Sealer } from "../identities.ts";
 import type { Capability, ProviderPool } from "./capability.ts";
 import { aiKeyRequired, fromProviderError } from "./errors.ts";
-import { ProviderError } from "./provider.ts";
-import type { TSchema } from "typebox";
 import { checkOutput, outputSchema } from "./outputs.ts";
 import type { AiProvider, ChatRequest } from "./provider.ts";
+import { ProviderError } from "./provider.ts";
 import { type QuotaState, requireQuota } from "./quota.ts";
 
 export interface BrainDeps {
@@ -40,14 +41,25 @@ export async function requireProvider(tx: Tx, deps: BrainDeps, actor: Actor): Pr
 }
 
 /** Runs a provider call; its failures become the spec's 429/502 (nothing has been written yet). */
-export async function callProvider<T>(deps: BrainDeps, actor: Actor, what: string, fn: () => Promise<T>): Promise<T> {
+export async function callProvider<T>(
+  deps: BrainDeps,
+  actor: Actor,
+  what: string,
+  fn: () => Promise<T>,
+): Promise<T> {
   const started = performance.now();
   try {
     return await fn();
   } catch (err) {
     if (err instanceof ProviderError) {
       deps.logger.warn(
-        { user: actor.userId, host: err.host, status: err.status, kind: err.kind, ms: Math.round(performance.now() - started) },
+        {
+          user: actor.userId,
+          host: err.host,
+          status: err.status,
+          kind: err.kind,
+          ms: Math.round(performance.now() - started),
+        },
         `AI provider call failed: ${what}`,
       );
       throw fromProviderError(err);
@@ -68,6 +80,10 @@ export async function chatChecked<T>(
 ): Promise<{ value: T; model: string; tokens: number }> {
   return callProvider(deps, actor, what, async () => {
     const answer = await provider.chat({ ...req, output: outputSchema(name, schema) });
-    return { value: checkOutput<T>(schema, answer.value, provider.host), model: answer.model, tokens: answer.usage.tokens };
+    return {
+      value: checkOutput<T>(schema, answer.value, provider.host),
+      model: answer.model,
+      tokens: answer.usage.tokens,
+    };
   });
 }

@@ -27,7 +27,7 @@ export const aiExcluded = (what: string) =>
     409,
     "ai_excluded",
     `${what} is in a folder kept away from the AI.`,
-    "Clear the folder's setting (PUT /api/v1/folders/{id}/ai {\"excluded\": false}) to use the AI on it.",
+    'Clear the folder\'s setting (PUT /api/v1/folders/{id}/ai {"excluded": false}) to use the AI on it.',
   );
 
 export const modelUnavailable = (what: string) =>

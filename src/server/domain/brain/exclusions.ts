@@ -27,5 +27,9 @@ export async function setFolderAiExcluded(tx: Tx, actor: Actor, folderId: string
 export async function folderAiSetting(tx: Tx, actor: Actor, folderId: string) {
   const { folder } = await requireFolder(tx, actor, folderId, "reader");
   const effective = (await excludedFolders(tx, [folder.owner_id])).has(folder.id);
-  return { folderId: folder.id, excluded: folder.ai_excluded === 1 || Number(folder.ai_excluded) === 1, effective };
+  return {
+    folderId: folder.id,
+    excluded: folder.ai_excluded === 1 || Number(folder.ai_excluded) === 1,
+    effective,
+  };
 }

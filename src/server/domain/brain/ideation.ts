@@ -18,7 +18,14 @@ import { isExcluded } from "./exclusions.ts";
 import { GrowOut, IdeaOut } from "./outputs.ts";
 import { systemPrompt, userMessage } from "./prompts.ts";
 import { chargeQuota, type QuotaState } from "./quota.ts";
-import { cleanContext, cleanFolderName, cleanReason, cleanTags, cleanText, fileNameFrom } from "./sanitize.ts";
+import {
+  cleanContext,
+  cleanFolderName,
+  cleanReason,
+  cleanTags,
+  cleanText,
+  fileNameFrom,
+} from "./sanitize.ts";
 import { keepEmbeddings } from "./semantic.ts";
 import type { NoteForModel } from "./workspace.ts";
 import { loadWorkspace } from "./workspace.ts";
@@ -77,7 +84,11 @@ function keepConnections(
       kept.push({ fileId: c.fileId, reason: cleanReason(c.reason) });
     } else dropped.push(c.fileId);
   }
-  if (dropped.length) deps.logger.warn({ user: actor.userId, dropped }, "model answer named notes the caller cannot use: dropped");
+  if (dropped.length)
+    deps.logger.warn(
+      { user: actor.userId, dropped },
+      "model answer named notes the caller cannot use: dropped",
+    );
   return { kept, dropped };
 }
 
@@ -90,12 +101,16 @@ export async function planIdeation(deps: BrainDeps, actor: Actor, input: { seed?
     // Without a seed, the least organised notes say what the workspace is missing.
     const candidates = await loadCandidates(tx, ws, provider, seed ?? "");
     const vocabulary = new Map<string, number>();
-    for (const f of ws.aiFiles) for (const t of parseTags(f.tags)) vocabulary.set(t, (vocabulary.get(t) ?? 0) + 1);
+    for (const f of ws.aiFiles)
+      for (const t of parseTags(f.tags)) vocabulary.set(t, (vocabulary.get(t) ?? 0) + 1);
     return {
       served,
       candidates,
       folders: ws.ownFolders.map((f) => ({ id: f.id, name: f.name, context: f.context })),
-      vocabulary: [...vocabulary.entries()].sort((a, b) => b[1] - a[1]).slice(0, 100).map(([t]) => t),
+      vocabulary: [...vocabulary.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 100)
+        .map(([t]) => t),
     };
   });
   const provider = read.served.cap.provider;
@@ -172,8 +187,15 @@ async function connectAll(tx: Tx, actor: Actor, fileId: string, conns: { fileId:
     // A note deleted or unshared while the model worked is skipped, not an error.
     const target = await tx.files.metaById(c.fileId);
     if (!target) continue;
-    const { connection } = await connectFiles(tx, actor, fileId, { targetFileId: c.fileId, reason: c.reason });
-    out.push({ fileId: c.fileId, file: toTxtFile(target, target.owner_id === actor.userId ? "owner" : "reader"), reason: connection.reason });
+    const { connection } = await connectFiles(tx, actor, fileId, {
+      targetFileId: c.fileId,
+      reason: c.reason,
+    });
+    out.push({
+      fileId: c.fileId,
+      file: toTxtFile(target, target.owner_id === actor.userId ? "owner" : "reader"),
+      reason: connection.reason,
+    });
   }
   return out;
 }
@@ -199,7 +221,10 @@ export async function applyIdeation(tx: Tx, deps: BrainDeps, actor: Actor, p: Pl
     folder = (await requireFolder(tx, actor, p.value.folder.existingFolderId, "writer")).folder;
   } else if (p.value.folder.newFolderName) {
     const name = p.value.folder.newFolderName;
-    folder = (await tx.folders.rootFoldersOf(actor.userId)).find((f) => f.name.toLowerCase() === name.toLowerCase()) ?? null;
+    folder =
+      (await tx.folders.rootFoldersOf(actor.userId)).find(
+        (f) => f.name.toLowerCase() === name.toLowerCase(),
+      ) ?? null;
     if (!folder) {
       folder = (await createFolder(tx, ideator, { name })).folder;
       folderCreated = true;
@@ -230,7 +255,7 @@ export async function applyIdeation(tx: Tx, deps: BrainDeps, actor: Actor, p: Pl
   });
   await keepEmbeddings(tx, p.fresh);
   const quota = await chargeQuota(tx, actor.userId, p.tokens, deps.pool.config);
-  const fileCount = folder ? (await tx.folders.fileCounts([folder.id])).get(folder.id) ?? 0 : 0;
+  const fileCount = folder ? ((await tx.folders.fileCounts([folder.id])).get(folder.id) ?? 0) : 0;
   return {
     note: toTxtFileDetail(file, role),
     folder: folder ? toTxtFolder(folder, "owner", fileCount) : null,
@@ -261,7 +286,9 @@ export async function planGrow(
     return { file, served, candidates, text };
   });
   const provider = read.served.cap.provider;
-  const chosen = await callProvider(deps, actor, "grow context", () => chooseContext(provider, read.candidates, read.text));
+  const chosen = await callProvider(deps, actor, "grow context", () =>
+    chooseContext(provider, read.candidates, read.text),
+  );
   const self = {
     id: read.file.id,
     name: read.file.name,
@@ -289,7 +316,10 @@ export async function planGrow(
   const planned: Planned<GrowValue> & { baseEtag: string } = {
     value: { ...value, connections: kept },
     seed,
-    sent: [{ ...self, folder: null, excerpt: self.content.slice(0, BRAIN_LIMITS.excerptChars) }, ...chosen.notes],
+    sent: [
+      { ...self, folder: null, excerpt: self.content.slice(0, BRAIN_LIMITS.excerptChars) },
+      ...chosen.notes,
+    ],
     provider: { host: provider.host, source: read.served.cap.source, model: answer.model },
     tokens: answer.tokens + chosen.tokens,
     fresh: chosen.fresh,
@@ -314,7 +344,9 @@ export async function applyGrow(
   const oldTags = parseTags(current.tags);
   const tags = cleanTags(p.value.tags, oldTags);
   // The note must still be the one the model read: a save in the meantime wins (412).
-  const { file, role } = await updateFile(tx, { ...actor, source: "ideation" }, fileId, { content, tags }, [p.baseEtag]);
+  const { file, role } = await updateFile(tx, { ...actor, source: "ideation" }, fileId, { content, tags }, [
+    p.baseEtag,
+  ]);
   const connections = await connectAll(tx, actor, file.id, p.value.connections);
   const existing = await tx.ideation.get(file.id);
   const history = existing ? (JSON.parse(existing.history) as IdeationEvent[]) : [];

@@ -1,7 +1,14 @@
 // The AI provider over the OpenAI-compatible HTTP API (OpenAI, Ollama, llama.cpp's server, vLLM,
 // LM Studio, LiteLLM): chat completions with JSON-schema output and image input, embeddings, audio
 // transcriptions and the model list, through the maintained `openai` client with a base URL.
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, toFile } from "openai";
+import OpenAI, {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+  toFile,
+} from "openai";
+import { type GuardedFetch, guardedFetch, OutboundBlocked, type OutboundPolicy } from "./outbound.ts";
 import {
   type AiProvider,
   type ChatAnswer,
@@ -11,7 +18,6 @@ import {
   ProviderError,
   type TranscriptionAnswer,
 } from "./provider.ts";
-import { type GuardedFetch, OutboundBlocked, type OutboundPolicy, guardedFetch } from "./outbound.ts";
 
 export interface OpenAiProviderConfig {
   baseUrl: string;
@@ -83,9 +89,14 @@ export class OpenAiProvider implements AiProvider {
   private translate(what: string, err: unknown, deadlinePassed: boolean): ProviderError {
     if (err instanceof ProviderError) return err;
     const blocked = causeChain(err).find((e) => e instanceof OutboundBlocked) as OutboundBlocked | undefined;
-    if (blocked) return new ProviderError("blocked", this.host, `refused to call ${this.host}: ${blocked.message}`);
+    if (blocked)
+      return new ProviderError("blocked", this.host, `refused to call ${this.host}: ${blocked.message}`);
     if (err instanceof APIConnectionTimeoutError || err instanceof APIUserAbortError || deadlinePassed) {
-      return new ProviderError("timeout", this.host, `${what} at ${this.host} did not answer within ${this.deadlineMs} ms`);
+      return new ProviderError(
+        "timeout",
+        this.host,
+        `${what} at ${this.host} did not answer within ${this.deadlineMs} ms`,
+      );
     }
     if (err instanceof APIError && err.status === 429) {
       return new ProviderError("rate_limited", this.host, `${this.host} is rate limiting ${what}`, {
@@ -94,14 +105,23 @@ export class OpenAiProvider implements AiProvider {
       });
     }
     if (err instanceof APIError && typeof err.status === "number") {
-      return new ProviderError("failed", this.host, `${what} at ${this.host} failed with HTTP ${err.status}`, {
-        status: err.status,
-      });
+      return new ProviderError(
+        "failed",
+        this.host,
+        `${what} at ${this.host} failed with HTTP ${err.status}`,
+        {
+          status: err.status,
+        },
+      );
     }
     if (err instanceof APIConnectionError) {
       return new ProviderError("failed", this.host, `${this.host} could not be reached for ${what}`);
     }
-    return new ProviderError("failed", this.host, `${what} at ${this.host} failed: ${(err as Error)?.message ?? err}`);
+    return new ProviderError(
+      "failed",
+      this.host,
+      `${what} at ${this.host} failed: ${(err as Error)?.message ?? err}`,
+    );
   }
 
   async chat(req: ChatRequest): Promise<ChatAnswer> {
@@ -139,9 +159,17 @@ export class OpenAiProvider implements AiProvider {
     try {
       value = JSON.parse(text);
     } catch {
-      throw new ProviderError("invalid_output", this.host, `${this.host} answered with text that is not JSON`);
+      throw new ProviderError(
+        "invalid_output",
+        this.host,
+        `${this.host} answered with text that is not JSON`,
+      );
     }
-    return { value, model: completion.model || model, usage: { tokens: completion.usage?.total_tokens ?? 0 } };
+    return {
+      value,
+      model: completion.model || model,
+      usage: { tokens: completion.usage?.total_tokens ?? 0 },
+    };
   }
 
   async embed(texts: readonly string[]): Promise<EmbeddingAnswer> {
@@ -157,7 +185,11 @@ export class OpenAiProvider implements AiProvider {
     return { vectors, model: res.model || model, usage: { tokens: res.usage?.total_tokens ?? 0 } };
   }
 
-  async transcribe(audio: { data: Buffer; mediaType: string; fileName: string }): Promise<TranscriptionAnswer> {
+  async transcribe(audio: {
+    data: Buffer;
+    mediaType: string;
+    fileName: string;
+  }): Promise<TranscriptionAnswer> {
     const model = this.transcriptionModel;
     if (!model) throw new ProviderError("failed", this.host, "no transcription model is configured");
     const file = await toFile(audio.data, audio.fileName, { type: audio.mediaType });

@@ -57,7 +57,11 @@ export function blockedReason(address: string, policy: Pick<OutboundPolicy, "all
   return null;
 }
 
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
 
 function guardedLookup(policy: OutboundPolicy) {
   return (hostname: string, options: object, callback: LookupCallback) => {
@@ -129,11 +133,14 @@ export function guardedFetch(policy: OutboundPolicy): GuardedFetch {
     }
     const headers = new Headers(res.headers as unknown as Headers);
     if (res.status === 429) headers.set("x-should-retry", "false");
-    return new Response(res.body ? capped(res.body as ReadableStream<Uint8Array>, policy.maxResponseBytes) : null, {
-      status: res.status,
-      statusText: res.statusText,
-      headers,
-    });
+    return new Response(
+      res.body ? capped(res.body as ReadableStream<Uint8Array>, policy.maxResponseBytes) : null,
+      {
+        status: res.status,
+        statusText: res.statusText,
+        headers,
+      },
+    );
   };
   return { fetch: run as typeof fetch, close: () => agent.close() };
 }

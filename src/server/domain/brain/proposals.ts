@@ -111,7 +111,9 @@ async function apply(tx: Tx, actor: Actor, row: ProposalRow) {
     }
     case "folder_context": {
       requireScopeOf(actor, "folders:write");
-      const { folder } = await fromBase("The folder", () => requireFolder(tx, actor, row.target_id!, "writer"));
+      const { folder } = await fromBase("The folder", () =>
+        requireFolder(tx, actor, row.target_id!, "writer"),
+      );
       if (folder.context !== current.context) throw stale("The folder");
       const result = await updateFolder(tx, editor, folder.id, { context: String(proposed.context) });
       return { folderId: result.folder.id };
@@ -167,7 +169,13 @@ export async function reviewMany(tx: Tx, actor: Actor, input: { accept?: string[
   for (const item of items) {
     try {
       const r = await tx.savepoint(() => reviewProposal(tx, actor, item.id, item.decision));
-      results.push({ id: item.id, status: r.proposal.status, proposal: r.proposal, applied: r.applied, error: null });
+      results.push({
+        id: item.id,
+        status: r.proposal.status,
+        proposal: r.proposal,
+        applied: r.applied,
+        error: null,
+      });
     } catch (err) {
       if (!(err instanceof ServiceError)) throw err;
       results.push({

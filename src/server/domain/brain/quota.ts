@@ -55,7 +55,12 @@ export async function requireQuota(tx: Tx, accountId: string, cfg: BrainConfig):
   return q;
 }
 
-export async function chargeQuota(tx: Tx, accountId: string, tokens: number, cfg: BrainConfig): Promise<QuotaState> {
+export async function chargeQuota(
+  tx: Tx,
+  accountId: string,
+  tokens: number,
+  cfg: BrainConfig,
+): Promise<QuotaState> {
   const used = await tx.aiUsage.add(accountId, utcDay(), 1, Math.max(0, Math.round(tokens)));
   return {
     requestsLimit: cfg.requestsPerDay,

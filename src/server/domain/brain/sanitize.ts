@@ -37,6 +37,8 @@ export const cleanContext = (s: string) => cleanText(s, LIMITS.contextChars);
 /** Folder name from a model: a single path component. */
 export function cleanFolderName(s: string | null): string | null {
   if (!s) return null;
-  const name = cleanText(s.replace(/[/\\\n\r\t]/g, " "), 80).replace(/^\.+/, "").trim();
+  const name = cleanText(s.replace(/[/\\\n\r\t]/g, " "), 80)
+    .replace(/^\.+/, "")
+    .trim();
   return name || null;
 }

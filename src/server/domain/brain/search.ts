@@ -27,7 +27,9 @@ export async function searchNotes(
     prefixLast: true,
     limit: input.folderId ? limit * 5 : limit,
   });
-  const metas = new Map(((await tx.files.metaByIds(hits.map((h) => h.id))) as FileMetaRow[]).map((f) => [f.id, f]));
+  const metas = new Map(
+    ((await tx.files.metaByIds(hits.map((h) => h.id))) as FileMetaRow[]).map((f) => [f.id, f]),
+  );
   const results = [];
   for (const h of hits) {
     const f = metas.get(h.id);

@@ -24,7 +24,10 @@ export function queryTerms(text: string, max = 16): string[] {
 /** The most frequent meaningful words of a text (for "similar text" and context retrieval). */
 export function salientTerms(text: string, max = 12): string[] {
   const counts = new Map<string, number>();
-  for (const m of text.slice(0, 20_000).toLowerCase().matchAll(/[\p{L}\p{N}]{3,}/gu)) {
+  for (const m of text
+    .slice(0, 20_000)
+    .toLowerCase()
+    .matchAll(/[\p{L}\p{N}]{3,}/gu)) {
     const w = m[0];
     if (STOP.has(w) || /^\d+$/.test(w)) continue;
     counts.set(w, (counts.get(w) ?? 0) + 1);

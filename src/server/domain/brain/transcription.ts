@@ -60,9 +60,13 @@ export function checkMedia(mediaType: string, size: number) {
     );
   }
   if (size === 0) {
-    throw new ServiceError(400, "validation_failed", "body: the recording or image is empty.", "Send the file's bytes as the body.", [
-      { field: "body", code: "invalid", message: "empty" },
-    ]);
+    throw new ServiceError(
+      400,
+      "validation_failed",
+      "body: the recording or image is empty.",
+      "Send the file's bytes as the body.",
+      [{ field: "body", code: "invalid", message: "empty" }],
+    );
   }
   if (size > BRAIN_LIMITS.transcriptionBytes) {
     throw new ServiceError(
@@ -144,13 +148,22 @@ export function toTranscriptionRecord(row: TranscriptionRow) {
   };
 }
 
-export async function applyScan(tx: Tx, deps: BrainDeps, actor: Actor, p: Awaited<ReturnType<typeof planScan>>) {
-  const { file, role } = await createFile(tx, { ...actor, source: "transcription" }, {
-    name: p.name,
-    content: p.text,
-    folderId: p.folderId,
-    tags: p.tags,
-  });
+export async function applyScan(
+  tx: Tx,
+  deps: BrainDeps,
+  actor: Actor,
+  p: Awaited<ReturnType<typeof planScan>>,
+) {
+  const { file, role } = await createFile(
+    tx,
+    { ...actor, source: "transcription" },
+    {
+      name: p.name,
+      content: p.text,
+      folderId: p.folderId,
+      tags: p.tags,
+    },
+  );
   const now = nowIso();
   const row: TranscriptionRow = {
     id: newId("tr"),
@@ -184,7 +197,12 @@ export async function listTranscriptions(tx: Tx, actor: Actor, limit: number) {
 export async function getTranscription(tx: Tx, actor: Actor, id: string) {
   const row = await tx.transcriptions.byId(id);
   if (!row || row.owner_id !== actor.userId) {
-    throw new ServiceError(404, "not_found", `No transcription with id ${id} is yours.`, "List them with GET /api/v1/transcriptions.");
+    throw new ServiceError(
+      404,
+      "not_found",
+      `No transcription with id ${id} is yours.`,
+      "List them with GET /api/v1/transcriptions.",
+    );
   }
   return toTranscriptionRecord(row);
 }
