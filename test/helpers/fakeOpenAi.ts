@@ -36,6 +36,8 @@ export interface FakeOpenAi {
   /** Base URL as a client configures it (`.../v1`). */
   baseUrl: string;
   requests: RecordedRequest[];
+  /** How long each request took here, from its first byte read to its answer sent (ms). */
+  timings: { path: string; start: number; ms: number }[];
   chats(): ChatCall[];
   on(schemaName: string, handler: ChatHandler): void;
   /** The next `times` requests answer with this status (429 carries Retry-After). */
@@ -141,6 +143,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
     url: "",
     baseUrl: "",
     requests: [],
+    timings: [],
     transcript: "Remember to call the plumber on Monday.",
     acceptKeys: null,
     chats: () => fake.requests.filter((r) => r.path === "/v1/chat/completions").map((r) => parseChat(r.body)),
@@ -155,6 +158,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
     },
     reset: () => {
       fake.requests.length = 0;
+      fake.timings.length = 0;
       failures = [];
       delays = [];
       fake.acceptKeys = null;
@@ -165,6 +169,8 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
   };
 
   const server: Server = createServer(async (req, res) => {
+    const start = performance.now();
+    res.on("finish", () => fake.timings.push({ path: req.url ?? "", start, ms: performance.now() - start }));
     const raw = await readBody(req);
     const path = (req.url ?? "").split("?")[0]!;
     const contentType = req.headers["content-type"];
