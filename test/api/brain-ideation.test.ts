@@ -135,6 +135,21 @@ describe("who may ideate", () => {
   });
 });
 
+describe("retries", () => {
+  it("an Idempotency-Key replays the first answer without asking the model again", async () => {
+    const headers = { "idempotency-key": "ideate-once-1" };
+    const first = await pro.api.post("/api/v1/ideation", { seed: "retry me" }, headers);
+    expect(first.status, first.text).toBe(201);
+    const calls = fake.requests.length;
+    const again = await pro.api.post("/api/v1/ideation", { seed: "retry me" }, headers);
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body.note.id).toBe(first.body.note.id);
+    expect(fake.requests.length).toBe(calls);
+    expectError(await pro.api.post("/api/v1/ideation", { seed: "other" }, headers), 422, "idempotency_key_reused");
+  });
+});
+
 describe("what reaches the provider", () => {
   it("another user's notes never reach a prompt unless shared; a shared one does", async () => {
     const me = await t.user();

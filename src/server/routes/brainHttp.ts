@@ -6,7 +6,7 @@ import type { Actor } from "../domain/actor.ts";
 import type { BrainDeps } from "../domain/brain/deps.ts";
 import { QuotaExceeded, type QuotaState } from "../domain/brain/quota.ts";
 import { requireScope } from "../http/auth.ts";
-import { actorOf, mutate, type Outcome } from "../http/mutation.ts";
+import { actorOf, idempotencyKey, mutate, type Outcome } from "../http/mutation.ts";
 import type { RouteDeps } from "./deps.ts";
 
 declare module "fastify" {
@@ -38,6 +38,18 @@ export async function aiMutation<P>(
   apply: (tx: Tx, actor: Actor, planned: P) => Promise<Outcome & { body: { quota?: QuotaState | null } }>,
 ): Promise<FastifyReply> {
   try {
+    // A retry of an AI operation that already succeeded replays its saved answer without asking
+    // the model again (mutate answers from the record before running any work).
+    const key = idempotencyKey(request);
+    if (key) {
+      const actor = actorOf(request);
+      const saved = await store.read((tx) => tx.idempotency.get(actor.principal, key, new Date().toISOString()));
+      if (saved) {
+        return await mutate(store, request, reply, async () => {
+          throw new Error("a saved Idempotency-Key record was replayed, not re-run");
+        });
+      }
+    }
     const planned = await plan();
     return await mutate(store, request, reply, async (tx, actor) => {
       const outcome = await apply(tx, actor, planned);

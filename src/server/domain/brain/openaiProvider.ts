@@ -73,6 +73,8 @@ export class OpenAiProvider implements AiProvider {
       // Never reads OPENAI_* environment variables behind the operator's back: everything is given.
       organization: null,
       project: null,
+      // The client's own console logging stays off: failures are logged here, by host and status.
+      logLevel: "off",
     });
   }
 
