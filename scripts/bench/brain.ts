@@ -20,7 +20,9 @@ import { fmtMs, machineInfo, markdownTable, percentile, serverTimingMs } from ".
 
 const root = resolve(import.meta.dirname, "../..");
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
-const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, out: { type: "string" } } });
+const { values } = parseArgs({
+  options: { quick: { type: "boolean", default: false }, out: { type: "string" } },
+});
 const NOTES = values.quick ? 2000 : 10_000;
 const SEARCHES = values.quick ? 50 : 300;
 const IDEATIONS = values.quick ? 5 : 30;
@@ -32,7 +34,23 @@ const rand = () => {
   seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
   return seed / 2 ** 31;
 };
-const SYL = ["ka", "lo", "mi", "ren", "tor", "vel", "sha", "pu", "dri", "zen", "ol", "fa", "nir", "qu", "bes"];
+const SYL = [
+  "ka",
+  "lo",
+  "mi",
+  "ren",
+  "tor",
+  "vel",
+  "sha",
+  "pu",
+  "dri",
+  "zen",
+  "ol",
+  "fa",
+  "nir",
+  "qu",
+  "bes",
+];
 const VOCAB = Array.from({ length: 3000 }, () =>
   Array.from({ length: 2 + Math.floor(rand() * 3) }, () => SYL[Math.floor(rand() * SYL.length)]).join(""),
 );
@@ -151,7 +169,16 @@ try {
 }
 const m = machineInfo();
 const table = markdownTable(
-  ["store", "search p50 ms", "search p99 ms", "search server p50 ms", "ideation p50 ms", "provider p50 ms", "added p50 ms", "added p99 ms"],
+  [
+    "store",
+    "search p50 ms",
+    "search p99 ms",
+    "search server p50 ms",
+    "ideation p50 ms",
+    "provider p50 ms",
+    "added p50 ms",
+    "added p99 ms",
+  ],
   results.map((r) => [
     r.store,
     fmtMs(r.searchP50),

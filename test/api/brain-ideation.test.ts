@@ -146,7 +146,11 @@ describe("retries", () => {
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(again.body.note.id).toBe(first.body.note.id);
     expect(fake.requests.length).toBe(calls);
-    expectError(await pro.api.post("/api/v1/ideation", { seed: "other" }, headers), 422, "idempotency_key_reused");
+    expectError(
+      await pro.api.post("/api/v1/ideation", { seed: "other" }, headers),
+      422,
+      "idempotency_key_reused",
+    );
   });
 });
 

@@ -32,11 +32,22 @@ describe("txtfs brain commands", { timeout: 60_000 }, () => {
     expect(denied.code).toBe(1);
     expect(denied.stderr).toMatch(/^the brain is writing…\ntxtfs: 402 ai_key_required: /);
     expect(denied.stderr).not.toMatch(/\n\s+at /);
-    const plan = await runTxtfs(["admin", "user", "plan", me.email, "pro", "--data", t.dataDir, ...(t.db ? ["--db", t.db] : [])]);
+    const plan = await runTxtfs([
+      "admin",
+      "user",
+      "plan",
+      me.email,
+      "pro",
+      "--data",
+      t.dataDir,
+      ...(t.db ? ["--db", t.db] : []),
+    ]);
     expect(plan.stdout.trim()).toBe(`${me.email}\tpro`);
     const res = await runTxtfs(["ideate", "kites"], env(me));
     expect(res.code, res.stderr).toBe(0);
-    expect(res.stdout).toMatch(/^created Ideas\/Growing kites\.md \(f_\w+\)\n {2}connected to kites\.md: builds on kites\.md\n/);
+    expect(res.stdout).toMatch(
+      /^created Ideas\/Growing kites\.md \(f_\w+\)\n {2}connected to kites\.md: builds on kites\.md\n/,
+    );
     expect(res.stderr).toContain("the brain is writing");
   });
 
@@ -59,7 +70,9 @@ describe("txtfs brain commands", { timeout: 60_000 }, () => {
     writeFileSync(memo, Buffer.alloc(100, 1));
     const tr = await runTxtfs(["transcribe", memo, "--folder", "Memos", "--tags", "voice"], env(me));
     expect(tr.code, tr.stderr).toBe(0);
-    expect(tr.stdout).toMatch(/^created Remember to call the plumber on Monday\.md \(f_\w+\) from audio with whisper-fake/);
+    expect(tr.stdout).toMatch(
+      /^created Remember to call the plumber on Monday\.md \(f_\w+\) from audio with whisper-fake/,
+    );
     expect((await me.api.get(`/api/v1/folders/${d.id}`)).body.files).toHaveLength(1);
     const r = await runTxtfs(["render", "mermaid", "Memos"], env(me));
     expect(r.stdout).toMatch(/^flowchart LR\n {2}n1\["Remember to call the plumber on Monday\.md"\]\n$/);
@@ -75,6 +88,10 @@ describe("txtfs brain commands", { timeout: 60_000 }, () => {
     expect(limited.stderr).toMatch(/\ntxtfs: 429 ai_provider_rate_limited: .* \(retry after 9 s\)\n/);
     fake.fail(500, 3);
     const failed = await runTxtfs(["ideate", "x"], env(u));
-    expect(failed.stderr).toMatch(new RegExp(`\\ntxtfs: 502 ai_provider_error: The AI provider ${new URL(fake.url).host} failed \\(HTTP 500\\)`));
+    expect(failed.stderr).toMatch(
+      new RegExp(
+        `\\ntxtfs: 502 ai_provider_error: The AI provider ${new URL(fake.url).host} failed \\(HTTP 500\\)`,
+      ),
+    );
   });
 });

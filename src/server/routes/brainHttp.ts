@@ -43,7 +43,9 @@ export async function aiMutation<P>(
     const key = idempotencyKey(request);
     if (key) {
       const actor = actorOf(request);
-      const saved = await store.read((tx) => tx.idempotency.get(actor.principal, key, new Date().toISOString()));
+      const saved = await store.read((tx) =>
+        tx.idempotency.get(actor.principal, key, new Date().toISOString()),
+      );
       if (saved) {
         return await mutate(store, request, reply, async () => {
           throw new Error("a saved Idempotency-Key record was replayed, not re-run");

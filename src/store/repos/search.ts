@@ -22,6 +22,26 @@ export interface SearchQuery {
   prefixLast?: boolean;
   limit: number;
   excludeIds?: readonly string[];
+  /** Leave out notes directly in these folders (folders kept away from the AI, with their subtrees). */
+  excludeFolderIds?: readonly string[];
+}
+
+/** Adds the id and folder exclusions to an access filter's WHERE clause. */
+function exclusions(
+  where: string[],
+  params: unknown[],
+  q: Pick<SearchQuery, "excludeIds" | "excludeFolderIds">,
+) {
+  if (q.excludeIds?.length) {
+    where.push(`files.id NOT IN (${q.excludeIds.map(() => "?").join(",")})`);
+    params.push(...q.excludeIds);
+  }
+  if (q.excludeFolderIds?.length) {
+    where.push(
+      `(files.folder_id IS NULL OR files.folder_id NOT IN (${q.excludeFolderIds.map(() => "?").join(",")}))`,
+    );
+    params.push(...q.excludeFolderIds);
+  }
 }
 
 const WORD = /^[\p{L}\p{N}]+$/u;
@@ -39,10 +59,7 @@ export class SearchRepo {
     const terms = q.terms.filter((t) => WORD.test(t));
     if (terms.length === 0) return [];
     const { where, params } = accessWhere(filter);
-    if (q.excludeIds?.length) {
-      where.push(`files.id NOT IN (${q.excludeIds.map(() => "?").join(",")})`);
-      params.push(...q.excludeIds);
-    }
+    exclusions(where, params, q);
     const limit = Math.max(1, Math.floor(q.limit));
     if (this.dialect === "sqlite") {
       const parts = terms.map((t, i) => `"${t}"${q.prefixLast && i === terms.length - 1 ? "*" : ""}`);
@@ -79,5 +96,36 @@ export class SearchRepo {
       [tsquery, tsquery, tsquery, ...params],
     );
     return rows.map((r) => ({ id: r.id, score: Number(r.score), snippet: r.snippet ?? "" }));
+  }
+
+  /** The most recently updated notes the filter sees (ids), for context when words say too little. */
+  async recent(
+    filter: FileListFilter,
+    q: Pick<SearchQuery, "limit" | "excludeIds" | "excludeFolderIds">,
+  ): Promise<string[]> {
+    const { where, params } = accessWhere(filter);
+    exclusions(where, params, q);
+    const rows = await this.sql.all<{ id: string }>(
+      `SELECT files.id FROM files WHERE ${where.join(" AND ")} ORDER BY files.updated_at DESC, files.id LIMIT ${Math.max(1, Math.floor(q.limit))}`,
+      params,
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** The tags of every note the filter sees, with counts (the tag vocabulary), most used first. */
+  async tagCounts(
+    filter: FileListFilter,
+    q: Pick<SearchQuery, "excludeFolderIds">,
+  ): Promise<Map<string, number>> {
+    const { where, params } = accessWhere(filter);
+    exclusions(where, params, q);
+    const rows = await this.sql.all<{ tags: string }>(
+      `SELECT files.tags FROM files WHERE ${where.join(" AND ")} AND files.tags <> '[]'`,
+      params,
+    );
+    const counts = new Map<string, number>();
+    for (const r of rows)
+      for (const t of JSON.parse(r.tags) as string[]) counts.set(t, (counts.get(t) ?? 0) + 1);
+    return counts;
   }
 }

@@ -18,7 +18,14 @@ import { systemPrompt, userMessage } from "./prompts.ts";
 import { toProposalRecord } from "./proposals.ts";
 import { chargeQuota } from "./quota.ts";
 import { cleanContext, cleanFolderName, cleanReason, cleanTags } from "./sanitize.ts";
-import { folderNames, loadBodies, loadWorkspace, noteForModel, rankForText } from "./workspace.ts";
+import {
+  folderNames,
+  loadBodies,
+  loadWorkspace,
+  noteForModel,
+  ownAiFiles,
+  rankForText,
+} from "./workspace.ts";
 
 interface ProposalOutValue {
   kind: (typeof PROPOSAL_KINDS)[number];
@@ -39,17 +46,16 @@ export async function planAnalysis(deps: BrainDeps, actor: Actor, input: { promp
     if (cap.source !== "user") throw aiNotActivated();
     const served = await requireProvider(tx, deps, actor);
     const ws = await loadWorkspace(tx, actor);
-    const own = ws.aiFiles.filter((f) => f.owner_id === actor.userId);
-    const ownIds = new Set(own.map((f) => f.id));
+    const own = await ownAiFiles(tx, actor, ws);
+    const byId = new Map(own.map((f) => [f.id, f]));
     let chosen: FileMetaRow[];
     if (prompt) {
-      const ranked = await rankForText(
-        tx,
-        { ...ws, aiFiles: own, aiIds: ownIds },
-        prompt,
-        BRAIN_LIMITS.contextNotes,
-      );
-      chosen = ranked.map((r) => r.file).filter((f) => ownIds.has(f.id));
+      // Ranked among everything visible, then kept to the caller's own: only those it may change.
+      const ranked = await rankForText(tx, ws, prompt, BRAIN_LIMITS.contextNotes * 3);
+      chosen = ranked
+        .map((id) => byId.get(id))
+        .filter((f): f is FileMetaRow => Boolean(f))
+        .slice(0, BRAIN_LIMITS.contextNotes);
     } else {
       const { ids: connected } = await connectedIds(tx, actor.userId);
       chosen = [...own]

@@ -32,17 +32,13 @@ export async function loadCandidates(
   // With embeddings, a wider lexical net for the reranking to choose from.
   const wanted = provider.embeddingModel ? BRAIN_LIMITS.contextNotes * 3 : BRAIN_LIMITS.contextNotes;
   const ranked = await rankForText(tx, ws, text, wanted, excludeIds);
-  const files = await loadBodies(
-    tx,
-    ws,
-    ranked.map((r) => r.file.id),
-  );
+  const files = await loadBodies(tx, ws, ranked);
   const stored = provider.embeddingModel
     ? await loadEmbeddings(tx, provider.embeddingModel, files)
     : new Map();
   return {
     files,
-    lexical: new Map(ranked.map((r, i) => [r.file.id, 1 - i / Math.max(1, ranked.length)])),
+    lexical: new Map(ranked.map((id, i) => [id, 1 - i / Math.max(1, ranked.length)])),
     stored,
     folders: await folderNames(tx, files),
   };

@@ -27,8 +27,7 @@ import {
   fileNameFrom,
 } from "./sanitize.ts";
 import { keepEmbeddings } from "./semantic.ts";
-import type { NoteForModel } from "./workspace.ts";
-import { loadWorkspace } from "./workspace.ts";
+import { loadWorkspace, type NoteForModel, tagVocabulary } from "./workspace.ts";
 
 export interface IdeationEvent {
   kind: "create" | "grow";
@@ -100,17 +99,12 @@ export async function planIdeation(deps: BrainDeps, actor: Actor, input: { seed?
     const provider = served.cap.provider;
     // Without a seed, the least organised notes say what the workspace is missing.
     const candidates = await loadCandidates(tx, ws, provider, seed ?? "");
-    const vocabulary = new Map<string, number>();
-    for (const f of ws.aiFiles)
-      for (const t of parseTags(f.tags)) vocabulary.set(t, (vocabulary.get(t) ?? 0) + 1);
+    const vocabulary = await tagVocabulary(tx, ws);
     return {
       served,
       candidates,
       folders: ws.ownFolders.map((f) => ({ id: f.id, name: f.name, context: f.context })),
-      vocabulary: [...vocabulary.entries()]
-        .sort((a, b) => b[1] - a[1])
-        .slice(0, 100)
-        .map(([t]) => t),
+      vocabulary,
     };
   });
   const provider = read.served.cap.provider;

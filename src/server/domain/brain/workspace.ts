@@ -1,5 +1,6 @@
 // What the brain may read for a caller: only notes the caller can see (its own and those shared with
-// it), never those in a folder kept away from the AI, ranked for a text by full-text search.
+// it), never those in a folder kept away from the AI, ranked for a text by full-text search. The
+// database does the filtering and ranking: nothing here lists a whole account.
 import type { FileMetaRow, FileRow, FolderRow } from "../../../store/repos/rows.ts";
 import type { Tx } from "../../../store/store.ts";
 import { type AccessScope, loadScope, visibleTo } from "../access.ts";
@@ -11,34 +12,32 @@ import { salientTerms } from "./terms.ts";
 
 export interface Workspace {
   scope: AccessScope;
-  /** Everything the caller can see. */
-  files: FileMetaRow[];
-  /** Folder ids kept away from the AI. */
+  /** Folder ids kept away from the AI (the settings and everything below them). */
   excluded: ReadonlySet<string>;
-  /** What may be sent to a model: visible and not excluded. */
-  aiFiles: FileMetaRow[];
-  aiIds: ReadonlySet<string>;
   /** The caller's own folders (where new notes and folders may go), excluded ones left out. */
   ownFolders: FolderRow[];
 }
 
 export async function loadWorkspace(tx: Tx, actor: Actor): Promise<Workspace> {
   const scope = await loadScope(tx, actor);
-  const files = (await tx.files.list(visibleTo(scope))) as FileMetaRow[];
-  const excluded = await excludedFolders(tx, [actor.userId, ...files.map((f) => f.owner_id)]);
-  const aiFiles = files.filter((f) => !isExcluded(f, excluded));
+  // Whose folders can hold notes the caller sees: its own, and the owners of what is shared with it.
+  const owners = new Set([actor.userId]);
+  for (const f of await tx.folders.byIds([...scope.folderRoles.keys()])) owners.add(f.owner_id);
+  for (const f of await tx.files.metaByIds([...scope.fileRoles.keys()])) owners.add(f.owner_id);
+  const excluded = await excludedFolders(tx, owners);
   const ownFolders = (await tx.folders.listOwned(actor.userId)).filter((f) => !excluded.has(f.id));
-  return { scope, files, excluded, aiFiles, aiIds: new Set(aiFiles.map((f) => f.id)), ownFolders };
+  return { scope, excluded, ownFolders };
 }
 
-export interface RankedNote {
-  file: FileMetaRow;
-  score: number;
+/** Every note of the caller's own that may go to a model (workspace analysis ranks them all). */
+export async function ownAiFiles(tx: Tx, actor: Actor, ws: Workspace): Promise<FileMetaRow[]> {
+  const files = (await tx.files.list({ ownerId: actor.userId })) as FileMetaRow[];
+  return files.filter((f) => f.owner_id === actor.userId && !isExcluded(f, ws.excluded));
 }
 
 /**
- * The caller's notes most related to `text` (full-text ranking over any of its salient words);
- * topped up with the most recently updated notes when the text says too little.
+ * Ids of the caller's notes most related to `text` (full-text ranking over any of its salient
+ * words), topped up with the most recently updated notes when the text says too little.
  */
 export async function rankForText(
   tx: Tx,
@@ -46,30 +45,33 @@ export async function rankForText(
   text: string,
   limit: number,
   excludeIds: readonly string[] = [],
-): Promise<RankedNote[]> {
-  const byId = new Map(ws.aiFiles.map((f) => [f.id, f]));
+): Promise<string[]> {
+  const filter = visibleTo(ws.scope);
+  const excludeFolderIds = [...ws.excluded];
   const terms = salientTerms(text);
-  const out: RankedNote[] = [];
+  const out: string[] = [];
   if (terms.length) {
-    const hits = await tx.search.search(visibleTo(ws.scope), {
-      terms,
-      match: "any",
-      limit: limit * 3,
-      excludeIds,
-    });
-    for (const h of hits) {
-      const file = byId.get(h.id);
-      if (file && out.length < limit) out.push({ file, score: h.score });
-    }
+    const hits = await tx.search.search(filter, { terms, match: "any", limit, excludeIds, excludeFolderIds });
+    out.push(...hits.map((h) => h.id));
   }
   if (out.length < limit) {
-    const taken = new Set([...out.map((r) => r.file.id), ...excludeIds]);
-    const recent = ws.aiFiles
-      .filter((f) => !taken.has(f.id))
-      .sort((a, b) => (a.updated_at < b.updated_at ? 1 : a.updated_at > b.updated_at ? -1 : 0));
-    for (const file of recent.slice(0, limit - out.length)) out.push({ file, score: 0 });
+    const recent = await tx.search.recent(filter, {
+      limit: limit - out.length,
+      excludeIds: [...excludeIds, ...out],
+      excludeFolderIds,
+    });
+    out.push(...recent);
   }
   return out;
+}
+
+/** The tag vocabulary of what the caller may send to a model, most used first. */
+export async function tagVocabulary(tx: Tx, ws: Workspace, max = 100): Promise<string[]> {
+  const counts = await tx.search.tagCounts(visibleTo(ws.scope), { excludeFolderIds: [...ws.excluded] });
+  return [...counts.entries()]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .slice(0, max)
+    .map(([t]) => t);
 }
 
 /** A note as the model sees it: quoted data, its body cut to an excerpt. */
@@ -93,13 +95,12 @@ export function noteForModel(file: FileRow, folders: ReadonlyMap<string, string>
   };
 }
 
-/** Loads bodies of these notes (re-checking each is still AI-visible). */
+/** Loads the bodies of these notes (ids from the access-filtered ranking), re-checking exclusion. */
 export async function loadBodies(tx: Tx, ws: Workspace, ids: readonly string[]): Promise<FileRow[]> {
   const out: FileRow[] = [];
   for (const id of ids) {
-    if (!ws.aiIds.has(id)) continue;
     const row = await tx.files.byId(id);
-    if (row) out.push(row);
+    if (row && !isExcluded(row, ws.excluded)) out.push(row);
   }
   return out;
 }
