@@ -6,7 +6,7 @@ import type { Tx } from "../../../store/store.ts";
 import type { Sealer } from "../identities.ts";
 import { openVaultSecret } from "../vault.ts";
 import type { BrainConfig } from "./config.ts";
-import { OpenAiProvider } from "./openaiProvider.ts";
+import type { OpenAiProvider } from "./openaiProvider.ts";
 import type { AiProvider } from "./provider.ts";
 
 export interface Capability {
@@ -20,9 +20,17 @@ export interface Capability {
   reason: string | null;
 }
 
+// The `openai` client is loaded on first use: commands that never call a model (admin, mount) do not
+// pay for importing it.
+let providerModule: Promise<typeof import("./openaiProvider.ts")> | undefined;
+const loadProviderModule = () => {
+  providerModule ??= import("./openaiProvider.ts");
+  return providerModule;
+};
+
 export class ProviderPool {
   readonly config: BrainConfig;
-  private readonly operator: OpenAiProvider | null;
+  private operator: OpenAiProvider | null = null;
   // One client (and connection pool) per user key and server, so repeated calls reuse connections.
   private readonly users = new LRUCache<string, OpenAiProvider>({
     max: 200,
@@ -31,42 +39,49 @@ export class ProviderPool {
 
   constructor(config: BrainConfig) {
     this.config = config;
-    const op = config.operator;
-    this.operator = op
-      ? new OpenAiProvider({
-          baseUrl: op.baseUrl,
-          apiKey: op.apiKey,
-          chatModel: op.chatModel,
-          embeddingModel: op.embeddingModel,
-          transcriptionModel: op.transcriptionModel,
-          deadlineMs: config.deadlineMs,
-          // The operator chose this server: it may be on the operator's own network.
-          policy: { allowPrivate: true, maxResponseBytes: config.maxResponseBytes },
-        })
-      : null;
+  }
+
+  private async operatorProvider(): Promise<OpenAiProvider | null> {
+    const op = this.config.operator;
+    if (!op) return null;
+    const { OpenAiProvider } = await loadProviderModule();
+    this.operator ??= new OpenAiProvider({
+      baseUrl: op.baseUrl,
+      apiKey: op.apiKey,
+      chatModel: op.chatModel,
+      embeddingModel: op.embeddingModel,
+      transcriptionModel: op.transcriptionModel,
+      deadlineMs: this.config.deadlineMs,
+      // The operator chose this server: it may be on the operator's own network.
+      policy: { allowPrivate: true, maxResponseBytes: this.config.maxResponseBytes },
+    });
+    return this.operator;
   }
 
   async capability(tx: Tx, userId: string, sealer: Sealer): Promise<Capability> {
     const user = await tx.users.byId(userId);
     const plan = user?.plan ?? "free";
     const vaulted = await openVaultSecret(tx, userId, "ai-key", sealer);
-    const base = { plan, hasUserKey: Boolean(vaulted), operatorConfigured: Boolean(this.operator) };
+    const operator = await this.operatorProvider();
+    const base = { plan, hasUserKey: Boolean(vaulted), operatorConfigured: Boolean(operator) };
     if (vaulted)
       return {
         ...base,
-        provider: this.userProvider(vaulted.secret, vaulted.options),
+        provider: await this.userProvider(vaulted.secret, vaulted.options),
         source: "user",
         reason: null,
       };
-    if (this.operator && plan === "pro")
-      return { ...base, provider: this.operator, source: "operator", reason: null };
-    const reason = this.operator
+    if (operator && plan === "pro") return { ...base, provider: operator, source: "operator", reason: null };
+    const reason = operator
       ? `the ${plan} plan does not include the server's AI provider and no AI key of your own is saved`
       : "this server has no AI provider configured and no AI key of your own is saved";
     return { ...base, provider: null, source: null, reason };
   }
 
-  private userProvider(secret: string, options: { baseUrl?: string; model?: string }): OpenAiProvider {
+  private async userProvider(
+    secret: string,
+    options: { baseUrl?: string; model?: string },
+  ): Promise<OpenAiProvider> {
     const op = this.config.operator;
     const baseUrl = options.baseUrl ?? op?.baseUrl ?? this.config.userDefaultBaseUrl;
     // On the operator's server the operator's model names apply; elsewhere the user's or the default.
@@ -75,6 +90,7 @@ export class ProviderPool {
     const id = createHash("sha256").update(`${secret}\n${baseUrl}\n${chatModel}`).digest("hex");
     let p = this.users.get(id);
     if (!p) {
+      const { OpenAiProvider } = await loadProviderModule();
       p = new OpenAiProvider({
         baseUrl,
         apiKey: secret,
