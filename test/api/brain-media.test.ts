@@ -305,6 +305,29 @@ describe("a user's own AI server is an outbound request made on their behalf", (
     expect(await snapshot(u)).toEqual(before);
   });
 
+  it("an answer larger than the cap is refused (502), and nothing is created", async () => {
+    const capped = await startTestServer({ brain: { ...operatorOf(fake), maxResponseBytes: 4096 } });
+    try {
+      const u = await capped.user();
+      await setPlan(capped, u, "pro");
+      fake.on("ideation_note", () => ({
+        title: "Huge",
+        content: "x".repeat(10_000),
+        context: "",
+        tags: [],
+        folder: { existingFolderId: null, newFolderName: null },
+        connections: [],
+      }));
+      const before = await snapshot(u);
+      const e = expectError(await u.api.post("/api/v1/ideation", { seed: "big" }), 502, "ai_provider_error");
+      expect(e.message).toContain(new URL(fake.url).host);
+      expect(e.message).toMatch(/exceeds 4096 bytes/);
+      expect(await snapshot(u)).toEqual(before);
+    } finally {
+      await capped.close();
+    }
+  });
+
   it("private and loopback addresses only where the operator allows them (serving beyond loopback)", async () => {
     const strict = await startTestServer({ brain: { allowPrivateUserUrls: false } });
     try {
