@@ -1,8 +1,9 @@
 // Admin commands work directly on the store (no server needed; safe while one runs, thanks to WAL).
 import { existsSync } from "node:fs";
-import type { Command } from "commander";
+import { type Command, InvalidArgumentError } from "commander";
 import { dataDir } from "../lib/paths.ts";
 import { createKey, createUser, listKeys, revokeKey, userByEmail } from "../server/domain/accounts.ts";
+import { PLANS } from "../server/domain/brain/config.ts";
 import { copySqliteToPostgres } from "../store/copyStore.ts";
 import { isPostgresUrl, openStore } from "../store/open.ts";
 import type { Tx } from "../store/store.ts";
@@ -40,7 +41,25 @@ export function registerAdmin(program: Command): void {
     });
   storeOptions(user.command("list").description("List users.")).action(async (opts: StoreOpts) => {
     const users = await withStore(opts, (tx) => tx.users.list());
-    for (const u of users) out(`${u.id}\t${u.email}\t${u.name}\t${u.created_at}`);
+    for (const u of users) out(`${u.id}\t${u.email}\t${u.name}\t${u.created_at}\t${u.plan}`);
+  });
+
+  storeOptions(
+    user
+      .command("plan <email> [plan]")
+      .description(
+        "Show or set a user's plan: free (AI only with their own key) or pro (the server's AI provider too).",
+      ),
+  ).action(async (email: string, plan: string | undefined, opts: StoreOpts) => {
+    if (plan !== undefined && !(PLANS as readonly string[]).includes(plan)) {
+      throw new InvalidArgumentError(`plan must be one of ${PLANS.join(", ")}`);
+    }
+    const row = await withStore(opts, async (tx) => {
+      const u = await userByEmail(tx, email);
+      if (plan) await tx.users.setPlan(u.id, plan);
+      return { ...u, plan: plan ?? u.plan };
+    });
+    out(`${row.email}\t${row.plan}`);
   });
 
   const key = admin.command("key").description("API keys");

@@ -4,6 +4,7 @@ import { SignInError } from "../client/signIn.ts";
 import { MountError } from "../fuse/mount.ts";
 import { ServiceError } from "../server/domain/errors.ts";
 import { registerAdmin } from "./admin.ts";
+import { BrainCliError, registerBrain } from "./brain.ts";
 import { registerLogin } from "./login.ts";
 import { registerMount } from "./mount.ts";
 import { registerPin } from "./pin.ts";
@@ -22,12 +23,13 @@ registerAdmin(program);
 registerMount(program);
 registerPin(program);
 registerLogin(program);
+registerBrain(program);
 
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) process.exit(err.exitCode);
-  if (err instanceof MountError || err instanceof SignInError) {
+  if (err instanceof MountError || err instanceof SignInError || err instanceof BrainCliError) {
     process.stderr.write(`txtfs: ${err.message}\n`);
   } else if (err instanceof ServiceError) {
     process.stderr.write(`txtfs: ${err.message}\n${err.resolution}\n`);

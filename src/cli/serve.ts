@@ -1,13 +1,55 @@
+import { readFileSync } from "node:fs";
 import { type Command, InvalidArgumentError } from "commander";
 import { createLogger } from "../lib/logger.ts";
 import { dataDir } from "../lib/paths.ts";
 import { createKey, createUser } from "../server/domain/accounts.ts";
+import type { BrainConfig } from "../server/domain/brain/config.ts";
 import { DEFAULT_TOMBSTONE_RETENTION_DAYS } from "../server/maintenance.ts";
 import { startServer } from "../server/serve.ts";
 import { redactUrl } from "../store/postgres/postgresStore.ts";
 import { parsePort, parsePositiveInt } from "./options.ts";
 
 export const DEFAULT_PORT = 8750;
+
+interface AiFlags {
+  aiBaseUrl?: string;
+  aiModel?: string;
+  aiEmbeddingModel?: string;
+  aiTranscriptionModel?: string;
+  aiKeyFile?: string;
+  aiRequestsPerDay?: number;
+  aiTokensPerDay?: number;
+  aiTimeout?: number;
+  aiAllowPrivate?: boolean;
+}
+
+/** The brain's settings from flags and the environment; the key from a file or TXTFS_AI_API_KEY. */
+function brainOptions(opts: AiFlags): Partial<BrainConfig> {
+  const out: Partial<BrainConfig> = {};
+  if (opts.aiBaseUrl) {
+    try {
+      new URL(opts.aiBaseUrl);
+    } catch {
+      throw new InvalidArgumentError(`--ai-base-url ${opts.aiBaseUrl} is not a URL`);
+    }
+    const key = opts.aiKeyFile
+      ? readFileSync(opts.aiKeyFile, "utf8").trim()
+      : (process.env.TXTFS_AI_API_KEY ?? "");
+    out.operator = {
+      baseUrl: opts.aiBaseUrl.replace(/\/$/, ""),
+      // Local servers (Ollama, llama.cpp) take any key; the client needs one to send.
+      apiKey: key || "none",
+      chatModel: opts.aiModel!,
+      embeddingModel: opts.aiEmbeddingModel ?? null,
+      transcriptionModel: opts.aiTranscriptionModel ?? null,
+    };
+  }
+  if (opts.aiRequestsPerDay) out.requestsPerDay = opts.aiRequestsPerDay;
+  if (opts.aiTokensPerDay) out.tokensPerDay = opts.aiTokensPerDay;
+  if (opts.aiTimeout) out.deadlineMs = opts.aiTimeout * 1000;
+  if (opts.aiAllowPrivate) out.allowPrivateUserUrls = true;
+  return out;
+}
 
 export function registerServe(program: Command): void {
   program
@@ -68,12 +110,51 @@ export function registerServe(program: Command): void {
       process.env.TXTFS_IDP_AUDIENCE,
     )
     .option("--idp-name <name>", "the provider's name (identity.provider)", process.env.TXTFS_IDP_NAME)
+    .option(
+      "--ai-base-url <url>",
+      "the operator's OpenAI-compatible AI server (OpenAI, Ollama, llama.cpp, vLLM, LM Studio, LiteLLM), e.g. http://127.0.0.1:11434/v1",
+      process.env.TXTFS_AI_BASE_URL,
+    )
+    .option("--ai-model <name>", "its chat model (structured output)", process.env.TXTFS_AI_MODEL)
+    .option(
+      "--ai-embedding-model <name>",
+      "its embedding model (semantic related notes)",
+      process.env.TXTFS_AI_EMBEDDING_MODEL,
+    )
+    .option(
+      "--ai-transcription-model <name>",
+      "its audio transcription model (voice memos)",
+      process.env.TXTFS_AI_TRANSCRIPTION_MODEL,
+    )
+    .option(
+      "--ai-key-file <file>",
+      "file holding its API key (or TXTFS_AI_API_KEY)",
+      process.env.TXTFS_AI_KEY_FILE,
+    )
+    .option(
+      "--ai-requests-per-day <n>",
+      "AI requests per account and UTC day",
+      parsePositiveInt,
+      process.env.TXTFS_AI_REQUESTS_PER_DAY ? Number(process.env.TXTFS_AI_REQUESTS_PER_DAY) : undefined,
+    )
+    .option(
+      "--ai-tokens-per-day <n>",
+      "AI tokens per account and UTC day",
+      parsePositiveInt,
+      process.env.TXTFS_AI_TOKENS_PER_DAY ? Number(process.env.TXTFS_AI_TOKENS_PER_DAY) : undefined,
+    )
+    .option("--ai-timeout <seconds>", "deadline of one AI provider call, retries included", parsePositiveInt)
+    .option(
+      "--ai-allow-private",
+      "let users' own AI servers be on private addresses although serving beyond loopback",
+    )
     .action(async (opts) => {
       if (opts.idpIssuer && opts.devIdp)
         throw new InvalidArgumentError("use either --dev-idp or --idp-issuer, not both");
       if (opts.idpIssuer && !(opts.idpClientId && opts.idpAudience)) {
         throw new InvalidArgumentError("--idp-issuer needs --idp-client-id and --idp-audience");
       }
+      if (opts.aiBaseUrl && !opts.aiModel) throw new InvalidArgumentError("--ai-base-url needs --ai-model");
       const logger = createLogger("txtfs-serve");
       const server = await startServer({
         host: opts.host,
@@ -98,6 +179,7 @@ export function registerServe(program: Command): void {
             }
           : undefined,
         devIdp: opts.devIdp ? { accessTokenTtl: opts.devIdpTokenTtl } : undefined,
+        brain: brainOptions(opts),
       });
       const first = await server.store.transaction(async (tx) => {
         if ((await tx.users.list()).length > 0) return null;

@@ -8,6 +8,8 @@ import Fastify, { LogController } from "fastify";
 import { randomBase62 } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Store } from "../store/store.ts";
+import { ProviderPool } from "./domain/brain/capability.ts";
+import { type BrainConfig, DEFAULT_BRAIN_CONFIG } from "./domain/brain/config.ts";
 import { ServiceError } from "./domain/errors.ts";
 import { LIMITS } from "./domain/limits.ts";
 import { authenticate, requireScope } from "./http/auth.ts";
@@ -19,6 +21,8 @@ import { KeyUsage } from "./http/usage.ts";
 import type { IdentityHub } from "./identity/hub.ts";
 import { createVaultCipher } from "./identity/vaultCipher.ts";
 import { batchRoutes } from "./routes/batch.ts";
+import { brainRoutes } from "./routes/brain.ts";
+import { brainMediaRoutes } from "./routes/brainMedia.ts";
 import { changeRoutes } from "./routes/changes.ts";
 import { collaborationRoutes } from "./routes/collaboration.ts";
 import { deviceRoutes } from "./routes/devices.ts";
@@ -45,6 +49,8 @@ export interface AppOptions {
   webhookAllowHosts?: readonly string[];
   /** Sign-in: the identity provider, the dev provider and the vault cipher (a throwaway key if absent). */
   identity?: IdentityHub;
+  /** The context brain: the operator's AI provider, quotas, outbound rules. */
+  brain?: Partial<BrainConfig>;
 }
 
 /** Is this request for the in-process dev identity provider (served beside the API, not by Fastify)? */
@@ -62,6 +68,7 @@ const EXPOSED_HEADERS = [
   "RateLimit-Remaining",
   "RateLimit-Reset",
   "RateLimit-Policy",
+  "RateLimit",
   "X-Request-ID",
   "API-Version",
   "Idempotent-Replayed",
@@ -208,10 +215,25 @@ export async function buildApp(opts: AppOptions) {
       !request.actor,
       costOf(request.method, reply.statusCode),
     );
-    reply.header("RateLimit-Limit", String(state.limit));
-    reply.header("RateLimit-Remaining", String(state.remaining));
-    reply.header("RateLimit-Reset", String(state.resetSeconds));
-    reply.header("RateLimit-Policy", `"default";q=${state.limit};w=${limiter.config.windowSeconds}`);
+    let policy = `"default";q=${state.limit};w=${limiter.config.windowSeconds}`;
+    let trio = { limit: state.limit, remaining: state.remaining, reset: state.resetSeconds };
+    const ai = request.aiQuota;
+    if (ai) {
+      // AI operations also report the account's daily AI quota (IETF RateLimit fields); when that
+      // quota refused the request, the spec's trio describes it.
+      policy += `, "ai-requests";q=${ai.requestsLimit};w=86400, "ai-tokens";q=${ai.tokensLimit};w=86400`;
+      reply.header(
+        "RateLimit",
+        `"ai-requests";r=${ai.requestsLeft};t=${ai.resetSeconds}, "ai-tokens";r=${ai.tokensLeft};t=${ai.resetSeconds}`,
+      );
+      if (reply.statusCode === 429 && (ai.requestsLeft <= 0 || ai.tokensLeft <= 0)) {
+        trio = { limit: ai.requestsLimit, remaining: 0, reset: ai.resetSeconds };
+      }
+    }
+    reply.header("RateLimit-Limit", String(trio.limit));
+    reply.header("RateLimit-Remaining", String(trio.remaining));
+    reply.header("RateLimit-Reset", String(trio.reset));
+    reply.header("RateLimit-Policy", policy);
     // Time spent in the server (RFC Server-Timing), so clients and benchmarks can tell it from the network.
     reply.header("Server-Timing", `app;dur=${reply.elapsedTime.toFixed(2)}`);
     // A response finished during shutdown (a released long-poll) closes its connection: once the
@@ -223,7 +245,8 @@ export async function buildApp(opts: AppOptions) {
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
 
-  const deps = { store, closing, identity: hub };
+  const brain = new ProviderPool({ ...DEFAULT_BRAIN_CONFIG, ...opts.brain });
+  const deps = { store, closing, identity: hub, brain };
   await app.register(discoverRoutes((route) => scopes.get(route), hub));
   await app.register(fileRoutes(deps));
   await app.register(folderRoutes(deps));
@@ -240,6 +263,8 @@ export async function buildApp(opts: AppOptions) {
   await app.register(webhookRoutes(deps, { allowHosts: opts.webhookAllowHosts ?? [] }));
   await app.register(identityRoutes(deps));
   await app.register(keyPageRoutes(deps));
+  await app.register(brainRoutes(deps));
+  await app.register(brainMediaRoutes(deps));
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish
@@ -247,6 +272,7 @@ export async function buildApp(opts: AppOptions) {
   app.addHook("onClose", async () => {
     await usage.close();
     await limiter.close();
+    await brain.close();
   });
   return app;
 }

@@ -6,6 +6,7 @@ import { openStore } from "../store/open.ts";
 import { PostgresStore } from "../store/postgres/postgresStore.ts";
 import type { Store } from "../store/store.ts";
 import { buildApp } from "./app.ts";
+import type { BrainConfig } from "./domain/brain/config.ts";
 import type { RateLimitConfig } from "./http/rateLimit.ts";
 import { createDevIdp, DEV_AUDIENCE, DEV_CLIENT_ID } from "./identity/devIdp.ts";
 import type { IdentityHub } from "./identity/hub.ts";
@@ -27,6 +28,8 @@ export interface ServeOptions {
   /** An external identity provider (OpenID Connect discovery from its issuer). */
   identity?: IdentityConfig;
   /** Run the dev identity provider in-process under /dev-idp (and use it). */
+  /** The context brain: operator provider, quotas, outbound rules (see domain/brain/config.ts). */
+  brain?: Partial<BrainConfig>;
   devIdp?: { accessTokenTtl?: number; clockToleranceSeconds?: number; realtimeFails?: () => boolean };
 }
 
@@ -37,6 +40,10 @@ export interface RunningServer {
   identity: IdentityHub;
   /** Stops accepting connections, lets in-flight requests finish, then closes the store. */
   close(): Promise<void>;
+}
+
+function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\./.test(host);
 }
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
@@ -55,6 +62,12 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     rateLimit: opts.rateLimit,
     webhookAllowHosts: opts.webhooks?.allowHosts,
     identity: hub,
+    brain: {
+      // Users' own servers may be on private addresses only when this server is not reachable from
+      // elsewhere (bound to loopback), unless the operator decides otherwise.
+      allowPrivateUserUrls: isLoopback(opts.host),
+      ...opts.brain,
+    },
   });
   const stopMaintenance = startMaintenance(store, opts.logger, opts.retentionDays);
   const webhooks = new WebhookWorker(store, opts.logger, opts.webhooks);

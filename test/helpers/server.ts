@@ -40,6 +40,7 @@ export async function startTestServer(
     devIdp?: ServeOptions["devIdp"];
     identity?: ServeOptions["identity"];
     db?: string;
+    brain?: ServeOptions["brain"];
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "txtfs-test-"));
@@ -58,6 +59,7 @@ export async function startTestServer(
     webhooks: opts.webhooks,
     devIdp: opts.devIdp,
     identity: opts.identity,
+    brain: opts.brain,
   });
   return {
     url: server.url,

@@ -38,13 +38,20 @@ const RotateBody = Type.Object(
   { additionalProperties: false },
 );
 const VaultBody = Type.Object(
-  { secret: Type.String(), label: Type.Optional(Type.String()) },
+  {
+    secret: Type.String(),
+    label: Type.Optional(Type.String()),
+    /** For the AI key: the user's own OpenAI-compatible server (default: the operator's, or OpenAI). */
+    baseUrl: Type.Optional(Type.String()),
+    model: Type.Optional(Type.String()),
+  },
   { additionalProperties: false },
 );
 const KeyParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 const VaultParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) });
 
-export function keyPageRoutes({ store, identity: hub, closing }: RouteDeps): FastifyPluginAsyncTypebox {
+export function keyPageRoutes(deps: RouteDeps): FastifyPluginAsyncTypebox {
+  const { store, identity: hub } = deps;
   return async (app) => {
     const pub = { config: { scope: "public" as const } };
 
@@ -53,7 +60,7 @@ export function keyPageRoutes({ store, identity: hub, closing }: RouteDeps): Fas
       done(null, parseForm(String(body))),
     );
     const { loadSession, requireSession, requireChange } = sessionGuard(store);
-    await app.register(signInRoutes({ store, identity: hub, closing }));
+    await app.register(signInRoutes(deps));
 
     async function page(
       reply: FastifyReply,
@@ -138,7 +145,12 @@ export function keyPageRoutes({ store, identity: hub, closing }: RouteDeps): Fas
           tx,
           ctx.user.id,
           req.params.name,
-          { secret: one(form.secret) ?? "", label: one(form.label) },
+          {
+            secret: one(form.secret) ?? "",
+            label: one(form.label),
+            baseUrl: one(form.baseUrl),
+            model: one(form.model),
+          },
           hub.cipher,
         ),
       );

@@ -142,7 +142,7 @@ export class PostgresStore implements Store {
         },
         (account) => bumped.push(account),
       );
-      result = await fn(createTx(sql, (ids) => touched.push(...ids)));
+      result = await fn(createTx(sql, (ids) => touched.push(...ids), "postgres"));
       // Delivered to every listening server when (and only if) this transaction commits.
       if (wrote)
         await client.query("SELECT pg_notify($1, $2)", [CHANNEL, encodeChange(this.origin, touched)]);
@@ -182,6 +182,7 @@ export class PostgresStore implements Store {
         createTx(
           this.executor(client, () => {}),
           () => {},
+          "postgres",
         ),
       );
       await client.query("COMMIT");

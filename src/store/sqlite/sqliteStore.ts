@@ -5,7 +5,7 @@ import { Mutex } from "../../lib/mutex.ts";
 import { FeedNotifier } from "../notifier.ts";
 import type { Sql, Store, Tx } from "../store.ts";
 import { createTx } from "../tx.ts";
-import { SQLITE_MIGRATIONS } from "./migrations.ts";
+import { SQLITE_MIGRATIONS, sqliteDdl } from "./migrations.ts";
 
 /**
  * The embedded store: one SQLite file in WAL mode through node:sqlite (synchronous, in-process).
@@ -66,7 +66,7 @@ export class SqliteStore implements Store {
     for (let v = current; v < SQLITE_MIGRATIONS.length; v++) {
       this.db.exec("BEGIN IMMEDIATE");
       try {
-        this.db.exec(SQLITE_MIGRATIONS[v]!);
+        this.db.exec(sqliteDdl(SQLITE_MIGRATIONS[v]!));
         this.db.exec(`PRAGMA user_version = ${v + 1}`);
         this.db.exec("COMMIT");
       } catch (err) {
