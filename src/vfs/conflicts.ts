@@ -31,7 +31,6 @@ export class Conflicts {
 
   /** "id etag" -> the version our own save made of it (see ownSuccessor); bounded, oldest dropped. */
   readonly superseded = new BoundedMap<string, NonNullable<Base>>(10_000);
-
   /**
    * Saves of one note in this mount form one line (its open handles share a buffer), so a save
    * based on a version that an earlier save of ours replaced builds on our version, not on a

@@ -35,17 +35,12 @@ export class Delivery {
 
   /** The journal's next delivery: saves gathering (deliverSoon), or a retry while unreachable. */
   replayTimer: NodeJS.Timeout | undefined;
-
   /** When the first save still gathering for the next delivery was made. */
   gatheringSince: number | undefined;
-
   /** The running delivery of the journal (one at a time), and whether saves arrived meanwhile. */
   replaying: Promise<void> | undefined;
-
   replayAgain = false;
-
   unreachable = false;
-
   /** Whether the journal entry `key` may be on its way to the service right now (then it is not ours to change). */
   onItsWay(key: string): boolean {
     return (

@@ -15,7 +15,6 @@ export class Claims {
 
   /** Notes deleted here whose delete is still in the journal, by folder and name (see Claim). */
   readonly tombstones = new Map<DirNode, Map<string, Claim>>();
-
   /**
    * Takes the identity left under `name` in `dir`, if any (see Claim): a ghost showing that name
    * (then it becomes a plain local file: vim's backup, sed's `.bak`), or a delete of a note of
