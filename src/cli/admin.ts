@@ -2,11 +2,11 @@
 import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { dataDir } from "../lib/paths.ts";
-import { createKey, createUser, listKeys, revokeKey, userByEmail } from "../server/domain/accounts.ts";
-import { copySqliteToPostgres } from "../store/copyStore.ts";
-import { isPostgresUrl, openStore } from "../store/open.ts";
 import type { Tx } from "../store/store.ts";
 import { parseDurationOption } from "./options.ts";
+
+// The store and the domain are loaded when a command runs, not to print help.
+const accounts = () => import("../server/domain/accounts.ts");
 
 interface StoreOpts {
   data: string;
@@ -14,6 +14,7 @@ interface StoreOpts {
 }
 
 async function withStore<T>(opts: StoreOpts, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const { openStore } = await import("../store/open.ts");
   const store = await openStore({ dataDir: opts.data, db: opts.db });
   try {
     return await store.transaction(fn);
@@ -35,6 +36,7 @@ export function registerAdmin(program: Command): void {
   storeOptions(user.command("add <email>").description("Create a user; prints its id."))
     .option("--name <name>", "display name", "")
     .action(async (email: string, opts: StoreOpts & { name: string }) => {
+      const { createUser } = await accounts();
       const row = await withStore(opts, (tx) => createUser(tx, email, opts.name));
       out(row.id);
     });
@@ -53,6 +55,7 @@ export function registerAdmin(program: Command): void {
     .option("--expires <duration>", "lifetime such as 30d, 12h, 1y (default: never)", parseDurationOption)
     .option("--label <label>", "label to recognise the key by", "")
     .action(async (email: string, opts: StoreOpts & { scopes?: string; expires?: number; label: string }) => {
+      const { createKey, userByEmail } = await accounts();
       const result = await withStore(opts, async (tx) => {
         const u = await userByEmail(tx, email);
         return createKey(tx, u.id, {
@@ -72,6 +75,7 @@ export function registerAdmin(program: Command): void {
     });
   storeOptions(key.command("list [email]").description("List keys (of one user, or all).")).action(
     async (email: string | undefined, opts: StoreOpts) => {
+      const { listKeys, userByEmail } = await accounts();
       const rows = await withStore(opts, async (tx) => {
         const users = email ? [await userByEmail(tx, email)] : await tx.users.list();
         const all = [];
@@ -104,6 +108,7 @@ export function registerAdmin(program: Command): void {
   storeOptions(
     key.command("revoke <id>").description("Revoke a key by id; it stops working at once."),
   ).action(async (id: string, opts: StoreOpts) => {
+    const { revokeKey } = await accounts();
     const k = await withStore(opts, (tx) => revokeKey(tx, id));
     out(`revoked ${k.id} (${k.token_prefix})`);
   });
@@ -116,6 +121,10 @@ export function registerAdmin(program: Command): void {
     .requiredOption("--from <sqlite:PATH>", "the embedded store, e.g. sqlite:~/.local/share/txtfs/txtfs.db")
     .requiredOption("--to <postgres://...>", "the PostgreSQL database (created beforehand, empty)")
     .action(async (opts: { from: string; to: string }) => {
+      const [{ isPostgresUrl }, { copySqliteToPostgres }] = await Promise.all([
+        import("../store/open.ts"),
+        import("../store/copyStore.ts"),
+      ]);
       if (!opts.from.startsWith("sqlite:")) throw new Error("--from must be sqlite:PATH");
       if (!isPostgresUrl(opts.to)) throw new Error("--to must be a postgres:// URL");
       const path = opts.from.slice("sqlite:".length);

@@ -12,6 +12,7 @@ import type { IdentityHub } from "./identity/hub.ts";
 import { type IdentityConfig, IdentityProvider } from "./identity/provider.ts";
 import { createVaultCipher, loadVaultKey } from "./identity/vaultCipher.ts";
 import { startMaintenance } from "./maintenance.ts";
+import { ServiceMetrics } from "./metrics.ts";
 import { type WebhookOptions, WebhookWorker } from "./webhookWorker.ts";
 
 export interface ServeOptions {
@@ -28,6 +29,12 @@ export interface ServeOptions {
   identity?: IdentityConfig;
   /** Run the dev identity provider in-process under /dev-idp (and use it). */
   devIdp?: { accessTokenTtl?: number; clockToleranceSeconds?: number; realtimeFails?: () => boolean };
+  /** One log line per request (default: TXTFS_LOG_REQUESTS=1). */
+  logRequests?: boolean;
+  /** Behind a reverse proxy: whose X-Forwarded-* headers to believe (see AppOptions). */
+  trustProxy?: boolean | number | string[];
+  /** GET /metrics, optionally behind a bearer token; false: not served. Default: served, open. */
+  metrics?: { token?: string } | false;
 }
 
 export interface RunningServer {
@@ -49,15 +56,25 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     );
   const hub: IdentityHub = { cipher: createVaultCipher(loadVaultKey(opts.dataDir)) };
   if (opts.identity) hub.provider = new IdentityProvider(opts.identity);
+  const metrics = opts.metrics === false ? undefined : new ServiceMetrics();
   const app = await buildApp({
     store,
     logger: opts.logger,
     rateLimit: opts.rateLimit,
     webhookAllowHosts: opts.webhooks?.allowHosts,
     identity: hub,
+    logRequests: opts.logRequests,
+    trustProxy: opts.trustProxy,
+    metrics,
+    metricsToken: opts.metrics ? opts.metrics.token : undefined,
   });
   const stopMaintenance = startMaintenance(store, opts.logger, opts.retentionDays);
-  const webhooks = new WebhookWorker(store, opts.logger, opts.webhooks);
+  const webhooks = new WebhookWorker(store, opts.logger, {
+    ...opts.webhooks,
+    onAttempt: metrics
+      ? (ok) => metrics.webhookAttempts.inc({ outcome: ok ? "delivered" : "failed" })
+      : undefined,
+  });
   try {
     await app.listen({ host: opts.host, port: opts.port });
     webhooks.start();

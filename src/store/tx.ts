@@ -10,6 +10,7 @@ import { KeyRepo } from "./repos/keys.ts";
 import { RateLimitRepo } from "./repos/rateLimits.ts";
 import { SessionRepo } from "./repos/sessions.ts";
 import { ShareRepo } from "./repos/shares.ts";
+import { StatsRepo } from "./repos/stats.ts";
 import { TempUrlRepo } from "./repos/tempUrls.ts";
 import { ThemeRepo } from "./repos/themes.ts";
 import { UserRepo } from "./repos/users.ts";
@@ -41,6 +42,7 @@ export function createTx(sql: Sql, notify: (accountIds: Iterable<string>) => voi
     sessions: new SessionRepo(sql),
     vault: new VaultRepo(sql),
     rateLimits: new RateLimitRepo(sql),
+    stats: new StatsRepo(sql),
     notify,
     // SAVEPOINT is standard SQL (SQLite and PostgreSQL): one item of a non-atomic batch or sync
     // rolls back alone, the transaction around it goes on.

@@ -40,6 +40,8 @@ export async function startTestServer(
     devIdp?: ServeOptions["devIdp"];
     identity?: ServeOptions["identity"];
     db?: string;
+    trustProxy?: ServeOptions["trustProxy"];
+    metrics?: ServeOptions["metrics"];
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "txtfs-test-"));
@@ -58,6 +60,8 @@ export async function startTestServer(
     webhooks: opts.webhooks,
     devIdp: opts.devIdp,
     identity: opts.identity,
+    trustProxy: opts.trustProxy,
+    metrics: opts.metrics,
   });
   return {
     url: server.url,
