@@ -1,5 +1,6 @@
 // Admin commands work directly on the store (no server needed; safe while one runs, thanks to WAL).
 import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import type { Command } from "commander";
 import { dataDir } from "../lib/paths.ts";
 import type { Tx } from "../store/store.ts";
@@ -24,6 +25,26 @@ async function withStore<T>(opts: StoreOpts, fn: (tx: Tx) => Promise<T>): Promis
 }
 
 const out = (line = "") => process.stdout.write(`${line}\n`);
+
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
+function describeStore(s: {
+  schemaVersion: number;
+  bytes: number;
+  users: number;
+  files: number;
+  folders: number;
+  versions: number;
+  feedChanges: number;
+}): string {
+  return `${s.users} users, ${s.files} notes, ${s.folders} folders, ${s.versions} versions, ${s.feedChanges} feed changes, schema ${s.schemaVersion}, ${mib(s.bytes)}`;
+}
+
+function postgresBackupHint(db: string): string {
+  return /^postgres(ql)?:\/\//.test(db)
+    ? "admin backup/restore copy the embedded store; back up PostgreSQL with pg_dump --format=custom and restore with pg_restore (see docs/operations.md)"
+    : `unknown --db value ${JSON.stringify(db)}: expected sqlite:PATH or postgres://...`;
+}
 
 export function registerAdmin(program: Command): void {
   const admin = program.command("admin").description("Manage users and API keys directly on the store.");
@@ -111,6 +132,61 @@ export function registerAdmin(program: Command): void {
     const { revokeKey } = await accounts();
     const k = await withStore(opts, (tx) => revokeKey(tx, id));
     out(`revoked ${k.id} (${k.token_prefix})`);
+  });
+
+  storeOptions(
+    admin
+      .command("backup")
+      .description(
+        "Write a consistent copy of the embedded store to FILE, safe while a server writes to it (PostgreSQL: use pg_dump, see docs/operations.md).",
+      )
+      .requiredOption("--to <file>", "where the backup goes (written whole and verified, or not at all)")
+      .option("--force", "replace FILE if it exists"),
+  ).action(async (opts: StoreOpts & { to: string; force?: boolean }) => {
+    const [{ embeddedStorePath }, { backupSqlite }] = await Promise.all([
+      import("../store/open.ts"),
+      import("../store/sqlite/backup.ts"),
+    ]);
+    const source = embeddedStorePath({ dataDir: opts.data, db: opts.db });
+    if (!source) throw new Error(postgresBackupHint(opts.db ?? ""));
+    const started = Date.now();
+    let last = 0;
+    const summary = await backupSqlite(source, resolve(opts.to), {
+      force: opts.force,
+      onProgress: (copied, estimated) => {
+        // Progress on stderr, at most every 500 ms.
+        const now = Date.now();
+        if (now - last < 500) return;
+        last = now;
+        process.stderr.write(`backup: ${mib(copied)} of about ${mib(estimated)}\n`);
+      },
+    });
+    out(
+      `backed up ${source} to ${resolve(opts.to)} in ${((Date.now() - started) / 1000).toFixed(1)} s: ${describeStore(summary)}`,
+    );
+  });
+
+  storeOptions(
+    admin
+      .command("restore")
+      .description(
+        "Check a backup and install it as the embedded store (refused while a server uses the store; the store it replaces is kept beside it).",
+      )
+      .requiredOption("--from <file>", "a backup made by txtfs admin backup")
+      .option("--force", "replace an existing store (kept as txtfs.db.before-restore-<time>)"),
+  ).action(async (opts: StoreOpts & { from: string; force?: boolean }) => {
+    const [{ embeddedStorePath, openStore }, { restoreSqlite }] = await Promise.all([
+      import("../store/open.ts"),
+      import("../store/sqlite/backup.ts"),
+    ]);
+    const target = embeddedStorePath({ dataDir: opts.data, db: opts.db });
+    if (!target) throw new Error(postgresBackupHint(opts.db ?? ""));
+    const { summary, keptAs } = restoreSqlite(resolve(opts.from), target, { force: opts.force });
+    // Opening it applies the migrations a backup from an older txtfs lacks.
+    const store = await openStore({ dataDir: opts.data, db: opts.db });
+    await store.close();
+    if (keptAs) out(`the store it replaced is kept as ${keptAs}`);
+    out(`restored ${resolve(opts.from)} to ${target}: ${describeStore(summary)}`);
   });
 
   admin

@@ -2,8 +2,9 @@
 
 import { join } from "node:path";
 import type { Logger } from "../lib/logger.ts";
-import { openStore } from "../store/open.ts";
+import { embeddedStorePath, openStore } from "../store/open.ts";
 import { PostgresStore } from "../store/postgres/postgresStore.ts";
+import { acquireServeLock } from "../store/sqlite/serveLock.ts";
 import type { Store } from "../store/store.ts";
 import { buildApp } from "./app.ts";
 import type { RateLimitConfig } from "./http/rateLimit.ts";
@@ -47,7 +48,16 @@ export interface RunningServer {
 }
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
-  const store = await openStore({ dataDir: opts.dataDir, db: opts.db, logger: opts.logger });
+  // One server per embedded store: refused before the store is even opened (or migrated).
+  const embedded = embeddedStorePath({ dataDir: opts.dataDir, db: opts.db });
+  const releaseLock = embedded && embedded !== ":memory:" ? acquireServeLock(embedded) : () => {};
+  let store: Store;
+  try {
+    store = await openStore({ dataDir: opts.dataDir, db: opts.db, logger: opts.logger });
+  } catch (err) {
+    releaseLock();
+    throw err;
+  }
   // Follow other servers' commits from the start (cache invalidation, long-poll wake-ups).
   if (store instanceof PostgresStore) await store.listen();
   if (store.kind === "postgres" && !process.env.TXTFS_VAULT_KEY)
@@ -81,6 +91,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   } catch (err) {
     stopMaintenance();
     await store.close();
+    releaseLock();
     throw err;
   }
   const address = app.server.address();
@@ -115,6 +126,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         await webhooks.stop();
         await app.close();
         await store.close();
+        releaseLock();
       })();
       return closing;
     },
