@@ -161,9 +161,12 @@ export function registerAdmin(program: Command): void {
         process.stderr.write(`backup: ${mib(copied)} of about ${mib(estimated)}\n`);
       },
     });
+    const { backupVaultKey } = await import("../server/identity/vaultKeyBackup.ts");
+    const vault = backupVaultKey(opts.data, resolve(opts.to));
     out(
       `backed up ${source} to ${resolve(opts.to)} in ${((Date.now() - started) / 1000).toFixed(1)} s: ${describeStore(summary)}`,
     );
+    out(vault);
   });
 
   storeOptions(
@@ -181,11 +184,16 @@ export function registerAdmin(program: Command): void {
     ]);
     const target = embeddedStorePath({ dataDir: opts.data, db: opts.db });
     if (!target) throw new Error(postgresBackupHint(opts.db ?? ""));
+    const vault = await import("../server/identity/vaultKeyBackup.ts");
+    // Decided before anything changes: a key conflict must not leave a half-done restore.
+    const key = vault.planVaultKeyRestore(opts.data, resolve(opts.from), Boolean(opts.force));
     const { summary, keptAs } = restoreSqlite(resolve(opts.from), target, { force: opts.force });
+    if (key.install) vault.installVaultKey(opts.data, resolve(opts.from));
     // Opening it applies the migrations a backup from an older txtfs lacks.
     const store = await openStore({ dataDir: opts.data, db: opts.db });
     await store.close();
     if (keptAs) out(`the store it replaced is kept as ${keptAs}`);
+    if (key.message) out(key.message);
     out(`restored ${resolve(opts.from)} to ${target}: ${describeStore(summary)}`);
   });
 

@@ -1,5 +1,5 @@
 // Operating the embedded store: one server per store, backups taken while writers run, restore.
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -86,6 +86,14 @@ describe("txtfs admin backup / restore", () => {
     const r = await runTxtfs(["admin", "restore", "--data", restored, "--from", backupFile]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/restored .* notes/);
+    // The vault key travels with the backup: vaulted credentials stay readable.
+    expect(backup.stdout).toContain(`${backupFile}.vault.key`);
+    expect(r.stdout).toContain("vault key restored");
+    expect(readFileSync(join(restored, "vault.key"), "utf8")).toBe(
+      readFileSync(join(data, "vault.key"), "utf8"),
+    );
+    expect(statSync(`${backupFile}.vault.key`).mode & 0o777).toBe(0o600);
+    expect(statSync(backupFile).mode & 0o777).toBe(0o600);
     const users = await runTxtfs(["admin", "user", "list", "--data", restored]);
     const email = users.stdout.trim().split("\n")[0]!.split("\t")[1]!;
     const key = (await runTxtfs(["admin", "key", "add", email, "--data", restored])).stdout
