@@ -223,6 +223,25 @@ describe("behind a reverse proxy (trustProxy)", () => {
     }
   });
 
+  it("the sign-in cookies are Secure when a trusted proxy says the request came over HTTPS", async () => {
+    const trusting = await startTestServer({ trustProxy: ["127.0.0.1"], devIdp: {} });
+    try {
+      const login = (headers: Record<string, string>) =>
+        fetch(`${trusting.url}/auth/login`, { redirect: "manual", headers });
+      const https = await login({ "x-forwarded-proto": "https" });
+      expect(https.status).toBe(303);
+      const secure = https.headers.getSetCookie().join("\n");
+      expect(secure).toMatch(/HttpOnly/);
+      expect(secure).toMatch(/SameSite=Lax/);
+      expect(secure).toMatch(/; Secure/);
+      const plain = (await login({})).headers.getSetCookie().join("\n");
+      expect(plain).toMatch(/HttpOnly/);
+      expect(plain).not.toMatch(/Secure/);
+    } finally {
+      await trusting.close();
+    }
+  });
+
   it("X-Forwarded-Proto and -Host make absolute URLs https and public when trusted", async () => {
     const trusting = await startTestServer({ trustProxy: true });
     try {

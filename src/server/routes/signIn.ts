@@ -10,12 +10,12 @@ import { randomBase62 } from "../../lib/ids.ts";
 import { ServiceError } from "../domain/errors.ts";
 import { holdTokens, signInIdentity } from "../domain/identities.ts";
 import {
-  cookie,
-  cookies,
   createSession,
+  readCookie,
   SESSION_COOKIE,
   SESSION_TTL_MS,
   sessionGuard,
+  setCookie,
 } from "../http/session.ts";
 import { TokenEndpointError, TokenRejected } from "../identity/provider.ts";
 import type { RouteDeps } from "./deps.ts";
@@ -91,7 +91,7 @@ export function signInRoutes({ store, identity: hub }: RouteDeps): FastifyPlugin
           // Linking another identity asks the provider for a fresh login, not its remembered one.
           prompt: req.query.link ? "login consent" : "consent",
         }).toString();
-        reply.header("set-cookie", cookie(req, LOGIN_COOKIE, state, LOGIN_TTL_MS / 1000, "/auth"));
+        setCookie(req, reply, LOGIN_COOKIE, state, LOGIN_TTL_MS / 1000, "/auth");
         return seeOther(reply, url.toString());
       },
     );
@@ -127,12 +127,12 @@ export function signInRoutes({ store, identity: hub }: RouteDeps): FastifyPlugin
           !q.state ||
           !login ||
           login.expiresAt <= Date.now() ||
-          cookies(req).get(LOGIN_COOKIE) !== q.state
+          readCookie(req, LOGIN_COOKIE) !== q.state
         ) {
           throw signInFailed("the sign-in state is unknown, expired or belongs to another browser");
         }
         pending.delete(q.state);
-        reply.header("set-cookie", cookie(req, LOGIN_COOKIE, "", 0, "/auth"));
+        setCookie(req, reply, LOGIN_COOKIE, "", 0, "/auth");
         if (q.error)
           throw signInFailed(
             `the identity provider said ${q.error}${q.error_description ? `: ${q.error_description}` : ""}`,
@@ -172,10 +172,7 @@ export function signInRoutes({ store, identity: hub }: RouteDeps): FastifyPlugin
           await holdTokens(tx, identity.id, tokens, hub.cipher);
           return createSession(tx, user.id, identity.id);
         });
-        reply.header("set-cookie", [
-          cookie(req, LOGIN_COOKIE, "", 0, "/auth"),
-          cookie(req, SESSION_COOKIE, raw, SESSION_TTL_MS / 1000),
-        ]);
+        setCookie(req, reply, SESSION_COOKIE, raw, SESSION_TTL_MS / 1000);
         return seeOther(reply, "/keys");
       },
     );
@@ -183,7 +180,7 @@ export function signInRoutes({ store, identity: hub }: RouteDeps): FastifyPlugin
     app.post("/auth/logout", pub, async (req, reply) => {
       const ctx = await requireChange(req);
       await store.transaction((tx) => tx.sessions.delete(ctx.idHash));
-      reply.header("set-cookie", cookie(req, SESSION_COOKIE, "", 0));
+      setCookie(req, reply, SESSION_COOKIE, "", 0);
       return seeOther(reply, "/keys");
     });
   };
