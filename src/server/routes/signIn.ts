@@ -17,7 +17,7 @@ import {
   sessionGuard,
   setCookie,
 } from "../http/session.ts";
-import { TokenEndpointError, TokenRejected } from "../identity/provider.ts";
+import { CallbackRejected, TokenEndpointError, TokenRejected } from "../identity/provider.ts";
 import type { RouteDeps } from "./deps.ts";
 
 const LOGIN_COOKIE = "txtfs_login";
@@ -133,19 +133,17 @@ export function signInRoutes({ store, identity: hub }: RouteDeps): FastifyPlugin
         }
         pending.delete(q.state);
         setCookie(req, reply, LOGIN_COOKIE, "", 0, "/auth");
-        if (q.error)
-          throw signInFailed(
-            `the identity provider said ${q.error}${q.error_description ? `: ${q.error_description}` : ""}`,
-          );
-        if (q.iss && q.iss.replace(/\/$/, "") !== provider.config.issuer)
-          throw signInFailed("the answer came from another issuer"); // RFC 9207
-        if (!q.code) throw signInFailed("no authorization code");
         let verified: Awaited<ReturnType<typeof provider.verify>>;
-        let tokens: Awaited<ReturnType<typeof provider.exchangeCode>>;
+        let tokens: Awaited<ReturnType<typeof provider.exchangeCallback>>;
         try {
-          tokens = await provider.exchangeCode(q.code, login.redirectUri, login.verifier);
+          // The provider's answer as it came (error, state, RFC 9207 iss are checked there).
+          const callback = new URLSearchParams(
+            Object.entries(q).filter((e): e is [string, string] => typeof e[1] === "string"),
+          );
+          tokens = await provider.exchangeCallback(callback, q.state, login.redirectUri, login.verifier);
           verified = await provider.verify(tokens.accessToken);
         } catch (err) {
+          if (err instanceof CallbackRejected) throw signInFailed(err.message);
           if (err instanceof TokenEndpointError) {
             throw err.status >= 400 && err.status < 500
               ? signInFailed(`the identity provider refused the code (${err.oauthError}: ${err.message})`)
