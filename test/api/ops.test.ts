@@ -89,6 +89,11 @@ describe("health and readiness", () => {
       const e = expectError(await s.client().get("/readyz"), 503, "not_ready");
       expect(e.message).toMatch(/does not answer/);
       expect((await s.client().get("/healthz")).status).toBe(200);
+      // /metrics still answers, and says the store is down
+      const metrics = await s.client().get("/metrics");
+      expect(metrics.status).toBe(200);
+      expect(sample(metrics.text, "txtfs_store_up")).toBe(0);
+      expect(sample(metrics.text, "process_cpu_seconds_total")).toBeGreaterThan(0);
     } finally {
       await s.close();
     }
