@@ -57,6 +57,10 @@ export class ServiceMetrics {
     "txtfs_feed_changes",
     "Changes ever appended to the change feeds (the sum of every account's feed head)",
   );
+  private readonly keyRequests = this.gauge(
+    "txtfs_api_key_requests_today",
+    "Requests made with API keys today (UTC), over every key: the sum of the keys' requests_today",
+  );
   private readonly webhookQueue = new Gauge({
     name: "txtfs_webhook_deliveries",
     help: "Webhook deliveries by status (pending = the queue, failed = gave up after every retry)",
@@ -91,6 +95,7 @@ export class ServiceMetrics {
       this.files.set(stats.files);
       this.fileBytes.set(stats.fileBytes);
       this.feedChanges.set(stats.feedChanges);
+      this.keyRequests.set(stats.keyRequestsToday);
       this.webhookQueue.reset();
       for (const status of ["pending", "delivered", "failed"]) this.webhookQueue.set({ status }, 0);
       for (const [status, n] of Object.entries(stats.webhookDeliveries)) this.webhookQueue.set({ status }, n);

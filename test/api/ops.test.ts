@@ -137,6 +137,18 @@ describe("GET /metrics", () => {
     expect(res.headers.get("ratelimit-limit")).toBeNull();
   });
 
+  it("key usage today reaches the metrics once flushed (every few seconds)", async () => {
+    const u = await t.user();
+    const before = sample((await t.client().get("/metrics")).text, "txtfs_api_key_requests_today")!;
+    for (let i = 0; i < 3; i++) await u.api.get("/api/me");
+    let now = before;
+    for (let i = 0; i < 80 && now < before + 3; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      now = sample((await t.client().get("/metrics")).text, "txtfs_api_key_requests_today")!;
+    }
+    expect(now).toBeGreaterThanOrEqual(before + 3);
+  });
+
   it("the feed head moves with each change; waiting long-polls are counted", async () => {
     const u = await t.user();
     const before = sample((await t.client().get("/metrics")).text, "txtfs_feed_changes")!;

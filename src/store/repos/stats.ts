@@ -9,6 +9,8 @@ export interface StoreStats {
   fileBytes: number;
   /** Every change ever appended to any account's feed (the sum of the feeds' heads). */
   feedChanges: number;
+  /** Requests made today (UTC) with API keys, over every key (flushed every few seconds). */
+  keyRequestsToday: number;
   /** Webhook deliveries by status (pending = the queue). */
   webhookDeliveries: Record<string, number>;
 }
@@ -30,8 +32,9 @@ export class StatsRepo {
             WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)) AS active_keys,
          (SELECT COUNT(*) FROM folders) AS folders,
          (SELECT COUNT(*) FROM files) AS files,
-         (SELECT COALESCE(SUM(size), 0) FROM files) AS file_bytes`,
-      [now],
+         (SELECT COALESCE(SUM(size), 0) FROM files) AS file_bytes,
+         (SELECT COALESCE(SUM(requests_today), 0) FROM api_keys WHERE requests_day = ?) AS key_requests`,
+      [now, now.slice(0, 10)],
     );
     const deliveries = await this.sql.all<{ status: string; n: unknown }>(
       "SELECT status, COUNT(*) AS n FROM webhook_deliveries GROUP BY status",
@@ -43,6 +46,7 @@ export class StatsRepo {
       files: num(totals?.files),
       fileBytes: num(totals?.file_bytes),
       feedChanges: num(totals?.feed_changes),
+      keyRequestsToday: num(totals?.key_requests),
       webhookDeliveries: Object.fromEntries(deliveries.map((d) => [d.status, num(d.n)])),
     };
   }
