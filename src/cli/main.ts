@@ -3,6 +3,7 @@
 // those run: `txtfs --help` and `txtfs status` never load the server, the store or FUSE.
 import { Command, CommanderError } from "commander";
 import { registerAdmin } from "./admin.ts";
+import { registerCompletion } from "./completion.ts";
 import { registerLogin } from "./login.ts";
 import { registerMount } from "./mount.ts";
 import { registerPin } from "./pin.ts";
@@ -21,6 +22,7 @@ registerAdmin(program);
 registerMount(program);
 registerPin(program);
 registerLogin(program);
+registerCompletion(program, VERSION);
 
 try {
   await program.parseAsync(process.argv);
