@@ -112,6 +112,12 @@ export function registerMount(program: Command): void {
       "--write-through",
       "every save waits for the service (default: saves return once in the on-disk journal, which delivers them in order; fsync and `txtfs sync` wait for delivery)",
     )
+    .option(
+      "--local-dir <name>",
+      "folders of this name keep everything inside on this machine, like .git and node_modules (repeatable; see docs/mount.md)",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     .option("--trace", "log every FUSE operation (debug level)")
     .action(async (mountpointArg: string, opts) => {
       const mountpoint = resolve(mountpointArg);
@@ -190,6 +196,7 @@ export function registerMount(program: Command): void {
         logger: log,
         pollWait: Number(opts.pollWait),
         writeBehind: !opts.writeThrough,
+        localDirs: opts.localDir,
       });
       const started = Date.now();
       await vfs.start((message) => process.stderr.write(`txtfs: ${message}\n`));
@@ -199,7 +206,10 @@ export function registerMount(program: Command): void {
         { allowOther: opts.allowOther, uid: opts.uid, gid: opts.gid, extra, trace: opts.trace },
         log,
       );
-      const control = await serveControl(cache, async () => ({ pending: await vfs.drain() })).catch((err) => {
+      const control = await serveControl(cache, async () => ({
+        pending: await vfs.drain(),
+        refused: vfs.takeRefused(),
+      })).catch((err) => {
         log.warn({ err: (err as Error).message }, "no control socket: `txtfs sync` cannot reach this mount");
         return undefined;
       });
@@ -214,7 +224,9 @@ export function registerMount(program: Command): void {
           startedAt: new Date(started).toISOString(),
           updatedAt: new Date().toISOString(),
           stats: vfs.stats(),
-          conflicts: vfs.conflicts,
+          conflicts: [...vfs.conflicts],
+          refused: [...vfs.refused],
+          localOnly: vfs.localOnly(),
         });
       record();
       const timer = setInterval(record, 2000);
@@ -277,16 +289,23 @@ export function registerMount(program: Command): void {
       if (mounts.length === 0) throw new Error(wanted ? `${wanted} is not a txtfs mount` : "no txtfs mounts");
       const { requestSync } = await lazy.control();
       let pending = 0;
+      let refused = 0;
       for (const m of mounts) {
         const result = await requestSync(m.cacheDir, Number(opts.timeout) * 1000);
         pending += result.pending;
+        for (const r of result.refused ?? []) {
+          refused++;
+          process.stdout.write(
+            `${m.mountpoint}: the service refused the save of ${r.path} (${r.reason})${r.keptAs ? `; its bytes are kept in ${r.keptAs}` : ""}\n`,
+          );
+        }
         process.stdout.write(
           result.pending === 0
-            ? `${m.mountpoint}: every save is on the service\n`
+            ? `${m.mountpoint}: every ${result.refused?.length ? "other " : ""}save is on the service\n`
             : `${m.mountpoint}: ${result.pending} saves still journalled (the service is unreachable); they are delivered when it returns\n`,
         );
       }
-      if (pending > 0) process.exitCode = 1;
+      if (pending > 0 || refused > 0) process.exitCode = 1;
     });
 
   program
@@ -312,6 +331,11 @@ export function registerMount(program: Command): void {
             `  kept on disk (pinned/available) ${s.keptOffline ?? 0} notes\n`,
         );
         for (const c of m.conflicts) process.stdout.write(`  conflict copy: ${c}\n`);
+        for (const r of m.refused ?? [])
+          process.stdout.write(
+            `  refused by the service: ${r.path} (${r.reason})${r.keptAs ? `, kept in ${r.keptAs}` : ""}\n`,
+          );
+        for (const l of m.localOnly ?? []) process.stdout.write(`  local-only: ${l.path} (${l.why})\n`);
       }
     });
 }

@@ -13,9 +13,18 @@ export function toErrno(err: unknown, log: Logger, op: string, path: string): nu
     if (err.errno === "EIO") log.warn({ op, path, err: err.message }, "I/O error");
     return -(constants.errno[err.errno] ?? constants.errno.EIO);
   }
+  // The local disk's own answer for local-only files (EFBIG past its largest file, ENOSPC, EDQUOT).
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const local = code ? constants.errno[code as keyof typeof constants.errno] : undefined;
+  if (local !== undefined) {
+    log.warn({ op, path, err: (err as Error).message }, "local file error");
+    return -local;
+  }
   log.error({ op, path, err }, "unexpected error in a filesystem operation");
   return -constants.errno.EIO;
 }
+
+const omitted = (ms: number): number | undefined => (ms > Number.MAX_SAFE_INTEGER ? undefined : ms);
 
 export function fuseOps(vfs: Vfs, log: Logger, trace = false) {
   const run = <T>(
@@ -130,8 +139,9 @@ export function fuseOps(vfs: Vfs, log: Logger, trace = false) {
       run("truncate", path, cb, () => vfs.truncate(path, size)),
     ftruncate: (path: string, fd: number, size: number, cb: Cb) =>
       run("ftruncate", path, cb, () => vfs.ftruncate(fd, size)),
+    // The patched fuse-native sends UTIME_OMIT as all ones (past 2^53 here): that time stays.
     utimens: (path: string, atime: number, mtime: number, cb: Cb) =>
-      run("utimens", path, cb, () => vfs.utimens(path, atime, mtime)),
+      run("utimens", path, cb, () => vfs.utimens(path, omitted(atime), omitted(mtime))),
     chmod: (path: string, mode: number, cb: Cb) => run("chmod", path, cb, () => vfs.chmod(path, mode)),
     chown: (path: string, _uid: number, _gid: number, cb: Cb) =>
       run("chown", path, cb, () => vfs.chown(path)),

@@ -7,6 +7,8 @@ import { join } from "node:path";
 export interface SyncResult {
   /** Saves still journalled: 0 means everything written is on the service. */
   pending: number;
+  /** Saves the service refused for good since the last sync: where they were and where their bytes are. */
+  refused?: { path: string; reason: string; keptAs?: string }[];
 }
 
 export const controlSocketPath = (cacheDir: string) => join(cacheDir, "control.sock");

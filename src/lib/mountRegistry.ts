@@ -13,6 +13,9 @@ export interface MountRecord {
   updatedAt: string;
   stats: Record<string, number>;
   conflicts: string[];
+  /** Saves the service refused (kept as local files) and the local-only files, with the reason. */
+  refused?: { path: string; reason: string; keptAs?: string; at: string }[];
+  localOnly?: { path: string; why: string }[];
 }
 
 const dir = () => join(configDir(), "mounts");

@@ -20,7 +20,8 @@ export type Errno =
   | "ENOTSUP"
   | "EBADF"
   | "ERANGE"
-  | "ENAMETOOLONG";
+  | "ENAMETOOLONG"
+  | "EXDEV";
 
 export class VfsError extends Error {
   readonly errno: Errno;

@@ -82,7 +82,7 @@ export class ChangeFollower {
     if (change.kind !== "file" && change.kind !== "folder") return; // comments, suggestions, versions
     if (change.kind === "file") {
       if (change.deleted) {
-        this.tree.removeFile(change.id);
+        this.tree.remoteDelete(change.id);
         this.cache.delete(change.id);
       } else if (change.file) {
         this.tree.upsertFile(change.file);
@@ -103,7 +103,7 @@ export class ChangeFollower {
     const folders = new Set(index.folders.map((f) => f.id));
     for (const f of index.folders) this.tree.upsertFolder(f);
     for (const f of index.files) this.tree.upsertFile(f);
-    for (const id of [...this.tree.files.keys()]) if (!files.has(id)) this.tree.removeFile(id);
+    for (const id of [...this.tree.files.keys()]) if (!files.has(id)) this.tree.remoteDelete(id);
     for (const id of [...this.tree.dirs.keys()]) if (!folders.has(id)) this.tree.removeFolder(id);
     this.cursor = index.cursor;
   }

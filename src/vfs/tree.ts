@@ -14,8 +14,17 @@ export interface FileNode {
   remoteName: string;
   /** Idempotency key of the create, so a retried upload never makes two notes. */
   createKey: string;
-  /** Local override of mtime (touch on an unchanged note). */
+  /**
+   * The mtime shown, once anything here set it: a local write or truncate (now), utimens (what the
+   * program asked), a remote metadata-only change (pinned to what was shown). Our own deliveries
+   * never change it: a program that stat()s a note around its save (vim's "changed since reading"
+   * check) must see the same time. Cleared only when the content changes remotely.
+   */
   localMtimeMs?: number;
+  /** The ctime shown once anything here changed the note (content, times, name). */
+  localCtimeMs?: number;
+  /** The atime a program set (utimens); otherwise the mtime. */
+  localAtimeMs?: number;
   /** Context and tags set on a note before its first upload (sent with the create). */
   pendingMeta?: { context?: string; tags?: string[] };
   /** Size of the content being written by an open handle, while it is dirty. */
@@ -31,8 +40,30 @@ export interface LocalNode {
   mode: number;
   size: number;
   mtimeMs: number;
+  atimeMs?: number;
+  ctimeMs?: number;
+  /** Context and tags set on the file (`rsync -X`, `cp --preserve=all` set them on a temp file): they go with it when it becomes a note. */
+  pendingMeta?: { context?: string; tags?: string[] };
   /** A note renamed to a non-note name (vim's `note~`, `.fuse_hidden*`): still bound to its remote id. */
-  ghostOf?: { id: string; etag: string; hash?: string; name: string; shownAs: string };
+  ghostOf?: Claim;
+}
+
+/**
+ * A note's identity left behind under a name: by a rename to a non-note name (a ghost: vim's
+ * `note~`, `sed -i.bak`'s backup, libfuse's `.fuse_hidden*` for a note held open), by content that
+ * cannot be a note (not UTF-8), or by a delete still in the journal. Whatever next takes the name
+ * `shownAs` in that folder (a create, a rename onto it) continues the note: same id, tags, history.
+ */
+export interface Claim {
+  id: string;
+  /** The version the note's next save is based on (If-Match). */
+  etag: string;
+  hash?: string;
+  /** Its name on the service, and the name it had here (what a create or rename must take). */
+  name: string;
+  shownAs: string;
+  /** Its record, so a pending claimant shows its attributes (tags, context) at once. */
+  meta?: TxtFile;
 }
 
 export interface DirNode {
@@ -45,6 +76,12 @@ export interface DirNode {
   children: Map<string, Node>;
   /** Set while a folder made here (mkdir) is on its way to the service: its create's key. */
   createKey?: string;
+  /**
+   * A folder kept on this machine only (see localDirs.ts): "until-note" while it holds no note (a
+   * dot-folder: it is created on the service with the first note put inside), "always" for the
+   * folders tools keep their own state in (.git, node_modules: what is inside stays local).
+   */
+  localOnly?: "until-note" | "always";
 }
 
 export type Node = FileNode | LocalNode | DirNode;
@@ -81,6 +118,8 @@ export class Tree {
   readonly deleting = new Set<string>();
   /** Every local-only file in the tree (for the manifest, without walking every folder). */
   readonly locals = new Set<LocalNode>();
+  /** Every local-only folder (see DirNode.localOnly). */
+  readonly localDirs = new Set<DirNode>();
   /**
    * Called on every change of the tree, synchronously, so caches of attributes kept outside
    * JavaScript (the FUSE adapter's) can be dropped before anyone reads the new state. `changed`:
@@ -92,6 +131,9 @@ export class Tree {
    * has not received yet (so the change feed never moves a renamed note back meanwhile).
    */
   placement: (meta: TxtFile, node: FileNode | undefined) => TxtFile = (meta) => meta;
+  /** What a remote change or delete does to a note, by its state (lifecycle.ts). */
+  lifecycle: (node: FileNode, event: "remote-change" | "remote-delete") => string = (_, event) =>
+    event === "remote-change" ? "apply-remote" : "remove";
   /** Owner account id -> the name of their folder under `Shared with me/` (their email). */
   private readonly owners = new Map<string, string>();
   private sharedRoot: DirNode | null = null;
@@ -195,7 +237,8 @@ export class Tree {
     for (const dir of touched) this.relayout(dir);
   }
 
-  upsertFile(remote: TxtFile): FileNode | undefined {
+  /** `own`: the record our own save produced (its times stay as this mount set them). */
+  upsertFile(remote: TxtFile, own = false): FileNode | undefined {
     let node = this.files.get(remote.id);
     const meta = this.placement(remote, node);
     if (this.ghosted.has(meta.id) || this.deleting.has(meta.id)) return undefined;
@@ -219,7 +262,13 @@ export class Tree {
     if (node.meta && meta.updatedAt < node.meta.updatedAt) return node;
     const moved = node.parent !== parent;
     const renamed = node.meta?.name !== meta.name || node.meta?.type !== meta.type;
-    if (node.meta?.etag !== meta.etag) node.localMtimeMs = undefined;
+    if (!own && node.meta && this.lifecycle(node, "remote-change") === "apply-remote") {
+      // mtime follows the content: a remote edit shows its own time (and auto_cache drops stale
+      // pages), a metadata-only change keeps the time shown so far.
+      if (node.meta.contentHash !== meta.contentHash) node.localMtimeMs = undefined;
+      else node.localMtimeMs ??= Date.parse(node.meta.updatedAt);
+      if (node.meta.etag !== meta.etag) node.localCtimeMs = undefined; // ctime: the service's change
+    }
     node.meta = meta;
     node.remoteName = meta.name;
     const from = node.parent;
@@ -236,7 +285,17 @@ export class Tree {
     if (existing && existing !== node) this.detach(existing); // the feed got there first
     node.id = meta.id;
     this.files.set(meta.id, node);
-    this.upsertFile(meta);
+    this.upsertFile(meta, true);
+  }
+
+  /**
+   * The change feed says note `id` was deleted elsewhere. A note with a local save still on its way
+   * stays (lifecycle.ts): that save creates it again when delivered, nothing written here is lost.
+   */
+  remoteDelete(id: string): void {
+    const node = this.files.get(id);
+    if (node && this.lifecycle(node, "remote-delete") === "keep-and-recreate") return;
+    this.removeFile(id);
   }
 
   removeFile(id: string): FileNode | undefined {
@@ -311,6 +370,7 @@ export class Tree {
     node.parent = parent;
     this.onChange(node);
     if (node.kind === "local") this.locals.add(node);
+    if (node.kind === "dir" && node.localOnly) this.localDirs.add(node);
     // A free name that is already the node's own needs no relayout: creating many notes in one
     // folder stays linear.
     const free = !parent.children.has(node.name);
@@ -321,6 +381,7 @@ export class Tree {
   detach(node: Node): void {
     this.onChange(node);
     if (node.kind === "local") this.locals.delete(node);
+    if (node.kind === "dir") this.localDirs.delete(node);
     const parent = node.parent;
     if (!parent) return;
     if (parent.children.get(node.name) === node) {
@@ -343,6 +404,7 @@ export class Tree {
     node.parent = to;
     to.children.set(node.name, node);
     if (node.kind === "local") this.locals.add(node);
+    if (node.kind === "dir" && node.localOnly) this.localDirs.add(node);
     this.relayout(to);
     if (from && from !== to) this.relayout(from);
   }

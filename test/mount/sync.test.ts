@@ -94,10 +94,13 @@ describe("freshness", () => {
     expect(second).toBe(first);
     expect(first!.split(" ")[0]).toBe("5");
 
-    // A remote change of metadata only moves mtime (updatedAt); a content change moves the size.
-    await new Promise((r) => setTimeout(r, 1100)); // updatedAt has 1 s resolution in `stat -c %Y`
+    // A remote change of metadata only moves ctime (mtime follows the content); a content change
+    // moves the size.
+    const ctime = (await m.sh("stat -c %Z fresh/attrs.md")).stdout.trim();
+    await new Promise((r) => setTimeout(r, 1100)); // updatedAt has 1 s resolution in `stat -c %Z`
     await updateNote(api(), note.id, { tags: ["moved"] });
-    await eventually(`[ "$(stat -c %Y fresh/attrs.md)" != ${first!.split(" ")[1]} ]`, "remote mtime");
+    await eventually(`[ "$(stat -c %Z fresh/attrs.md)" != ${ctime} ]`, "remote ctime");
+    expect((await m.sh("stat -c %Y fresh/attrs.md")).stdout.trim()).toBe(first!.split(" ")[1]);
     await updateNote(api(), note.id, { content: "1234567890" });
     await eventually(`[ "$(stat -c %s fresh/attrs.md)" = 10 ]`, "remote size");
 

@@ -222,13 +222,21 @@ describe("writes", () => {
     expect((await api().get(`/api/v1/files/${note.id}`)).status).toBe(404);
   });
 
-  it("a note over the 5 MiB limit fails with 'File too large' and nothing is created remotely", async () => {
+  it("a note holds at most 5 MiB: the write past it fails with 'File too large', what fit is what stat, cat and the service show", async () => {
     const r = await m.sh(
       "head -c 6000000 /dev/zero | tr '\\0' a | dd of=w/huge.md bs=1M conv=fsync status=none",
     );
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/File too large/);
-    expect(await findByPath(api(), "w/huge.md")).toBeUndefined();
+    const limit = 5 * 1024 * 1024;
+    const seen = await m.sh(
+      "stat -c %s w/huge.md; wc -c < w/huge.md; truncate -s 1P w/huge.md 2>&1; stat -c %s w/huge.md",
+    );
+    expect(seen.stdout).toMatch(new RegExp(`^${limit}\n${limit}\n.*File too large\n${limit}\n$`));
+    expect((await contentAt(api(), "w/huge.md"))?.length).toBe(limit);
+    // A later append is refused too, and changes nothing.
+    expect((await m.sh("echo x >> w/huge.md")).code).not.toBe(0);
+    expect((await m.sh("stat -c %s w/huge.md")).stdout.trim()).toBe(String(limit));
   });
 });
 

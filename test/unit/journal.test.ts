@@ -4,7 +4,7 @@ import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, w
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Journal, type JournalEntry } from "../../src/vfs/journal.ts";
+import { Journal, type JournalEntry } from "../../src/vfs/delivery/journal.ts";
 
 let dir: string;
 beforeEach(() => {

@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { TxtfsClient } from "../../src/client/api.ts";
 import { createLogger } from "../../src/lib/logger.ts";
-import { Journal } from "../../src/vfs/journal.ts";
-import { type BulkItem, bulksOf, pushBulk } from "../../src/vfs/journalSync.ts";
+import { type BulkItem, bulksOf, pushBulk } from "../../src/vfs/delivery/bulk.ts";
+import { Journal } from "../../src/vfs/delivery/journal.ts";
 import { Vfs } from "../../src/vfs/vfs.ts";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
 
@@ -120,6 +120,33 @@ describe("vfs", () => {
     });
   });
 
+  it("a note deleted remotely while a local save waits keeps showing it, and the save creates it again", async () => {
+    const { file } = (await u.api.post("/api/v1/files", { name: "d.md", content: "base" })).body;
+    const vfs = await mountVfs();
+    const fd = await vfs.open("/d.md", fsc.O_RDWR);
+    await vfs.write(fd, Buffer.from("ours"), 0);
+    await vfs.flush(fd); // journalled, not delivered yet
+    await u.api.delete(`/api/v1/files/${file.id}`);
+    // The feed's tombstone arrives (poll wait 1 s): the pending save keeps the note in view.
+    const tree = vfs.tree;
+    tree.remoteDelete(file.id);
+    expect(vfs.readdir("/")).toEqual(["d.md"]);
+    expect((await vfs.read(fd, 100, 0)).toString()).toBe("ours");
+    await vfs.release(fd);
+    expect(await vfs.drain()).toBe(0);
+    const files = await remote();
+    expect(files.map((f) => f.name)).toEqual(["d.md"]);
+    expect((await u.api.get(`/api/v1/files/${files[0]!.id}`)).body.content).toBe("ours");
+  });
+
+  it("a clean note deleted remotely goes away", async () => {
+    const { file } = (await u.api.post("/api/v1/files", { name: "gone.md", content: "x" })).body;
+    const vfs = await mountVfs();
+    await u.api.delete(`/api/v1/files/${file.id}`);
+    vfs.tree.remoteDelete(file.id);
+    expect(vfs.readdir("/")).toEqual([]);
+  });
+
   it("non-note names stay local and survive a restart; renaming to .md uploads", async () => {
     let vfs = await mountVfs();
     await writeFile(vfs, "/draft.bak", "local only");
@@ -128,6 +155,7 @@ describe("vfs", () => {
     vfs = await mountVfs();
     expect(await readAll(vfs, "/draft.bak")).toBe("local only");
     await vfs.rename("/draft.bak", "/draft.md");
+    expect(await vfs.drain()).toBe(0); // write-behind, like every save
     expect((await remote()).map((f) => f.name)).toEqual(["draft.md"]);
   });
 

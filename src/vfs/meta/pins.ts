@@ -5,9 +5,9 @@
 // recorded on the service for this device, and a folder's state applies to everything below it.
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { TxtfsClient } from "../client/api.ts";
-import type { Logger } from "../lib/logger.ts";
-import type { DirNode, FileNode } from "./tree.ts";
+import type { TxtfsClient } from "../../client/api.ts";
+import type { Logger } from "../../lib/logger.ts";
+import type { DirNode, FileNode } from "../tree.ts";
 
 export type Availability = "online-only" | "available" | "pinned";
 export const AVAILABILITIES: readonly Availability[] = ["online-only", "available", "pinned"];

@@ -22,14 +22,18 @@ import {
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import type { LocalNode } from "./tree.ts";
+import type { LocalNode } from "../tree.ts";
 
 export interface ManifestEntry {
   path: string;
   blob: string;
   mode: number;
   mtimeMs: number;
+  atimeMs?: number;
   ghostOf?: LocalNode["ghostOf"];
+  pendingMeta?: LocalNode["pendingMeta"];
+  /** A local folder (see localDirs.ts), not a file: its kind. */
+  dir?: "until-note" | "always";
 }
 
 /**

@@ -1,10 +1,10 @@
 // Note metadata as extended attributes: user.txtfs.context and .tags (read-write), .connections
 // and the identity fields (read-only). security.* and system.* are answered from memory: the kernel
 // asks for security.capability before every write, and sed/vim probe ACLs.
-import { ApiError, type TxtfsClient, withoutContent } from "../client/api.ts";
-import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
-import { fail, toVfsError } from "./errors.ts";
-import type { Node, Tree } from "./tree.ts";
+import { ApiError, type TxtfsClient, withoutContent } from "../../client/api.ts";
+import type { TxtFile, TxtFolder } from "../../lib/apiTypes.ts";
+import { fail, toVfsError } from "../errors.ts";
+import type { Node, Tree } from "../tree.ts";
 
 const P = "user.txtfs.";
 export const XATTR_NAMES = [
@@ -20,17 +20,27 @@ export const XATTR_NAMES = [
 const WRITABLE = new Set([`${P}context`, `${P}tags`]);
 const FOLDER_NAMES = ["context", "tags", "id", "access", "role"].map((n) => P + n);
 
-/** The attributes a node has: folders have no ETag, availability or connections; local files none. */
+/**
+ * The attributes a node has: folders have no ETag, availability or connections; a note has them
+ * all, also before it reaches the service (a pending note is a note); a local file only the context
+ * and tags set on it (they go with it when it becomes a note).
+ */
 export function xattrNames(node: Node): string[] {
-  if (node.kind === "local") return [];
+  if (node.kind === "local") return node.pendingMeta ? [...WRITABLE] : [];
   if (node.kind === "dir") return node.id ? FOLDER_NAMES : [];
-  return node.meta ? XATTR_NAMES : [];
+  return XATTR_NAMES;
 }
 
 export async function readXattr(client: TxtfsClient, node: Node, name: string): Promise<Buffer | null> {
-  if (!name.startsWith(P) || node.kind === "local") return null; // ENODATA
-  const meta: TxtFile | TxtFolder | null = node.meta;
-  if (!meta) return null;
+  if (!name.startsWith(P)) return null; // ENODATA
+  const meta: TxtFile | TxtFolder | null = node.kind === "local" ? null : node.meta;
+  if (!meta) {
+    // Not on the service (yet): what was set here.
+    const pending = node.kind === "dir" ? undefined : node.pendingMeta;
+    if (name === `${P}context`) return Buffer.from(pending?.context ?? "", "utf8");
+    if (name === `${P}tags`) return Buffer.from((pending?.tags ?? []).join(","), "utf8");
+    return null;
+  }
   const field = name.slice(P.length);
   let value: string | undefined;
   switch (field) {
@@ -102,13 +112,18 @@ export async function writeXattr(
   value: Buffer,
 ): Promise<void> {
   if (name.startsWith("system.posix_acl")) throw fail("ENOTSUP"); // tools then fall back to chmod
-  if (!name.startsWith(P) || node.kind === "local") throw fail("ENOTSUP");
-  if (!WRITABLE.has(name)) throw fail(XATTR_NAMES.includes(name) ? "EPERM" : "ENOTSUP");
+  if (!name.startsWith(P)) throw fail("ENOTSUP");
+  // The read-only ones (id, etag, role...) are the service's to set: a copy of a note with its
+  // attributes (cp --preserve=all, rsync -X, tar --xattrs) carries context and tags, the rest is
+  // not the copy's own and is left as it is, without an error per file.
+  if (XATTR_NAMES.includes(name) && !WRITABLE.has(name)) return;
+  if (!WRITABLE.has(name)) throw fail("ENOTSUP");
   const text = value.toString("utf8");
   const patch = name === `${P}context` ? { context: text } : { tags: parseTagsValue(text) };
-  if (!node.meta) {
-    // Not uploaded yet (cp -a sets attributes before close): checked here, sent with the create.
-    if (node.kind !== "file") throw fail("EIO", "not uploaded yet");
+  if (node.kind === "local" || !node.meta) {
+    // Not a note on the service (yet): a new note (cp -a sets attributes before close), or a temp
+    // file that becomes one (rsync -X): checked here, sent with its content.
+    if (node.kind === "dir") throw fail("EIO", "not created on the service yet");
     // The service's tag rules (domain/limits.ts), which the vfs may not import.
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we reject
     const badTag = (t: string) => !t.trim() || [...t.trim()].length > 64 || /[,\u0000-\u001f\u007f]/.test(t);

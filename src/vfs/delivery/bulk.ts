@@ -10,8 +10,8 @@
 // lost answer (or a crash of the daemon) exactly the same request goes again and the service
 // replays its answer, so a new note is never created twice.
 import { randomUUID } from "node:crypto";
-import type { FolderRef, SyncPushItem, TxtfsClient } from "../client/api.ts";
-import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
+import type { FolderRef, SyncPushItem, TxtfsClient } from "../../client/api.ts";
+import type { TxtFile, TxtFolder } from "../../lib/apiTypes.ts";
 
 export const BULK_ITEMS = 200;
 const BULK_BYTES = 16 * 1024 * 1024;

@@ -23,7 +23,7 @@ import {
 import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { Mutex } from "../lib/mutex.ts";
+import { Mutex } from "../../lib/mutex.ts";
 
 const datasync = promisify(fdatasync);
 

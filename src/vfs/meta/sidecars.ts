@@ -1,9 +1,9 @@
 // Sidecar files: `NAME.meta.json` beside a note and `.meta.json` inside a folder hold its metadata
 // as JSON. They are reachable by name but never listed (so ls, find, grep -r and cp -r don't see
 // them, like rclone's --vfs-metadata-extension). Writing one applies it; a bad one changes nothing.
-import { ApiError, type TxtfsClient, withoutContent } from "../client/api.ts";
-import { fail, toVfsError } from "./errors.ts";
-import type { DirNode, FileNode, Tree } from "./tree.ts";
+import { ApiError, type TxtfsClient, withoutContent } from "../../client/api.ts";
+import { fail, toVfsError } from "../errors.ts";
+import type { DirNode, FileNode, Tree } from "../tree.ts";
 import { parseTagsValue } from "./xattrs.ts";
 
 export const SIDECAR_SUFFIX = ".meta.json";

@@ -1,0 +1,87 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { ApiError, withoutContent } from "../client/api.ts";
+import type { TxtFile } from "../lib/apiTypes.ts";
+import { type Base, BoundedMap, baseOf, type VfsCore } from "./core.ts";
+import type { FileNode } from "./tree.ts";
+
+export function conflictName(name: string): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, "").slice(0, 15);
+  const dot = name.lastIndexOf(".");
+  const tag = `conflict-${hostname().replace(/[^\w-]/g, "")}-${stamp}`;
+  return dot > 0 ? `${name.slice(0, dot)}.${tag}${name.slice(dot)}` : `${name}.${tag}`;
+}
+
+export class Conflicts {
+  readonly c: VfsCore;
+
+  constructor(c: VfsCore) {
+    this.c = c;
+  }
+
+  /** "id etag" -> the version our own save made of it (see ownSuccessor); bounded, oldest dropped. */
+  readonly superseded = new BoundedMap<string, NonNullable<Base>>(10_000);
+
+  /**
+   * Saves of one note in this mount form one line (its open handles share a buffer), so a save
+   * based on a version that an earlier save of ours replaced builds on our version, not on a
+   * remote change: it must not become a conflict copy. (Write-behind captures a save's base before
+   * the save ahead of it is delivered.)
+   */
+  ownSuccessor(id: string, base: Base): Base {
+    let current = base;
+    // Bounded: an update that changed nothing keeps its ETag, and the map must never loop.
+    for (let hops = 0; current && hops < 1000; hops++) {
+      const next = this.superseded.get(`${id} ${current.etag}`);
+      if (!next || next.etag === current.etag) break;
+      current = next;
+    }
+    return current;
+  }
+
+  /** Our save turned version `base` of note `id` into `meta` (see ownSuccessor). */
+  replaced(id: string, base: Base, meta: TxtFile): void {
+    if (base && base.etag !== meta.etag) this.superseded.set(`${id} ${base.etag}`, baseOf(meta)!);
+  }
+
+  /**
+   * The note changed remotely since our edit began. If only its metadata changed (same content as
+   * our base), our content applies on top; otherwise both are kept.
+   */
+  async afterPreconditionFailed(node: FileNode, content: string, base: Base) {
+    const remote = await this.c.client.readFile(node.id!);
+    if (remote && base?.hash && remote.contentHash === base.hash) {
+      try {
+        const meta = withoutContent(
+          await this.c.client.updateFile(node.id!, { content }, { ifMatch: remote.etag }),
+        );
+        this.c.tree.upsertFile(meta, true);
+        return { meta, body: content };
+      } catch (err) {
+        if (!(err instanceof ApiError && err.status === 412)) throw err;
+      }
+    }
+    return this.keepBoth(node, content);
+  }
+
+  /** The note's content changed remotely since we read it: the remote stays, ours is saved beside it. */
+  async keepBoth(node: FileNode, content: string): Promise<{ meta: TxtFile; body: string }> {
+    const name = conflictName(node.remoteName);
+    const copy = withoutContent(
+      await this.c.client.createFile({ name, content, folderId: node.parent.id }, randomUUID()),
+    );
+    const path = `${this.c.tree.pathOf(node.parent)}/${name}`.replace(/^\/\//, "/");
+    this.c.tree.upsertFile(copy, true);
+    this.c.cache.set(copy.id, copy.etag, Buffer.from(content, "utf8"));
+    this.c.conflicts.push(path);
+    this.c.log.warn(
+      { path: this.c.tree.pathOf(node), copy: path },
+      "conflict: the note changed remotely; kept ours as a copy",
+    );
+    const remote = await this.c.client.readFile(node.id!);
+    if (!remote) throw new Error("unreachable: unconditional read answered 304");
+    const meta = withoutContent(remote);
+    this.c.tree.upsertFile(meta);
+    return { meta, body: remote.content };
+  }
+}

@@ -1,0 +1,501 @@
+import { stat } from "node:fs/promises";
+import { ApiError, NetworkError, type TxtfsClient, withoutContent } from "../client/api.ts";
+import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
+import type { Logger } from "../lib/logger.ts";
+import type { Conflicts } from "./conflicts.ts";
+import { ContentCache } from "./contentCache.ts";
+import type { Delivery } from "./delivery/deliver.ts";
+import { Journal, type JournalEntry } from "./delivery/journal.ts";
+import { fail, toVfsError } from "./errors.ts";
+import { ChangeFollower } from "./follower.ts";
+import type { OpenFiles } from "./handles.ts";
+import { decide, noteState } from "./lifecycle.ts";
+import type { Claims } from "./local/claims.ts";
+import { ALWAYS_LOCAL_DIRS } from "./local/localDirs.ts";
+import { LocalFiles, type LocalHandle, type ManifestEntry } from "./local/localFiles.ts";
+import type { Attributes } from "./meta/attributes.ts";
+import { NoteTimes } from "./meta/noteTimes.ts";
+import { Pins } from "./meta/pins.ts";
+import { type SidecarNode, Sidecars } from "./meta/sidecars.ts";
+import { parentAndName } from "./names.ts";
+import type { Namespace } from "./namespace.ts";
+import { type DirNode, type FileNode, type LocalNode, type Node, Tree } from "./tree.ts";
+
+export interface VfsOptions {
+  client: TxtfsClient;
+  cacheDir: string;
+  cacheSize: number;
+  readOnly?: boolean;
+  uid: number;
+  gid: number;
+  logger: Logger;
+  /** Long-poll wait of the change follower, seconds. */
+  pollWait?: number;
+  /**
+   * Write-behind (the default): a save returns once it is in the on-disk journal, which delivers
+   * saves to the service in order in the background; fsync waits for delivery. Off, every save
+   * waits for the service (the journal then only holds saves made while it is unreachable).
+   */
+  writeBehind?: boolean;
+  /** This mount's registered device (its availability states are recorded there). */
+  deviceId?: string;
+  /** More folder names whose content stays local (see localDirs.ts). */
+  localDirs?: string[];
+}
+
+export interface Stat {
+  mode: number;
+  size: number;
+  mtime: Date;
+  atime: Date;
+  ctime: Date;
+  nlink: number;
+  uid: number;
+  gid: number;
+  blocks: number;
+}
+
+export interface OpenNote {
+  node: FileNode;
+  refs: number;
+  /** The body being edited; null until something needs it. */
+  content: Buffer | null;
+  /** ETag the edit is based on: the upload sends it as If-Match. */
+  /** The version the edit is based on: If-Match on upload, and how to tell a real conflict. */
+  base: Base;
+  dirty: boolean;
+  /** Made by create(): uploaded at release even if nothing was written (touch). */
+  created: boolean;
+  /** Spare capacity behind `content`, so a file written 4 KiB at a time is not copied each time. */
+  backing?: Buffer;
+}
+
+export interface OpenSidecar {
+  sidecar: SidecarNode;
+  refs: number;
+  content: Buffer;
+  dirty: boolean;
+}
+
+export type Handle =
+  | {
+      kind: "note";
+      open: OpenNote;
+      append: boolean;
+      writable: boolean;
+      /** What a reader reads while nothing is written through the note, and what it is a copy of. */
+      snapshot?: Buffer;
+      snapshotOf?: unknown;
+    }
+  | { kind: "sidecar"; open: OpenSidecar }
+  | { kind: "local"; node: LocalNode; fh: LocalHandle; append: boolean; written?: boolean }
+  | { kind: "dir" };
+
+export const journalKey = (node: FileNode) => Journal.keyOf({ fileId: node.id, createKey: node.createKey });
+
+export const dirKey = (dir: DirNode) => Journal.keyOf({ fileId: null, createKey: dir.createKey! });
+
+export function provisionalFolder(name: string, parent: DirNode): TxtFolder {
+  const now = new Date().toISOString();
+  return {
+    id: "",
+    name,
+    context: "",
+    tags: [],
+    parentFolderId: parent.id,
+    fileCount: 0,
+    createdAt: now,
+    updatedAt: now,
+    endpoint: "",
+    access: "owner",
+    role: "owner",
+  };
+}
+
+export const S_IFREG = 0o100000;
+
+export const STATE_XATTR = "user.txtfs.state";
+
+export const S_IFDIR = 0o040000;
+
+export const FOLDER_PREFETCH_MAX_BYTES = 8 * 1024 * 1024;
+
+export interface RefusedSave {
+  path: string;
+  /** What the service said. */
+  reason: string;
+  /** Where its bytes are kept (a local-only file), if it had content. */
+  keptAs?: string;
+  at: string;
+}
+
+export function unsentName(name: string): string {
+  let stem = name;
+  while (Buffer.byteLength(`${stem}.unsent.99`, "utf8") > 255) stem = stem.slice(0, -1);
+  return `${stem}.unsent`;
+}
+
+export function carries(
+  body: { context?: string; tags?: string[] },
+  meta: { context?: string; tags?: string[] },
+): boolean {
+  const same = meta.tags === undefined || JSON.stringify(meta.tags) === JSON.stringify(body.tags);
+  return same && (meta.context === undefined || meta.context === body.context);
+}
+
+export function checkName(name: string): void {
+  if (Buffer.byteLength(name, "utf8") > 255) throw fail("ENAMETOOLONG");
+}
+
+export type Base = { etag: string; hash: string } | null;
+
+export class BoundedMap<K, V> extends Map<K, V> {
+  private readonly max: number;
+  constructor(max: number) {
+    super();
+    this.max = max;
+  }
+  override set(key: K, value: V): this {
+    super.set(key, value);
+    if (this.size > this.max) this.delete(this.keys().next().value as K);
+    return this;
+  }
+}
+
+export function baseOf(meta: TxtFile | null | undefined): Base {
+  return meta ? { etag: meta.etag, hash: meta.contentHash } : null;
+}
+
+export function isTransient(err: unknown): boolean {
+  return (
+    err instanceof NetworkError || (err instanceof ApiError && (err.status >= 500 || err.status === 429))
+  );
+}
+
+export class VfsCore {
+  delivery!: Delivery;
+  io!: OpenFiles;
+  names!: Namespace;
+  claims!: Claims;
+  rebase!: Conflicts;
+  attrs!: Attributes;
+
+  constructor(opts: VfsOptions) {
+    this.opts = opts;
+    this.client = opts.client;
+    this.log = opts.logger;
+    this.cache = new ContentCache(opts.cacheSize);
+    this.local = new LocalFiles(opts.cacheDir, (err) =>
+      this.log.error({ err }, "could not save the local-files manifest"),
+    );
+    this.journal = new Journal(opts.cacheDir);
+    this.alwaysLocal = new Set([...ALWAYS_LOCAL_DIRS, ...(opts.localDirs ?? [])]);
+    this.times = new NoteTimes(opts.cacheDir, (err) => this.log.error({ err }, "could not save note times"));
+    this.sidecars = new Sidecars(this.client, this.tree);
+    this.tree.lifecycle = (node, event) => decide(noteState(this, node), event);
+    this.tree.placement = (meta, node) => {
+      // By id, or, for a note whose create is just being delivered, by its create key.
+      const pending =
+        this.journal.get(meta.id) ??
+        (node && this.journal.get(Journal.keyOf({ fileId: null, createKey: node.createKey })));
+      return pending?.move ? { ...meta, name: pending.name, folderId: pending.folderId } : meta;
+    };
+    this.follower = new ChangeFollower(this.client, this.tree, this.cache, this.log, opts.pollWait ?? 25);
+    this.pins = new Pins({
+      client: this.client,
+      cacheDir: opts.cacheDir,
+      deviceId: opts.deviceId,
+      logger: this.log,
+    });
+  }
+
+  readonly tree = new Tree();
+
+  readonly cache: ContentCache;
+
+  readonly client: TxtfsClient;
+
+  readonly log: Logger;
+
+  readonly opts: VfsOptions;
+
+  readonly local: LocalFiles;
+
+  readonly follower: ChangeFollower;
+
+  readonly handles = new Map<number, Handle>();
+
+  readonly openNotes = new Map<FileNode, OpenNote>();
+
+  readonly openSidecars = new Map<FileNode | DirNode, OpenSidecar>();
+
+  readonly sidecars: Sidecars;
+
+  readonly prefetches = new Map<string, Promise<void>>();
+
+  readonly journal: Journal;
+
+  /** Bodies of notes with a journalled (not yet delivered) write: what reads must see. */
+  readonly overlay = new Map<FileNode, Buffer>();
+
+  /** Folders made here and not created on the service yet, by their journal key. */
+  readonly pendingDirs = new Map<string, DirNode>();
+
+  stopped = false;
+
+  nextFd = 1;
+
+  readonly conflicts: string[] = [];
+
+  readonly pins: Pins;
+
+  /** Saves the service refused for good (newest last, bounded), and those `txtfs sync` has not reported yet. */
+  readonly refused: RefusedSave[] = [];
+
+  unreported: RefusedSave[] = [];
+
+  readonly alwaysLocal: ReadonlySet<string>;
+
+  readonly times: NoteTimes;
+
+  noteRefused(save: RefusedSave): void {
+    for (const list of [this.refused, this.unreported]) {
+      list.push(save);
+      if (list.length > 100) list.shift();
+    }
+  }
+
+  /** `name`, or `name.1`, `name.2`... whichever is free in `dir`. */
+  freeName(dir: DirNode, name: string): string {
+    let candidate = name;
+    for (let n = 1; dir.children.has(candidate); n++) candidate = `${name}.${n}`;
+    return candidate;
+  }
+
+  find(path: string): Node {
+    const node = this.tree.lookup(path);
+    if (!node) throw fail("ENOENT");
+    return node;
+  }
+
+  findDir(path: string): DirNode {
+    const node = this.find(path);
+    if (node.kind !== "dir") throw fail("ENOTDIR");
+    return node;
+  }
+
+  /** Attributes changed outside the tree's own changes (sizes of saves on their way): of `node`, or of anything. */
+  attrsChanged(node?: Node): void {
+    this.tree.onChange(node);
+  }
+
+  /**
+   * A cold `grep -r` or `cat *` opens every file of a folder in turn: the first body missing in a
+   * folder fetches all of the folder's bodies in one request, and the next opens find them cached.
+   * (Only on open: `ls -lR` and `find` never fetch bodies.)
+   */
+  prefetchFolder(dir: DirNode): Promise<void> | undefined {
+    if (!dir.id && dir !== this.tree.root) return undefined; // `Shared with me/` folders: nothing to fetch
+    const id = dir.id ?? "root";
+    const running = this.prefetches.get(id);
+    if (running) return running;
+    let missing = 0;
+    let bytes = 0;
+    for (const child of dir.children.values()) {
+      if (child.kind === "file" && child.id && child.meta && !this.cache.fresh(child.id, child.meta.etag)) {
+        missing++;
+        bytes += child.meta.size;
+      }
+    }
+    if (missing < 2 || bytes > Math.min(FOLDER_PREFETCH_MAX_BYTES, this.opts.cacheSize / 2)) return undefined;
+    const job = this.client
+      .readFolderWithBodies(id)
+      .then((folder) => {
+        for (const f of folder.files) {
+          const body = Buffer.from(f.content, "utf8");
+          this.cache.set(f.id, f.etag, body);
+          const node = this.tree.files.get(f.id);
+          if (node) void this.pins.remember(node, f.etag, body); // kept on disk when available/pinned
+        }
+      })
+      .catch((err) => this.log.debug({ err, folder: id }, "folder prefetch failed"))
+      .finally(() => this.prefetches.delete(id));
+    this.prefetches.set(id, job);
+    return job;
+  }
+
+  /** The current body of a note: cache, or a conditional GET (304 moves no body). */
+  async body(node: FileNode): Promise<Buffer> {
+    const journalled = this.overlay.get(node);
+    if (journalled) return journalled;
+    if (!node.id) return this.openNotes.get(node)?.content ?? Buffer.alloc(0);
+    const etag = node.meta?.etag;
+    const cached = this.cache.fresh(node.id, etag);
+    if (cached) return cached;
+    const kept = await this.pins.read(node.id, etag);
+    if (kept && etag) {
+      this.cache.set(node.id, etag, kept);
+      return kept;
+    }
+    const pending = this.prefetchFolder(node.parent);
+    if (pending) {
+      await pending;
+      const now = this.cache.fresh(node.id, node.meta?.etag);
+      if (now) return now;
+    }
+    const old = this.cache.get(node.id);
+    try {
+      const detail = await this.client.readFile(node.id, old?.etag);
+      if (!detail) return old!.body; // 304: our copy is current
+      const body = Buffer.from(detail.content, "utf8");
+      this.cache.set(node.id, detail.etag, body);
+      this.tree.upsertFile(withoutContent(detail));
+      await this.pins.remember(node, detail.etag, body);
+      return body;
+    } catch (err) {
+      // Offline: an older cached copy is better than no copy; a pinned note's kept body is one.
+      if (old && isTransient(err)) return old.body;
+      const keptAny = isTransient(err) ? await this.pins.read(node.id, undefined, true) : undefined;
+      if (keptAny) return keptAny;
+      throw toVfsError(err);
+    }
+  }
+
+  checkWritable(node: Node): void {
+    if (this.opts.readOnly) throw fail("EROFS");
+    if ((node.kind === "file" || node.kind === "dir") && node.meta?.role === "reader") throw fail("EACCES");
+  }
+
+  get writeBehind(): boolean {
+    return this.opts.writeBehind !== false && !this.stopped;
+  }
+
+  /**
+   * The size stat shows while a note has saves on their way: its newest local body (an open
+   * buffer, else the last journalled save), or nothing once the service has the newest.
+   */
+  refreshDirtySize(node: FileNode): void {
+    const open = this.openNotes.get(node);
+    node.dirtySize = open?.dirty && open.content ? open.content.length : this.overlay.get(node)?.length;
+    this.attrsChanged(node);
+  }
+
+  /** Where a journal entry's item lives: its folder, or the folder made here it waits for. */
+  parentFor(entry: JournalEntry): DirNode {
+    const pending = entry.parentKey ? this.pendingDirs.get(entry.parentKey) : undefined;
+    return pending ?? this.tree.dirs.get(entry.folderId ?? "") ?? this.tree.root;
+  }
+
+  /** The tree node a journal entry writes to (re-created after a restart when needed). */
+  nodeFor(entry: JournalEntry): FileNode {
+    const existing = entry.fileId
+      ? this.tree.files.get(entry.fileId)
+      : [...this.overlay.keys()].find((n) => n.createKey === entry.createKey);
+    if (existing) return existing;
+    const parent = this.parentFor(entry);
+    const node: FileNode = {
+      kind: "file",
+      name: entry.name,
+      parent,
+      id: entry.fileId,
+      meta: null,
+      remoteName: entry.name,
+      createKey: entry.createKey,
+    };
+    this.tree.addChild(parent, node);
+    if (entry.fileId) this.tree.files.set(entry.fileId, node);
+    return node;
+  }
+
+  /** Where an item in `dir` goes on the service: its id, or the key of its create on the way. */
+  placeOf(dir: DirNode): { folderId: string | null; parentKey?: string } {
+    if (dir.localOnly) throw new Error(`bug: ${this.tree.pathOf(dir)} is local; materialize it first`);
+    return dir.createKey ? { folderId: null, parentKey: dirKey(dir) } : { folderId: dir.id };
+  }
+
+  /** A folder made here whose create has not reached the service yet (its children wait for it). */
+  isPending(dir: DirNode): boolean {
+    return dir.createKey !== undefined && dir.id === null;
+  }
+
+  newLocal(dir: DirNode, name: string, mode: number, body?: Buffer): LocalNode {
+    const node: LocalNode = {
+      kind: "local",
+      name,
+      parent: dir,
+      blob: this.local.create(body),
+      mode,
+      size: body?.length ?? 0,
+      mtimeMs: Date.now(),
+    };
+    this.tree.addChild(dir, node);
+    this.saveLocal();
+    return node;
+  }
+
+  localEntries(): ManifestEntry[] {
+    const dirs: ManifestEntry[] = [...this.tree.localDirs].map((dir) => ({
+      path: this.tree.pathOf(dir),
+      blob: "",
+      mode: 0o755,
+      mtimeMs: Date.parse(dir.meta?.updatedAt ?? "") || 0,
+      dir: dir.localOnly,
+    }));
+    return dirs.concat(
+      [...this.tree.locals].map((node) => ({
+        path: this.tree.pathOf(node),
+        blob: node.blob,
+        mode: node.mode,
+        mtimeMs: node.mtimeMs,
+        atimeMs: node.atimeMs,
+        ghostOf: node.ghostOf,
+        pendingMeta: node.pendingMeta,
+      })),
+    );
+  }
+
+  /** Records local files in the manifest, a moment later (see LocalFiles.save). */
+  saveLocal(): void {
+    this.local.save(() => this.localEntries());
+  }
+
+  restoreLocal(entry: ManifestEntry): void {
+    const { parent, name } = parentAndName(entry.path);
+    const dir = this.tree.lookup(parent);
+    const home = dir?.kind === "dir" ? dir : this.tree.root;
+    if (entry.dir) {
+      if (home.children.has(name)) return; // made on the service meanwhile (by another device)
+      const local: DirNode = {
+        kind: "dir",
+        name,
+        parent: home,
+        id: null,
+        meta: provisionalFolder(name, home),
+        children: new Map(),
+        localOnly: entry.dir,
+      };
+      this.tree.addChild(home, local);
+      return;
+    }
+    const node: LocalNode = {
+      kind: "local",
+      name,
+      parent: home,
+      blob: entry.blob,
+      mode: entry.mode,
+      size: 0,
+      mtimeMs: entry.mtimeMs,
+      atimeMs: entry.atimeMs,
+      ghostOf: entry.ghostOf,
+      pendingMeta: entry.pendingMeta,
+    };
+    if (entry.ghostOf) this.tree.ghosted.add(entry.ghostOf.id);
+    this.tree.addChild(home, node);
+    void stat(entry.blob)
+      .then((s) => {
+        node.size = s.size;
+        this.attrsChanged();
+      })
+      .catch(() => this.tree.detach(node));
+  }
+}

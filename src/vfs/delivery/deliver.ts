@@ -1,0 +1,561 @@
+import { randomUUID } from "node:crypto";
+import { ApiError, type FolderRef, withoutContent } from "../../client/api.ts";
+import type { TxtFile, TxtFolder } from "../../lib/apiTypes.ts";
+import {
+  type Base,
+  baseOf,
+  carries,
+  dirKey,
+  isTransient,
+  journalKey,
+  provisionalFolder,
+  unsentName,
+  type VfsCore,
+} from "../core.ts";
+import { type Bulk, type BulkItem, type BulkResult, bulksOf, pushBulk } from "../delivery/bulk.ts";
+import { Journal, type JournalEntry } from "../delivery/journal.ts";
+import { fail } from "../errors.ts";
+import type { DirNode, FileNode, Node } from "../tree.ts";
+
+const DELIVERY_QUIET_MS = 20;
+
+const DELIVERY_MAX_WAIT_MS = 1000;
+
+export class Delivery {
+  readonly c: VfsCore;
+
+  constructor(c: VfsCore) {
+    this.c = c;
+  }
+
+  /** The daemon is stopping: no delivery is started any more. */
+  stopTimers(): void {
+    clearTimeout(this.replayTimer);
+  }
+
+  /** The journal's next delivery: saves gathering (deliverSoon), or a retry while unreachable. */
+  replayTimer: NodeJS.Timeout | undefined;
+
+  /** When the first save still gathering for the next delivery was made. */
+  gatheringSince: number | undefined;
+
+  /** The running delivery of the journal (one at a time), and whether saves arrived meanwhile. */
+  replaying: Promise<void> | undefined;
+
+  replayAgain = false;
+
+  unreachable = false;
+
+  /** Whether the journal entry `key` may be on its way to the service right now (then it is not ours to change). */
+  onItsWay(key: string): boolean {
+    return (
+      this.replaying !== undefined ||
+      this.c.journal.inflightBulk<Bulk>()?.items.some((i) => i.key === key) === true
+    );
+  }
+
+  /**
+   * Records a save of `node` in the journal (the service gets it in order, in the background) and
+   * shows it at once. `move`: its name and folder go too.
+   */
+  async journalSave(node: FileNode, content: Buffer, base: Base, move: boolean): Promise<void> {
+    await this.c.journal.put(
+      {
+        fileId: node.id,
+        createKey: node.createKey,
+        name: node.remoteName,
+        ...this.c.placeOf(node.parent),
+        content: content.toString("utf8"),
+        baseEtag: base?.etag ?? null,
+        baseHash: base?.hash ?? null,
+        path: this.c.tree.pathOf(node),
+        ...(move ? { move: true as const } : {}),
+      },
+      !this.c.writeBehind, // write-behind: fsync(2) makes it durable; write-through: only offline saves land here
+    );
+    // A copy: the open buffer keeps changing (and may share memory with its spare capacity).
+    this.c.overlay.set(node, Buffer.from(content));
+    node.dirtySize = content.length;
+    this.c.attrsChanged(node);
+    this.deliverSoon();
+  }
+
+  /**
+   * One note's content to the service: a create (with its Idempotency-Key) or a PUT with If-Match.
+   * A 412 keeps both versions; a note deleted remotely meanwhile is created again. Returns the
+   * note's record and the body it now has.
+   */
+  async send(
+    node: FileNode,
+    content: string | undefined,
+    given: Base,
+    move = false,
+  ): Promise<{ meta: TxtFile; body: string | undefined }> {
+    let meta: TxtFile;
+    let body = content;
+    if (node.id && move) {
+      // Its new name and folder first (a rename never conflicts), then the body on top of it.
+      meta = withoutContent(
+        await this.c.client.updateFile(node.id, { name: node.remoteName, folderId: node.parent.id }),
+      );
+      this.c.rebase.replaced(node.id, this.c.rebase.ownSuccessor(node.id, given), meta);
+      this.c.tree.upsertFile(meta, true);
+      if (content === undefined) {
+        this.c.refreshDirtySize(node);
+        return { meta, body };
+      }
+    }
+    const base = node.id ? this.c.rebase.ownSuccessor(node.id, given) : given;
+    if (!node.id) {
+      meta = withoutContent(
+        await this.c.client.createFile(
+          // Metadata set before the first upload (cp -a copies xattrs onto the new file) goes along.
+          { name: node.remoteName, content: content ?? "", folderId: node.parent.id, ...node.pendingMeta },
+          node.createKey,
+        ),
+      );
+      this.c.tree.bindFile(node, meta);
+      node.pendingMeta = undefined; // it went with the create
+      body = content ?? "";
+    } else if (content === undefined) {
+      throw new Error("unreachable: a journal entry with neither a body nor a move");
+    } else {
+      try {
+        const sent = node.pendingMeta;
+        meta = withoutContent(
+          await this.c.client.updateFile(node.id, { content, ...sent }, { ifMatch: base?.etag }),
+        );
+        if (node.pendingMeta === sent) node.pendingMeta = undefined;
+        this.c.rebase.replaced(node.id, base, meta);
+        this.c.tree.upsertFile(meta, true);
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 412) {
+          ({ meta, body } = await this.c.rebase.afterPreconditionFailed(node, content, base));
+        } else if (err instanceof ApiError && err.status === 404) {
+          this.c.log.warn({ path: this.c.tree.pathOf(node) }, "note was deleted remotely; saving it again");
+          this.c.tree.removeFile(node.id);
+          node.id = null;
+          node.createKey = randomUUID();
+          this.c.tree.addChild(node.parent, node);
+          return this.send(node, content, null);
+        } else {
+          throw err;
+        }
+      }
+    }
+    this.c.cache.set(meta.id, meta.etag, Buffer.from(body!, "utf8"));
+    this.c.refreshDirtySize(node);
+    return { meta, body };
+  }
+
+  /**
+   * Saves gather for a moment before they are delivered, so a burst (a shell loop, `cp -r`, a
+   * build) goes up in a few bulk requests instead of one each, and `echo x > note` (truncate,
+   * flush, write, flush) never sends its empty step. Delivery starts once no save came for
+   * DELIVERY_QUIET_MS, at the latest DELIVERY_MAX_WAIT_MS after the first one waiting; fsync(2),
+   * `txtfs sync`, unmount and operations that need a note on the service (settle) deliver at once.
+   * While the service is unreachable, its retry timer does.
+   */
+  deliverSoon(): void {
+    if (this.unreachable) return;
+    const now = Date.now();
+    this.gatheringSince ??= now;
+    const wait = Math.min(DELIVERY_QUIET_MS, this.gatheringSince + DELIVERY_MAX_WAIT_MS - now);
+    clearTimeout(this.replayTimer);
+    this.replayTimer = setTimeout(
+      () => {
+        this.replayTimer = undefined;
+        this.gatheringSince = undefined;
+        void this.deliver();
+      },
+      Math.max(0, wait),
+    );
+    this.replayTimer.unref();
+  }
+
+  scheduleReplay(delayMs: number): void {
+    if (this.replayTimer || this.c.stopped) return;
+    this.replayTimer = setTimeout(() => {
+      this.replayTimer = undefined;
+      void this.deliver();
+    }, delayMs);
+    this.replayTimer.unref();
+  }
+
+  /**
+   * Delivers the journal (one delivery at a time; saves arriving meanwhile are taken along).
+   * Resolves when it is empty or the service is unreachable (then it retries every 2 s).
+   */
+  deliver(): Promise<void> {
+    if (this.replaying) {
+      this.replayAgain = true;
+      return this.replaying;
+    }
+    const run = async () => {
+      do {
+        this.replayAgain = false;
+        this.unreachable = !(await this.replay());
+      } while (this.replayAgain && !this.unreachable);
+      if (this.unreachable) this.scheduleReplay(2000);
+    };
+    this.replaying = run().finally(() => {
+      this.replaying = undefined;
+    });
+    return this.replaying;
+  }
+
+  /**
+   * Waits until every save is on the service, or the service is found unreachable. Returns the
+   * number of saves still journalled (`txtfs sync`, fsync, unmount).
+   */
+  async drain(): Promise<number> {
+    while (this.replaying || this.c.journal.size > 0) {
+      await (this.replaying ?? this.deliver());
+      if (this.unreachable) break;
+    }
+    return this.c.journal.size;
+  }
+
+  /**
+   * Remote operations on a note (rename, delete, metadata) come after its journalled save, or a
+   * note still being created would be renamed or deleted before it exists.
+   */
+  async settle(node: Node | undefined): Promise<void> {
+    const key =
+      node?.kind === "file"
+        ? journalKey(node)
+        : node?.kind === "dir" && node.createKey
+          ? dirKey(node)
+          : undefined;
+    if (!key || !this.c.journal.get(key)) return;
+    await this.drain();
+    if (this.c.journal.get(key))
+      throw fail("EIO", "the service is unreachable and this item's change is still on its way");
+  }
+
+  async reloadNote(id: string): Promise<void> {
+    const remote = await this.c.client.readFile(id).catch(() => undefined);
+    if (remote) this.c.tree.upsertFile(withoutContent(remote));
+  }
+
+  /** Every write-behind save is delivered through the journal: only a catch-up is worth an info line. */
+  logDelivered(path: string, msg: string): void {
+    if (this.unreachable) this.c.log.info({ path }, msg);
+    else this.c.log.debug({ path }, msg);
+  }
+
+  /** Sends journalled writes in order. False when it stopped because the service is unreachable. */
+  async replay(): Promise<boolean> {
+    const before = new Set(this.c.journal.pending());
+    if (!(await this.replayInBulk())) return false;
+    for (const entry of this.c.journal.pending()) {
+      // Saved while the bulk was on its way: the next round takes it (in bulk, with others).
+      if (!before.has(entry)) {
+        this.replayAgain = true;
+        continue;
+      }
+      if (entry.delete) {
+        try {
+          await this.sendDelete(entry);
+        } catch (err) {
+          if (isTransient(err)) return false;
+          await this.deleteUndone(entry, (err as Error).message);
+        }
+        continue;
+      }
+      if (entry.folder) {
+        try {
+          await this.sendFolder(entry);
+        } catch (err) {
+          if (isTransient(err)) return false;
+          await this.folderRefused(entry, err);
+        }
+        continue;
+      }
+      const node = this.c.nodeFor(entry);
+      // Its folder, made here, is created first (later this round; then another round follows).
+      if (this.c.isPending(node.parent) && this.c.journal.get(dirKey(node.parent))) continue;
+      try {
+        const base = entry.baseEtag ? { etag: entry.baseEtag, hash: entry.baseHash ?? "" } : null;
+        const { meta, body } = await this.send(node, entry.content, base, entry.move);
+        await this.c.journal.done(entry, meta);
+        if (!this.c.journal.get(journalKey(node))) this.c.overlay.delete(node);
+        this.c.refreshDirtySize(node);
+        // An open note's next save builds on what was just delivered (unless that became a
+        // conflict copy: then the next save must not overwrite the remote either).
+        const open = this.c.openNotes.get(node);
+        if (open && body === entry.content) open.base = baseOf(meta);
+        this.c.attrs.rememberTimes(node);
+        this.logDelivered(entry.path, "journalled write delivered");
+      } catch (err) {
+        if (isTransient(err)) return false;
+        // The service refused it for good (e.g. a limit): keep the bytes as a local file, visibly,
+        // and say so in the log, `txtfs sync` (which then fails) and `txtfs status`.
+        const reason = (err as Error).message;
+        let keptAs: string | undefined;
+        if (entry.content !== undefined) {
+          const kept = this.c.newLocal(
+            node.parent,
+            this.c.freeName(node.parent, unsentName(node.name)),
+            0o644,
+            Buffer.from(entry.content, "utf8"),
+          );
+          keptAs = this.c.tree.pathOf(kept);
+        }
+        this.c.log.error(
+          { err, path: entry.path, keptAs },
+          "the service refused a save; its bytes are kept as a local file",
+        );
+        this.c.noteRefused({ path: entry.path, reason, keptAs, at: new Date().toISOString() });
+        await this.c.journal.done(entry);
+        this.c.overlay.delete(node);
+        if (!node.id) this.c.tree.detach(node); // never created: its bytes are in the kept file
+        // A refused rename: show the note where the service has it.
+        if (entry.move && node.id) await this.reloadNote(node.id);
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Bursts of saves go up in bulk (journalSync.ts): new notes and edits of existing ones. False
+   * when the service is unreachable (the bulk on its way is then sent again, unchanged).
+   */
+  async replayInBulk(): Promise<boolean> {
+    const waiting = this.c.journal.inflightBulk<Bulk>();
+    for (const bulk of waiting ? [waiting] : this.nextBulks()) {
+      let results: BulkResult[];
+      this.c.journal.setInflightBulk(bulk);
+      try {
+        results = await pushBulk(this.c.client, bulk);
+      } catch (err) {
+        if (isTransient(err)) return false;
+        // Refused as a whole (nothing was applied): the saves go one by one.
+        this.c.log.debug({ err }, "bulk delivery refused; delivering one by one");
+        this.c.journal.setInflightBulk(undefined);
+        return true;
+      }
+      for (const r of results) {
+        const entry = this.c.journal.get(r.item.key);
+        if (entry?.delete) {
+          if (r.status < 300 || r.gone) await this.deleteDelivered(entry);
+          else if (r.conflict) await this.deleteUndone(entry, "it changed remotely since it was read");
+        } else if (entry?.folder) {
+          if (r.folder) await this.folderMade(entry, r.folder);
+        } else if (entry && r.meta) await this.applyBulkItem(entry, r.item, r.meta);
+      }
+      this.c.journal.setInflightBulk(undefined);
+    }
+    return true;
+  }
+
+  /** The journal's new notes, edits, renames and deletes, as bulk requests (none for fewer than two). */
+  nextBulks(): Bulk[] {
+    const items: BulkItem[] = [];
+    for (const e of this.c.journal.pending()) {
+      if (e.delete) {
+        const base = e.delete === "file" ? this.deleteBase(e) : undefined;
+        items.push({
+          key: Journal.keyOf(e),
+          rev: e.rev,
+          op: `${e.delete}.delete`,
+          target: e.fileId!,
+          baseEtag: base,
+        });
+        continue;
+      }
+      if (e.folder) {
+        const dir = this.c.pendingDirs.get(Journal.keyOf(e));
+        const parentFolderId = dir?.parent && this.refTo(dir.parent);
+        if (dir)
+          items.push({
+            key: Journal.keyOf(e),
+            rev: e.rev,
+            op: "folder.create",
+            body: { name: e.name, parentFolderId },
+          });
+        continue;
+      }
+      if (!e.fileId) {
+        if (e.content === undefined) continue;
+        const node = this.c.nodeFor(e);
+        const body = { name: node.remoteName, content: e.content, folderId: this.refTo(node.parent) };
+        items.push({
+          key: journalKey(node),
+          rev: e.rev,
+          op: "file.create",
+          body: { ...body, ...node.pendingMeta },
+        });
+        continue;
+      }
+      if (!e.baseEtag) continue;
+      const base = this.c.rebase.ownSuccessor(e.fileId, { etag: e.baseEtag, hash: e.baseHash ?? "" })!;
+      const update = {
+        key: Journal.keyOf(e),
+        rev: e.rev,
+        op: "file.update" as const,
+        target: e.fileId,
+        baseEtag: base.etag,
+      };
+      // A rename alone never conflicts; with an edit it carries the edit's base (on a conflict the
+      // one-by-one path renames, then keeps both versions).
+      const place = e.move ? { name: e.name, folderId: this.refTo(this.c.nodeFor(e).parent) } : {};
+      const move = e.move && e.content === undefined;
+      items.push({
+        ...update,
+        move,
+        body: { ...place, content: e.content, ...this.c.nodeFor(e).pendingMeta },
+      });
+    }
+    return items.length < 2 ? [] : bulksOf(items);
+  }
+
+  /** A folder in a bulk request: its id, or a reference to the item of the same request creating it. */
+  refTo(dir: DirNode): FolderRef {
+    return this.c.isPending(dir) ? { ref: dirKey(dir) } : dir.id;
+  }
+
+  /** A save the service took in bulk: the note now has `meta`; a newer save of it stays in line. */
+  async applyBulkItem(entry: JournalEntry, item: BulkItem, meta: TxtFile): Promise<void> {
+    const body = item.body ?? {};
+    const node = this.c.nodeFor(entry);
+    if (item.op === "file.create") this.c.tree.bindFile(node, meta);
+    else {
+      this.c.rebase.replaced(meta.id, { etag: item.baseEtag!, hash: "" }, meta);
+      this.c.tree.upsertFile(meta, true);
+    }
+    if (body.content !== undefined) this.c.cache.set(meta.id, meta.etag, Buffer.from(body.content, "utf8"));
+    if (node.pendingMeta && carries(body, node.pendingMeta)) node.pendingMeta = undefined;
+    // Saved again (or renamed) since the bulk left: that newer save is rebased on `meta` (a copy
+    // of the entry tells `done` so), otherwise the entry is delivered.
+    await this.c.journal.done(entry.rev === item.rev ? entry : { ...entry }, meta);
+    if (!this.c.journal.get(journalKey(node))) this.c.overlay.delete(node);
+    this.c.refreshDirtySize(node);
+    const open = this.c.openNotes.get(node);
+    if (open) open.base = baseOf(meta);
+    this.c.attrs.rememberTimes(node);
+    this.logDelivered(entry.path, "journalled write delivered (bulk)");
+  }
+
+  /** A folder made here, to the service on its own (its Idempotency-Key: the create's key). */
+  async sendFolder(entry: JournalEntry): Promise<void> {
+    const dir = this.c.pendingDirs.get(Journal.keyOf(entry));
+    if (!dir?.parent) return this.c.journal.done(entry); // removed here meanwhile
+    if (this.c.isPending(dir.parent)) return; // its own folder first
+    const parentFolderId = dir.parent.id;
+    await this.folderMade(
+      entry,
+      await this.c.client.createFolder({ name: entry.name, parentFolderId }, entry.createKey),
+    );
+  }
+
+  async folderMade(entry: JournalEntry, folder: TxtFolder): Promise<void> {
+    const key = Journal.keyOf(entry);
+    const dir = this.c.pendingDirs.get(key);
+    this.c.pendingDirs.delete(key);
+    if (dir) this.c.tree.bindFolder(dir, folder);
+    await this.c.journal.rebind(key, folder.id);
+    await this.c.journal.done(entry);
+    this.replayAgain = true; // what waited for it goes next
+    this.logDelivered(entry.path, "folder created");
+  }
+
+  /** The service refused a folder made here: it goes, what was put inside moves up a level. */
+  async folderRefused(entry: JournalEntry, err: unknown): Promise<void> {
+    this.c.log.error({ err, path: entry.path }, "folder create refused; what is inside moves up a level");
+    const key = Journal.keyOf(entry);
+    const dir = this.c.pendingDirs.get(key);
+    this.c.pendingDirs.delete(key);
+    await this.c.journal.done(entry);
+    if (!dir?.parent) return;
+    const up = this.c.placeOf(dir.parent);
+    this.c.tree.removeDir(dir);
+    await this.c.journal.rebind(key, up.folderId, up.parentKey);
+  }
+
+  /** After a restart: show journalled writes in the tree right away, then deliver them. */
+  restoreJournal(entries: JournalEntry[]): void {
+    for (const entry of entries) {
+      if (entry.folder) {
+        // Made here before the restart: shown (with what goes into it) until the service has it.
+        const parent = this.c.parentFor(entry);
+        const dir: DirNode = {
+          kind: "dir",
+          name: entry.name,
+          parent,
+          id: null,
+          meta: provisionalFolder(entry.name, parent),
+          children: new Map(),
+          createKey: entry.createKey,
+        };
+        this.c.tree.addChild(parent, dir);
+        this.c.pendingDirs.set(Journal.keyOf(entry), dir);
+        continue;
+      }
+      if (entry.delete) {
+        // Deleted here before the restart: gone from the tree until the service agrees.
+        this.c.tree.deleting.add(entry.fileId!);
+        if (entry.delete === "file") this.c.tree.removeFile(entry.fileId!);
+        else this.c.tree.removeFolder(entry.fileId!);
+        continue;
+      }
+      const node = this.c.nodeFor(entry);
+      if (entry.move && node.id) {
+        // Renamed here before the restart: shown at its new place until the service has it.
+        this.c.names.placeLocally(node, this.c.parentFor(entry), entry.name);
+      }
+      if (entry.content === undefined) continue;
+      const body = Buffer.from(entry.content, "utf8");
+      this.c.overlay.set(node, body);
+      node.dirtySize = body.length;
+    }
+    this.c.attrsChanged();
+    if (entries.length) this.deliverSoon();
+  }
+
+  /** The ETag a delete of a note is based on: what we last saw, or our own save on top of it. */
+  deleteBase(entry: JournalEntry): string | undefined {
+    if (!entry.baseEtag) return undefined;
+    return this.c.rebase.ownSuccessor(entry.fileId!, { etag: entry.baseEtag, hash: "" })?.etag;
+  }
+
+  /** One delete to the service (a bulk of one). Throws what the service answered, except "gone". */
+  async sendDelete(entry: JournalEntry): Promise<void> {
+    const id = entry.fileId!;
+    try {
+      if (entry.delete === "file") await this.c.client.deleteFile(id, this.deleteBase(entry));
+      else await this.c.client.deleteFolder(id);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404)) throw err;
+    }
+    await this.deleteDelivered(entry);
+  }
+
+  async deleteDelivered(entry: JournalEntry): Promise<void> {
+    this.c.claims.dropTombstone(entry.fileId!);
+    await this.c.journal.done(entry);
+    this.c.times.delete(entry.fileId!);
+    this.c.tree.deleting.delete(entry.fileId!);
+    this.c.tree.ghosted.delete(entry.fileId!);
+    this.logDelivered(entry.path, "delete delivered");
+  }
+
+  /** The service kept the item (it changed remotely meanwhile, or the delete was refused): it shows again. */
+  async deleteUndone(entry: JournalEntry, why: string): Promise<void> {
+    this.c.log.warn({ path: entry.path, why }, "delete not applied; the item shows again");
+    this.c.claims.dropTombstone(entry.fileId!);
+    await this.c.journal.done(entry);
+    const id = entry.fileId!;
+    this.c.tree.deleting.delete(id);
+    this.c.tree.ghosted.delete(id); // a renamed-away note shows again under its own name
+    if (entry.delete === "file") await this.reloadNote(id);
+    else {
+      const folder = await this.c.client.readFolderWithBodies(id).catch(() => undefined);
+      if (folder) {
+        const { files, ...meta } = folder;
+        this.c.tree.upsertFolder(meta);
+        for (const f of files) this.c.tree.upsertFile(withoutContent(f));
+      }
+    }
+  }
+}

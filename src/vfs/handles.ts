@@ -1,0 +1,351 @@
+// Open files: handles, the bodies being read and written, and what a flush, fsync and close do. A
+// note's handles share one buffer (OpenNote), so writes through two descriptors agree; a save goes
+// to the journal (delivery/) and is shown at once.
+import { isUtf8 } from "node:buffer";
+import { constants as fsc } from "node:fs";
+import { NOTE_CONTENT_BYTES } from "../lib/limits.ts";
+import {
+  baseOf,
+  type Handle,
+  isTransient,
+  journalKey,
+  type OpenNote,
+  type OpenSidecar,
+  type VfsCore,
+} from "./core.ts";
+import { fail, toVfsError } from "./errors.ts";
+import { decide, noteState } from "./lifecycle.ts";
+import { LocalHandle } from "./local/localFiles.ts";
+import type { SidecarNode } from "./meta/sidecars.ts";
+import { isNoteName } from "./names.ts";
+import type { FileNode } from "./tree.ts";
+
+function splice(content: Buffer, data: Buffer, at: number): Buffer {
+  const end = at + data.length;
+  const next = end > content.length ? Buffer.alloc(end) : content;
+  if (next !== content) content.copy(next);
+  data.copy(next, at);
+  return next;
+}
+
+function writeInto(open: OpenNote, data: Buffer, at: number): void {
+  const current = open.content ?? Buffer.alloc(0);
+  const length = Math.max(current.length, at + data.length);
+  let backing = open.backing;
+  const isView =
+    backing !== undefined && current.buffer === backing.buffer && current.byteOffset === backing.byteOffset;
+  if (!backing || !isView || length > backing.length) {
+    const grown = Buffer.alloc(Math.max(length, Math.min(length * 2, length + 64 * 1024 * 1024), 16 * 1024));
+    current.copy(grown);
+    backing = grown;
+    open.backing = grown;
+  } else if (at > current.length) {
+    backing.fill(0, current.length, at); // a write past the end leaves a hole of zeros
+  }
+  data.copy(backing, at);
+  open.content = backing.subarray(0, length);
+}
+
+function touched(node: FileNode, at = Date.now()): void {
+  node.localMtimeMs = at;
+  node.localCtimeMs = at;
+}
+
+function resize(content: Buffer, size: number): Buffer {
+  const next = Buffer.alloc(size);
+  content.copy(next, 0, 0, Math.min(size, content.length));
+  return next;
+}
+
+export class OpenFiles {
+  readonly c: VfsCore;
+
+  constructor(c: VfsCore) {
+    this.c = c;
+  }
+
+  async openSidecar(sidecar: SidecarNode): Promise<number> {
+    let open = this.c.openSidecars.get(sidecar.target);
+    if (!open) {
+      open = { sidecar, refs: 0, content: await this.c.sidecars.render(sidecar.target), dirty: false };
+      this.c.openSidecars.set(sidecar.target, open);
+    }
+    open.refs++;
+    return this.addHandle({ kind: "sidecar", open });
+  }
+
+  /**
+   * Writes an edited sidecar back; EINVAL (and no change at all) when it is not acceptable. A
+   * refused edit stays in the buffer (shells flush before they write), so a later flush retries.
+   */
+  async applySidecar(open: OpenSidecar): Promise<void> {
+    await this.c.delivery.settle(open.sidecar.target);
+    await this.c.sidecars.apply(open.sidecar.target, open.content.toString("utf8"));
+    open.dirty = false;
+  }
+
+  addHandle(h: Handle): number {
+    const fd = this.c.nextFd++;
+    this.c.handles.set(fd, h);
+    return fd;
+  }
+
+  handle(fd: number): Handle {
+    const h = this.c.handles.get(fd);
+    if (!h) throw fail("EBADF");
+    return h;
+  }
+
+  openNote(node: FileNode): OpenNote {
+    let open = this.c.openNotes.get(node);
+    if (!open) {
+      open = {
+        node,
+        refs: 0,
+        content: null,
+        base: baseOf(node.meta),
+        dirty: false,
+        created: false,
+      };
+      this.c.openNotes.set(node, open);
+    } else if (!open.dirty && open.content === null) {
+      // Close-to-open: an edit is based on the version there was when its file was opened. A
+      // remote change after that makes the save a conflict (both kept), never a silent overwrite.
+      open.base = baseOf(node.meta);
+    }
+    open.refs++;
+    return open;
+  }
+
+  async open(path: string, flags: number): Promise<number> {
+    const writable = (flags & 3) !== fsc.O_RDONLY;
+    const node = this.c.tree.lookup(path);
+    if (!node) {
+      const sidecar = this.c.attrs.sidecar(path);
+      if (!sidecar) throw fail("ENOENT");
+      if (writable) this.c.checkWritable(sidecar.target);
+      return this.openSidecar(sidecar);
+    }
+    if (node.kind === "dir") return this.addHandle({ kind: "dir" });
+    if (writable) this.c.checkWritable(node);
+    const append = (flags & fsc.O_APPEND) !== 0;
+    if (node.kind === "local") {
+      return this.addHandle({ kind: "local", node, fh: LocalHandle.open(node.blob, writable), append });
+    }
+    return this.addHandle({ kind: "note", open: this.openNote(node), append, writable });
+  }
+
+  async read(fd: number, length: number, position: number): Promise<Buffer> {
+    const h = this.handle(fd);
+    if (h.kind === "dir") throw fail("EISDIR");
+    if (h.kind === "sidecar") return h.open.content.subarray(position, position + length);
+    if (h.kind === "local") return h.fh.read(length, position);
+    // A reader keeps the body it first read, so a large note reads consistently across calls.
+    // A reader keeps the body it read, so a large note reads consistently across calls, until the
+    // note changes (a remote edit, another process's save): then it reads what stat now reports
+    // (`tail -f` shows remote appends).
+    if (!h.open.content) {
+      const version = this.versionOf(h.open.node);
+      if (!h.snapshot || h.snapshotOf !== version) {
+        h.snapshot = await this.c.body(h.open.node);
+        h.snapshotOf = version;
+      }
+    }
+    const content = h.open.content ?? h.snapshot!;
+    return content.subarray(position, position + length);
+  }
+
+  async write(fd: number, data: Buffer, position: number): Promise<number> {
+    const h = this.handle(fd);
+    if (h.kind === "dir") throw fail("EISDIR");
+    if (h.kind === "sidecar") {
+      h.open.content = splice(h.open.content, data, position);
+      h.open.dirty = true;
+      return data.length;
+    }
+    if (h.kind === "local") {
+      const { written, size } = h.fh.write(data, position, h.append);
+      h.written = true;
+      h.node.size = size;
+      h.node.mtimeMs = h.node.ctimeMs = Date.now();
+      return written;
+    }
+    if (!h.writable) throw fail("EBADF");
+    const open = h.open;
+    const content = await this.editable(open);
+    // O_APPEND writes arrive at the kernel's idea of the size: append to the real end instead.
+    const at = h.append ? content.length : position;
+    // A note holds at most NOTE_CONTENT_BYTES, like a filesystem's largest file: a write is cut
+    // there (the program is told how much went in) and the next one fails with EFBIG.
+    if (at >= NOTE_CONTENT_BYTES) throw fail("EFBIG");
+    if (at + data.length > NOTE_CONTENT_BYTES) data = data.subarray(0, NOTE_CONTENT_BYTES - at);
+    writeInto(open, data, at);
+    open.dirty = true;
+    open.node.dirtySize = open.content!.length;
+    touched(open.node);
+    return data.length;
+  }
+
+  /** What identifies a note's current content: its pending local save, or the service's version. */
+  versionOf(node: FileNode): unknown {
+    return this.c.overlay.get(node) ?? node.meta?.etag;
+  }
+
+  /** Loads the body an edit starts from (once), remembering its ETag for If-Match. */
+  async editable(open: OpenNote): Promise<Buffer> {
+    if (open.content) return open.content;
+    // The base stays what it was at open (close-to-open), whatever the body is by now.
+    open.content = Buffer.from(await this.c.body(open.node));
+    return open.content;
+  }
+
+  async truncateOpen(h: Handle, size: number): Promise<void> {
+    if (h.kind === "dir") throw fail("EISDIR");
+    if (h.kind === "sidecar") {
+      h.open.content = resize(h.open.content, size);
+      h.open.dirty = true;
+      return;
+    }
+    if (h.kind === "local") {
+      h.fh.truncate(size);
+      h.written = true;
+      h.node.size = size;
+      h.node.mtimeMs = h.node.ctimeMs = Date.now();
+      return;
+    }
+    const open = h.open;
+    if (size > NOTE_CONTENT_BYTES) throw fail("EFBIG");
+    // A truncate only changes the buffer: the upload happens at flush, never an empty body by itself.
+    const content = size === 0 ? Buffer.alloc(0) : await this.editable(open);
+    open.content = resize(content, size);
+    open.dirty = true;
+    open.node.dirtySize = size;
+    touched(open.node);
+  }
+
+  async ftruncate(fd: number, size: number): Promise<void> {
+    await this.truncateOpen(this.handle(fd), size);
+  }
+
+  async truncate(path: string, size: number): Promise<void> {
+    const sidecar = this.c.tree.lookup(path) ? undefined : this.c.attrs.sidecar(path);
+    const openSidecar = sidecar && this.c.openSidecars.get(sidecar.target);
+    if (openSidecar) return this.truncateOpen({ kind: "sidecar", open: openSidecar }, size);
+    if (sidecar) throw fail("EINVAL", "open a sidecar to rewrite it");
+    const node = this.c.find(path);
+    if (node.kind === "dir") throw fail("EISDIR");
+    this.c.checkWritable(node);
+    if (node.kind === "local") {
+      this.c.local.truncate(node.blob, size);
+      node.size = size;
+      node.mtimeMs = node.ctimeMs = Date.now();
+      return;
+    }
+    const existing = this.c.openNotes.get(node);
+    if (existing) {
+      // libfuse2 sends `echo x > note` as open, truncate(path, 0), write: mark the open note.
+      await this.truncateOpen({ kind: "note", open: existing, append: false, writable: true }, size);
+      return;
+    }
+    const fd = await this.open(path, fsc.O_RDWR);
+    try {
+      await this.ftruncate(fd, size);
+    } finally {
+      await this.release(fd);
+    }
+  }
+
+  async flush(fd: number): Promise<void> {
+    const h = this.handle(fd);
+    // Only what was written: shells flush a new file once before writing to it, and uploading the
+    // empty note then would cost a second request per new note.
+    // Saves are delivered a moment later (deliverSoon): `echo x > note` is open, truncate, flush,
+    // write, flush, and its empty step is replaced before it is sent.
+    if (h.kind === "note" && h.open.dirty) await this.upload(h.open);
+    if (h.kind === "sidecar" && h.open.dirty) await this.applySidecar(h.open);
+  }
+
+  async fsync(fd: number): Promise<void> {
+    const h = this.handle(fd);
+    if (h.kind === "local") {
+      this.c.local.flush(); // the file's place in the manifest too
+      return h.fh.sync();
+    }
+    if (h.kind !== "note") return this.flush(fd);
+    if (h.open.dirty) await this.upload(h.open);
+    // On the service if it can be reached; otherwise durably in the journal until it can.
+    await this.c.delivery.drain();
+    const key = journalKey(h.open.node);
+    if (this.c.journal.get(key)) await this.c.journal.sync(key);
+  }
+
+  async release(fd: number): Promise<void> {
+    const h = this.handle(fd);
+    this.c.handles.delete(fd);
+    if (h.kind === "local") {
+      h.fh.close();
+      this.c.saveLocal();
+      // A note that was kept local (not UTF-8) and is text again goes up as that note.
+      const node = h.node;
+      const lastHandle = ![...this.c.handles.values()].some((o) => o.kind === "local" && o.node === node);
+      const kept = node.parent.localOnly === "always";
+      if (h.written && lastHandle && !kept && isNoteName(node.name) && this.c.tree.locals.has(node)) {
+        await this.c.claims.adoptLocal(node, node.ghostOf);
+      }
+      return;
+    }
+    if (h.kind === "sidecar") {
+      try {
+        if (h.open.dirty) await this.applySidecar(h.open);
+      } finally {
+        if (--h.open.refs <= 0) this.c.openSidecars.delete(h.open.sidecar.target);
+      }
+      return;
+    }
+    if (h.kind !== "note") return;
+    const open = h.open;
+    try {
+      if (this.needsUpload(open)) await this.upload(open);
+    } finally {
+      if (--open.refs <= 0) this.c.openNotes.delete(open.node);
+    }
+  }
+
+  /**
+   * Saves a dirty note. When the service cannot be reached (or fails), the write goes to the
+   * on-disk journal instead and is replayed later: the save still succeeds, nothing is lost.
+   */
+  async upload(open: OpenNote): Promise<void> {
+    const node = open.node;
+    const content = open.content ?? (await this.c.body(node));
+    if (!isUtf8(content)) return this.c.claims.becomeLocal(open, content);
+    // A note with a journalled write waits its turn behind it, so saves reach the service in order.
+    const queued = this.c.journal.get(journalKey(node));
+    if (!queued && !this.c.writeBehind) {
+      try {
+        const { meta, body } = await this.c.delivery.send(node, content.toString("utf8"), open.base);
+        open.content = Buffer.from(body!, "utf8");
+        open.base = baseOf(meta);
+        open.dirty = false;
+        return;
+      } catch (err) {
+        if (!isTransient(err)) {
+          this.c.log.error({ err, path: this.c.tree.pathOf(node) }, "upload failed");
+          throw toVfsError(err);
+        }
+        this.c.log.warn(
+          { path: this.c.tree.pathOf(node), err: (err as Error).message },
+          "service unreachable: journalling the write",
+        );
+      }
+    }
+    await this.c.delivery.journalSave(node, content, open.base, false);
+    open.dirty = false;
+  }
+
+  /** Whether closing it now saves something (lifecycle.ts: dirty, or made here and never sent). */
+  needsUpload(open: OpenNote): boolean {
+    const action = decide(noteState(this.c, open.node), "close");
+    return action === "save" || (action === "save-empty" && open.created);
+  }
+}

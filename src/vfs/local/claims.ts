@@ -1,0 +1,134 @@
+// Claims: a note's identity left under a name (a ghost after a rename to a non-note name, content
+// that cannot be a note, a delete still in the journal) and taken back by whatever next takes that
+// name; and the moves between a note and a local-only file (adopt, keep local, become local).
+import { isUtf8 } from "node:buffer";
+import { baseOf, journalKey, type OpenNote, type VfsCore } from "../core.ts";
+import { LocalHandle } from "../local/localFiles.ts";
+import type { Claim, DirNode, LocalNode } from "../tree.ts";
+
+export class Claims {
+  readonly c: VfsCore;
+
+  constructor(c: VfsCore) {
+    this.c = c;
+  }
+
+  /** Notes deleted here whose delete is still in the journal, by folder and name (see Claim). */
+  readonly tombstones = new Map<DirNode, Map<string, Claim>>();
+
+  /**
+   * Takes the identity left under `name` in `dir`, if any (see Claim): a ghost showing that name
+   * (then it becomes a plain local file: vim's backup, sed's `.bak`), or a delete of a note of
+   * that name still waiting in the journal (then the delete is called off).
+   */
+  async claimName(dir: DirNode, name: string): Promise<Claim | undefined> {
+    for (const child of dir.children.values()) {
+      if (child.kind !== "local" || child.ghostOf?.shownAs !== name) continue;
+      const claim = child.ghostOf;
+      child.ghostOf = undefined;
+      this.c.saveLocal();
+      return claim;
+    }
+    const claim = this.tombstones.get(dir)?.get(name);
+    if (!claim) return undefined;
+    const entry = this.c.journal.get(claim.id);
+    if (entry?.delete !== "file" || this.c.delivery.onItsWay(claim.id)) return undefined; // it went
+    this.dropTombstone(claim.id);
+    await this.c.journal.done(entry);
+    this.c.tree.deleting.delete(claim.id);
+    return claim;
+  }
+
+  dropTombstone(id: string): void {
+    for (const [dir, names] of this.tombstones) {
+      for (const [name, claim] of names) if (claim.id === id) names.delete(name);
+      if (names.size === 0) this.tombstones.delete(dir);
+    }
+  }
+
+  /**
+   * A note whose content is no longer valid UTF-8 (a note is text: the service would have to alter
+   * the bytes) becomes a local-only file holding exactly those bytes, still bound to the note (see
+   * Claim), and every handle open on it now reads and writes that file. Written as text again, it
+   * goes up as the same note.
+   */
+  async becomeLocal(open: OpenNote, content: Buffer): Promise<void> {
+    const node = open.node;
+    const dir = node.parent;
+    let base = open.base ?? baseOf(node.meta);
+    const pending = this.c.journal.get(journalKey(node));
+    // Earlier (text) saves still waiting are moot now (`> note` sends its empty step first), unless
+    // already on their way: the service keeps what it has, the claim is based on that.
+    if (pending && !this.c.delivery.onItsWay(journalKey(node))) {
+      await this.c.journal.done(pending);
+      this.c.overlay.delete(node);
+      base = pending.baseEtag ? { etag: pending.baseEtag, hash: pending.baseHash ?? "" } : null;
+    }
+    const claim: Claim | undefined = node.id
+      ? {
+          id: node.id,
+          etag: base?.etag ?? "",
+          hash: base?.hash,
+          name: node.remoteName,
+          shownAs: node.name,
+          meta: node.meta ?? undefined,
+        }
+      : undefined;
+    if (node.id) this.c.tree.removeFile(node.id);
+    else this.c.tree.detach(node);
+    const local = this.c.newLocal(dir, node.name, 0o644, content);
+    local.mtimeMs = local.ctimeMs = node.localMtimeMs ?? Date.now();
+    this.keepLocal(local, claim, "not valid UTF-8");
+    for (const [fd, h] of this.c.handles) {
+      if (h.kind !== "note" || h.open !== open) continue;
+      const fh = LocalHandle.open(local.blob, h.writable);
+      this.c.handles.set(fd, { kind: "local", node: local, fh, append: h.append });
+    }
+    this.c.openNotes.delete(node);
+    open.dirty = false;
+  }
+
+  /** A note deleted here, claimable by name until its delete leaves (git checkout, tar -x: delete, then create). */
+  leaveTombstone(dir: DirNode, name: string, claim: Claim): void {
+    const names = this.tombstones.get(dir) ?? new Map<string, Claim>();
+    names.set(name, { ...claim, shownAs: name });
+    this.tombstones.set(dir, names);
+  }
+
+  /**
+   * A local file under a note name goes up as that note (write-behind, in order with everything
+   * else), continuing `claim` if given. Content that is not valid UTF-8 cannot be a note: the file
+   * stays local with exactly its bytes (and keeps the claim, for when it is text again).
+   */
+  async adoptLocal(src: LocalNode, claim: Claim | undefined): Promise<void> {
+    const dir = src.parent;
+    if (dir.localOnly === "always") return; // what is inside stays local (localDirs.ts)
+    const content = this.c.local.read(src.blob);
+    if (!isUtf8(content)) {
+      this.keepLocal(src, claim, "not valid UTF-8");
+      return;
+    }
+    await this.c.names.materialize(dir);
+    this.c.tree.detach(src);
+    this.c.local.remove(src.blob);
+    this.c.saveLocal();
+    const node = this.c.names.newNote(dir, src.name, claim, src);
+    // A continued note takes this name and folder too (sent along with its content), and the
+    // context and tags set on the file (rsync -X).
+    node.remoteName = src.name;
+    node.pendingMeta = src.pendingMeta;
+    const base = claim ? { etag: claim.etag, hash: claim.hash ?? "" } : null;
+    await this.c.delivery.journalSave(node, content, base, claim !== undefined);
+    if (!this.c.writeBehind) await this.c.delivery.drain();
+  }
+
+  /** A file under a note name that cannot be a note stays local, exactly, and says why (once). */
+  keepLocal(node: LocalNode, claim: Claim | undefined, why: string): void {
+    if (claim) {
+      node.ghostOf = { ...claim, shownAs: node.name };
+      this.c.tree.ghosted.add(claim.id);
+    }
+    this.c.saveLocal();
+    this.c.log.warn({ path: this.c.tree.pathOf(node), why }, "kept as a local-only file");
+  }
+}

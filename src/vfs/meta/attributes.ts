@@ -1,0 +1,212 @@
+import { S_IFDIR, S_IFREG, STATE_XATTR, type Stat, type VfsCore } from "../core.ts";
+import { fail, toVfsError } from "../errors.ts";
+import { noteState } from "../lifecycle.ts";
+import { AVAILABILITIES, type Availability, itemsBelow } from "../meta/pins.ts";
+import { type SidecarNode, sidecarAt } from "../meta/sidecars.ts";
+import { readXattr, writeXattr, xattrNames } from "../meta/xattrs.ts";
+import { parentAndName } from "../names.ts";
+import type { FileNode, Node } from "../tree.ts";
+
+export class Attributes {
+  readonly c: VfsCore;
+
+  constructor(c: VfsCore) {
+    this.c = c;
+  }
+
+  /** getattr of anything in the tree, synchronously (the hot path); undefined for sidecars or misses. */
+  statIfKnown(path: string): Stat | undefined {
+    const node = this.c.tree.lookup(path);
+    return node ? this.statOf(node) : undefined;
+  }
+
+  async getattr(path: string): Promise<Stat> {
+    const node = this.c.tree.lookup(path);
+    if (node) return this.statOf(node);
+    const sidecar = this.sidecar(path);
+    if (!sidecar) throw fail("ENOENT");
+    const open = this.c.openSidecars.get(sidecar.target);
+    const size = (open?.content ?? (await this.c.sidecars.render(sidecar.target))).length;
+    const base = this.statOf(sidecar.target);
+    const ro = this.c.opts.readOnly || sidecar.target.meta?.role === "reader";
+    // Sidecars are rendered on demand and may differ from what was last written to them (a refused
+    // edit): a fresh mtime makes every open drop cached pages (auto_cache), so reads see the truth.
+    const mtime = new Date();
+    return {
+      ...base,
+      mtime,
+      ctime: mtime,
+      mode: S_IFREG | (ro ? 0o444 : 0o644),
+      size,
+      nlink: 1,
+      blocks: Math.ceil(size / 512),
+    };
+  }
+
+  /** The (unlisted) sidecar a path names, when nothing real has that name. */
+  sidecar(path: string): SidecarNode | undefined {
+    const { parent, name } = parentAndName(path);
+    const dir = this.c.tree.lookup(parent);
+    return dir?.kind === "dir" ? sidecarAt(dir, name) : undefined;
+  }
+
+  statOf(node: Node): Stat {
+    const { uid, gid } = this.c.opts;
+    const ro = this.c.opts.readOnly;
+    let mode: number;
+    let size: number;
+    let mtimeMs: number;
+    let ctimeMs: number;
+    let atimeMs: number | undefined;
+    if (node.kind === "dir") {
+      const reader = node.meta?.role === "reader";
+      mode = S_IFDIR | (ro || reader ? 0o555 : 0o755);
+      size = 4096;
+      mtimeMs = node.meta ? Date.parse(node.meta.updatedAt) : 0;
+      ctimeMs = node.meta ? Date.parse(node.meta.createdAt) : 0;
+    } else if (node.kind === "local") {
+      mode = S_IFREG | (ro ? node.mode & 0o555 : node.mode);
+      size = node.size;
+      mtimeMs = node.mtimeMs;
+      ctimeMs = node.ctimeMs ?? node.mtimeMs;
+      atimeMs = node.atimeMs;
+    } else {
+      const reader = node.meta?.role === "reader";
+      mode = S_IFREG | (ro || reader ? 0o444 : 0o644);
+      size = node.dirtySize ?? node.meta?.size ?? 0;
+      // The time shown is this mount's (see FileNode.localMtimeMs); a remote edit shows the
+      // service's updatedAt, so the kernel's auto_cache drops stale pages exactly then.
+      const updated = node.meta ? Date.parse(node.meta.updatedAt) : 0;
+      mtimeMs = node.localMtimeMs ?? updated;
+      ctimeMs = node.localCtimeMs ?? updated;
+      atimeMs = node.localAtimeMs;
+    }
+    return {
+      mode,
+      size,
+      mtime: new Date(mtimeMs),
+      atime: new Date(atimeMs ?? mtimeMs),
+      ctime: new Date(ctimeMs),
+      nlink: node.kind === "dir" ? 2 : 1,
+      uid,
+      gid,
+      blocks: Math.ceil(size / 512),
+    };
+  }
+
+  readdir(path: string): string[] {
+    return [...this.c.findDir(path).children.keys()];
+  }
+
+  statfs() {
+    const files = this.c.tree.files.size + this.c.tree.dirs.size;
+    return {
+      bsize: 4096,
+      frsize: 4096,
+      blocks: 1 << 24,
+      bfree: 1 << 23,
+      bavail: 1 << 23,
+      files: files + 1_000_000,
+      ffree: 1_000_000,
+      favail: 1_000_000,
+      fsid: 0x7874,
+      flag: 0,
+      namemax: 255,
+    };
+  }
+
+  /** Attribute calls on a sidecar path: it has no attributes of its own (null = not a sidecar). */
+  sidecarOnly(path: string): SidecarNode | null {
+    return this.c.tree.lookup(path) ? null : (this.sidecar(path) ?? null);
+  }
+
+  /** Sets the times a program asked for (undefined: UTIME_OMIT, that one stays). */
+  async utimens(path: string, atime: number | undefined, mtime: number | undefined): Promise<void> {
+    if (this.sidecarOnly(path)) return;
+    const node = this.c.find(path);
+    // `touch new.md` (create, utimens, close): send the empty note now, so it exists remotely
+    // when touch returns (the kernel does not wait for release).
+    const open = node.kind === "file" ? this.c.openNotes.get(node) : undefined;
+    if (open && this.c.io.needsUpload(open)) await this.c.io.upload(open);
+    const now = Date.now();
+    if (node.kind === "local") {
+      node.mtimeMs = mtime ?? node.mtimeMs;
+      node.atimeMs = atime ?? node.atimeMs;
+      node.ctimeMs = now;
+      this.c.saveLocal();
+    } else if (node.kind === "file") {
+      // Kept here (the service keeps its own updatedAt), and across restarts while the content is
+      // the same (noteTimes): `rsync -a` and `make` see the times they set.
+      const shown = this.statOf(node);
+      node.localMtimeMs = mtime ?? shown.mtime.getTime();
+      node.localAtimeMs = atime ?? shown.atime.getTime();
+      node.localCtimeMs = now;
+      this.rememberTimes(node);
+    }
+  }
+
+  /** Keeps a delivered note's times for the next mount (a pending one's are kept once it is delivered). */
+  rememberTimes(node: FileNode): void {
+    if (!node.meta || node.localMtimeMs === undefined || noteState(this.c, node) !== "clean") return;
+    this.c.times.set(node.meta.id, {
+      hash: node.meta.contentHash,
+      mtimeMs: node.localMtimeMs,
+      atimeMs: node.localAtimeMs,
+    });
+  }
+
+  async chmod(path: string, mode: number): Promise<void> {
+    if (this.sidecarOnly(path)) return;
+    const node = this.c.find(path);
+    if (node.kind === "local") {
+      node.mode = mode & 0o7777;
+      this.c.saveLocal();
+    }
+    // Notes have no permission bits of their own (their role decides): accepted, like sed -i expects.
+  }
+
+  async chown(path: string): Promise<void> {
+    if (this.sidecarOnly(path)) return;
+    this.c.find(path);
+  }
+
+  async getxattr(path: string, name: string): Promise<Buffer | null> {
+    if (this.sidecarOnly(path)) return null;
+    const node = this.c.find(path);
+    if (name === STATE_XATTR) return this.readState(node);
+    await this.c.delivery.settle(node);
+    return readXattr(this.c.client, node, name);
+  }
+
+  listxattr(path: string): string[] {
+    if (this.sidecarOnly(path)) return [];
+    return xattrNames(this.c.find(path));
+  }
+
+  async setxattr(path: string, name: string, value: Buffer): Promise<void> {
+    if (this.sidecarOnly(path)) throw fail("ENOTSUP");
+    const node = this.c.find(path);
+    if (name === STATE_XATTR) return this.writeState(node, value);
+    if (name.startsWith("user.txtfs.")) this.c.checkWritable(node);
+    await this.c.delivery.settle(node);
+    await writeXattr(this.c.client, this.c.tree, node, name, value);
+    if (node.kind === "local") this.c.saveLocal();
+  }
+
+  readState(node: Node): Buffer | null {
+    if (node.kind === "local" || !node.id) return null;
+    return Buffer.from(this.c.pins.stateOf(node));
+  }
+
+  /** `txtfs pin/unpin` set this attribute: online-only, available or pinned (folders: recursive). */
+  async writeState(node: Node, value: Buffer): Promise<void> {
+    const state = value.toString("utf8").trim() as Availability;
+    if (!AVAILABILITIES.includes(state)) throw fail("EINVAL");
+    if (node.kind === "local" || !node.id) throw fail("EPERM");
+    try {
+      await this.c.pins.set(node, state, itemsBelow(node));
+    } catch (err) {
+      throw toVfsError(err);
+    }
+  }
+}

@@ -1,0 +1,476 @@
+import { randomUUID } from "node:crypto";
+import { constants as fsc } from "node:fs";
+import { ApiError, withoutContent } from "../client/api.ts";
+import { baseOf, checkName, dirKey, journalKey, provisionalFolder, type VfsCore } from "./core.ts";
+import { fail, toVfsError } from "./errors.ts";
+import { decide, noteState } from "./lifecycle.ts";
+import { localDirKind } from "./local/localDirs.ts";
+import { LocalHandle } from "./local/localFiles.ts";
+import { sidecarAt } from "./meta/sidecars.ts";
+import { isNoteName, parentAndName } from "./names.ts";
+import type { Claim, DirNode, FileNode, LocalNode, Node } from "./tree.ts";
+
+export class Namespace {
+  readonly c: VfsCore;
+
+  constructor(c: VfsCore) {
+    this.c = c;
+  }
+
+  async create(path: string, mode: number): Promise<number> {
+    const { parent, name } = parentAndName(path);
+    const dir = this.c.findDir(parent);
+    this.c.checkWritable(dir);
+    checkName(name);
+    const existing = dir.children.get(name);
+    if (existing) {
+      if (existing.kind === "dir") throw fail("EISDIR");
+      const fd = await this.c.io.open(path, fsc.O_RDWR);
+      await this.c.io.truncateOpen(this.c.io.handle(fd), 0);
+      return fd;
+    }
+    if (!isNoteName(name) || dir.localOnly === "always") {
+      const node = this.c.newLocal(dir, name, mode & 0o7777);
+      return this.c.io.addHandle({
+        kind: "local",
+        node,
+        fh: LocalHandle.open(node.blob, true),
+        append: false,
+      });
+    }
+    await this.materialize(dir);
+    // A note renamed away or deleted under this name a moment ago is continued, not replaced
+    // (vim's backupcopy=no, git checkout, tar -x, unzip -o): its id, tags and history stay.
+    const claim = await this.c.claims.claimName(dir, name);
+    const node = this.newNote(dir, name, claim);
+    const open = this.c.io.openNote(node);
+    open.content = Buffer.alloc(0);
+    open.created = true;
+    // A new note is uploaded by the first flush after a write, or at release if nothing was written
+    // (touch): one request per new note, not an empty create followed by a PUT.
+    if (claim) {
+      open.dirty = true; // its content is now this (empty) body
+      open.base = { etag: claim.etag, hash: claim.hash ?? "" };
+    }
+    return this.c.io.addHandle({ kind: "note", open, append: false, writable: true });
+  }
+
+  /** A note made here under `name` in `dir`: a new one, or the continuation of `claim`. */
+  newNote(dir: DirNode, name: string, claim: Claim | undefined, timesOf?: LocalNode): FileNode {
+    const now = Date.now();
+    const node: FileNode = {
+      kind: "file",
+      name,
+      parent: dir,
+      id: claim?.id ?? null,
+      meta: claim?.meta ? { ...claim.meta, name, folderId: dir.id } : null,
+      remoteName: claim ? claim.name : name,
+      createKey: randomUUID(),
+      localMtimeMs: timesOf?.mtimeMs ?? now,
+      localAtimeMs: timesOf?.atimeMs,
+      localCtimeMs: now,
+    };
+    this.c.tree.addChild(dir, node);
+    if (claim) {
+      this.c.tree.ghosted.delete(claim.id);
+      this.c.tree.files.set(claim.id, node);
+    }
+    return node;
+  }
+
+  /** Shows a note under a new name and folder before the service has them. */
+  placeLocally(node: FileNode, dir: DirNode, name: string): void {
+    node.remoteName = name;
+    // The service carries the type along with a .md/.txt name: so does the local view.
+    const type = /\.md$/i.test(name) ? "md" : /\.txt$/i.test(name) ? "txt" : node.meta?.type;
+    if (node.meta) node.meta = { ...node.meta, name, folderId: dir.id, type: type ?? node.meta.type };
+    this.c.tree.move(node, dir, name);
+  }
+
+  async mkdir(path: string): Promise<void> {
+    const { parent, name } = parentAndName(path);
+    const dir = this.c.findDir(parent);
+    this.c.checkWritable(dir);
+    checkName(name);
+    if (dir.children.has(name)) throw fail("EEXIST");
+    const local = localDirKind(name, dir.localOnly, this.c.alwaysLocal);
+    if (local) {
+      // Kept on this machine (see localDirs.ts): git init, .obsidian, node_modules.
+      const made: DirNode = {
+        kind: "dir",
+        name,
+        parent: dir,
+        id: null,
+        meta: provisionalFolder(name, dir),
+        children: new Map(),
+        localOnly: local,
+      };
+      this.c.tree.addChild(dir, made);
+      this.c.saveLocal();
+      return;
+    }
+    await this.materialize(dir);
+    if (this.c.writeBehind && (dir === this.c.tree.root || dir.createKey || dir.meta?.role === "owner")) {
+      // Shown at once, created on the service in order with what goes into it.
+      const made: DirNode = {
+        kind: "dir",
+        name,
+        parent: dir,
+        id: null,
+        meta: provisionalFolder(name, dir),
+        children: new Map(),
+        createKey: randomUUID(),
+      };
+      this.c.tree.addChild(dir, made);
+      this.c.pendingDirs.set(dirKey(made), made);
+      const entry = {
+        fileId: null,
+        createKey: made.createKey!,
+        name,
+        baseEtag: null,
+        path,
+        folder: true as const,
+      };
+      await this.c.journal.put({ ...entry, ...this.c.placeOf(dir) }, false);
+      this.c.delivery.deliverSoon();
+      return;
+    }
+    try {
+      const folder = await this.c.client.createFolder({ name, parentFolderId: dir.id });
+      this.c.tree.upsertFolder(folder);
+    } catch (err) {
+      throw toVfsError(err);
+    }
+  }
+
+  async rmdir(path: string): Promise<void> {
+    const dir = this.c.findDir(path);
+    if (dir === this.c.tree.root) throw fail("EPERM");
+    this.c.checkWritable(dir);
+    if (dir.children.size > 0) throw fail("ENOTEMPTY"); // POSIX: only an empty directory
+    if (dir.localOnly) {
+      this.c.tree.detach(dir);
+      this.c.saveLocal();
+      return;
+    }
+    if (this.c.isPending(dir) && (await this.dropUnsentDir(dir))) return;
+    await this.c.delivery.settle(dir);
+    if (this.deletesLater(dir)) {
+      await this.deleteLater("folder", dir.id!, null, path);
+      this.c.tree.removeFolder(dir.id!);
+      return;
+    }
+    try {
+      await this.c.client.deleteFolder(dir.id!);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404)) throw toVfsError(err);
+    }
+    this.c.tree.removeFolder(dir.id!);
+  }
+
+  async unlink(path: string): Promise<void> {
+    if (!this.c.tree.lookup(path) && this.c.attrs.sidecar(path))
+      throw fail("EPERM", "a sidecar goes away with its note");
+    const node = this.c.find(path);
+    if (node.kind === "dir") throw fail("EISDIR");
+    this.c.checkWritable(node);
+    // What an unlink does to a note depends on where it stands (lifecycle.ts): one that never left
+    // is forgotten; one whose create may be on its way is deleted once it is there; otherwise the
+    // delete goes in the journal (If-Match), leaving a tombstone its name can be claimed from.
+    if (node.kind === "file" && decide(noteState(this.c, node), "unlink") === "forget") {
+      if (await this.dropUnsent(node)) return;
+    }
+    await this.c.delivery.settle(node);
+    if (node.kind === "local") {
+      this.c.tree.detach(node);
+      // A renamed-away note (`note~`, `.fuse_hidden*` at the last close of a removed open note).
+      if (node.ghostOf && this.c.writeBehind) {
+        await this.deleteLater("file", node.ghostOf.id, node.ghostOf.etag, path);
+        this.c.claims.leaveTombstone(node.parent, node.ghostOf.shownAs, node.ghostOf);
+      } else if (node.ghostOf) await this.deleteRemote(node.ghostOf.id, node.ghostOf.etag);
+      this.c.local.remove(node.blob);
+      this.c.saveLocal();
+      return;
+    }
+    if (node.id && this.deletesLater(node)) {
+      await this.deleteLater("file", node.id, node.meta?.etag ?? null, path);
+      this.c.claims.leaveTombstone(node.parent, node.name, {
+        id: node.id,
+        etag: this.c.rebase.ownSuccessor(node.id, baseOf(node.meta))?.etag ?? node.meta?.etag ?? "",
+        hash: node.meta?.contentHash,
+        name: node.remoteName,
+        shownAs: node.name,
+        meta: node.meta ?? undefined,
+      });
+    } else if (node.id) await this.deleteRemote(node.id, node.meta?.etag);
+    if (node.id) this.c.tree.removeFile(node.id);
+    else this.c.tree.detach(node);
+  }
+
+  /**
+   * Deletes are write-behind too (rm -rf returns at once; a burst goes up in bulk), for what the
+   * user owns: deleting someone else's shared item is refused by the service, and that answer
+   * must reach the program that asked.
+   */
+  deletesLater(node: FileNode | DirNode): boolean {
+    return this.c.writeBehind && (node.meta?.role ?? "owner") === "owner";
+  }
+
+  async deleteLater(kind: "file" | "folder", id: string, etag: string | null, path: string) {
+    this.c.tree.deleting.add(id);
+    const entry = { fileId: id, createKey: "", name: "", folderId: null, baseEtag: etag, path, delete: kind };
+    await this.c.journal.put(entry, false);
+    this.c.delivery.deliverSoon();
+  }
+
+  /**
+   * A note whose create has not left yet is deleted by forgetting it: `echo x > tmp.md; rm tmp.md`
+   * costs no request. True if that was the case.
+   */
+  async dropUnsent(node: FileNode): Promise<boolean> {
+    const key = journalKey(node);
+    const entry = this.c.journal.get(key);
+    if (node.id || !entry || this.c.delivery.onItsWay(key) || this.c.openNotes.has(node)) return false;
+    await this.c.journal.done(entry);
+    this.c.overlay.delete(node);
+    this.c.tree.detach(node);
+    return true;
+  }
+
+  /** A folder whose create has not left yet is removed by forgetting it (mkdir -p, then rm -rf). */
+  async dropUnsentDir(dir: DirNode): Promise<boolean> {
+    const key = dirKey(dir);
+    const entry = this.c.journal.get(key);
+    if (!entry || this.c.delivery.onItsWay(key)) return false;
+    await this.c.journal.done(entry);
+    this.c.pendingDirs.delete(key);
+    this.c.tree.removeDir(dir);
+    return true;
+  }
+
+  async deleteRemote(id: string, etag: string | undefined): Promise<void> {
+    try {
+      // If-Match: deleting a note that changed remotely since we saw it would lose that change.
+      await this.c.client.deleteFile(id, etag);
+      this.c.cache.delete(id);
+      this.c.tree.ghosted.delete(id);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return;
+      throw toVfsError(err);
+    }
+  }
+
+  async rename(from: string, to: string): Promise<void> {
+    const src = this.c.find(from);
+    const { parent, name } = parentAndName(to);
+    const destDir = this.c.findDir(parent);
+    checkName(name);
+    const sidecar = destDir.children.has(name) ? undefined : sidecarAt(destDir, name);
+    if (sidecar) {
+      // `jq ... > tmp && mv tmp NAME.meta.json`: the renamed file's JSON is applied.
+      if (src.kind !== "local") throw fail("EINVAL", "only a plain file can replace a sidecar");
+      this.c.checkWritable(sidecar.target);
+      await this.c.delivery.settle(sidecar.target);
+      await this.c.sidecars.apply(sidecar.target, this.c.local.read(src.blob).toString("utf8"));
+      this.c.tree.detach(src);
+      this.c.local.remove(src.blob);
+      this.c.saveLocal();
+      return;
+    }
+    this.c.checkWritable(src);
+    this.c.checkWritable(destDir);
+    const target = destDir.children.get(name);
+    if (target === src) return;
+    if (src.kind === "dir") return this.renameDir(src, destDir, name, target);
+    if (target?.kind === "dir") throw fail("EISDIR");
+    try {
+      if (target?.kind === "file" && isNoteName(name)) {
+        await this.c.delivery.settle(src); // its remote copy is deleted once its content moved over
+        return await this.replaceNote(src, target);
+      }
+      if (target) await this.unlink(to);
+      if (src.kind === "local") return await this.renameLocal(src, destDir, name);
+      return await this.renameNote(src, destDir, name);
+    } catch (err) {
+      throw toVfsError(err);
+    }
+  }
+
+  /**
+   * Rename over an existing note is how editors and tools save (sed -i, python's os.replace, rsync,
+   * vim): the existing note gets the new content, keeping its id, metadata and history.
+   */
+  async replaceNote(src: FileNode | LocalNode, target: FileNode): Promise<void> {
+    const content = src.kind === "local" ? this.c.local.read(src.blob) : await this.c.body(src);
+    if (src.kind === "local" && src.pendingMeta)
+      target.pendingMeta = { ...target.pendingMeta, ...src.pendingMeta };
+    const open = this.c.io.openNote(target);
+    try {
+      // Its whole content is replaced: the old body is not needed (nor fetched).
+      open.content = Buffer.from(content);
+      open.dirty = true;
+      await this.c.io.upload(open);
+    } finally {
+      if (--open.refs <= 0) this.c.openNotes.delete(target);
+    }
+    if (src.kind === "local") {
+      this.c.tree.detach(src);
+      this.c.local.remove(src.blob);
+      this.c.saveLocal();
+      if (src.ghostOf && src.ghostOf.id !== target.id) await this.deleteRemote(src.ghostOf.id, undefined);
+    } else if (src.id) {
+      await this.deleteRemote(src.id, src.meta?.etag);
+      this.c.tree.removeFile(src.id);
+    } else {
+      this.c.tree.detach(src);
+    }
+  }
+
+  async renameLocal(src: LocalNode, destDir: DirNode, name: string): Promise<void> {
+    if (!isNoteName(name) || destDir.localOnly === "always") {
+      this.c.tree.move(src, destDir, name);
+      this.c.saveLocal();
+      return;
+    }
+    await this.materialize(destDir);
+    // A local file becomes a note (rsync's and sed's temp files, a ghost renamed back): it continues
+    // the note it stands for, or the one left under this name, or it is a new note.
+    const claim = src.ghostOf ?? (await this.c.claims.claimName(destDir, name));
+    src.ghostOf = undefined;
+    this.c.tree.move(src, destDir, name);
+    await this.c.claims.adoptLocal(src, claim);
+  }
+
+  async renameNote(src: FileNode, destDir: DirNode, name: string): Promise<void> {
+    // Into a folder whose content stays local: mv copies it there and deletes the note (EXDEV).
+    if (destDir.localOnly === "always") throw fail("EXDEV");
+    await this.materialize(destDir);
+    if (isNoteName(name) && (this.c.writeBehind || !src.id)) {
+      // Shown at once; the journal sends the new name and folder in order with the note's saves
+      // (a note not created yet is simply created under its new name).
+      this.placeLocally(src, destDir, name);
+      const pending = this.c.journal.get(journalKey(src));
+      if (src.id || pending) {
+        await this.c.journal.put(
+          {
+            fileId: src.id,
+            createKey: src.createKey,
+            name,
+            ...this.c.placeOf(destDir),
+            baseEtag: src.meta?.etag ?? null,
+            baseHash: src.meta?.contentHash ?? null,
+            path: this.c.tree.pathOf(src),
+            // Also for a note being created: its create may already be on its way under the old name.
+            move: true,
+          },
+          !this.c.writeBehind,
+        );
+        this.c.delivery.deliverSoon();
+      }
+      return;
+    }
+    await this.c.delivery.settle(src);
+    if (!src.id) {
+      // Not uploaded yet (nothing was written): it will be created under its new name.
+      src.remoteName = name;
+      this.c.tree.move(src, destDir, name);
+      return;
+    }
+    if (!isNoteName(name)) {
+      // Renamed to a non-note name (vim's `note~`, `.fuse_hidden*`): the note stays remote,
+      // shown here as a local file still bound to it, until it is re-created, renamed back or unlinked.
+      const body = await this.c.body(src);
+      const ghost = this.c.newLocal(destDir, name, 0o644, body);
+      ghost.ghostOf = {
+        id: src.id,
+        etag: src.meta!.etag,
+        hash: src.meta!.contentHash,
+        name: src.remoteName,
+        shownAs: src.name,
+      };
+      this.c.tree.ghosted.add(src.id);
+      this.c.tree.removeFile(src.id);
+      this.c.saveLocal();
+      return;
+    }
+    const meta = withoutContent(await this.c.client.updateFile(src.id, { name, folderId: destDir.id }));
+    this.c.tree.upsertFile(meta, true);
+  }
+
+  async renameDir(src: DirNode, destDir: DirNode, name: string, target: Node | undefined): Promise<void> {
+    if (target) {
+      if (target.kind !== "dir") throw fail("ENOTDIR");
+      if (target.children.size > 0) throw fail("ENOTEMPTY");
+    }
+    for (let d: DirNode | null = destDir; d; d = d.parent) if (d === src) throw fail("EINVAL");
+    if (src.localOnly) return this.renameLocalDir(src, destDir, name, target);
+    if (destDir.localOnly === "always") throw fail("EXDEV");
+    await this.materialize(destDir);
+    // A folder made here moves, or takes a folder in, once the service has it.
+    await this.c.delivery.settle(src);
+    await this.c.delivery.settle(destDir);
+    try {
+      if (target?.kind === "dir") await this.rmdir(this.c.tree.pathOf(target));
+      const folder = await this.c.client.updateFolder(src.id!, { name, parentFolderId: destDir.id });
+      this.c.tree.upsertFolder(folder);
+    } catch (err) {
+      throw toVfsError(err);
+    }
+  }
+
+  /** A local folder moves here; under a name that is not local (no dot), it becomes an ordinary folder. */
+  async renameLocalDir(src: DirNode, destDir: DirNode, name: string, target: Node | undefined) {
+    if (target?.kind === "dir") await this.rmdir(this.c.tree.pathOf(target));
+    src.meta = provisionalFolder(name, destDir); // a folder is shown under its record's name
+    this.c.tree.move(src, destDir, name);
+    const kind = localDirKind(name, destDir.localOnly, this.c.alwaysLocal);
+    if (kind) src.localOnly = kind;
+    else {
+      await this.materialize(destDir);
+      await this.promote(src);
+    }
+    this.c.saveLocal();
+  }
+
+  /** A local "until-note" folder is about to hold a note: it (and its local parents) go to the service. */
+  async materialize(dir: DirNode): Promise<void> {
+    if (dir.localOnly !== "until-note") return;
+    const chain: DirNode[] = [];
+    for (let d: DirNode | null = dir; d?.localOnly === "until-note"; d = d.parent) chain.unshift(d);
+    for (const d of chain) await this.promote(d, false);
+  }
+
+  /**
+   * A local folder becomes an ordinary one: created on the service in order with what goes into it
+   * (as mkdir does). `deep`: folders inside that are local only because it was follow.
+   */
+  async promote(dir: DirNode, deep = true): Promise<void> {
+    dir.localOnly = undefined;
+    this.c.tree.localDirs.delete(dir);
+    dir.createKey = randomUUID();
+    this.c.pendingDirs.set(dirKey(dir), dir);
+    const path = this.c.tree.pathOf(dir);
+    await this.c.journal.put(
+      {
+        fileId: null,
+        createKey: dir.createKey,
+        name: dir.name,
+        baseEtag: null,
+        path,
+        folder: true,
+        ...this.c.placeOf(dir.parent!),
+      },
+      false,
+    );
+    this.c.attrsChanged(dir);
+    this.c.saveLocal();
+    this.c.delivery.deliverSoon();
+    if (!deep) return;
+    for (const child of dir.children.values()) {
+      if (child.kind !== "dir" || !child.localOnly) continue;
+      const kind = localDirKind(child.name, undefined, this.c.alwaysLocal);
+      if (kind) child.localOnly = kind;
+      else await this.promote(child);
+    }
+  }
+}

@@ -1,0 +1,168 @@
+// Local saves interleaved with remote edits, renames and deletes through the API. A remote change
+// has no local-directory analogue, so this property checks the promise instead of a model: every
+// save a program saw succeed is kept — after `txtfs sync` its bytes are the current content or a
+// version of some note in the folder (the note itself, or its conflict copy, wherever a remote
+// rename took it) — unless the same path was saved again locally with no remote change between
+// (then the later save is the one that must be kept) or the note was deleted remotely afterwards.
+// The mount must also end showing what the service holds.
+import { createHash } from "node:crypto";
+import fc from "fast-check";
+import { q } from "../mount.ts";
+import type { Api } from "../server.ts";
+import type { Op } from "./ops.ts";
+import { opScript } from "./ops.ts";
+import { bash, type RunFailure, type RunStats, readManifests } from "./runner.ts";
+
+export type RemoteOp =
+  | { k: "redit"; p: string; text: string }
+  | { k: "rrename"; p: string; to: string }
+  | { k: "rdelete"; p: string };
+type LocalOp = Extract<Op, { k: "rewrite" | "append" | "vim" | "sed" | "replace" }>;
+export type MixedOp = LocalOp | RemoteOp;
+
+const NAMES = ["a.md", "b.md", "c.md"];
+const name = fc.constantFrom(...NAMES);
+const text = fc.constantFrom("apple\n", "banana split\n", "cat a\n", "remote a\n", "a\nb\n");
+let marker = 0;
+
+export const mixedArb: fc.Arbitrary<MixedOp> = fc.oneof(
+  { arbitrary: fc.record({ k: fc.constant("rewrite" as const), p: name, text }), weight: 3 },
+  { arbitrary: fc.record({ k: fc.constant("append" as const), p: name, text }), weight: 3 },
+  {
+    arbitrary: fc.record({ k: fc.constant("vim" as const), p: name, flavour: fc.constant("es" as const) }),
+    weight: 2,
+  },
+  { arbitrary: fc.record({ k: fc.constant("sed" as const), p: name, bak: fc.constant(false) }), weight: 2 },
+  { arbitrary: fc.record({ k: fc.constant("replace" as const), p: name, text }), weight: 1 },
+  { arbitrary: fc.record({ k: fc.constant("redit" as const), p: name, text }), weight: 3 },
+  { arbitrary: fc.record({ k: fc.constant("rrename" as const), p: name, to: name }), weight: 1 },
+  { arbitrary: fc.record({ k: fc.constant("rdelete" as const), p: name }), weight: 1 },
+);
+
+const isRemote = (op: MixedOp): op is RemoteOp =>
+  op.k === "redit" || op.k === "rrename" || op.k === "rdelete";
+
+export function showMixed(op: MixedOp): string {
+  if (op.k === "redit") return `# remote: PUT ${op.p} content ${JSON.stringify(op.text)}`;
+  if (op.k === "rrename") return `# remote: PUT ${op.p} name ${op.to}`;
+  if (op.k === "rdelete") return `# remote: DELETE ${op.p}`;
+  return opScript(op);
+}
+
+export interface RemoteRunOptions {
+  api: Api;
+  /** The mount's root and the run's folder name in it. */
+  mnt: string;
+  folder: string;
+  pauseMs: number;
+  sync(): Promise<void>;
+  stats?: RunStats;
+}
+
+const sha = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function folderNotes(api: Api, folder: string) {
+  const res = await api.get("/api/me/files");
+  const f = (res.body.folders as any[]).find((x) => x.name === folder && x.parentFolderId === null);
+  if (!f) return { folderId: undefined, files: [] as any[] };
+  return { folderId: f.id as string, files: (res.body.files as any[]).filter((x) => x.folderId === f.id) };
+}
+
+interface Claim {
+  step: number;
+  path: string;
+  bytes: Buffer;
+  live: boolean;
+}
+
+export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<RunFailure | undefined> {
+  const dir = `${o.mnt}/${o.folder}`;
+  // Each run writes texts of its own, so a claim can only be met by this run's saves.
+  const tag = `${o.folder}-${++marker}`;
+  const setup = await bash(
+    `mkdir ${q(dir)} && cd ${q(dir)} && for n in ${NAMES.join(" ")}; do printf 'start %s ${tag}\\n' $n > $n; done`,
+    "/",
+  );
+  if (setup.code !== 0) return { step: -1, problems: [`setup: ${setup.stderr}`] };
+  await o.sync();
+  const claims: Claim[] = [];
+  const lastClaim = new Map<string, Claim>();
+  for (const [i, op] of ops.entries()) {
+    if (i > 0 && o.pauseMs > 0) await sleep(o.pauseMs);
+    if (isRemote(op)) {
+      const { files } = await folderNotes(o.api, o.folder);
+      const rec = files.find((f) => f.name === op.p);
+      // A path that is not on the service (yet) has nothing to change remotely.
+      if (!rec) continue;
+      if (op.k === "redit")
+        await o.api.put(`/api/v1/files/${rec.id}`, { content: `${op.text}${tag} r${i}\n` });
+      else if (op.k === "rrename") {
+        if (op.to === op.p || files.some((f) => f.name === op.to)) continue;
+        await o.api.put(`/api/v1/files/${rec.id}`, { name: op.to });
+      } else await o.api.delete(`/api/v1/files/${rec.id}`);
+      // What was saved at this path before is no longer replaced by a later local save.
+      const c = lastClaim.get(op.p);
+      if (c && op.k === "rdelete") c.live = false; // deleted by someone else afterwards: may go
+      lastClaim.delete(op.p);
+      if (op.k === "rrename") lastClaim.delete(op.to);
+      continue;
+    }
+    // Local saves carry the step's marker, so each acknowledged save has bytes of its own.
+    const withMarker: LocalOp =
+      op.k === "rewrite" || op.k === "append" || op.k === "replace"
+        ? { ...op, text: `${op.text}${tag} l${i}\n` }
+        : op;
+    const r = await bash(
+      `${opScript(withMarker)} >/dev/null 2>&1 </dev/null; rc=$?; [ $rc = 0 ] && base64 -w0 < ${q(op.p)}; exit $rc`,
+      dir,
+    );
+    if (o.stats && r.code === 0) o.stats.effective++;
+    if (r.code !== 0) continue;
+    const prev = lastClaim.get(op.p);
+    if (prev) prev.live = false; // replaced by this save of the same path
+    const claim = { step: i, path: op.p, bytes: Buffer.from(r.stdout, "base64"), live: true };
+    claims.push(claim);
+    lastClaim.set(op.p, claim);
+  }
+
+  await o.sync();
+  // Every live claim: the current content or a version of some note in the folder.
+  const { files } = await folderNotes(o.api, o.folder);
+  const hashes = new Set<string>();
+  const current = new Map<string, string>();
+  for (const f of files) {
+    const full = await o.api.get(`/api/v1/files/${f.id}`);
+    if (full.status !== 200) continue;
+    current.set(f.name, full.body.content);
+    hashes.add(sha(Buffer.from(full.body.content, "utf8")));
+    const versions = await o.api.get(`/api/v1/files/${f.id}/versions?limit=100`);
+    for (const v of versions.body.versions ?? []) hashes.add(String(v.content_hash).replace(/^sha256:/, ""));
+  }
+  const problems: string[] = [];
+  for (const c of claims)
+    if (c.live && !hashes.has(sha(c.bytes)))
+      problems.push(
+        `lost save: step ${c.step} saved ${c.path} as ${JSON.stringify(c.bytes.toString())}; not on the service`,
+      );
+
+  // The mount ends showing the service's notes (the change feed has about a second to bring them).
+  // Compared as contents, not names: two conflict copies made in one second share a name on the
+  // service, and the mount shows the second with a suffix (README: two notes with one name).
+  const want = [...current.values()].sort();
+  let mismatch: string[] = [];
+  for (let attempt = 0; attempt < 15; attempt++) {
+    const [tree] = await readManifests([dir]);
+    const shown = Object.entries(tree!.files)
+      .filter(([p]) => p.endsWith(".md"))
+      .map(([, b]) => Buffer.from(b, "base64").toString())
+      .sort();
+    mismatch = [];
+    if (JSON.stringify(shown) !== JSON.stringify(want))
+      mismatch.push(`the mount shows ${JSON.stringify(shown)}, the service holds ${JSON.stringify(want)}`);
+    if (!mismatch.length) break;
+    await sleep(200);
+  }
+  problems.push(...mismatch.map((p) => `after sync: ${p}`));
+  return problems.length ? { step: ops.length, problems } : undefined;
+}

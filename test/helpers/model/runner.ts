@@ -1,0 +1,328 @@
+// Runs one sequence of operations on a target tree (a folder of the mount, or a local directory for
+// the harness's own control runs) and on the model (a local directory under /var/tmp), and says
+// where they first differ: exit status of an operation, names or bytes of the tree, a note's
+// identity (user.txtfs.id) or tags, and — after `txtfs sync` — the notes on the service.
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { q } from "../mount.ts";
+import type { Api } from "../server.ts";
+import { type Op, opScript, PYTHON, renameOf } from "./ops.ts";
+
+const MANIFEST_PY = fileURLToPath(new URL("./manifest.py", import.meta.url));
+
+export interface Manifest {
+  files: Record<string, string>; // path -> base64 bytes
+  dirs: string[];
+  ids: Record<string, string | null>;
+  tags: Record<string, string | null>;
+}
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a bash script in a child process; never rejects. */
+export function bash(script: string, cwd: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000) {
+  return new Promise<RunResult>((resolve) => {
+    execFile(
+      "bash",
+      ["-c", script],
+      { cwd, env: { ...process.env, ...env }, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code = err ? (err as { code?: unknown }).code : 0;
+        resolve({ code: typeof code === "number" ? code : 255, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** Manifests of the given roots, read by one child process. */
+export async function readManifests(roots: string[]): Promise<Manifest[]> {
+  const r = await bash(`exec ${PYTHON} -S ${MANIFEST_PY} ${roots.map((x) => `'${x}'`).join(" ")}`, "/");
+  if (r.code !== 0) throw new Error(`manifest failed (${r.code}): ${r.stderr}`);
+  return JSON.parse(r.stdout) as Manifest[];
+}
+
+/** The model's manifest, read in this process (the model is a local directory, never the mount). */
+export function localManifest(root: string): Manifest {
+  const files: Record<string, string> = {};
+  const dirs: string[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const full = join(dir, name);
+      const rel = relative(root, full);
+      if (/(^|\/)(\.[^/]*\.sw[a-z]|4913|\.fuse_hidden[^/]*)$/.test(rel)) continue;
+      const st = statSync(full);
+      if (st.isDirectory()) {
+        dirs.push(rel);
+        walk(full);
+      } else files[rel] = readFileSync(full).toString("base64");
+    }
+  };
+  walk(root);
+  return { files, dirs: dirs.sort(), ids: {}, tags: {} };
+}
+
+const isNote = (p: string) => p.endsWith(".md") || p.endsWith(".txt");
+const show = (b64: string | undefined) =>
+  b64 === undefined
+    ? "(absent)"
+    : b64.startsWith("!")
+      ? b64
+      : JSON.stringify(Buffer.from(b64, "base64").toString("latin1"));
+
+/** Every difference in names and bytes between target and model, one line each. */
+export function treeDiff(target: Manifest, model: Manifest): string[] {
+  const out: string[] = [];
+  const dirsT = new Set(target.dirs);
+  const dirsM = new Set(model.dirs);
+  for (const d of dirsM) if (!dirsT.has(d)) out.push(`folder ${d}/: missing on the mount`);
+  for (const d of dirsT) if (!dirsM.has(d)) out.push(`folder ${d}/: only on the mount`);
+  const paths = new Set([...Object.keys(target.files), ...Object.keys(model.files)]);
+  for (const p of [...paths].sort()) {
+    const t = target.files[p];
+    const m = model.files[p];
+    if (t !== m) out.push(`${p}: mount ${show(t)} model ${show(m)}`);
+  }
+  return out;
+}
+
+/** Tracks which note should keep which identity, from the model's tree after each operation. */
+export class IdentityModel {
+  private next = 1;
+  /** note path -> identity token */
+  readonly tokens = new Map<string, number>();
+  readonly tags = new Map<number, string>();
+  /** token -> the id first seen on the target */
+  readonly ids = new Map<number, string>();
+
+  /** Applies one operation's outcome (model exit code, model tree before and after). */
+  step(op: Op, code: number, before: Manifest, after: Manifest) {
+    const ren = renameOf(op);
+    if (ren && code === 0 && ren.from !== ren.to) {
+      const fromTok = this.tokens.get(ren.from);
+      // A rename over an existing note keeps the target note (README: saves through temp files);
+      // onto a free name the note moves.
+      if (!(ren.to in before.files) && fromTok !== undefined) this.tokens.set(ren.to, fromTok);
+      this.tokens.delete(ren.from);
+    }
+    if (op.k === "tag" && code === 0) {
+      const tok = this.tokens.get(op.p);
+      if (tok !== undefined) this.tags.set(tok, op.tags);
+    }
+    this.sync(after);
+  }
+
+  /** Forgets notes that are gone, gives new notes a token. */
+  sync(tree: Manifest) {
+    for (const p of [...this.tokens.keys()]) if (!(p in tree.files)) this.tokens.delete(p);
+    for (const p of Object.keys(tree.files))
+      if (isNote(p) && !this.tokens.has(p)) this.tokens.set(p, this.next++);
+  }
+
+  /** Differences in identity and tags between what the target shows and what should hold. */
+  check(target: Manifest, where: string): string[] {
+    const out: string[] = [];
+    const seen = new Map<string, string>();
+    for (const [p, tok] of this.tokens) {
+      const id = target.ids[p];
+      if (!id) continue; // not a note on the target (a difference treeDiff reports) or a local-only control
+      const first = this.ids.get(tok);
+      if (first && first !== id) out.push(`${p}: id ${id} ${where}, was ${first} (identity lost)`);
+      if (!first) this.ids.set(tok, id);
+      const other = seen.get(id);
+      if (other) out.push(`${p} and ${other} share id ${id} ${where}`);
+      seen.set(id, p);
+      const want = this.tags.get(tok) ?? "";
+      const got = target.tags[p] ?? "";
+      if (got !== want)
+        out.push(`${p}: tags ${JSON.stringify(got)} ${where}, expected ${JSON.stringify(want)}`);
+    }
+    return out;
+  }
+}
+
+export interface ServiceView {
+  api: Api;
+  /** The run's folder as a path inside the mount ("model/r3"). */
+  folder: string;
+  /** Waits until every save is on the service (`txtfs sync`). */
+  sync(): Promise<void>;
+}
+
+export interface RunOptions {
+  /** Root of the tree under test (a folder of the mount, or a local dir for the control). */
+  target: string;
+  /** Root of the model (a local dir). */
+  model: string;
+  /** Scratch dir outside both trees. */
+  stage: string;
+  /** "step": compare after every operation; a number: run the target's operations in one burst with this pause (ms) between them, compare at the end. */
+  mode: "step" | number;
+  service?: ServiceView;
+  /** Counts what ran: operations that succeeded on the model, the slowest operation on the target. */
+  stats?: RunStats;
+}
+
+export interface RunStats {
+  effective: number;
+  slowestMs: number;
+}
+
+export interface RunFailure {
+  step: number; // index of the operation after which the difference showed (-1: setup, ops.length: final check)
+  problems: string[];
+}
+
+/** Notes that exist before the sequence starts: edits of notes already on the service. */
+export const SETUP_SCRIPT =
+  "mkdir d1 && printf 'banana\\ncat\\n' > a.md && printf 'apple pie\\n' > b.md && printf abc > c.txt && printf 'cat\\n' > d1/a.md";
+
+/** Seconds one operation may take: past that it counts as hung (exit status 124). */
+export const OP_TIMEOUT_S = 10;
+const wrap = (op: Op, side: "target" | "model") =>
+  `timeout -k 2 ${OP_TIMEOUT_S} bash -c ${q(opScript(op, side))} >/dev/null`;
+
+export async function runSequence(ops: Op[], o: RunOptions): Promise<RunFailure | undefined> {
+  for (const dir of [o.model, o.stage]) mkdirSync(dir, { recursive: true });
+  const env = { STAGE: o.stage };
+  const identity = new IdentityModel();
+  // Setup: the same starting notes on both sides, delivered before the sequence starts.
+  const setT = await bash(`mkdir -p '${o.target}' && cd '${o.target}' && ${SETUP_SCRIPT}`, "/", env);
+  const setM = await bash(SETUP_SCRIPT, o.model, env);
+  if (setT.code !== 0 || setM.code !== 0)
+    return { step: -1, problems: [`setup failed: ${setT.stderr} ${setM.stderr}`] };
+  await o.service?.sync();
+  let [targetTree] = await readManifests([o.target]);
+  let modelTree = localManifest(o.model);
+  identity.sync(modelTree);
+  const setupProblems = [...treeDiff(targetTree!, modelTree), ...identity.check(targetTree!, "after setup")];
+  if (setupProblems.length) return { step: -1, problems: setupProblems };
+
+  if (o.mode === "step") {
+    for (const [i, op] of ops.entries()) {
+      const started = Date.now();
+      const t = await bash(wrap(op, "target"), o.target, env);
+      if (o.stats) o.stats.slowestMs = Math.max(o.stats.slowestMs, Date.now() - started);
+      const m = await bash(wrap(op, "model"), o.model, env);
+      if (o.stats && m.code === 0) o.stats.effective++;
+      const before = modelTree;
+      [targetTree] = await readManifests([o.target]);
+      modelTree = localManifest(o.model);
+      identity.step(op, m.code, before, modelTree);
+      const problems: string[] = [];
+      if (t.code !== m.code)
+        problems.push(`exit status: mount ${t.code} model ${m.code}; mount stderr: ${t.stderr.trim()}`);
+      problems.push(...treeDiff(targetTree!, modelTree), ...identity.check(targetTree!, `after step ${i}`));
+      if (problems.length) return { step: i, problems };
+    }
+  } else {
+    // The target runs every operation in one child process, `mode` ms apart, printing each exit
+    // status; the model runs them one by one (its timing does not matter) to follow identities.
+    const pause = o.mode > 0 ? `sleep ${(o.mode / 1000).toFixed(3)}; ` : "";
+    const script = ops
+      .map((op) => `t0=$EPOCHREALTIME; ${wrap(op, "target")}; echo "rc $? $t0 $EPOCHREALTIME"`)
+      .join(`\n${pause}`);
+    const t = await bash(script, o.target, env);
+    const rcs = [...t.stdout.matchAll(/^rc (\d+) ([\d.]+) ([\d.]+)$/gm)];
+    const codes = rcs.map((x) => Number(x[1]));
+    if (o.stats)
+      for (const x of rcs)
+        o.stats.slowestMs = Math.max(o.stats.slowestMs, (Number(x[3]) - Number(x[2])) * 1000);
+    for (const [i, op] of ops.entries()) {
+      const m = await bash(wrap(op, "model"), o.model, env);
+      if (o.stats && m.code === 0) o.stats.effective++;
+      const before = modelTree;
+      modelTree = localManifest(o.model);
+      identity.step(op, m.code, before, modelTree);
+      if (codes[i] !== m.code)
+        return {
+          step: i,
+          problems: [
+            `exit status: mount ${codes[i]} model ${m.code}; mount stderr (whole burst): ${t.stderr.trim()}`,
+          ],
+        };
+    }
+    [targetTree] = await readManifests([o.target]);
+    const problems = [...treeDiff(targetTree!, modelTree), ...identity.check(targetTree!, "at the end")];
+    if (problems.length) return { step: ops.length - 1, problems };
+  }
+
+  if (o.service) {
+    await o.service.sync();
+    [targetTree] = await readManifests([o.target]);
+    const problems = [
+      ...treeDiff(targetTree!, modelTree).map((d) => `after sync: ${d}`),
+      ...identity.check(targetTree!, "after sync"),
+      ...(await serviceDiff(o.service, modelTree, targetTree!)),
+    ];
+    if (problems.length) return { step: ops.length, problems };
+  }
+  return undefined;
+}
+
+/** The notes under the run's folder on the service against the model's .md/.txt files. */
+export async function serviceDiff(view: ServiceView, model: Manifest, target: Manifest): Promise<string[]> {
+  const res = await view.api.get("/api/me/files");
+  if (res.status !== 200) return [`GET /api/me/files: ${res.status}`];
+  const { files, folders } = res.body as { files: any[]; folders: any[] };
+  const pathOf = new Map<string | null, string>([[null, ""]]);
+  const byId = new Map(folders.map((f) => [f.id, f]));
+  const folderPath = (id: string | null): string | undefined => {
+    if (pathOf.has(id)) return pathOf.get(id);
+    const f = byId.get(id);
+    if (!f) return undefined;
+    const parent = folderPath(f.parentFolderId);
+    const p = parent === undefined ? undefined : parent ? `${parent}/${f.name}` : f.name;
+    if (p !== undefined) pathOf.set(id, p);
+    return p;
+  };
+  const prefix = `${view.folder}/`;
+  const remote = new Map<string, any>();
+  const out: string[] = [];
+  for (const f of files) {
+    const dir = folderPath(f.folderId);
+    if (dir === undefined) continue;
+    const full = dir ? `${dir}/${f.name}` : f.name;
+    if (!full.startsWith(prefix)) continue;
+    const rel = full.slice(prefix.length);
+    if (remote.has(rel)) out.push(`service: two notes named ${rel} (${remote.get(rel).id}, ${f.id})`);
+    remote.set(rel, f);
+  }
+  const remoteDirs = new Set(
+    folders
+      .map((f) => folderPath(f.id))
+      .filter((p): p is string => !!p?.startsWith(prefix))
+      .map((p) => p.slice(prefix.length)),
+  );
+  for (const d of model.dirs) if (!remoteDirs.has(d)) out.push(`service: folder ${d}/ missing`);
+  for (const d of remoteDirs) if (!model.dirs.includes(d)) out.push(`service: folder ${d}/ should not exist`);
+  const modelNotes = Object.keys(model.files).filter(isNote);
+  for (const p of modelNotes) {
+    const rec = remote.get(p);
+    const want = Buffer.from(model.files[p]!, "base64");
+    if (!rec) {
+      out.push(`service: note ${p} missing (model ${show(model.files[p])})`);
+      continue;
+    }
+    const body = await view.api.get(`/api/v1/files/${rec.id}`);
+    const got = body.status === 200 ? Buffer.from(String(body.body.content), "utf8") : undefined;
+    if (!got?.equals(want))
+      out.push(
+        `service: ${p} is ${got ? JSON.stringify(got.toString("latin1")) : body.status}, model ${show(model.files[p])}`,
+      );
+    const mountId = target.ids[p];
+    if (mountId && mountId !== rec.id) out.push(`service: ${p} is ${rec.id}, the mount shows ${mountId}`);
+  }
+  for (const p of remote.keys()) if (!modelNotes.includes(p)) out.push(`service: note ${p} should not exist`);
+  return out;
+}
+
+/** Removes a directory tree (the model's, never the mount's). */
+export function removeLocal(dir: string) {
+  if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,188 @@
+// Model-based tests of the mount (issue 13): random sequences of everyday operations (editors'
+// saves, temp file + rename, rsync, renames, moves, deletes, folders, tags) run on a folder of a real
+// `txtfs mount --serve` and on a local directory (the model), compared after every step (or after a
+// burst with 0-1000 ms pauses, so edits land while earlier saves are pending or in flight), then
+// against the service after `txtfs sync`. A difference shrinks to a minimal sequence, printed as
+// bash. The harness checks itself first: two local directories agree, and a difference injected on
+// one side is found and shrunk to the one operation that made it.
+//
+// Budget: TXTFS_MODEL_SEEDS (comma list), TXTFS_MODEL_OPS (longest sequence), TXTFS_MODEL_MODES
+// (comma list of "step" and burst pauses in ms, e.g. "step,0,5,20,100,1000"), TXTFS_MODEL_RUNS
+// (sequences per seed), TXTFS_MODEL_SHRINK_MS; scripts/soak sets them for long runs.
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Op, opArb, PATHS } from "../helpers/model/ops.ts";
+import { checkSeed, type SeedReport } from "../helpers/model/property.ts";
+import { type MixedOp, mixedArb, runMixed, showMixed } from "../helpers/model/remote.ts";
+import { type RunStats, removeLocal, runSequence } from "../helpers/model/runner.ts";
+import { type MountFixture, mountFixture } from "../helpers/mount.ts";
+
+const env = process.env;
+const list = (v: string | undefined, dflt: string) => (v ?? dflt).split(",").filter(Boolean);
+const SEEDS = list(env.TXTFS_MODEL_SEEDS, "1,2,3").map(Number);
+const MAX_OPS = Number(env.TXTFS_MODEL_OPS ?? 30);
+const RUNS = Number(env.TXTFS_MODEL_RUNS ?? 1);
+const SHRINK_MS = Number(env.TXTFS_MODEL_SHRINK_MS ?? 20_000);
+const MODES: ("step" | number)[] = list(env.TXTFS_MODEL_MODES, "0,step,5,20,100,1000").map((m) =>
+  m === "step" ? "step" : Number(m),
+);
+/** CI: fewer seeds for the paused modes, few operations with 1 s pauses (each costs a second). */
+const soak = env.TXTFS_MODEL_SEEDS !== undefined;
+const seedsFor = (mode: "step" | number) =>
+  soak ? SEEDS : mode === 0 || mode === "step" ? SEEDS : SEEDS.slice(0, 1);
+const opsFor = (mode: "step" | number) => (mode === 1000 && !soak ? Math.min(MAX_OPS, 8) : MAX_OPS);
+
+const base = mkdtempSync("/var/tmp/txtfs-model-");
+let runCounter = 0;
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+function expectAgreement(report: SeedReport) {
+  if (report.failed) console.error(report.text);
+  expect(report.failed, report.text).toBe(false);
+}
+
+describe("harness control (two local directories)", () => {
+  const local = (ops: Op[], mode: "step" | number, stats?: RunStats) => {
+    const n = ++runCounter;
+    const dir = join(base, `ctl-${n}`);
+    mkdirSync(dir);
+    return runSequence(ops, {
+      target: join(dir, "target"),
+      model: join(dir, "model"),
+      stage: join(dir, "stage"),
+      mode,
+      stats,
+    }).finally(() => removeLocal(dir));
+  };
+
+  it("two local directories agree on every sequence (step and burst)", async () => {
+    for (const mode of ["step", 0] as const) {
+      const report = await checkSeed({
+        seed: 7,
+        mode,
+        maxOps: 30,
+        numRuns: 2,
+        run: (ops, st) => local(ops, mode, st),
+      });
+      expectAgreement(report);
+      expect(report.ops).toBeGreaterThan(10);
+    }
+  }, 120_000);
+
+  it("a difference injected on one side is found and shrunk to the operation that made it", async () => {
+    const corrupt = fc.record({ k: fc.constant("corrupt" as const), p: fc.constantFrom(...PATHS) });
+    const arb = fc.oneof(
+      { arbitrary: opArb, weight: 6 },
+      { arbitrary: corrupt as fc.Arbitrary<Op>, weight: 1 },
+    );
+    for (const mode of ["step", 0] as const) {
+      const report = await checkSeed({
+        seed: 3,
+        mode,
+        maxOps: 15,
+        numRuns: 5,
+        arb,
+        run: (ops, st) => local(ops, mode, st),
+      });
+      expect(report.failed).toBe(true);
+      expect(report.counterexample!.some((op) => op.k === "corrupt")).toBe(true);
+      expect(report.counterexample!.length).toBeLessThanOrEqual(2);
+      expect(report.text).toMatch(/printf X >>/);
+      expect(report.failure!.problems.join("\n")).toMatch(/mount ".*X" model/);
+    }
+  }, 120_000);
+});
+
+describe("the mount agrees with a local directory", () => {
+  let m: MountFixture;
+  beforeAll(async () => {
+    m = mountFixture();
+    await m.start();
+  });
+  afterAll(() => m?.close());
+
+  const onMount = (ops: Op[], mode: "step" | number, stats: RunStats) => {
+    const n = ++runCounter;
+    const dir = join(base, `r${n}`);
+    mkdirSync(dir);
+    return runSequence(ops, {
+      target: join(m.dirs.mnt, `r${n}`),
+      model: join(dir, "model"),
+      stage: join(dir, "stage"),
+      mode,
+      service: { api: m.current.api, folder: `r${n}`, sync: () => m.sync() },
+      stats,
+    }).finally(() => removeLocal(dir));
+  };
+
+  for (const mode of MODES) {
+    for (const seed of seedsFor(mode)) {
+      const name = mode === "step" ? "compared after every step" : `in one burst, ${mode} ms apart`;
+      // One run: every operation plus its pause, a few seconds of setup and sync; then shrinking.
+      const runMs = opsFor(mode) * (300 + (typeof mode === "number" ? mode : 0)) + 5_000;
+      it(
+        `seed ${seed}: ${opsFor(mode)} operations ${name}`,
+        async () => {
+          const report = await checkSeed({
+            seed,
+            mode,
+            maxOps: opsFor(mode),
+            numRuns: RUNS,
+            timeLimitMs: runMs * RUNS + SHRINK_MS,
+            run: (ops, stats) => onMount(ops, mode, stats),
+          });
+          expect(report.effective).toBeGreaterThan(report.ops / 3); // the sequences do something
+          expectAgreement(report);
+        },
+        runMs * RUNS * 2 + SHRINK_MS + 60_000,
+      );
+    }
+  }
+});
+
+describe("remote edits, renames and deletes never lose an acknowledged local save", () => {
+  let m: MountFixture;
+  beforeAll(async () => {
+    m = mountFixture();
+    await m.start();
+  });
+  afterAll(() => m?.close());
+
+  const remoteModes = MODES.filter((x): x is number => typeof x === "number" && x <= 100);
+  for (const pause of remoteModes) {
+    for (const seed of soak ? SEEDS : pause === 0 ? SEEDS.slice(0, 2) : SEEDS.slice(0, 1)) {
+      const runMs = MAX_OPS * (300 + pause) + 8_000;
+      it(
+        `seed ${seed}: ${MAX_OPS} local and remote operations, ${pause} ms apart`,
+        async () => {
+          const report = await checkSeed<MixedOp>({
+            seed,
+            mode: pause,
+            maxOps: MAX_OPS,
+            numRuns: RUNS,
+            timeLimitMs: runMs * RUNS + SHRINK_MS,
+            arb: mixedArb,
+            show: showMixed,
+            setup: "a.md, b.md and c.md, delivered",
+            label: "remote",
+            prepare: (ops) => ops,
+            run: (ops, stats) =>
+              runMixed(ops, {
+                api: m.current.api,
+                mnt: m.dirs.mnt,
+                folder: `x${++runCounter}`,
+                pauseMs: pause,
+                sync: () => m.sync(),
+                stats,
+              }),
+          });
+          expect(report.effective).toBeGreaterThan(report.ops / 4);
+          expectAgreement(report);
+        },
+        runMs * RUNS * 2 + SHRINK_MS + 60_000,
+      );
+    }
+  }
+});

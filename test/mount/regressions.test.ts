@@ -1,0 +1,331 @@
+// One small test per user-visible bug of issue 13 ("What a user sees today", items 1-17), written
+// from the expected behaviour. Every action on the mount runs in a child process; results are
+// checked in the mount (another child) and on the service through the API. Item 2 is the
+// model-based test (model.test.ts), item 17 the fsx exerciser (fsx.test.ts), which on the current
+// code fails on arbitrary bytes (item 3) but not on text notes, so item 17 has no test here.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PYTHON } from "../helpers/model/ops.ts";
+import {
+  findByPath,
+  flatIndex,
+  type MountFixture,
+  mountFixture,
+  noteAt,
+  sh,
+  updateNote,
+} from "../helpers/mount.ts";
+
+let m: MountFixture;
+const local = mkdtempSync("/var/tmp/txtfs-regress-");
+
+beforeAll(async () => {
+  m = mountFixture();
+  await m.start();
+});
+afterAll(async () => {
+  await m?.close();
+  rmSync(local, { recursive: true, force: true });
+});
+
+const api = () => m.current.api;
+/** Runs a script in the mount without waiting for delivery (the timing the user has). */
+const run = (script: string, timeoutMs?: number) => sh(script, { cwd: m.dirs.mnt, timeoutMs });
+/** A folder of its own for each test. */
+let n = 0;
+async function folder(): Promise<string> {
+  const name = `t${++n}`;
+  expect((await m.sh(`mkdir ${name}`)).code).toBe(0);
+  return name;
+}
+const idOf = async (path: string) => (await run(`getfattr --only-values -n user.txtfs.id '${path}'`)).stdout;
+
+describe("issue 13: what a user sees today", () => {
+  it("1. a vim save right after creating a note is never lost (10 fresh notes)", async () => {
+    const d = await folder();
+    // vim's stderr goes to a file: with a readable stderr a hidden prompt can make vim wait (below).
+    const r = await run(
+      `cd ${d}; for i in $(seq 1 10); do printf 'banana\\ncat\\n' > v$i.md && vim -es -c '%s/a/b/g' -c wq v$i.md </dev/null 2>>${local}/vim1.err || echo "vim $i failed"; done; ` +
+        "for i in $(seq 1 10); do printf '%s:' $i; tr '\\n' ' ' < v$i.md; echo; done",
+    );
+    const want = Array.from({ length: 10 }, (_, i) => `${i + 1}:bbnbnb cbt `).join("\n");
+    expect(r.stdout.trim()).toBe(want);
+    await m.sync();
+    for (let i = 1; i <= 10; i++)
+      expect((await noteAt(api(), `${d}/v${i}.md`)).content).toBe("bbnbnb\ncbt\n");
+  });
+
+  it("1. vim -es on fresh notes never stops to wait for an answer (stderr readable, as under a terminal)", async () => {
+    const d = await folder();
+    // Started with a socket as stderr (node's stdio), vim -es on a note just created sometimes reads
+    // an answer from it (a hidden question: the file changed under it?) and hangs.
+    const r = await run(
+      `cd ${d}; for i in $(seq 1 10); do printf 'banana\\ncat\\n' > w$i.md && vim -es -c '%s/a/b/g' -c wq w$i.md </dev/null; done; echo done`,
+      20_000,
+    );
+    expect(r.stdout).toBe("done\n");
+  });
+
+  it("1. a vim save right after an append to a note on the service is never lost (10 notes)", async () => {
+    const d = await folder();
+    expect((await m.sh(`cd ${d}; for i in $(seq 1 10); do echo pear > p$i.md; done`)).code).toBe(0);
+    const r = await run(
+      `cd ${d}; for i in $(seq 1 10); do echo apple >> p$i.md; vim -es -c '%s/a/b/g' -c wq p$i.md </dev/null; done; ` +
+        "cat p*.md | sort | uniq -c | sed 's/^ *//'",
+    );
+    expect(r.stdout).toBe("10 bpple\n10 pebr\n");
+    await m.sync();
+    for (let i = 1; i <= 10; i++)
+      expect((await noteAt(api(), `${d}/p${i}.md`)).content).toBe("pebr\nbpple\n");
+  });
+
+  it("3. bytes that are not UTF-8 are never altered: the file stays local-only, exact, also after a remount", async () => {
+    const d = await folder();
+    const r = await run(`printf '\\xff\\xfe binary' > ${d}/b.md && od -An -tx1 ${d}/b.md`);
+    expect(r.stdout.trim()).toBe("ff fe 20 62 69 6e 61 72 79");
+    await m.sync();
+    expect((await run(`wc -c < ${d}/b.md; od -An -tx1 ${d}/b.md`)).stdout).toBe(
+      "9\n ff fe 20 62 69 6e 61 72 79\n",
+    );
+    expect(await findByPath(api(), `${d}/b.md`), "uploaded as altered text").toBeUndefined();
+    await m.remount();
+    expect((await run(`od -An -tx1 ${d}/b.md`)).stdout.trim()).toBe("ff fe 20 62 69 6e 61 72 79");
+  });
+
+  it("4. a note just written lists its attributes and takes tags at once", async () => {
+    const d = await folder();
+    const r = await run(
+      `echo new > ${d}/n.md && getfattr -d -m - ${d}/n.md | grep -c '^user.txtfs.id=' && ` +
+        `setfattr -n user.txtfs.tags -v now,here ${d}/n.md && getfattr --only-values -n user.txtfs.tags ${d}/n.md`,
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("1\nnow,here");
+    await m.sync();
+    expect((await noteAt(api(), `${d}/n.md`)).tags).toEqual(["now", "here"]);
+  });
+
+  it("5. git checkout -- a.md keeps the note's id, tags and history", async () => {
+    const d = await folder();
+    const git = "git -c user.email=t@example.com -c user.name=t";
+    expect(
+      (await m.sh(`cd ${d} && echo v1 > a.md && git init -q && ${git} add a.md && ${git} commit -qm one`))
+        .code,
+    ).toBe(0);
+    expect((await m.sh(`setfattr -n user.txtfs.tags -v kept ${d}/a.md`)).code).toBe(0);
+    const before = await noteAt(api(), `${d}/a.md`);
+    const r = await m.sh(`cd ${d} && echo v2 > a.md && ${git} checkout -- a.md && cat a.md`);
+    expect(r.stdout).toBe("v1\n");
+    const after = await noteAt(api(), `${d}/a.md`);
+    expect(after).toMatchObject({ id: before.id, tags: ["kept"], content: "v1\n" });
+    expect((await api().get(`/api/v1/files/${before.id}`)).status).toBe(200);
+  });
+
+  it("6. sed -i on a note another process holds open keeps its id and tags", async () => {
+    const d = await folder();
+    expect((await m.sh(`echo v1 > ${d}/c.md && setfattr -n user.txtfs.tags -v held ${d}/c.md`)).code).toBe(0);
+    const before = await noteAt(api(), `${d}/c.md`);
+    const r = await m.sh(`cd ${d} && exec 3<c.md && sed -i 's/v1/v2/' c.md; rc=$?; exec 3<&-; exit $rc`);
+    expect(r.code).toBe(0);
+    expect(await idOf(`${d}/c.md`)).toBe(before.id);
+    expect(await noteAt(api(), `${d}/c.md`)).toMatchObject({
+      id: before.id,
+      tags: ["held"],
+      content: "v2\n",
+    });
+  });
+
+  it("6. perl -pi -e keeps the note's id and tags", async () => {
+    const d = await folder();
+    expect((await m.sh(`echo v1 > ${d}/p.md && setfattr -n user.txtfs.tags -v perl ${d}/p.md`)).code).toBe(0);
+    const before = await noteAt(api(), `${d}/p.md`);
+    expect((await m.sh(`perl -pi -e 's/v1/v2/' ${d}/p.md`)).code).toBe(0);
+    expect(await noteAt(api(), `${d}/p.md`)).toMatchObject({
+      id: before.id,
+      tags: ["perl"],
+      content: "v2\n",
+    });
+  });
+
+  it("7. sed -i.bak leaves one note with the edit on the service (and the backup local)", async () => {
+    const d = await folder();
+    expect((await m.sh(`echo apple > ${d}/b.md`)).code).toBe(0);
+    const before = await noteAt(api(), `${d}/b.md`);
+    expect((await m.sh(`sed -i.bak 's/apple/pear/' ${d}/b.md`)).code).toBe(0);
+    const index = await flatIndex(api());
+    const dir = await findByPath(api(), d);
+    const names = index.files.filter((f) => f.folderId === dir.id).map((f) => f.name);
+    expect(names).toEqual(["b.md"]);
+    expect(await noteAt(api(), `${d}/b.md`)).toMatchObject({ id: before.id, content: "pear\n" });
+    await m.remount();
+    expect((await run(`cat ${d}/b.md ${d}/b.md.bak; ls ${d}`)).stdout).toBe("pear\napple\nb.md\nb.md.bak\n");
+  });
+
+  it("8. names over 255 bytes are refused at once with ENAMETOOLONG", async () => {
+    const d = await folder();
+    const long = `${"x".repeat(300)}.md`;
+    const r = await run(
+      `cd ${d}; echo a > ok.md; (echo x > ${long}) 2>&1; mkdir ${"y".repeat(300)} 2>&1; mv ok.md ${long} 2>&1; ls`,
+    );
+    expect(r.stdout.match(/File name too long/g)?.length).toBe(3);
+    expect(r.stdout.trim().split("\n").pop()).toBe("ok.md");
+  });
+
+  it("9. a descriptor opened before a remote edit reads what fstat reports (tail -f sees remote appends)", async () => {
+    const d = await folder();
+    expect((await m.sh(`echo one > ${d}/tail.md`)).code).toBe(0);
+    const note = await noteAt(api(), `${d}/tail.md`);
+    const script = [
+      "import os,sys,time",
+      `fd=os.open('${d}/tail.md', os.O_RDONLY)`,
+      "os.read(fd, 100)",
+      "print('open', flush=True)",
+      "end=time.time()+5",
+      "while os.fstat(fd).st_size != 8 and time.time() < end: time.sleep(0.05)",
+      "print(os.fstat(fd).st_size, repr(os.pread(fd, 100, 0)), flush=True)",
+    ].join("\n");
+    const child = spawn(PYTHON, ["-c", script], { cwd: m.dirs.mnt });
+    let out = "";
+    child.stdout.on("data", (b) => {
+      out += b;
+    });
+    await new Promise<void>((resolve) => {
+      const tick = setInterval(() => {
+        if (out.includes("open")) {
+          clearInterval(tick);
+          resolve();
+        }
+      }, 20);
+    });
+    await updateNote(api(), note.id, { content: "one\ntwo\n" });
+    await new Promise((resolve) => child.once("exit", resolve));
+    expect(out).toBe("open\n8 b'one\\ntwo\\n'\n");
+  });
+
+  it("10. a save through a descriptor opened before a remote edit keeps both versions (close-to-open)", async () => {
+    const d = await folder();
+    expect((await m.sh(`echo base > ${d}/c.md`)).code).toBe(0);
+    const note = await noteAt(api(), `${d}/c.md`);
+    const script = [
+      "import os,time",
+      `fd=os.open('${d}/c.md', os.O_RDWR)`,
+      "os.read(fd, 100)",
+      "print('open', flush=True)",
+      "input()", // the test edits the note remotely meanwhile
+      "end=time.time()+5",
+      "while os.fstat(fd).st_size != 7 and time.time() < end: time.sleep(0.05)",
+      "os.ftruncate(fd, 0); os.pwrite(fd, b'mine\\n', 0); os.close(fd); print('saved', flush=True)",
+    ].join("\n");
+    const child = spawn(PYTHON, ["-c", script], { cwd: m.dirs.mnt });
+    let out = "";
+    child.stdout.on("data", (b) => {
+      out += b;
+    });
+    await new Promise<void>((resolve) => {
+      const tick = setInterval(() => {
+        if (out.includes("open")) {
+          clearInterval(tick);
+          resolve();
+        }
+      }, 20);
+    });
+    await updateNote(api(), note.id, { content: "remote\n" });
+    child.stdin.end("go\n");
+    await new Promise((resolve) => child.once("exit", resolve));
+    expect(out).toBe("open\nsaved\n");
+    await m.sync();
+    expect((await api().get(`/api/v1/files/${note.id}`)).body.content).toBe("remote\n");
+    const dir = await findByPath(api(), d);
+    const copies = (await flatIndex(api())).files.filter(
+      (f) => f.folderId === dir.id && f.name.includes("conflict"),
+    );
+    expect(copies.length).toBe(1);
+    expect((await api().get(`/api/v1/files/${copies[0].id}`)).body.content).toBe("mine\n");
+  });
+
+  it("11. mtimes set by the user are kept after delivery and a remount; a second rsync -a sends nothing", async () => {
+    const d = await folder();
+    const src = join(local, "rsync-src");
+    rmSync(src, { recursive: true, force: true });
+    const setup = await sh(
+      `mkdir -p ${src} && for i in 1 2 3; do echo note $i > ${src}/n$i.md; done && touch -d '2001-02-03 04:05:06' ${src}/*`,
+    );
+    expect(setup.code).toBe(0);
+    expect(
+      (await m.sh(`echo t > ${d}/m.md && touch -d @981173106 ${d}/m.md && rsync -a ${src}/ ${d}/rs/`)).code,
+    ).toBe(0);
+    expect((await run(`stat -c %Y ${d}/m.md`)).stdout).toBe("981173106\n");
+    await m.remount();
+    expect((await run(`stat -c %Y ${d}/m.md`)).stdout).toBe("981173106\n");
+    const again = await run(`rsync -ai ${src}/ ${d}/rs/`);
+    expect(again.stdout).toBe("");
+  });
+
+  it("12. copying a note with its attributes (rsync -aX, cp --preserve=all) carries tags and prints nothing", async () => {
+    const d = await folder();
+    expect(
+      (
+        await m.sh(
+          `echo x > ${d}/n.md && setfattr -n user.txtfs.tags -v t1 ${d}/n.md && setfattr -n user.txtfs.context -v ctx ${d}/n.md`,
+        )
+      ).code,
+    ).toBe(0);
+    const r1 = await m.sh(`rsync -aX ${d}/n.md ${d}/r.md`);
+    expect(r1.stderr).toBe("");
+    expect(r1.code).toBe(0);
+    const r2 = await m.sh(`cp --preserve=all ${d}/n.md ${d}/c.md`);
+    expect(r2.stderr).toBe("");
+    expect(r2.code).toBe(0);
+    for (const name of ["r.md", "c.md"])
+      expect(await noteAt(api(), `${d}/${name}`)).toMatchObject({
+        tags: ["t1"],
+        context: "ctx",
+        content: "x\n",
+      });
+  });
+
+  it("13. git init creates no folders under .git on the service", async () => {
+    const d = await folder();
+    expect((await m.sh(`cd ${d} && git init -q && echo a > a.md`)).code).toBe(0);
+    const dir = await findByPath(api(), d);
+    const index = await flatIndex(api());
+    expect(index.folders.filter((f) => f.parentFolderId === dir.id).map((f) => f.name)).toEqual([]);
+    expect((await run(`ls -A ${d} | tr '\\n' ' '`)).stdout).toBe(".git a.md ");
+  });
+
+  it("14. utime sets atime and mtime apart; touch -m / -a change one each; truncate moves mtime at once", async () => {
+    const d = await folder();
+    const r = await run(
+      `cd ${d}; echo x > u.md; ${PYTHON} -c "import os; os.utime('u.md', (1000000000, 2000000000))"; stat -c '%X %Y' u.md; ` +
+        "touch -m -d @1500000000 u.md; stat -c '%X %Y' u.md; touch -a -d @1400000000 u.md; stat -c '%X %Y' u.md; " +
+        "before=$(stat -c %Y u.md); truncate -s 0 u.md; after=$(stat -c %Y u.md); [ $after -gt $before ] && echo moved",
+    );
+    expect(r.stdout).toBe("1000000000 2000000000\n1000000000 1500000000\n1400000000 1500000000\nmoved\n");
+  });
+
+  it("15. ftruncate + pwrite pairs on one descriptor do not grow memory or fail", async () => {
+    const d = await folder();
+    const r = await run(
+      `${PYTHON} -c "
+import os
+fd = os.open('${d}/grow.md', os.O_RDWR | os.O_CREAT)
+for i in range(40):
+    os.ftruncate(fd, 1000)
+    os.pwrite(fd, b'x' * 100, 2000)
+os.close(fd)
+print(os.stat('${d}/grow.md').st_size)"`,
+      30_000,
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("2100\n");
+  });
+
+  it("16. truncate -s 1P answers EFBIG (notes and local-only files)", async () => {
+    const d = await folder();
+    const r = await run(
+      `cd ${d}; echo a > t.md; echo a > t.bin; truncate -s 1P t.md 2>&1; truncate -s 1P t.bin 2>&1`,
+    );
+    expect(r.stdout.match(/File too large/g)?.length).toBe(2);
+  });
+});
