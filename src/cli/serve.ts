@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { LOG_LEVELS } from "../lib/logger.ts";
+import { LOG_LEVELS } from "../lib/logLevels.ts";
 import { dataDir } from "../lib/paths.ts";
 import { parsePort, parsePositiveInt, parseTrustProxy } from "./options.ts";
 

@@ -1,8 +1,7 @@
 import { type DestinationStream, type Logger, pino } from "pino";
 
+export { LOG_LEVELS } from "./logLevels.ts";
 export type { Logger };
-
-export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
 /**
  * Structured logs on stderr (stdout is for command results), or appended to `file`. Level from
