@@ -1,7 +1,9 @@
 // txtfs login / logout / whoami: sign in with the service's identity provider from a shell.
 import type { Command } from "commander";
-import { currentSignIn, loadConfig, login, logout, SignInError } from "../client/signIn.ts";
 import { parsePositiveInt } from "./options.ts";
+
+/** The sign-in client (jose, undici), loaded only when a command runs. */
+const signIn = () => import("../client/signIn.ts");
 
 export function registerLogin(program: Command): void {
   program
@@ -11,6 +13,7 @@ export function registerLogin(program: Command): void {
     .option("--no-browser", "only print the sign-in URL (to open on any browser of this machine)")
     .option("--timeout <seconds>", "how long to wait for the browser", parsePositiveInt, 300)
     .action(async (opts) => {
+      const { loadConfig, login, SignInError } = await signIn();
       const url: string | undefined = opts.url ?? process.env.TXTFS_URL ?? loadConfig().url;
       if (!url) throw new SignInError("no service: pass --url URL (or set TXTFS_URL)");
       const signedIn = await login({
@@ -40,7 +43,7 @@ export function registerLogin(program: Command): void {
     .command("logout")
     .description("Revoke the signed-in tokens at the identity provider and forget them.")
     .action(async () => {
-      const out = await logout();
+      const out = await (await signIn()).logout();
       if (!out.hadSignIn) process.stdout.write("Not signed in.\n");
       else
         process.stdout.write(
@@ -55,6 +58,7 @@ export function registerLogin(program: Command): void {
     .description("Show the signed-in identity (refreshing the access token when it is about to expire).")
     .option("--json", "print the service's answer as JSON")
     .action(async (opts) => {
+      const { currentSignIn, SignInError } = await signIn();
       const s = await currentSignIn();
       if (!s) throw new SignInError("not signed in: run txtfs login --url URL");
       const res = await fetch(`${s.url}/api/me`, { headers: { authorization: `Bearer ${s.accessToken}` } });

@@ -1,10 +1,10 @@
 // The txtfs command line. Results go to stdout, diagnostics to stderr.
+// Command files define their options at load time but import what their actions need only when
+// those run: `txtfs --help` and `txtfs status` never load the server, the store or FUSE.
 import { Command, CommanderError } from "commander";
-import { SignInError } from "../client/signIn.ts";
-import { MountError } from "../fuse/mount.ts";
-import { ServiceError } from "../server/domain/errors.ts";
 import { registerAdmin } from "./admin.ts";
-import { BrainCliError, registerBrain } from "./brain.ts";
+import { registerBrain } from "./brain.ts";
+import { registerCompletion } from "./completion.ts";
 import { registerLogin } from "./login.ts";
 import { registerMount } from "./mount.ts";
 import { registerPin } from "./pin.ts";
@@ -24,17 +24,15 @@ registerMount(program);
 registerPin(program);
 registerLogin(program);
 registerBrain(program);
+registerCompletion(program, VERSION);
 
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) process.exit(err.exitCode);
-  if (err instanceof MountError || err instanceof SignInError || err instanceof BrainCliError) {
-    process.stderr.write(`txtfs: ${err.message}\n`);
-  } else if (err instanceof ServiceError) {
-    process.stderr.write(`txtfs: ${err.message}\n${err.resolution}\n`);
-  } else {
-    process.stderr.write(`txtfs: ${err instanceof Error ? err.message : String(err)}\n`);
-  }
+  const message = err instanceof Error ? err.message : String(err);
+  // A ServiceError (domain rule broken by an admin command) also says how to fix it.
+  const resolution = (err as { resolution?: unknown } | null)?.resolution;
+  process.stderr.write(`txtfs: ${message}\n${typeof resolution === "string" ? `${resolution}\n` : ""}`);
   process.exit(1);
 }

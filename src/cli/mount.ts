@@ -4,23 +4,31 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type Command, Option } from "commander";
-import { TxtfsClient } from "../client/api.ts";
-import { currentSignIn, type StoredSignIn } from "../client/signIn.ts";
-import { MountError, mountVfs, parseMountOptions, prepareMountpoint } from "../fuse/mount.ts";
-import { createLogger } from "../lib/logger.ts";
-import { requestSync, serveControl } from "../lib/mountControl.ts";
+import type { TxtfsClient } from "../client/api.ts";
+import type { StoredSignIn } from "../client/signIn.ts";
+import type { Logger } from "../lib/logger.ts";
 import { listMounts, removeMountRecord, writeMountRecord } from "../lib/mountRegistry.ts";
 import { cacheDir, configDir, dataDir } from "../lib/paths.ts";
-import { createKey, createUser } from "../server/domain/accounts.ts";
-import { startServer } from "../server/serve.ts";
-import { Vfs } from "../vfs/vfs.ts";
-import { ensureDevice } from "./device.ts";
 import { mountCacheDir, rememberedPort, rememberPort } from "./mountIdentity.ts";
 import { BIN_ARGS } from "./version.ts";
 
+// What the mount's actions need is imported when they run (see main.ts): the service, FUSE and the
+// vfs are the bulk of the program, and `status` or `--help` need none of them.
+const lazy = {
+  client: () => import("../client/api.ts"),
+  signIn: () => import("../client/signIn.ts"),
+  fuse: () => import("../fuse/mount.ts"),
+  logger: () => import("../lib/logger.ts"),
+  control: () => import("../lib/mountControl.ts"),
+  accounts: () => import("../server/domain/accounts.ts"),
+  server: () => import("../server/serve.ts"),
+  vfs: () => import("../vfs/vfs.ts"),
+  device: () => import("./device.ts"),
+};
+
 function parseSize(value: string): number {
   const m = /^(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?$/i.exec(value.trim());
-  if (!m) throw new MountError(`--cache-size: ${JSON.stringify(value)} is not a size like 256M or 2G`);
+  if (!m) throw new Error(`--cache-size: ${JSON.stringify(value)} is not a size like 256M or 2G`);
   const unit = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }[m[2]!.toLowerCase() as "" | "k"]!;
   return Math.floor(Number(m[1]) * unit);
 }
@@ -38,9 +46,11 @@ function savedCredentials(): { url?: string; key?: string } {
 const SIGNED_IN_MARGIN_MS = 5 * 60_000;
 
 /** Keeps the client's OAuth access token fresh; returns a stop function. */
-function keepSignedIn(client: TxtfsClient, log: ReturnType<typeof createLogger>): () => void {
+function keepSignedIn(client: TxtfsClient, log: Logger): () => void {
   const timer = setInterval(() => {
-    currentSignIn(SIGNED_IN_MARGIN_MS)
+    lazy
+      .signIn()
+      .then(({ currentSignIn }) => currentSignIn(SIGNED_IN_MARGIN_MS))
       .then((s) => {
         if (s) client.setKey(s.accessToken);
       })
@@ -53,7 +63,8 @@ function keepSignedIn(client: TxtfsClient, log: ReturnType<typeof createLogger>)
 }
 
 /** --serve: the service core in this process, with a local user and key made on first use. */
-async function serveLocally(data: string, log: ReturnType<typeof createLogger>) {
+async function serveLocally(data: string, log: Logger) {
+  const [{ startServer }, { createKey, createUser }] = await Promise.all([lazy.server(), lazy.accounts()]);
   const start = (port: number) =>
     startServer({
       host: "127.0.0.1",
@@ -121,6 +132,24 @@ export function registerMount(program: Command): void {
     .action(async (mountpointArg: string, opts) => {
       const mountpoint = resolve(mountpointArg);
       if (opts.daemon) return daemonize(mountpoint);
+      const [
+        { TxtfsClient },
+        { currentSignIn },
+        fuse,
+        { createLogger },
+        { serveControl },
+        { Vfs },
+        { ensureDevice },
+      ] = await Promise.all([
+        lazy.client(),
+        lazy.signIn(),
+        lazy.fuse(),
+        lazy.logger(),
+        lazy.control(),
+        lazy.vfs(),
+        lazy.device(),
+      ]);
+      const { MountError, mountVfs, parseMountOptions, prepareMountpoint } = fuse;
       const log = createLogger("txtfs-mount", opts.trace ? "debug" : undefined);
       const extra = parseMountOptions(opts.options);
       const readOnly = Boolean(
@@ -246,7 +275,7 @@ export function registerMount(program: Command): void {
           await new Promise((r) => setTimeout(r, 100));
           if (!listMounts().some((m) => m.pid === rec.pid)) return;
         }
-        throw new MountError(`the daemon (pid ${rec.pid}) did not stop within 30 s`);
+        throw new Error(`the daemon (pid ${rec.pid}) did not stop within 30 s`);
       }
       const { execFileSync } = await import("node:child_process");
       try {
@@ -255,7 +284,7 @@ export function registerMount(program: Command): void {
         try {
           execFileSync("fusermount", ["-uz", mountpoint], { stdio: "pipe" });
         } catch {
-          throw new MountError(`${mountpoint} is not a txtfs mount`);
+          throw new Error(`${mountpoint} is not a txtfs mount`);
         }
       }
     });
@@ -267,8 +296,8 @@ export function registerMount(program: Command): void {
     .action(async (mountpointArg: string | undefined, opts: { timeout: string }) => {
       const wanted = mountpointArg ? resolve(mountpointArg) : undefined;
       const mounts = listMounts().filter((m) => !wanted || m.mountpoint === wanted);
-      if (mounts.length === 0)
-        throw new MountError(wanted ? `${wanted} is not a txtfs mount` : "no txtfs mounts");
+      if (mounts.length === 0) throw new Error(wanted ? `${wanted} is not a txtfs mount` : "no txtfs mounts");
+      const { requestSync } = await lazy.control();
       let pending = 0;
       let refused = 0;
       for (const m of mounts) {
@@ -341,7 +370,7 @@ async function daemonize(mountpoint: string): Promise<void> {
       process.stdout.write(d);
       if (/^mounted /m.test(out)) resolveMount();
     });
-    child.once("exit", (code) => reject(new MountError(`the mount daemon exited (${code}); see ${logFile}`)));
+    child.once("exit", (code) => reject(new Error(`the mount daemon exited (${code}); see ${logFile}`)));
   });
   child.stdout!.destroy();
   child.unref();

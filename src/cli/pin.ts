@@ -6,7 +6,6 @@ import { execFile } from "node:child_process";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
 import type { Command } from "commander";
-import { MountError } from "../fuse/mount.ts";
 import { listMounts } from "../lib/mountRegistry.ts";
 
 const run = promisify(execFile);
@@ -28,12 +27,12 @@ async function setState(paths: string[], state: State): Promise<void> {
     } catch (err) {
       failed++;
       const e = err as { stderr?: string; code?: string; message: string };
-      if (e.code === "ENOENT") throw new MountError("setfattr not found: install the `attr` package");
+      if (e.code === "ENOENT") throw new Error("setfattr not found: install the `attr` package");
       process.stderr.write(`txtfs: ${path}: ${(e.stderr || e.message).trim()}\n`);
     }
   }
   if (failed)
-    throw new MountError(`${failed} of ${paths.length} paths could not be set (are they in a txtfs mount?)`);
+    throw new Error(`${failed} of ${paths.length} paths could not be set (are they in a txtfs mount?)`);
 }
 
 export function registerPin(program: Command): void {

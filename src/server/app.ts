@@ -7,6 +7,7 @@ import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from "@fastify/typ
 import Fastify, { LogController } from "fastify";
 import { randomBase62 } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
+import { observeStore } from "../store/observedStore.ts";
 import type { Store } from "../store/store.ts";
 import { ProviderPool } from "./domain/brain/capability.ts";
 import { type BrainConfig, DEFAULT_BRAIN_CONFIG } from "./domain/brain/config.ts";
@@ -20,6 +21,7 @@ import { costOf } from "./http/types.ts";
 import { KeyUsage } from "./http/usage.ts";
 import type { IdentityHub } from "./identity/hub.ts";
 import { createVaultCipher } from "./identity/vaultCipher.ts";
+import type { ServiceMetrics } from "./metrics.ts";
 import { batchRoutes } from "./routes/batch.ts";
 import { brainRoutes } from "./routes/brain.ts";
 import { brainMediaRoutes } from "./routes/brainMedia.ts";
@@ -31,6 +33,7 @@ import { fileRoutes } from "./routes/files.ts";
 import { folderRoutes } from "./routes/folders.ts";
 import { identityRoutes } from "./routes/identity.ts";
 import { keyPageRoutes } from "./routes/keyPage.ts";
+import { opsRoutes } from "./routes/ops.ts";
 import { shareRoutes } from "./routes/shares.ts";
 import { skillRoutes } from "./routes/skills.ts";
 import { syncRoutes } from "./routes/sync.ts";
@@ -51,6 +54,18 @@ export interface AppOptions {
   identity?: IdentityHub;
   /** The context brain: the operator's AI provider, quotas, outbound rules. */
   brain?: Partial<BrainConfig>;
+  /** One log line per request (default: TXTFS_LOG_REQUESTS=1). */
+  logRequests?: boolean;
+  /**
+   * Behind a reverse proxy: which senders' X-Forwarded-For/-Proto/-Host to believe (Fastify's
+   * `trustProxy`). They then decide the client address (logs, anonymous rate limits) and the
+   * scheme (the session cookie's `Secure`, absolute URLs).
+   */
+  trustProxy?: boolean | number | string[];
+  /** Prometheus metrics, served on GET /metrics (absent: no /metrics). */
+  metrics?: ServiceMetrics;
+  /** Require `Authorization: Bearer <token>` on GET /metrics. */
+  metricsToken?: string;
 }
 
 /** Is this request for the in-process dev identity provider (served beside the API, not by Fastify)? */
@@ -114,7 +129,8 @@ export async function buildApp(opts: AppOptions) {
   // Request ids: a random per-process prefix plus a counter (unique, and no entropy per request).
   const idPrefix = randomBase62(12);
   let requests = 0;
-  const { store } = opts;
+  const { metrics } = opts;
+  const store = metrics ? observeStore(opts.store, metrics.storeObserver) : opts.store;
   const hub: IdentityHub = opts.identity ?? { cipher: createVaultCipher(randomBytes(32)) };
   const app = Fastify({
     // The dev identity provider (oidc-provider, a Koa app) answers its own paths on the same port.
@@ -124,7 +140,11 @@ export async function buildApp(opts: AppOptions) {
       ),
     loggerInstance: opts.logger,
     // Per-request log lines only on demand: at thousands of requests/s they would dominate.
-    logController: new LogController({ disableRequestLogging: process.env.TXTFS_LOG_REQUESTS !== "1" }),
+    logController: new LogController({
+      disableRequestLogging: !(opts.logRequests ?? process.env.TXTFS_LOG_REQUESTS === "1"),
+    }),
+    // A hop count is accepted at run time (proxy-addr) but missing from Fastify's types.
+    trustProxy: (opts.trustProxy ?? false) as boolean | string[],
     bodyLimit: LIMITS.contentBytes + 1024 * 1024, // a 5 MiB body plus its JSON envelope
     // Clients may bring their own correlation id; otherwise we mint one.
     genReqId: (req) => {
@@ -182,6 +202,7 @@ export async function buildApp(opts: AppOptions) {
 
   app.addHook("onRequest", async (request, reply) => {
     reply.header("API-Version", API_VERSION).header("X-Request-ID", request.id);
+    if (request.routeOptions.config?.unmetered) return;
     const scope = request.routeOptions.config?.scope;
     const needsAuth = scope !== undefined && scope !== "public" && request.method !== "OPTIONS";
     request.rateKey = `ip:${request.ip}`;
@@ -196,6 +217,7 @@ export async function buildApp(opts: AppOptions) {
       // Admitted only if the request's full cost still fits (a 304 is refunded: it is charged in onSend).
       const check = await limiter.check(request.rateKey, !request.actor, costOf(request.method, 200));
       if (!check.allowed) {
+        metrics?.rateLimited.inc({ caller: request.actor ? "key" : "ip" });
         // biome-ignore lint/correctness/noUnsafeFinally: a 429 replaces whatever else happened
         throw new ServiceError(
           429,
@@ -210,6 +232,7 @@ export async function buildApp(opts: AppOptions) {
   });
 
   app.addHook("onSend", async (request, reply, payload) => {
+    if (request.routeOptions.config?.unmetered) return payload;
     const state = limiter.spend(
       request.rateKey ?? `ip:${request.ip}`,
       !request.actor,
@@ -242,6 +265,19 @@ export async function buildApp(opts: AppOptions) {
     return payload;
   });
 
+  if (metrics) {
+    app.addHook("onResponse", async (request, reply) => {
+      // The route pattern, never the raw URL: ids in paths would make a series per note.
+      const labels = {
+        method: request.method,
+        route: request.routeOptions.url ?? "unmatched",
+        status_code: String(reply.statusCode),
+      };
+      metrics.httpRequests.inc(labels);
+      metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    });
+  }
+
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
 
@@ -265,6 +301,7 @@ export async function buildApp(opts: AppOptions) {
   await app.register(keyPageRoutes(deps));
   await app.register(brainRoutes(deps));
   await app.register(brainMediaRoutes(deps));
+  await app.register(opsRoutes(deps, { metrics, metricsToken: opts.metricsToken }));
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish

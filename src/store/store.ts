@@ -22,6 +22,7 @@ import type { RateLimitRepo } from "./repos/rateLimits.ts";
 import type { SearchRepo } from "./repos/search.ts";
 import type { SessionRepo } from "./repos/sessions.ts";
 import type { ShareRepo } from "./repos/shares.ts";
+import type { StatsRepo } from "./repos/stats.ts";
 import type { TempUrlRepo } from "./repos/tempUrls.ts";
 import type { ThemeRepo } from "./repos/themes.ts";
 import type { UserRepo } from "./repos/users.ts";
@@ -64,6 +65,7 @@ export interface Tx {
   readonly artifacts: ArtifactRepo;
   readonly embeddings: EmbeddingRepo;
   readonly search: SearchRepo;
+  readonly stats: StatsRepo;
   /** Wake change-feed long-polls of these accounts once this transaction commits. */
   notify(accountIds: Iterable<string>): void;
   /** Runs `fn` inside a savepoint: if it throws, only its own writes are rolled back. */
@@ -93,5 +95,7 @@ export interface Store {
   memoized<T>(key: string, load: (tx: Tx) => Promise<T>): Promise<T>;
   /** Calls `listener` after any commit that changed the account's feed. Returns an unsubscribe. */
   subscribe(accountId: string, listener: () => void): () => void;
+  /** The schema this store is at and the one this txtfs expects (readiness: they must match). */
+  schema(): Promise<{ current: number; expected: number }>;
   close(): Promise<void>;
 }

@@ -19,6 +19,7 @@ import { RateLimitRepo } from "./repos/rateLimits.ts";
 import { type Dialect, SearchRepo } from "./repos/search.ts";
 import { SessionRepo } from "./repos/sessions.ts";
 import { ShareRepo } from "./repos/shares.ts";
+import { StatsRepo } from "./repos/stats.ts";
 import { TempUrlRepo } from "./repos/tempUrls.ts";
 import { ThemeRepo } from "./repos/themes.ts";
 import { UserRepo } from "./repos/users.ts";
@@ -61,6 +62,7 @@ export function createTx(
     artifacts: new ArtifactRepo(sql),
     embeddings: new EmbeddingRepo(sql),
     search: new SearchRepo(sql, dialect),
+    stats: new StatsRepo(sql),
     notify,
     // SAVEPOINT is standard SQL (SQLite and PostgreSQL): one item of a non-atomic batch or sync
     // rolls back alone, the transaction around it goes on.

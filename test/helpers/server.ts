@@ -41,6 +41,8 @@ export async function startTestServer(
     identity?: ServeOptions["identity"];
     db?: string;
     brain?: ServeOptions["brain"];
+    trustProxy?: ServeOptions["trustProxy"];
+    metrics?: ServeOptions["metrics"];
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "txtfs-test-"));
@@ -60,6 +62,8 @@ export async function startTestServer(
     devIdp: opts.devIdp,
     identity: opts.identity,
     brain: opts.brain,
+    trustProxy: opts.trustProxy,
+    metrics: opts.metrics,
   });
   return {
     url: server.url,

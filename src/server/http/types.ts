@@ -11,6 +11,8 @@ declare module "fastify" {
      * credential and no particular scope (identities, realtime capability).
      */
     scope?: RouteScope | "public" | "any";
+    /** Outside rate limiting (health probes, metrics scrapes): no points spent, no RateLimit-* headers. */
+    unmetered?: boolean;
   }
 }
 

@@ -1,6 +1,8 @@
 // The key page (/keys) and key management: with the `session` cookie of a web sign-in (signIn.ts)
 // — and a CSRF token on every change — a person mints, lists, relabels, rotates and revokes API
 // keys and vaults an AI key, as HTML forms or as JSON. The cookie authorizes nothing else.
+import fastifyCookie from "@fastify/cookie";
+import fastifyFormbody from "@fastify/formbody";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
@@ -16,7 +18,7 @@ import {
 } from "../domain/keyManagement.ts";
 import { KEY_SCOPES } from "../domain/scopes.ts";
 import { deleteVaultSecret, listVault, putVaultSecret } from "../domain/vault.ts";
-import { type FormBody, many, one, parseForm, type SessionContext, sessionGuard } from "../http/session.ts";
+import { type FormBody, many, one, type SessionContext, sessionGuard } from "../http/session.ts";
 import type { RouteDeps } from "./deps.ts";
 import { renderKeyPage } from "./keyPageHtml.ts";
 import { signInRoutes } from "./signIn.ts";
@@ -55,10 +57,9 @@ export function keyPageRoutes(deps: RouteDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     const pub = { config: { scope: "public" as const } };
 
-    // HTML forms post urlencoded bodies; only the routes of this plugin accept them.
-    app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_req, body, done) =>
-      done(null, parseForm(String(body))),
-    );
+    // Cookies and HTML forms (urlencoded bodies) for the routes of this plugin only.
+    await app.register(fastifyCookie);
+    await app.register(fastifyFormbody);
     const { loadSession, requireSession, requireChange } = sessionGuard(store);
     await app.register(signInRoutes(deps));
 

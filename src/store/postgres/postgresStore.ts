@@ -3,6 +3,7 @@ import pg from "pg";
 import { KeyedMutex } from "../../lib/keyedMutex.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { FeedNotifier } from "../notifier.ts";
+import { SQLITE_MIGRATIONS } from "../sqlite/migrations.ts";
 import type { Sql, Store, TransactionOptions, Tx } from "../store.ts";
 import { createTx } from "../tx.ts";
 import { CHANNEL, ChangeBus, type ChangeMessage, encodeChange } from "./changeBus.ts";
@@ -240,6 +241,14 @@ export class PostgresStore implements Store {
   /** Whether other servers' commits currently reach this store (for tests and health checks). */
   get listening(): boolean {
     return this.bus.listening;
+  }
+
+  async schema(): Promise<{ current: number; expected: number }> {
+    this.assertOpen();
+    const { rows } = await this.pool.query<{ v: string | null }>(
+      "SELECT MAX(version) AS v FROM txtfs_migrations",
+    );
+    return { current: Number(rows[0]?.v ?? 0), expected: SQLITE_MIGRATIONS.length };
   }
 
   async close(): Promise<void> {

@@ -139,6 +139,14 @@ export class SqliteStore implements Store {
     return this.notifier.subscribe(accountId, listener);
   }
 
+  schema(): Promise<{ current: number; expected: number }> {
+    return this.mutex.run(async () => {
+      this.assertOpen();
+      const row = this.db.prepare("PRAGMA user_version").get() as { user_version: number };
+      return { current: Number(row.user_version), expected: SQLITE_MIGRATIONS.length };
+    });
+  }
+
   async close(): Promise<void> {
     await this.mutex.run(async () => {
       if (this.closed) return;

@@ -193,7 +193,10 @@ export class LocalFiles {
     for (const path of this.written.keys()) if (!now.has(path)) lines += `${JSON.stringify({ del: path })}\n`;
     this.written = now;
     if (!lines) return;
-    if (this.logBytes > LOG_REWRITE_BYTES) return this.snapshot();
+    if (this.logBytes > LOG_REWRITE_BYTES) {
+      this.snapshot();
+      return;
+    }
     this.logFd ??= openSync(this.logFile, "a", 0o600);
     this.logBytes += writeSync(this.logFd, lines);
   }
