@@ -4,7 +4,6 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { basename, extname } from "node:path";
 import type { Command } from "commander";
-import { currentSignIn } from "../client/signIn.ts";
 import { configDir } from "../lib/paths.ts";
 
 interface Service {
@@ -27,6 +26,8 @@ async function service(opts: { url?: string; key?: string }): Promise<Service> {
   let url = opts.url ?? process.env.TXTFS_URL ?? saved.url;
   let key = opts.key ?? process.env.TXTFS_API_KEY ?? saved.key;
   if (!key) {
+    // Loaded when a command runs: `txtfs --help` must not load the client (see main.ts).
+    const { currentSignIn } = await import("../client/signIn.ts");
     const signedIn = await currentSignIn().catch(() => null);
     if (signedIn && (!url || url.replace(/\/$/, "") === signedIn.url)) {
       url = signedIn.url;
