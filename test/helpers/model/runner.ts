@@ -227,7 +227,7 @@ export async function runSequence(ops: Op[], o: RunOptions): Promise<RunFailure 
     const script = ops
       .map((op) => `t0=$EPOCHREALTIME; ${wrap(op, "target")}; echo "rc $? $t0 $EPOCHREALTIME"`)
       .join(`\n${pause}`);
-    const t = await bash(script, o.target, env);
+    const t = await bash(script, o.target, env, ops.length * (o.mode + (OP_TIMEOUT_S + 1) * 1000) + 30_000);
     const rcs = [...t.stdout.matchAll(/^rc (\d+) ([\d.]+) ([\d.]+)$/gm)];
     const codes = rcs.map((x) => Number(x[1]));
     if (o.stats)
