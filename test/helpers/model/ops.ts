@@ -158,8 +158,11 @@ export function opScript(op: Op, side: "target" | "model" = "target"): string {
         backup: "-es -c 'set backup'",
         backupcopy: "-es -c 'set backupcopy=yes'",
       }[op.flavour];
-      // vim creates a missing file too; only edit existing ones so both sides agree on why.
-      return `[ -f ${q(op.p)} ] && vim ${flags} ${sub} ${q(op.p)} </dev/null >/dev/null`;
+      // vim creates a missing file too; only edit existing ones so both sides agree on why. Its
+      // stderr is not readable: vim -es reads the answer to a hidden question ("the file changed
+      // since reading, write anyway?") from stderr once stdin is exhausted, and would wait forever
+      // on a readable one; this way it answers "no", which shows as a save that did not happen.
+      return `[ -f ${q(op.p)} ] && vim ${flags} ${sub} ${q(op.p)} </dev/null >/dev/null 2>/dev/null`;
     }
     case "sed":
       return op.bak ? `sed -i.bak 's/b/a/g' ${q(op.p)}` : `sed -i 's/a/b/g' ${q(op.p)}`;
