@@ -31,7 +31,9 @@ export type Op =
   | { k: "held"; p: string; inner: "mv" | "sed" | "replace"; from: string; text: string } // while `exec 3<p`
   | { k: "tag"; p: string; tags: string }
   // Harness self-test only: changes the mount side and not the model.
-  | { k: "corrupt"; p: string };
+  | { k: "corrupt"; p: string }
+  // Run by the test, not by a shell: `txtfs sync`, or SIGKILL the daemon and mount again.
+  | { k: "control"; what: "sync" | "kill" };
 
 export const OP_KINDS = [
   "create",
@@ -196,6 +198,8 @@ export function opScript(op: Op, side: "target" | "model" = "target"): string {
       return `setfattr -n user.txtfs.tags -v ${q(op.tags)} ${q(op.p)}`;
     case "corrupt":
       return side === "target" ? `[ -f ${q(op.p)} ] && printf X >> ${q(op.p)}` : `[ -f ${q(op.p)} ]`;
+    case "control":
+      return ":";
   }
 }
 
@@ -213,8 +217,18 @@ export function resolveSticky(ops: Op[]): Op[] {
 
 /** One line of a printed sequence (runnable in bash from the tree's root). */
 export function showOp(op: Op): string {
+  if (op.k === "control")
+    return op.what === "sync"
+      ? "txtfs sync"
+      : "kill -9 $(daemon); txtfs mount ... again (same cache and data)";
   return opScript(op, "target");
 }
+
+/** The test's own operations on a mount: `txtfs sync`, and a SIGKILL of the daemon + a new mount. */
+export const controlArb: fc.Arbitrary<Op> = fc.record({
+  k: fc.constant("control" as const),
+  what: fc.constantFrom("sync" as const, "kill" as const),
+});
 
 /** The paths whose note identity an operation hands on (rename: from -> to), for the identity model. */
 export function renameOf(op: Op): { from: string; to: string } | undefined {
