@@ -30,6 +30,8 @@ export type Op =
   | { k: "rmrf"; d: string }
   | { k: "held"; p: string; inner: "mv" | "sed" | "replace"; from: string; text: string } // while `exec 3<p`
   | { k: "tag"; p: string; tags: string }
+  | { k: "sidecar"; p: string; tags: string } // `> p.meta.json` (the mount's sidecar; not listed)
+  | { k: "untar"; p: string; text: string } // tar -x of an archive holding p, over the tree
   // Harness self-test only: changes the mount side and not the model.
   | { k: "corrupt"; p: string }
   // Run by the test, not by a shell: `txtfs sync`, or SIGKILL the daemon and mount again.
@@ -53,6 +55,8 @@ export const OP_KINDS = [
   "rmrf",
   "held",
   "tag",
+  "sidecar",
+  "untar",
 ] as const;
 
 /** Short texts with plenty of `a`s (vim/sed/perl substitute them) and newlines. */
@@ -127,6 +131,15 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
     }),
     weight: 1,
   },
+  {
+    arbitrary: fc.record({
+      k: fc.constant("sidecar" as const),
+      p: pathArb,
+      tags: fc.constantFrom("side", "s1,s2"),
+    }),
+    weight: 1,
+  },
+  { arbitrary: fc.record({ k: fc.constant("untar" as const), p: pathArb, text: textArb }), weight: 1 },
 );
 
 /** The system python (pyenv's shim costs ~100 ms a start on a busy machine). */
@@ -196,6 +209,22 @@ export function opScript(op: Op, side: "target" | "model" = "target"): string {
     }
     case "tag":
       return `setfattr -n user.txtfs.tags -v ${q(op.tags)} ${q(op.p)}`;
+    case "sidecar": {
+      const json = q(JSON.stringify({ tags: op.tags.split(",") }));
+      // A local directory has no sidecars: the model (and a local target, $NO_SIDECARS) writes the
+      // same JSON to scratch space.
+      const dest =
+        side === "target"
+          ? `${q(`${op.p}.meta.json`)}; [ -n "$NO_SIDECARS" ] && d="$STAGE/sidecar.json"`
+          : `"$STAGE/sidecar.json"`;
+      return `d=${dest}; [ -f ${q(op.p)} ] && printf %s ${json} > "$d"`;
+    }
+    case "untar":
+      // An archive holding p, unpacked over the tree: tar unlinks the file and creates it again.
+      return (
+        `rm -rf "$STAGE/tx" && mkdir -p "$STAGE/tx/$(dirname ${q(op.p)})" && printf %s ${q(op.text)} > "$STAGE/tx/"${q(op.p)} && ` +
+        `tar -cf "$STAGE/t.tar" -C "$STAGE/tx" ${q(op.p)} && tar -xf "$STAGE/t.tar"`
+      );
     case "corrupt":
       return side === "target" ? `[ -f ${q(op.p)} ] && printf X >> ${q(op.p)}` : `[ -f ${q(op.p)} ]`;
     case "control":

@@ -110,7 +110,7 @@ export class IdentityModel {
       if (!(ren.to in before.files) && fromTok !== undefined) this.tokens.set(ren.to, fromTok);
       this.tokens.delete(ren.from);
     }
-    if (op.k === "tag" && code === 0) {
+    if ((op.k === "tag" || op.k === "sidecar") && code === 0) {
       const tok = this.tokens.get(op.p);
       if (tok !== undefined) this.tags.set(tok, op.tags);
     }
@@ -193,6 +193,8 @@ const wrap = (op: Op, side: "target" | "model") =>
 export async function runSequence(ops: Op[], o: RunOptions): Promise<RunFailure | undefined> {
   for (const dir of [o.model, o.stage]) mkdirSync(dir, { recursive: true });
   const env = { STAGE: o.stage };
+  // Sidecars exist on the mount only; a local target (the harness's control) writes them aside.
+  const targetEnv = o.service ? env : { ...env, NO_SIDECARS: "1" };
   const identity = new IdentityModel();
   // Setup: the same starting notes on both sides, delivered before the sequence starts.
   const setT = await bash(`mkdir -p '${o.target}' && cd '${o.target}' && ${SETUP_SCRIPT}`, "/", env);
@@ -209,7 +211,8 @@ export async function runSequence(ops: Op[], o: RunOptions): Promise<RunFailure 
   if (o.mode === "step") {
     for (const [i, op] of ops.entries()) {
       const started = Date.now();
-      const t = op.k === "control" ? await control(op, o) : await bash(wrap(op, "target"), o.target, env);
+      const t =
+        op.k === "control" ? await control(op, o) : await bash(wrap(op, "target"), o.target, targetEnv);
       if (o.stats) o.stats.slowestMs = Math.max(o.stats.slowestMs, Date.now() - started);
       const m = await bash(wrap(op, "model"), o.model, env);
       if (o.stats && m.code === 0) o.stats.effective++;
@@ -246,7 +249,7 @@ export async function runSequence(ops: Op[], o: RunOptions): Promise<RunFailure 
       const t = await bash(
         script,
         o.target,
-        env,
+        targetEnv,
         segment.length * (o.mode + (OP_TIMEOUT_S + 1) * 1000) + 30_000,
       );
       stderr += t.stderr;
