@@ -111,7 +111,7 @@ export class IdentityModel {
       if (!(ren.to in before.files) && fromTok !== undefined) this.tokens.set(ren.to, fromTok);
       this.tokens.delete(ren.from);
     }
-    if (op.k === "tag" && code === 0) {
+    if ((op.k === "tag" || op.k === "sidecar") && code === 0) {
       const tok = this.tokens.get(op.p);
       if (tok !== undefined) this.tags.set(tok, op.tags);
     }
@@ -148,11 +148,14 @@ export class IdentityModel {
 }
 
 export interface ServiceView {
-  api: Api;
+  /** The current client (a restarted daemon serves on a new port). */
+  api(): Api;
   /** The run's folder as a path inside the mount ("model/r3"). */
   folder: string;
   /** Waits until every save is on the service (`txtfs sync`). */
   sync(): Promise<void>;
+  /** SIGKILL the daemon, then mount the same cache and data again. */
+  kill?(): Promise<void>;
 }
 
 export interface RunOptions {
@@ -191,6 +194,8 @@ const wrap = (op: Op, side: "target" | "model") =>
 export async function runSequence(ops: Op[], o: RunOptions): Promise<RunFailure | undefined> {
   for (const dir of [o.model, o.stage]) mkdirSync(dir, { recursive: true });
   const env = { STAGE: o.stage };
+  // Sidecars exist on the mount only; a local target (the harness's control) writes them aside.
+  const targetEnv = o.service ? env : { ...env, NO_SIDECARS: "1" };
   const identity = new IdentityModel();
   // Setup: the same starting notes on both sides, delivered before the sequence starts.
   const setT = await bash(`mkdir -p '${o.target}' && cd '${o.target}' && ${SETUP_SCRIPT}`, "/", env);
@@ -207,7 +212,8 @@ export async function runSequence(ops: Op[], o: RunOptions): Promise<RunFailure 
   if (o.mode === "step") {
     for (const [i, op] of ops.entries()) {
       const started = Date.now();
-      const t = await bash(wrap(op, "target"), o.target, env);
+      const t =
+        op.k === "control" ? await control(op, o) : await bash(wrap(op, "target"), o.target, targetEnv);
       if (o.stats) o.stats.slowestMs = Math.max(o.stats.slowestMs, Date.now() - started);
       const m = await bash(wrap(op, "model"), o.model, env);
       if (o.stats && m.code === 0) o.stats.effective++;
@@ -222,18 +228,39 @@ export async function runSequence(ops: Op[], o: RunOptions): Promise<RunFailure 
       if (problems.length) return { step: i, problems };
     }
   } else {
-    // The target runs every operation in one child process, `mode` ms apart, printing each exit
-    // status; the model runs them one by one (its timing does not matter) to follow identities.
+    // The target runs the operations in one child process, `mode` ms apart, printing each exit
+    // status (a sync or a daemon restart, run by the test, splits the burst); the model runs them
+    // one by one (its timing does not matter) to follow identities.
     const pause = o.mode > 0 ? `sleep ${(o.mode / 1000).toFixed(3)}; ` : "";
-    const script = ops
-      .map((op) => `t0=$EPOCHREALTIME; ${wrap(op, "target")}; echo "rc $? $t0 $EPOCHREALTIME"`)
-      .join(`\n${pause}`);
-    const t = await bash(script, o.target, env);
-    const rcs = [...t.stdout.matchAll(/^rc (\d+) ([\d.]+) ([\d.]+)$/gm)];
-    const codes = rcs.map((x) => Number(x[1]));
-    if (o.stats)
-      for (const x of rcs)
-        o.stats.slowestMs = Math.max(o.stats.slowestMs, (Number(x[3]) - Number(x[2])) * 1000);
+    const codes: (number | undefined)[] = [];
+    let stderr = "";
+    for (let start = 0; start < ops.length; ) {
+      const first = ops[start]!;
+      if (first.k === "control") {
+        codes.push((await control(first, o)).code);
+        start++;
+        continue;
+      }
+      let end = start;
+      while (end < ops.length && ops[end]!.k !== "control") end++;
+      const segment = ops.slice(start, end);
+      const script = segment
+        .map((op) => `t0=$EPOCHREALTIME; ${wrap(op, "target")}; echo "rc $? $t0 $EPOCHREALTIME"`)
+        .join(`\n${pause}`);
+      const t = await bash(
+        script,
+        o.target,
+        targetEnv,
+        segment.length * (o.mode + (OP_TIMEOUT_S + 1) * 1000) + 30_000,
+      );
+      stderr += t.stderr;
+      const rcs = [...t.stdout.matchAll(/^rc (\d+) ([\d.]+) ([\d.]+)$/gm)];
+      for (let k = 0; k < segment.length; k++) codes.push(rcs[k] ? Number(rcs[k]![1]) : undefined);
+      if (o.stats)
+        for (const x of rcs)
+          o.stats.slowestMs = Math.max(o.stats.slowestMs, (Number(x[3]) - Number(x[2])) * 1000);
+      start = end;
+    }
     for (const [i, op] of ops.entries()) {
       const m = await bash(wrap(op, "model"), o.model, env);
       if (o.stats && m.code === 0) o.stats.effective++;
@@ -244,7 +271,7 @@ export async function runSequence(ops: Op[], o: RunOptions): Promise<RunFailure 
         return {
           step: i,
           problems: [
-            `exit status: mount ${codes[i]} model ${m.code}; mount stderr (whole burst): ${t.stderr.trim()}`,
+            `exit status: mount ${codes[i]} model ${m.code}; mount stderr (whole burst): ${stderr.trim()}`,
           ],
         };
     }
@@ -266,9 +293,20 @@ export async function runSequence(ops: Op[], o: RunOptions): Promise<RunFailure 
   return undefined;
 }
 
+/** Runs a control operation on the target (nothing to do without a service: the local control). */
+async function control(op: Extract<Op, { k: "control" }>, o: RunOptions): Promise<RunResult> {
+  try {
+    if (op.what === "sync") await o.service?.sync();
+    else await o.service?.kill?.();
+    return { code: 0, stdout: "", stderr: "" };
+  } catch (err) {
+    return { code: 1, stdout: "", stderr: String(err) };
+  }
+}
+
 /** The notes under the run's folder on the service against the model's .md/.txt files. */
 export async function serviceDiff(view: ServiceView, model: Manifest, target: Manifest): Promise<string[]> {
-  const res = await view.api.get("/api/me/files");
+  const res = await view.api().get("/api/me/files");
   if (res.status !== 200) return [`GET /api/me/files: ${res.status}`];
   const { files, folders } = res.body as { files: any[]; folders: any[] };
   const pathOf = new Map<string | null, string>([[null, ""]]);
@@ -314,7 +352,7 @@ export async function serviceDiff(view: ServiceView, model: Manifest, target: Ma
       out.push(`service: note ${p} missing (model ${show(model.files[p])})`);
       continue;
     }
-    const body = await view.api.get(`/api/v1/files/${rec.id}`);
+    const body = await view.api().get(`/api/v1/files/${rec.id}`);
     const got = body.status === 200 ? Buffer.from(String(body.body.content), "utf8") : undefined;
     if (!got?.equals(want))
       out.push(
