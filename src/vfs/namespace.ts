@@ -291,9 +291,9 @@ export class Namespace {
       if (target) await this.unlink(to);
       if (src.kind === "local") return await this.renameLocal(src, destDir, name);
       if (isNoteName(name) && destDir.localOnly !== "always") {
-        // A note moved onto a name another note just left (libfuse hides a target held open as
-        // `.fuse_hidden*` before the rename; a delete still in the journal): a rename over it.
-        const claim = await this.c.claims.claimName(destDir, name);
+        // A note moved onto a name held open: libfuse hid the note there as `.fuse_hidden*` just
+        // before this rename, which is a rename over it (the note of that name keeps its identity).
+        const claim = await this.c.claims.claimName(destDir, name, true);
         if (claim) {
           await this.c.delivery.settle(src);
           return await this.replaceNote(src, this.newNote(destDir, name, claim));

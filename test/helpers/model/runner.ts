@@ -100,6 +100,12 @@ export class IdentityModel {
   readonly tags = new Map<number, string>();
   /** token -> the id first seen on the target */
   readonly ids = new Map<number, string>();
+  /** path -> the token of the note deleted there (docs/mount.md: a create of the path before the
+   * delete left continues that note) */
+  private readonly gone = new Map<string, number>();
+  /** token of a note created where one was just deleted -> that one's token: either may be right
+   * (it depends on whether the delete had left, i.e. on timing) until the target shows which */
+  private readonly either = new Map<number, number>();
 
   /** Applies one operation's outcome (model exit code, model tree before and after). */
   step(op: Op, code: number, before: Manifest, after: Manifest) {
@@ -120,18 +126,38 @@ export class IdentityModel {
 
   /** Forgets notes that are gone, gives new notes a token. */
   sync(tree: Manifest) {
-    for (const p of [...this.tokens.keys()]) if (!(p in tree.files)) this.tokens.delete(p);
-    for (const p of Object.keys(tree.files))
-      if (isNote(p) && !this.tokens.has(p)) this.tokens.set(p, this.next++);
+    for (const [p, tok] of [...this.tokens]) {
+      if (p in tree.files) continue;
+      this.tokens.delete(p);
+      this.gone.set(p, tok);
+    }
+    for (const p of Object.keys(tree.files)) {
+      if (!isNote(p) || this.tokens.has(p)) continue;
+      const tok = this.next++;
+      this.tokens.set(p, tok);
+      const old = this.gone.get(p);
+      if (old !== undefined) this.either.set(tok, old);
+    }
+    for (const p of [...this.gone.keys()]) if (p in tree.files) this.gone.delete(p);
   }
 
   /** Differences in identity and tags between what the target shows and what should hold. */
   check(target: Manifest, where: string): string[] {
     const out: string[] = [];
     const seen = new Map<string, string>();
-    for (const [p, tok] of this.tokens) {
+    for (const [p, t] of [...this.tokens]) {
+      let tok = t;
       const id = target.ids[p];
       if (!id) continue; // not a note on the target (a difference treeDiff reports) or a local-only control
+      const old = this.either.get(tok);
+      if (old !== undefined) {
+        this.either.delete(tok);
+        // The create came before the delete left: the note continued (same id, same tags).
+        if (this.ids.get(old) === id) {
+          tok = old;
+          this.tokens.set(p, old);
+        }
+      }
       const first = this.ids.get(tok);
       if (first && first !== id) out.push(`${p}: id ${id} ${where}, was ${first} (identity lost)`);
       if (!first) this.ids.set(tok, id);
