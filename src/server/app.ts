@@ -5,6 +5,7 @@ import { createServer } from "node:http";
 import cors from "@fastify/cors";
 import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from "@fastify/type-provider-typebox";
 import Fastify, { LogController } from "fastify";
+import { VERSION } from "../cli/version.ts";
 import { randomBase62 } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Store } from "../store/store.ts";
@@ -18,15 +19,18 @@ import { costOf } from "./http/types.ts";
 import { KeyUsage } from "./http/usage.ts";
 import type { IdentityHub } from "./identity/hub.ts";
 import { createVaultCipher } from "./identity/vaultCipher.ts";
+import { completeRoute } from "./openapi/completeRoute.ts";
+import { registerOpenApi } from "./openapi/document.ts";
 import { batchRoutes } from "./routes/batch.ts";
 import { changeRoutes } from "./routes/changes.ts";
 import { collaborationRoutes } from "./routes/collaboration.ts";
 import { deviceRoutes } from "./routes/devices.ts";
-import { discoverRoutes } from "./routes/discover.ts";
+import { type CatalogEntry, discoverRoutes } from "./routes/discover.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { folderRoutes } from "./routes/folders.ts";
 import { identityRoutes } from "./routes/identity.ts";
 import { keyPageRoutes } from "./routes/keyPage.ts";
+import { openApiRoutes } from "./routes/openapi.ts";
 import { shareRoutes } from "./routes/shares.ts";
 import { skillRoutes } from "./routes/skills.ts";
 import { syncRoutes } from "./routes/sync.ts";
@@ -129,6 +133,11 @@ export async function buildApp(opts: AppOptions) {
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(strictQueryIntegers);
+  // Response schemas document the API (OpenAPI) and are checked by the contract test; they do not
+  // shape what is sent: fields beyond a schema are additive and must reach the client.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.addHook("onRoute", completeRoute);
+  await registerOpenApi(app, hub, VERSION);
   app.addContentTypeParser(["text/markdown"], { parseAs: "string" }, (_req, body, done) => done(null, body));
 
   const rateConfig = { ...DEFAULT_RATE_LIMIT, ...opts.rateLimit };
@@ -146,11 +155,20 @@ export async function buildApp(opts: AppOptions) {
       resolve();
     };
   });
-  const scopes = new Map<string, string>();
+  // discover lists every /api/v1 route as it registers (after completeRoute named its operation).
+  const catalog: CatalogEntry[] = [];
   app.addHook("onRoute", (route) => {
+    if (!route.url.startsWith("/api/v1") || route.method === "HEAD") return;
     const scope = route.config?.scope;
-    if (scope && scope !== "public") {
-      for (const m of [route.method].flat()) scopes.set(`${m} ${route.url}`, scope);
+    const schema = (route.schema ?? {}) as { operationId?: string; summary?: string; "x-verb"?: string };
+    for (const method of [route.method].flat()) {
+      catalog.push({
+        verb: schema["x-verb"] ?? schema.operationId ?? `${method} ${route.url}`,
+        method,
+        path: route.url,
+        scope: scope && scope !== "public" ? scope : null,
+        description: schema.summary ?? "",
+      });
     }
   });
 
@@ -224,7 +242,7 @@ export async function buildApp(opts: AppOptions) {
   app.setNotFoundHandler(handleNotFound);
 
   const deps = { store, closing, identity: hub };
-  await app.register(discoverRoutes((route) => scopes.get(route), hub));
+  await app.register(discoverRoutes(() => catalog, hub));
   await app.register(fileRoutes(deps));
   await app.register(folderRoutes(deps));
   await app.register(changeRoutes(deps));
@@ -240,6 +258,7 @@ export async function buildApp(opts: AppOptions) {
   await app.register(webhookRoutes(deps, { allowHosts: opts.webhookAllowHosts ?? [] }));
   await app.register(identityRoutes(deps));
   await app.register(keyPageRoutes(deps));
+  await app.register(openApiRoutes(hub));
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish

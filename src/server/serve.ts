@@ -35,6 +35,8 @@ export interface RunningServer {
   store: Store;
   /** Sign-in state: the identity provider and, with --dev-idp, the dev provider. */
   identity: IdentityHub;
+  /** The OpenAPI document of this server (as GET /openapi.json serves it, before provider URLs). */
+  openapi(): Record<string, unknown>;
   /** Stops accepting connections, lets in-flight requests finish, then closes the store. */
   close(): Promise<void>;
 }
@@ -92,6 +94,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     url,
     store,
     identity: hub,
+    openapi: () => structuredClone(app.swagger() as unknown as Record<string, unknown>),
     close() {
       closing ??= (async () => {
         stopMaintenance();
