@@ -75,6 +75,10 @@ declare module "fastify" {
   interface FastifyRequest {
     rateKey?: string;
   }
+  interface FastifyInstance {
+    /** Every `METHOD /path` this app answers (HEAD and CORS preflights aside), as registered. */
+    servedRoutes: string[];
+  }
 }
 
 /**
@@ -157,7 +161,12 @@ export async function buildApp(opts: AppOptions) {
   });
   // discover lists every /api/v1 route as it registers (after completeRoute named its operation).
   const catalog: CatalogEntry[] = [];
+  const served: string[] = [];
+  app.decorate("servedRoutes", served);
   app.addHook("onRoute", (route) => {
+    for (const method of [route.method].flat()) {
+      if (method !== "HEAD" && method !== "OPTIONS") served.push(`${method} ${route.url}`);
+    }
     if (!route.url.startsWith("/api/v1") || route.method === "HEAD") return;
     const scope = route.config?.scope;
     const schema = (route.schema ?? {}) as { operationId?: string; summary?: string; "x-verb"?: string };

@@ -37,6 +37,8 @@ export interface RunningServer {
   identity: IdentityHub;
   /** The OpenAPI document of this server (as GET /openapi.json serves it, before provider URLs). */
   openapi(): Record<string, unknown>;
+  /** Every `METHOD /path` the server answers, as registered. */
+  routes(): string[];
   /** Stops accepting connections, lets in-flight requests finish, then closes the store. */
   close(): Promise<void>;
 }
@@ -95,6 +97,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     store,
     identity: hub,
     openapi: () => structuredClone(app.swagger() as unknown as Record<string, unknown>),
+    routes: () => [...app.servedRoutes],
     close() {
       closing ??= (async () => {
         stopMaintenance();
