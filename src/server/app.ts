@@ -31,6 +31,7 @@ import { folderRoutes } from "./routes/folders.ts";
 import { identityRoutes } from "./routes/identity.ts";
 import { keyPageRoutes } from "./routes/keyPage.ts";
 import { openApiRoutes } from "./routes/openapi.ts";
+import { referenceRoutes } from "./routes/reference.ts";
 import { shareRoutes } from "./routes/shares.ts";
 import { skillRoutes } from "./routes/skills.ts";
 import { syncRoutes } from "./routes/sync.ts";
@@ -268,6 +269,7 @@ export async function buildApp(opts: AppOptions) {
   await app.register(identityRoutes(deps));
   await app.register(keyPageRoutes(deps));
   await app.register(openApiRoutes(hub));
+  await app.register(referenceRoutes());
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish
