@@ -23,6 +23,7 @@ import { completeRoute } from "./openapi/completeRoute.ts";
 import { registerOpenApi } from "./openapi/document.ts";
 import { batchRoutes } from "./routes/batch.ts";
 import { changeRoutes } from "./routes/changes.ts";
+import { clientRoutes } from "./routes/client.ts";
 import { collaborationRoutes } from "./routes/collaboration.ts";
 import { deviceRoutes } from "./routes/devices.ts";
 import { type CatalogEntry, discoverRoutes } from "./routes/discover.ts";
@@ -270,6 +271,7 @@ export async function buildApp(opts: AppOptions) {
   await app.register(keyPageRoutes(deps));
   await app.register(openApiRoutes(hub));
   await app.register(referenceRoutes());
+  await app.register(clientRoutes());
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish
