@@ -32,6 +32,7 @@ import { folderRoutes } from "./routes/folders.ts";
 import { identityRoutes } from "./routes/identity.ts";
 import { keyPageRoutes } from "./routes/keyPage.ts";
 import { openApiRoutes } from "./routes/openapi.ts";
+import { pageRoutes } from "./routes/pages.ts";
 import { referenceRoutes } from "./routes/reference.ts";
 import { shareRoutes } from "./routes/shares.ts";
 import { skillRoutes } from "./routes/skills.ts";
@@ -272,6 +273,7 @@ export async function buildApp(opts: AppOptions) {
   await app.register(openApiRoutes(hub));
   await app.register(referenceRoutes());
   await app.register(clientRoutes());
+  await app.register(pageRoutes(hub, VERSION));
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish

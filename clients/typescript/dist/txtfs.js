@@ -72,7 +72,11 @@ export class TxtfsError extends Error {
   /** Seconds, when the server sent Retry-After. */
            retryAfter                    ;
 
-  constructor(status        , body                                                     , retryAfter         ) {
+  constructor(
+    status        ,
+    body                                                     ,
+    retryAfter         ,
+  ) {
     super(body.message ?? `HTTP ${status}`);
     this.name = "TxtfsError";
     this.status = status;
@@ -123,7 +127,11 @@ export class Txtfs {
   }
 
   /** Any request. Throws TxtfsError for an error answer; 304 is returned, not thrown. */
-  async request             (method        , path        , options                 = {})                       {
+  async request             (
+    method        ,
+    path        ,
+    options                 = {},
+  )                       {
     const url = new URL(this.baseUrl + path);
     for (const [k, v] of Object.entries(options.query ?? {})) {
       if (v !== undefined) url.searchParams.set(k, String(v));
@@ -156,7 +164,8 @@ export class Txtfs {
       const retryAfter = res.headers.has("retry-after") ? Number(res.headers.get("retry-after")) : undefined;
       if ((res.status === 429 || res.status === 503) && retrySafe && attempt < this.retries) {
         await res.body?.cancel();
-        const wait = retryAfter !== undefined && Number.isFinite(retryAfter) ? retryAfter * 1000 : this.backoff(attempt);
+        const wait =
+          retryAfter !== undefined && Number.isFinite(retryAfter) ? retryAfter * 1000 : this.backoff(attempt);
         await sleep(Math.min(wait, this.maxRetryDelayMs), options.signal);
         continue;
       }
@@ -208,7 +217,10 @@ export class Txtfs {
   }
 
   async create(input                     , options                                         = {}) {
-    const res = await this.request                           ("POST", "/api/v1/files", { ...options, json: input });
+    const res = await this.request                           ("POST", "/api/v1/files", {
+      ...options,
+      json: input,
+    });
     this.remember(res.body.file, res.headers.get("etag"));
     return res.body.file;
   }
@@ -230,10 +242,14 @@ export class Txtfs {
   async write(id        , patch                    , options                              = {}) {
     const etag = options.ifMatch === true ? this.cache.get(id)?.etag : options.ifMatch;
     if (options.ifMatch === true && !etag) throw new Error(`no ETag known for ${id}: read it first`);
-    const res = await this.request                          ("PUT", `/api/v1/files/${encodeURIComponent(id)}`, {
-      json: patch,
-      headers: etag ? { "if-match": etag } : {},
-    });
+    const res = await this.request                          (
+      "PUT",
+      `/api/v1/files/${encodeURIComponent(id)}`,
+      {
+        json: patch,
+        headers: etag ? { "if-match": etag } : {},
+      },
+    );
     this.remember(res.body.file, res.headers.get("etag"));
     return res.body.file;
   }
@@ -252,9 +268,13 @@ export class Txtfs {
   }
 
   async unlink(id        , options                       = {}) {
-    const res = await this.request                           ("DELETE", `/api/v1/files/${encodeURIComponent(id)}`, {
-      headers: options.ifMatch ? { "if-match": options.ifMatch } : {},
-    });
+    const res = await this.request                           (
+      "DELETE",
+      `/api/v1/files/${encodeURIComponent(id)}`,
+      {
+        headers: options.ifMatch ? { "if-match": options.ifMatch } : {},
+      },
+    );
     this.cache.delete(id);
     return res.body;
   }
@@ -262,16 +282,20 @@ export class Txtfs {
   // --- Folders, connections, collaboration ---
 
   async readdir(id = "root") {
-    return (await this.request                            ("GET", `/api/v1/folders/${encodeURIComponent(id)}`)).body;
+    return (
+      await this.request                            ("GET", `/api/v1/folders/${encodeURIComponent(id)}`)
+    ).body;
   }
 
   async mkdir(input                    ) {
-    return (await this.request                          ("POST", "/api/v1/folders", { json: input })).body.folder;
+    return (await this.request                          ("POST", "/api/v1/folders", { json: input })).body
+      .folder;
   }
 
   async connect(id        , targetFileId        , reason         ) {
     const path = `/api/v1/files/${encodeURIComponent(id)}/connections`;
-    return (await this.request                            ("POST", path, { json: { targetFileId, reason } })).body;
+    return (await this.request                            ("POST", path, { json: { targetFileId, reason } }))
+      .body;
   }
 
   async related(id        ) {
@@ -290,13 +314,17 @@ export class Txtfs {
   }
 
   async share(input                    ) {
-    return (await this.request                          ("POST", "/api/v1/shares", { json: input })).body.share;
+    return (await this.request                          ("POST", "/api/v1/shares", { json: input })).body
+      .share;
   }
 
   // --- The change feed ---
 
   /** One page of changes after `cursor` (0 = everything); `wait` long-polls up to that many seconds. */
-  async changes(query                                                              = {}, signal              ) {
+  async changes(
+    query                                                              = {},
+    signal              ,
+  ) {
     return (await this.request                            ("GET", "/api/v1/changes", { query, signal })).body;
   }
 
@@ -304,7 +332,9 @@ export class Txtfs {
    * Follows the feed: yields every change from `cursor` on, long-polling when caught up, until
    * `signal` aborts. Keep `client.cursor` to resume later.
    */
-  async *follow(options                                                           = {})                               {
+  async *follow(
+    options                                                           = {},
+  )                               {
     let cursor = options.cursor ?? 0;
     const wait = options.wait ?? 30;
     while (!options.signal?.aborted) {
