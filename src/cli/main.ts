@@ -5,6 +5,7 @@ import { MountError } from "../fuse/mount.ts";
 import { ServiceError } from "../server/domain/errors.ts";
 import { registerAdmin } from "./admin.ts";
 import { registerLogin } from "./login.ts";
+import { registerMcp } from "./mcp.ts";
 import { registerMount } from "./mount.ts";
 import { registerPin } from "./pin.ts";
 import { registerServe } from "./serve.ts";
@@ -22,6 +23,7 @@ registerAdmin(program);
 registerMount(program);
 registerPin(program);
 registerLogin(program);
+registerMcp(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -21,6 +21,7 @@ import type { IdentityHub } from "./identity/hub.ts";
 import { createVaultCipher } from "./identity/vaultCipher.ts";
 import { completeRoute } from "./openapi/completeRoute.ts";
 import { registerOpenApi } from "./openapi/document.ts";
+import { referencePages } from "./reference/pages.ts";
 import { batchRoutes } from "./routes/batch.ts";
 import { changeRoutes } from "./routes/changes.ts";
 import { clientRoutes } from "./routes/client.ts";
@@ -31,6 +32,7 @@ import { fileRoutes } from "./routes/files.ts";
 import { folderRoutes } from "./routes/folders.ts";
 import { identityRoutes } from "./routes/identity.ts";
 import { keyPageRoutes } from "./routes/keyPage.ts";
+import { mcpRoutes } from "./routes/mcp.ts";
 import { openApiRoutes } from "./routes/openapi.ts";
 import { pageRoutes } from "./routes/pages.ts";
 import { referenceRoutes } from "./routes/reference.ts";
@@ -274,6 +276,12 @@ export async function buildApp(opts: AppOptions) {
   await app.register(referenceRoutes());
   await app.register(clientRoutes());
   await app.register(pageRoutes(hub, VERSION));
+  let referenceCache: Map<string, string> | undefined;
+  const reference = () =>
+    (referenceCache ??= new Map(
+      referencePages(app.swagger() as unknown as Record<string, unknown>).map((p) => [p.slug, p.text]),
+    ));
+  await app.register(mcpRoutes({ store, version: VERSION, reference }));
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish

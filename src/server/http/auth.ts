@@ -120,6 +120,7 @@ async function oauthActor(
     scopes: keyScopesOfOAuth(v.scopes),
     source: sourceOf(request),
     identityId: found.identity.id,
+    oauthScopes: new Set(v.scopes),
   };
 }
 

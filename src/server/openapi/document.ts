@@ -62,7 +62,9 @@ const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
 function responseHeaders(status: string, op: Json): Json {
   const out: Json = {};
-  for (const name of Object.keys(COMMON_HEADERS)) out[name] = ref(name);
+  // A streamed (hijacked) response carries the request's id and version, not the rate-limit state.
+  const names = op["x-streaming"] ? ["API-Version", "X-Request-ID"] : Object.keys(COMMON_HEADERS);
+  for (const name of names) out[name] = ref(name);
   const code = Number(status);
   if (op["x-etag"] && (code === 304 || (code >= 200 && code < 300))) out.ETag = ref("ETag");
   if (code === 429 || code === 503) out["Retry-After"] = ref("Retry-After");
