@@ -103,14 +103,12 @@ export function buildMcpServer(deps: McpDeps): McpServer {
         return json({
           user: { email: actor.email, name: actor.name },
           notes: tree.files.length,
-          folders: tree.folders
-            .slice(0, 200)
-            .map((f) => ({
-              path: f.path,
-              context: f.context || undefined,
-              tags: f.tags.length ? f.tags : undefined,
-              notes: f.fileCount,
-            })),
+          folders: tree.folders.slice(0, 200).map((f) => ({
+            path: f.path,
+            context: f.context || undefined,
+            tags: f.tags.length ? f.tags : undefined,
+            notes: f.fileCount,
+          })),
           skills: skills
             .slice(0, 50)
             .map((s) => ({ skill: s.skill, path: s.path, scope: s.scope, description: s.description })),

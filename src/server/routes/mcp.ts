@@ -85,30 +85,32 @@ export function mcpRoutes({ store, version, reference }: McpRouteDeps): FastifyP
         await transport.handleRequest(req.raw, reply.raw, req.body);
       },
     );
-    const notAllowed = op({
-      id: "mcpStream",
-      area: "service",
-      summary: "Not offered: this MCP server is stateless (no server-initiated stream, no sessions to end).",
-      ok: {},
-      errors: { 405: "Method not allowed: POST JSON-RPC messages to /mcp." },
-    });
-    app.route({
-      method: ["GET", "DELETE"],
-      url: "/mcp",
-      config: { scope: "public" },
-      schema: notAllowed,
-      handler: async () => {
-        throw new ServiceError(
-          405,
-          "method_not_allowed",
-          "This MCP endpoint is stateless.",
-          "POST JSON-RPC messages to /mcp.",
-          undefined,
-          {
-            Allow: "POST",
-          },
-        );
-      },
-    });
+    // Stateless: no server-initiated stream (GET) and no session to end (DELETE).
+    for (const method of ["GET", "DELETE"] as const) {
+      const notAllowed = op({
+        id: method === "GET" ? "mcpStream" : "mcpEndSession",
+        area: "service",
+        summary:
+          "Not offered: this MCP server is stateless (no server-initiated stream, no sessions to end).",
+        ok: {},
+        errors: { 405: "Method not allowed: POST JSON-RPC messages to /mcp." },
+      });
+      app.route({
+        method,
+        url: "/mcp",
+        config: { scope: "public" },
+        schema: notAllowed,
+        handler: async () => {
+          throw new ServiceError(
+            405,
+            "method_not_allowed",
+            "This MCP endpoint is stateless.",
+            "POST JSON-RPC messages to /mcp.",
+            undefined,
+            { Allow: "POST" },
+          );
+        },
+      });
+    }
   };
 }
