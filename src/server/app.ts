@@ -26,6 +26,7 @@ import { batchRoutes } from "./routes/batch.ts";
 import { changeRoutes } from "./routes/changes.ts";
 import { clientRoutes } from "./routes/client.ts";
 import { collaborationRoutes } from "./routes/collaboration.ts";
+import { dashboardRoutes } from "./routes/dashboard.ts";
 import { deviceRoutes } from "./routes/devices.ts";
 import { type CatalogEntry, discoverRoutes } from "./routes/discover.ts";
 import { fileRoutes } from "./routes/files.ts";
@@ -52,6 +53,8 @@ export interface AppOptions {
   rateLimit?: Partial<RateLimitConfig>;
   /** Hosts webhooks may be delivered to besides loopback. */
   webhookAllowHosts?: readonly string[];
+  /** How often per-key usage is written (ms; default 5 s). */
+  usageFlushMs?: number;
   /** Sign-in: the identity provider, the dev provider and the vault cipher (a throwaway key if absent). */
   identity?: IdentityHub;
 }
@@ -155,7 +158,7 @@ export async function buildApp(opts: AppOptions) {
     store.kind === "postgres"
       ? new SharedRateLimiter(rateConfig, store, opts.logger)
       : new RateLimiter(rateConfig);
-  const usage = new KeyUsage(store, opts.logger);
+  const usage = new KeyUsage(store, opts.logger, opts.usageFlushMs);
   let signalClosing!: () => void;
   let shuttingDown = false;
   const closing = new Promise<void>((resolve) => {
@@ -252,6 +255,12 @@ export async function buildApp(opts: AppOptions) {
     return payload;
   });
 
+  // The dashboard's per-key statistics: counted in memory, written with the usage flush.
+  app.addHook("onResponse", async (request, reply) => {
+    const principal = request.actor?.principal;
+    if (principal?.startsWith("key_")) usage.observe(principal, reply.statusCode, reply.elapsedTime);
+  });
+
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
 
@@ -276,6 +285,7 @@ export async function buildApp(opts: AppOptions) {
   await app.register(referenceRoutes());
   await app.register(clientRoutes());
   await app.register(pageRoutes(hub, VERSION));
+  await app.register(dashboardRoutes(deps));
   let referenceCache: Map<string, string> | undefined;
   const reference = () =>
     (referenceCache ??= new Map(

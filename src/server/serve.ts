@@ -26,6 +26,8 @@ export interface ServeOptions {
   webhooks?: Partial<WebhookOptions>;
   /** An external identity provider (OpenID Connect discovery from its issuer). */
   identity?: IdentityConfig;
+  /** How often per-key usage is written (ms; default 5 s; tests shorten it). */
+  usageFlushMs?: number;
   /** Run the dev identity provider in-process under /dev-idp (and use it). */
   devIdp?: { accessTokenTtl?: number; clockToleranceSeconds?: number; realtimeFails?: () => boolean };
 }
@@ -59,6 +61,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     rateLimit: opts.rateLimit,
     webhookAllowHosts: opts.webhooks?.allowHosts,
     identity: hub,
+    usageFlushMs: opts.usageFlushMs,
   });
   const stopMaintenance = startMaintenance(store, opts.logger, opts.retentionDays);
   const webhooks = new WebhookWorker(store, opts.logger, opts.webhooks);

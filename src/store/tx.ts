@@ -12,6 +12,7 @@ import { SessionRepo } from "./repos/sessions.ts";
 import { ShareRepo } from "./repos/shares.ts";
 import { TempUrlRepo } from "./repos/tempUrls.ts";
 import { ThemeRepo } from "./repos/themes.ts";
+import { UsageRepo } from "./repos/usage.ts";
 import { UserRepo } from "./repos/users.ts";
 import { VaultRepo } from "./repos/vault.ts";
 import { VersionRepo } from "./repos/versions.ts";
@@ -24,6 +25,7 @@ export function createTx(sql: Sql, notify: (accountIds: Iterable<string>) => voi
   return {
     users: new UserRepo(sql),
     keys: new KeyRepo(sql),
+    usage: new UsageRepo(sql),
     folders: new FolderRepo(sql),
     files: new FileRepo(sql),
     versions: new VersionRepo(sql),

@@ -43,6 +43,7 @@ export async function startTestServer(
     devIdp?: ServeOptions["devIdp"];
     identity?: ServeOptions["identity"];
     db?: string;
+    usageFlushMs?: number;
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "txtfs-test-"));
@@ -61,6 +62,7 @@ export async function startTestServer(
     webhooks: opts.webhooks,
     devIdp: opts.devIdp,
     identity: opts.identity,
+    usageFlushMs: opts.usageFlushMs,
   });
   // In-process, so loading it costs no request (rate-limit tests count every one).
   const contract = new ContractChecker(server.openapi());
