@@ -3,16 +3,15 @@
 // one run in this process on the embedded store (--serve, like txtfs mount --serve).
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Command } from "commander";
 import { createLogger } from "../lib/logger.ts";
 import { dataDir } from "../lib/paths.ts";
-import { createKey, createUser } from "../server/domain/accounts.ts";
-import { startServer } from "../server/serve.ts";
 
 async function serveLocally(data: string, log: ReturnType<typeof createLogger>) {
+  // Loaded on use: other txtfs commands should not pay for the server's modules at startup.
+  const { startServer } = await import("../server/serve.ts");
+  const { createKey, createUser } = await import("../server/domain/accounts.ts");
   const server = await startServer({
     host: "127.0.0.1",
     port: 0,
@@ -59,6 +58,10 @@ export function registerMcp(program: Command): void {
           "no service: pass --url and --key (or TXTFS_URL/TXTFS_API_KEY), or --serve for a local one",
         );
       }
+      const { StreamableHTTPClientTransport } = await import(
+        "@modelcontextprotocol/sdk/client/streamableHttp.js"
+      );
+      const { StdioServerTransport } = await import("@modelcontextprotocol/sdk/server/stdio.js");
       const remote = new StreamableHTTPClientTransport(new URL("/mcp", url), {
         requestInit: { headers: { Authorization: `Bearer ${key}` } },
       });

@@ -14,7 +14,7 @@ export type ConnectionReason =
   | { type: "same_folder"; folderId: string };
 
 // Ranking weights: a person's explicit link beats any inference; each shared tag counts, a shared
-// folder a little. Documented in the README. The explicit weight exceeds the most any inference can
+// folder a little. Documented in docs/api.md. The explicit weight exceeds the most any inference can
 // score (every tag shared and the same folder), so an explicit link always ranks first.
 const INFERRED = { tag: 2, folder: 1 } as const;
 const WEIGHT = { ...INFERRED, explicit: INFERRED.tag * LIMITS.tags + INFERRED.folder + 1 } as const;

@@ -1,4 +1,4 @@
-// Key scopes of the spec. Which scope each operation needs is declared on its route (README table).
+// Key scopes of the spec. Which scope each operation needs is declared on its route (docs/api.md table).
 export const KEY_SCOPES = [
   "files:read",
   "files:write",
@@ -18,7 +18,7 @@ export function isKeyScope(s: string): s is KeyScope {
 }
 
 /**
- * What an OAuth access token's scopes allow, in key scopes (README "Scopes of OAuth tokens"):
+ * What an OAuth access token's scopes allow, in key scopes (docs/api.md "Scopes of OAuth tokens"):
  * the identity provider's coarser scopes cover several key scopes each.
  */
 export const OAUTH_SCOPE_GRANTS: Readonly<Record<string, readonly KeyScope[]>> = {
