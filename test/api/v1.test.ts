@@ -46,7 +46,7 @@ describe("discover", () => {
       // (`any`: a valid credential, no particular scope — the identities verbs)
       if (v.verb === "discover") expect(v.scope).toBeNull();
       else if (v.verb === "users" || v.verb === "use") expect(v.scope, v.verb).toBe("any");
-      else expect(v.scope, v.verb).toMatch(/^(files|folders|collaboration|shares):(read|write)$/);
+      else expect(v.scope, v.verb).toMatch(/^((files|folders|collaboration|shares):(read|write)|ai:use)$/);
     }
     // the spec's verbs this server serves are listed under the spec's method and path
     const listed = new Set(verbs.map((v) => `${v.verb} ${v.method} ${v.path}`));

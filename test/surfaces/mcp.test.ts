@@ -283,3 +283,50 @@ describe("txtfs mcp over stdio", () => {
     }
   }, 60_000);
 });
+
+describe("MCP with OAuth access tokens", () => {
+  it("a token with mcp:use connects and acts with its other scopes; one without mcp:use gets 403", async () => {
+    const { signIn } = await import("../helpers/oidc.ts");
+    const srv = await startTestServer({ devIdp: {} });
+    try {
+      const issuer = `${srv.url}/dev-idp`;
+      const withMcp = await signIn({
+        issuer,
+        user: "alice",
+        password: "alice-password",
+        scope: "openid files:read files:write mcp:use",
+      });
+      const client = new Client({ name: "oauth-test", version: "1" });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), {
+          requestInit: { headers: { Authorization: `Bearer ${withMcp.access_token}` } },
+        }),
+      );
+      clients.push(client);
+      const out = await call(client, "write_note", { path: "oauth.md", content: "by token" });
+      expect(out.isError, out.text).toBe(false);
+      expect((await call(client, "read_note", { path: "oauth.md" })).text).toContain("by token");
+
+      const without = await signIn({
+        issuer,
+        user: "alice",
+        password: "alice-password",
+        scope: "openid files:read files:write",
+      });
+      const res = await fetch(`${srv.url}/mcp`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${without.access_token}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+      });
+      expect(res.status).toBe(403);
+      expect(res.headers.get("www-authenticate")).toContain('scope="mcp:use"');
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("insufficient_scope");
+    } finally {
+      await srv.close();
+    }
+  }, 60_000);
+});
