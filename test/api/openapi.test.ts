@@ -7,7 +7,6 @@ import { ContractChecker } from "../helpers/contract.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
 let t: TestServer;
-// biome-ignore lint/suspicious/noExplicitAny: a JSON document
 let doc: any;
 
 beforeAll(async () => {
