@@ -6,6 +6,7 @@ import { registerAdmin } from "./admin.ts";
 import { registerBrain } from "./brain.ts";
 import { registerCompletion } from "./completion.ts";
 import { registerLogin } from "./login.ts";
+import { registerMcp } from "./mcp.ts";
 import { registerMount } from "./mount.ts";
 import { registerPin } from "./pin.ts";
 import { registerServe } from "./serve.ts";
@@ -25,6 +26,7 @@ registerPin(program);
 registerLogin(program);
 registerBrain(program);
 registerCompletion(program, VERSION);
+registerMcp(program);
 
 try {
   await program.parseAsync(process.argv);

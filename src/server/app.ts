@@ -5,6 +5,7 @@ import { createServer } from "node:http";
 import cors from "@fastify/cors";
 import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from "@fastify/type-provider-typebox";
 import Fastify, { LogController } from "fastify";
+import { VERSION } from "../cli/version.ts";
 import { randomBase62 } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
 import { observeStore } from "../store/observedStore.ts";
@@ -22,18 +23,27 @@ import { KeyUsage } from "./http/usage.ts";
 import type { IdentityHub } from "./identity/hub.ts";
 import { createVaultCipher } from "./identity/vaultCipher.ts";
 import type { ServiceMetrics } from "./metrics.ts";
+import { completeRoute } from "./openapi/completeRoute.ts";
+import { registerOpenApi } from "./openapi/document.ts";
+import { referencePages } from "./reference/pages.ts";
 import { batchRoutes } from "./routes/batch.ts";
 import { brainRoutes } from "./routes/brain.ts";
 import { brainMediaRoutes } from "./routes/brainMedia.ts";
 import { changeRoutes } from "./routes/changes.ts";
+import { clientRoutes } from "./routes/client.ts";
 import { collaborationRoutes } from "./routes/collaboration.ts";
+import { dashboardRoutes } from "./routes/dashboard.ts";
 import { deviceRoutes } from "./routes/devices.ts";
-import { discoverRoutes } from "./routes/discover.ts";
+import { type CatalogEntry, discoverRoutes } from "./routes/discover.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { folderRoutes } from "./routes/folders.ts";
 import { identityRoutes } from "./routes/identity.ts";
 import { keyPageRoutes } from "./routes/keyPage.ts";
+import { mcpRoutes } from "./routes/mcp.ts";
+import { openApiRoutes } from "./routes/openapi.ts";
 import { opsRoutes } from "./routes/ops.ts";
+import { pageRoutes } from "./routes/pages.ts";
+import { referenceRoutes } from "./routes/reference.ts";
 import { shareRoutes } from "./routes/shares.ts";
 import { skillRoutes } from "./routes/skills.ts";
 import { syncRoutes } from "./routes/sync.ts";
@@ -50,6 +60,8 @@ export interface AppOptions {
   rateLimit?: Partial<RateLimitConfig>;
   /** Hosts webhooks may be delivered to besides loopback. */
   webhookAllowHosts?: readonly string[];
+  /** How often per-key usage is written (ms; default 5 s). */
+  usageFlushMs?: number;
   /** Sign-in: the identity provider, the dev provider and the vault cipher (a throwaway key if absent). */
   identity?: IdentityHub;
   /** The context brain: the operator's AI provider, quotas, outbound rules. */
@@ -92,6 +104,10 @@ const EXPOSED_HEADERS = [
 declare module "fastify" {
   interface FastifyRequest {
     rateKey?: string;
+  }
+  interface FastifyInstance {
+    /** Every `METHOD /path` this app answers (HEAD and CORS preflights aside), as registered. */
+    servedRoutes: string[];
   }
 }
 
@@ -156,6 +172,11 @@ export async function buildApp(opts: AppOptions) {
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(strictQueryIntegers);
+  // Response schemas document the API (OpenAPI) and are checked by the contract test; they do not
+  // shape what is sent: fields beyond a schema are additive and must reach the client.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.addHook("onRoute", completeRoute);
+  await registerOpenApi(app, hub, VERSION);
   app.addContentTypeParser(["text/markdown"], { parseAs: "string" }, (_req, body, done) => done(null, body));
 
   const rateConfig = { ...DEFAULT_RATE_LIMIT, ...opts.rateLimit };
@@ -164,7 +185,7 @@ export async function buildApp(opts: AppOptions) {
     store.kind === "postgres"
       ? new SharedRateLimiter(rateConfig, store, opts.logger)
       : new RateLimiter(rateConfig);
-  const usage = new KeyUsage(store, opts.logger);
+  const usage = new KeyUsage(store, opts.logger, opts.usageFlushMs);
   let signalClosing!: () => void;
   let shuttingDown = false;
   const closing = new Promise<void>((resolve) => {
@@ -173,11 +194,25 @@ export async function buildApp(opts: AppOptions) {
       resolve();
     };
   });
-  const scopes = new Map<string, string>();
+  // discover lists every /api/v1 route as it registers (after completeRoute named its operation).
+  const catalog: CatalogEntry[] = [];
+  const served: string[] = [];
+  app.decorate("servedRoutes", served);
   app.addHook("onRoute", (route) => {
+    for (const method of [route.method].flat()) {
+      if (method !== "HEAD" && method !== "OPTIONS") served.push(`${method} ${route.url}`);
+    }
+    if (!route.url.startsWith("/api/v1") || route.method === "HEAD") return;
     const scope = route.config?.scope;
-    if (scope && scope !== "public") {
-      for (const m of [route.method].flat()) scopes.set(`${m} ${route.url}`, scope);
+    const schema = (route.schema ?? {}) as { operationId?: string; summary?: string; "x-verb"?: string };
+    for (const method of [route.method].flat()) {
+      catalog.push({
+        verb: schema["x-verb"] ?? schema.operationId ?? `${method} ${route.url}`,
+        method,
+        path: route.url,
+        scope: scope && scope !== "public" ? scope : null,
+        description: schema.summary ?? "",
+      });
     }
   });
 
@@ -277,13 +312,18 @@ export async function buildApp(opts: AppOptions) {
       metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
     });
   }
+  // The dashboard's per-key statistics: counted in memory, written with the usage flush.
+  app.addHook("onResponse", async (request, reply) => {
+    const principal = request.actor?.principal;
+    if (principal?.startsWith("key_")) usage.observe(principal, reply.statusCode, reply.elapsedTime);
+  });
 
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
 
   const brain = new ProviderPool({ ...DEFAULT_BRAIN_CONFIG, ...opts.brain });
   const deps = { store, closing, identity: hub, brain };
-  await app.register(discoverRoutes((route) => scopes.get(route), hub));
+  await app.register(discoverRoutes(() => catalog, hub));
   await app.register(fileRoutes(deps));
   await app.register(folderRoutes(deps));
   await app.register(changeRoutes(deps));
@@ -302,6 +342,17 @@ export async function buildApp(opts: AppOptions) {
   await app.register(brainRoutes(deps));
   await app.register(brainMediaRoutes(deps));
   await app.register(opsRoutes(deps, { metrics, metricsToken: opts.metricsToken }));
+  await app.register(openApiRoutes(hub));
+  await app.register(referenceRoutes());
+  await app.register(clientRoutes());
+  await app.register(pageRoutes(hub, VERSION));
+  await app.register(dashboardRoutes(deps));
+  let referenceCache: Map<string, string> | undefined;
+  const reference = () =>
+    (referenceCache ??= new Map(
+      referencePages(app.swagger() as unknown as Record<string, unknown>).map((p) => [p.slug, p.text]),
+    ));
+  await app.register(mcpRoutes({ store, version: VERSION, reference }));
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish

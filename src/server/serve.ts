@@ -29,6 +29,8 @@ export interface ServeOptions {
   webhooks?: Partial<WebhookOptions>;
   /** An external identity provider (OpenID Connect discovery from its issuer). */
   identity?: IdentityConfig;
+  /** How often per-key usage is written (ms; default 5 s; tests shorten it). */
+  usageFlushMs?: number;
   /** Run the dev identity provider in-process under /dev-idp (and use it). */
   /** The context brain: operator provider, quotas, outbound rules (see domain/brain/config.ts). */
   brain?: Partial<BrainConfig>;
@@ -46,6 +48,10 @@ export interface RunningServer {
   store: Store;
   /** Sign-in state: the identity provider and, with --dev-idp, the dev provider. */
   identity: IdentityHub;
+  /** The OpenAPI document of this server (as GET /openapi.json serves it, before provider URLs). */
+  openapi(): Record<string, unknown>;
+  /** Every `METHOD /path` the server answers, as registered. */
+  routes(): string[];
   /** Stops accepting connections, lets in-flight requests finish, then closes the store. */
   close(): Promise<void>;
 }
@@ -90,6 +96,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     trustProxy: opts.trustProxy,
     metrics,
     metricsToken: opts.metrics ? opts.metrics.token : undefined,
+    usageFlushMs: opts.usageFlushMs,
   });
   const stopMaintenance = startMaintenance(store, opts.logger, opts.retentionDays);
   const webhooks = new WebhookWorker(store, opts.logger, {
@@ -133,6 +140,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     url,
     store,
     identity: hub,
+    openapi: () => structuredClone(app.swagger() as unknown as Record<string, unknown>),
+    routes: () => [...app.servedRoutes],
     close() {
       closing ??= (async () => {
         stopMaintenance();

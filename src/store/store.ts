@@ -25,6 +25,7 @@ import type { ShareRepo } from "./repos/shares.ts";
 import type { StatsRepo } from "./repos/stats.ts";
 import type { TempUrlRepo } from "./repos/tempUrls.ts";
 import type { ThemeRepo } from "./repos/themes.ts";
+import type { UsageRepo } from "./repos/usage.ts";
 import type { UserRepo } from "./repos/users.ts";
 import type { VaultRepo } from "./repos/vault.ts";
 import type { VersionRepo } from "./repos/versions.ts";
@@ -41,6 +42,7 @@ export interface Sql {
 export interface Tx {
   readonly users: UserRepo;
   readonly keys: KeyRepo;
+  readonly usage: UsageRepo;
   readonly folders: FolderRepo;
   readonly files: FileRepo;
   readonly versions: VersionRepo;

@@ -22,6 +22,7 @@ import { ShareRepo } from "./repos/shares.ts";
 import { StatsRepo } from "./repos/stats.ts";
 import { TempUrlRepo } from "./repos/tempUrls.ts";
 import { ThemeRepo } from "./repos/themes.ts";
+import { UsageRepo } from "./repos/usage.ts";
 import { UserRepo } from "./repos/users.ts";
 import { VaultRepo } from "./repos/vault.ts";
 import { VersionRepo } from "./repos/versions.ts";
@@ -38,6 +39,7 @@ export function createTx(
   return {
     users: new UserRepo(sql),
     keys: new KeyRepo(sql),
+    usage: new UsageRepo(sql),
     folders: new FolderRepo(sql),
     files: new FileRepo(sql),
     versions: new VersionRepo(sql),

@@ -8,6 +8,7 @@ import { createKey, createUser } from "../../src/server/domain/accounts.ts";
 import type { RateLimitConfig } from "../../src/server/http/rateLimit.ts";
 import { type RunningServer, type ServeOptions, startServer } from "../../src/server/serve.ts";
 import type { WebhookOptions } from "../../src/server/webhookWorker.ts";
+import { ContractChecker } from "./contract.ts";
 import { createDatabase, dropDatabase } from "./pgCluster.ts";
 import { testPgUrl } from "./storeUnderTest.ts";
 
@@ -26,6 +27,8 @@ export interface TestServer {
   db: string | undefined;
   /** Creates a user with a key (all scopes unless given). */
   user(email?: string, scopes?: string[]): Promise<TestUser>;
+  /** Checks every response the test clients receive against the server's OpenAPI document. */
+  contract: ContractChecker;
   /** A client with any bearer token (or none). */
   client(token?: string): Api;
   close(): Promise<void>;
@@ -43,6 +46,7 @@ export async function startTestServer(
     brain?: ServeOptions["brain"];
     trustProxy?: ServeOptions["trustProxy"];
     metrics?: ServeOptions["metrics"];
+    usageFlushMs?: number;
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "txtfs-test-"));
@@ -64,25 +68,30 @@ export async function startTestServer(
     brain: opts.brain,
     trustProxy: opts.trustProxy,
     metrics: opts.metrics,
+    usageFlushMs: opts.usageFlushMs,
   });
+  // In-process, so loading it costs no request (rate-limit tests count every one).
+  const contract = new ContractChecker(server.openapi());
   return {
     url: server.url,
     server,
     dataDir,
     db,
+    contract,
     async user(email = `user${++counter}@example.com`, scopes?: string[]) {
       const { user, secret } = await server.store.transaction(async (tx) => {
         const u = await createUser(tx, email, `User ${counter}`);
         const k = await createKey(tx, u.id, { label: "test", scopes });
         return { user: u, secret: k.secret };
       });
-      return { id: user.id, email: user.email, key: secret, api: new Api(server.url, secret) };
+      return { id: user.id, email: user.email, key: secret, api: new Api(server.url, secret, contract) };
     },
-    client: (token?: string) => new Api(server.url, token),
+    client: (token?: string) => new Api(server.url, token, contract),
     async close() {
       await server.close();
       rmSync(dataDir, { recursive: true, force: true });
       if (ownDb) await dropDatabase(ownDb);
+      contract.assertClean();
     },
   };
 }
@@ -97,10 +106,12 @@ export interface Res<T = any> {
 export class Api {
   readonly base: string;
   readonly token: string | undefined;
+  readonly contract: ContractChecker | undefined;
 
-  constructor(base: string, token?: string) {
+  constructor(base: string, token?: string, contract?: ContractChecker) {
     this.base = base;
     this.token = token;
+    this.contract = contract;
   }
 
   async request<T = any>(
@@ -117,6 +128,7 @@ export class Api {
     }
     const res = await fetch(this.base + path, { method, headers, body });
     const text = await res.text();
+    this.contract?.check(method, path, res.status, res.headers, text);
     let parsed: any = text;
     if ((res.headers.get("content-type") ?? "").includes("json") && text) parsed = JSON.parse(text);
     return { status: res.status, headers: res.headers, body: parsed as T, text };

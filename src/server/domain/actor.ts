@@ -10,4 +10,6 @@ export interface Actor {
   source: string;
   /** The identity an OAuth access token was issued to (absent for API keys). */
   identityId?: string;
+  /** An OAuth access token's own scopes (absent for API keys): `mcp:use` admits it to /mcp. */
+  oauthScopes?: ReadonlySet<string>;
 }

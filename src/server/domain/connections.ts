@@ -20,7 +20,7 @@ export type ConnectionReason =
   | { type: "similar_meaning"; similarity: number };
 
 // Ranking weights: a person's explicit link beats any inference; each shared tag counts, a shared
-// folder a little. Documented in the README. The explicit weight exceeds the most any inference can
+// folder a little. Documented in docs/api.md. The explicit weight exceeds the most any inference can
 // score (every tag shared and the same folder), so an explicit link always ranks first.
 // Similar text adds up to 2 (the best match) and similar meaning up to 2 (identical vectors).
 const INFERRED = { tag: 2, folder: 1, text: 2, meaning: 2 } as const;

@@ -1,7 +1,7 @@
 import { NOTE_CONTENT_BYTES } from "../../lib/limits.ts";
 import { invalid, tooLarge } from "./errors.ts";
 
-// The spec's limits plus the ones it leaves 'not shown' (documented in the README).
+// The spec's limits plus the ones it leaves 'not shown' (documented in docs/api.md).
 export const LIMITS = {
   contextChars: 4000,
   tags: 16,

@@ -1,4 +1,4 @@
-// Key scopes of the spec. Which scope each operation needs is declared on its route (README table).
+// Key scopes of the spec. Which scope each operation needs is declared on its route (docs/api.md table).
 export const KEY_SCOPES = [
   "files:read",
   "files:write",
@@ -26,7 +26,7 @@ export const AI_READ = "ai:read";
 export type RouteScope = KeyScope | typeof AI_READ;
 
 /**
- * What an OAuth access token's scopes allow, in key scopes (README "Scopes of OAuth tokens"):
+ * What an OAuth access token's scopes allow, in key scopes (docs/api.md "Scopes of OAuth tokens"):
  * the identity provider's coarser scopes cover several key scopes each.
  */
 export const OAUTH_SCOPE_GRANTS: Readonly<Record<string, readonly RouteScope[]>> = {

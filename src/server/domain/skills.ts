@@ -1,5 +1,5 @@
 // Agent skills (TxtSkill): every `SKILL.md` the caller can read, with `scope`, `project`, `agent`
-// and `skill` derived from where it sits and from its front matter (the rule is in the README).
+// and `skill` derived from where it sits and from its front matter (the rule is in docs/api.md).
 import type { FileMetaRow, FolderRow, Role } from "../../store/repos/rows.ts";
 import type { Tx } from "../../store/store.ts";
 import { folderRoleInScope, loadScope, roleInScope, visibleTo } from "./access.ts";

@@ -120,6 +120,7 @@ async function oauthActor(
     scopes: keyScopesOfOAuth(v.scopes),
     source: sourceOf(request),
     identityId: found.identity.id,
+    oauthScopes: new Set(v.scopes),
   };
 }
 
@@ -182,7 +183,7 @@ export function requireScope(actor: Actor, scope: string): void {
     403,
     "insufficient_scope",
     `This operation needs the ${scope} scope, which your ${actor.identityId ? "access token" : "key"} does not have.`,
-    `Use a key with the ${scope} scope (keys' scopes are fixed when minted), or an access token with the OAuth scope that grants it (README "Scopes").`,
+    `Use a key with the ${scope} scope (keys' scopes are fixed when minted), or an access token with the OAuth scope that grants it (/reference/auth.txt).`,
     { requiredScopes: [scope] },
     { "WWW-Authenticate": `${CHALLENGE}, error="insufficient_scope", scope="${scope}"` },
   );

@@ -2,7 +2,7 @@
 // so each server counts locally and, every 200 ms, adds what it spent to the key's row in
 // `rate_limits` and reads back the total of all servers. Before admitting a request it reads that
 // total when its copy is over a second old. So a key's budget is shared across servers, exceeded at
-// most by what the other servers admitted in their last second (documented in the README).
+// most by what the other servers admitted in their last second (documented in docs/api.md).
 import type { Logger } from "../../lib/logger.ts";
 import type { Store } from "../../store/store.ts";
 import type { Limiter, RateCheck, RateLimitConfig, RateState } from "./rateLimit.ts";

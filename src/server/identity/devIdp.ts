@@ -27,7 +27,7 @@ export interface DevUser {
   wallet?: { address: string; chainType: string; network: string; walletType: string };
 }
 
-/** The documented test users of the dev provider (README "Sign-in"). */
+/** The documented test users of the dev provider (docs/api.md "Sign-in"). */
 export const DEV_USERS: readonly DevUser[] = [
   {
     subject: "alice",

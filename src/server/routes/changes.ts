@@ -1,13 +1,34 @@
 // GET /api/v1/changes: the account's change feed, with an optional long-poll (`wait` seconds).
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
 import { parseCursor, readChanges } from "../domain/feed.ts";
 import { actorOf } from "../http/mutation.ts";
+import { op } from "../openapi/describe.ts";
+import { ChangeRecord } from "../openapi/records.ts";
 import type { RouteDeps } from "./deps.ts";
 import { ChangesQuery } from "./schemas.ts";
 
+const changesDoc = op({
+  id: "changes",
+  verb: "changes",
+  area: "sync",
+  summary: "Change feed after `cursor` (0 = everything); tombstones for deletes; `wait` long-polls.",
+  ok: {
+    200: Type.Object({
+      changes: Type.Array(ChangeRecord),
+      cursor: Type.Integer({ description: "Pass back as `cursor` to continue." }),
+      hasMore: Type.Boolean(),
+    }),
+  },
+  errors: { 410: "The cursor is older than the feed's retention: resync from cursor=0." },
+});
+
 export function changeRoutes({ store, closing }: RouteDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
-    const opts = { config: { scope: "files:read" as const }, schema: { querystring: ChangesQuery } };
+    const opts = {
+      config: { scope: "files:read" as const },
+      schema: { querystring: ChangesQuery, ...changesDoc },
+    };
     app.get("/api/v1/changes", opts, async (req, reply) => {
       const actor = actorOf(req);
       const first = await store.read((tx) =>

@@ -15,6 +15,8 @@ import {
 } from "../domain/devices.ts";
 import { LIMITS } from "../domain/limits.ts";
 import { actorOf, mutate } from "../http/mutation.ts";
+import { op } from "../openapi/describe.ts";
+import { Deleted, DeviceEnvelope, DeviceStateItem, TxtDevice } from "../openapi/records.ts";
 import type { RouteDeps } from "./deps.ts";
 import { IdParams } from "./schemas.ts";
 
@@ -48,27 +50,78 @@ const scope = "files:read" as const;
 
 export function deviceRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
-    app.post("/api/v1/devices", { config: { scope }, schema: { body: DeviceBody } }, (req, reply) =>
-      mutate(store, req, reply, async (tx, actor) => {
-        const body = await registerDevice(tx, actor, req.body);
-        return { status: 201, body, headers: { Location: `/api/v1/devices/${body.device.id}` } };
-      }),
+    const d = (id: string, verb: string, summary: string, ok: Record<number, unknown>, write = false) =>
+      op({
+        id,
+        verb,
+        area: "sync",
+        summary,
+        ok,
+        ...(write ? { headers: ["Idempotency-Key"] as const } : {}),
+      });
+    const StateItems = Type.Object({ deviceId: Type.String(), items: Type.Array(DeviceStateItem) });
+    app.post(
+      "/api/v1/devices",
+      {
+        config: { scope },
+        schema: {
+          body: DeviceBody,
+          ...d("device", "device", "Register a device (name, platform).", { 201: DeviceEnvelope }, true),
+        },
+      },
+      (req, reply) =>
+        mutate(store, req, reply, async (tx, actor) => {
+          const body = await registerDevice(tx, actor, req.body);
+          return { status: 201, body, headers: { Location: `/api/v1/devices/${body.device.id}` } };
+        }),
     );
-    app.get("/api/v1/devices", { config: { scope } }, async (req) =>
+    const listDoc = d("devices", "devices", "List your devices.", {
+      200: Type.Object({ devices: Type.Array(TxtDevice) }),
+    });
+    app.get("/api/v1/devices", { config: { scope }, schema: listDoc }, async (req) =>
       store.read((tx) => listDevices(tx, actorOf(req))),
     );
-    app.get("/api/v1/devices/:id", { config: { scope }, schema: { params: IdParams } }, async (req) =>
-      store.read(async (tx) => ({ device: toDevice(await requireDevice(tx, actorOf(req), req.params.id)) })),
+    const getDoc = d("deviceGet", "device-get", "One device.", { 200: DeviceEnvelope });
+    app.get(
+      "/api/v1/devices/:id",
+      { config: { scope }, schema: { params: IdParams, ...getDoc } },
+      async (req) =>
+        store.read(async (tx) => ({
+          device: toDevice(await requireDevice(tx, actorOf(req), req.params.id)),
+        })),
     );
-    app.delete("/api/v1/devices/:id", { config: { scope }, schema: { params: IdParams } }, (req, reply) =>
-      mutate(store, req, reply, async (tx, actor) => ({
-        status: 200,
-        body: await removeDevice(tx, actor, req.params.id),
-      })),
+    const removeDoc = d(
+      "deviceRemove",
+      "device-remove",
+      "Remove a device and its states.",
+      { 200: Deleted },
+      true,
+    );
+    app.delete(
+      "/api/v1/devices/:id",
+      { config: { scope }, schema: { params: IdParams, ...removeDoc } },
+      (req, reply) =>
+        mutate(store, req, reply, async (tx, actor) => ({
+          status: 200,
+          body: await removeDevice(tx, actor, req.params.id),
+        })),
     );
     app.put(
       "/api/v1/devices/:id/state",
-      { config: { scope }, schema: { params: IdParams, body: StateBody } },
+      {
+        config: { scope },
+        schema: {
+          params: IdParams,
+          body: StateBody,
+          ...d(
+            "pin",
+            "pin",
+            "Set availability (online-only, available, pinned) of files/folders on this device.",
+            { 200: StateItems },
+            true,
+          ),
+        },
+      },
       (req, reply) => {
         const items = "items" in req.body ? req.body.items : [req.body];
         if (items.length > LIMITS.deviceStateItems) throw tooManyItems(items.length, LIMITS.deviceStateItems);
@@ -78,8 +131,25 @@ export function deviceRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
         }));
       },
     );
-    app.get("/api/v1/devices/:id/state", { config: { scope }, schema: { params: IdParams } }, async (req) =>
-      store.read((tx) => getDeviceState(tx, actorOf(req), req.params.id)),
+    const stateDoc = d(
+      "deviceState",
+      "device-state",
+      "The device's states: explicit items and the effective state per file.",
+      {
+        200: Type.Object({
+          deviceId: Type.String(),
+          default: Type.String(),
+          items: Type.Array(DeviceStateItem),
+          files: Type.Array(
+            Type.Object({ fileId: Type.String(), state: Type.String(), source: Type.String() }),
+          ),
+        }),
+      },
+    );
+    app.get(
+      "/api/v1/devices/:id/state",
+      { config: { scope }, schema: { params: IdParams, ...stateDoc } },
+      async (req) => store.read((tx) => getDeviceState(tx, actorOf(req), req.params.id)),
     );
   };
 }

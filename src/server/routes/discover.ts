@@ -1,177 +1,59 @@
 // GET /api/v1 (discover): the verbs this server serves, machine-readable, no credentials needed.
 import type { FastifyPluginAsync } from "fastify";
+import { Type } from "typebox";
 import { LIMITS } from "../domain/limits.ts";
 import { KEY_SCOPES, OAUTH_SCOPE_GRANTS, OAUTH_SCOPES } from "../domain/scopes.ts";
 import type { IdentityHub } from "../identity/hub.ts";
+import { op } from "../openapi/describe.ts";
+import { OPENAPI_PATH } from "../openapi/document.ts";
 
-/** The spec's verb names (and additive ones) for each /api/v1 route; tests check each is served. */
-export const VERBS = [
-  ["discover", "GET", "/api/v1", "Machine-readable list of verbs (this document)."],
-  [
-    "list",
-    "GET",
-    "/api/v1/files",
-    "List files (metadata only), `limit` and `cursor` paging, optional `folderId`.",
-  ],
-  ["read", "GET", "/api/v1/files/:id", "One file with its content; ETag, If-None-Match -> 304."],
-  ["raw", "GET", "/api/v1/files/:id/raw", "The file's text (text/plain or text/markdown)."],
-  ["write", "PUT", "/api/v1/files/:id", "Update content and/or metadata; If-Match -> 412 on mismatch."],
-  ["create", "POST", "/api/v1/files", "Create a file from JSON."],
-  [
-    "upload",
-    "POST",
-    "/api/v1/files/upload",
-    "Create a file from a text/plain or text/markdown body; `?name=`.",
-  ],
-  ["import", "POST", "/api/v1/files/import", "Create many files with folder paths in one transaction."],
-  ["unlink", "DELETE", "/api/v1/files/:id", "Delete a file (owner only)."],
-  ["readdir", "GET", "/api/v1/folders/:id", "A folder's subfolders and files (`root` for the top level)."],
-  ["mkdir", "POST", "/api/v1/folders", "Create a folder."],
-  ["rename-folder", "PUT", "/api/v1/folders/:id", "Rename, move or retag a folder."],
-  ["rmdir", "DELETE", "/api/v1/folders/:id", "Delete a folder; its direct children move up one level."],
-  ["connect", "POST", "/api/v1/files/:id/connections", "Create or update an explicit connection."],
-  ["connections", "GET", "/api/v1/files/:id/connections", "Ranked related files with reasons."],
-  [
-    "disconnect",
-    "DELETE",
-    "/api/v1/files/:id/connections",
-    "Remove an explicit connection (`?targetFileId=`).",
-  ],
-  ["plan", "GET", "/api/v1/files/:id/plan", "Plan metadata."],
-  ["plan-save", "PUT", "/api/v1/files/:id/plan", "Save plan metadata (owner only)."],
-  ["changes", "GET", "/api/v1/changes", "Change feed from `cursor` (0 = everything); `wait` long-polls."],
-  ["share", "POST", "/api/v1/shares", "Share a file (or folder) with a user by email as writer or reader."],
-  [
-    "shares",
-    "GET",
-    "/api/v1/shares",
-    "Shares you granted or received; `fileId`/`folderId` for one resource.",
-  ],
-  ["share-get", "GET", "/api/v1/shares/:id", "One share."],
-  ["share-update", "PATCH", "/api/v1/shares/:id", "Change a share's role or expiry (owner only)."],
-  ["share-revoke", "DELETE", "/api/v1/shares/:id", "Revoke a share (owner), or leave it (grantee)."],
-  ["folder share", "POST", "/api/v1/folders/:id/share", "Share a folder: everything below inherits it."],
-  ["temp-url", "POST", "/api/v1/files/:id/share", "Mint an expiring read-only link (GET /t/:token)."],
-  ["temp-urls", "GET", "/api/v1/files/:id/share", "A file's temporary links (no tokens)."],
-  ["temp-url-revoke", "DELETE", "/api/v1/files/:id/share/:itemId", "Revoke a temporary link."],
-  ["comment", "POST", "/api/v1/files/:id/comments", "Comment, optionally on a selection of the text."],
-  ["comments", "GET", "/api/v1/files/:id/comments", "A file's comments (`resolved=true|false`)."],
-  ["comment-get", "GET", "/api/v1/files/:id/comments/:itemId", "One comment."],
-  ["comment-update", "PATCH", "/api/v1/files/:id/comments/:itemId", "Edit the body, or resolve/reopen."],
-  ["resolve", "POST", "/api/v1/files/:id/comments/:itemId/resolve", "Resolve a comment."],
-  ["reopen", "POST", "/api/v1/files/:id/comments/:itemId/reopen", "Reopen a resolved comment."],
-  ["comment-delete", "DELETE", "/api/v1/files/:id/comments/:itemId", "Delete a comment (author or owner)."],
-  ["suggest", "POST", "/api/v1/files/:id/suggestions", "Suggest replacing a selection of the text."],
-  ["suggestions", "GET", "/api/v1/files/:id/suggestions", "A file's suggestions (`status=`)."],
-  ["suggestion-get", "GET", "/api/v1/files/:id/suggestions/:itemId", "One suggestion."],
-  ["accept", "POST", "/api/v1/files/:id/suggestions/:itemId/accept", "Accept: the text changes (writer)."],
-  ["reject", "POST", "/api/v1/files/:id/suggestions/:itemId/reject", "Reject a suggestion (writer)."],
-  ["review", "PATCH", "/api/v1/files/:id/suggestions/:itemId", "Accept or reject with `{status}`."],
-  ["commit", "POST", "/api/v1/files/:id/versions", "Label a version (the current one by default)."],
-  ["versions", "GET", "/api/v1/files/:id/versions", "Version history, newest first, no bodies."],
-  ["version", "GET", "/api/v1/files/:id/versions/:version", "One version with its content."],
-  ["restore", "POST", "/api/v1/files/:id/versions/:version/restore", "Restore a version as a new one."],
-  ["skills", "GET", "/api/v1/skills", "Every SKILL.md you can read, as TxtSkill records."],
-  ["theme", "GET", "/api/v1/theme", "The account theme, or one file's/folder's (`fileId`/`folderId`)."],
-  ["theme-save", "PUT", "/api/v1/theme", "Save `themeId`, `overrides` with the current `revision`."],
-  [
-    "batch",
-    "POST",
-    "/api/v1/batch",
-    "Ordered writes in one transaction (atomic by default); `{ref}` names an earlier operation's item.",
-  ],
-  [
-    "sync",
-    "POST",
-    "/api/v1/sync",
-    "Push local changes with their base ETags, pull remote changes since `cursor`.",
-  ],
-  [
-    "events",
-    "POST",
-    "/api/v1/webhooks",
-    "Register a webhook (Standard Webhooks signing); the secret is shown once.",
-  ],
-  ["webhooks", "GET", "/api/v1/webhooks", "List webhooks with their status and disabled reason."],
-  ["webhook", "GET", "/api/v1/webhooks/:id", "One webhook."],
-  [
-    "webhook-update",
-    "PATCH",
-    "/api/v1/webhooks/:id",
-    "Change url, events, description; `status` enables/disables.",
-  ],
-  ["webhook-delete", "DELETE", "/api/v1/webhooks/:id", "Remove a webhook and its queued deliveries."],
-  ["webhook-ping", "POST", "/api/v1/webhooks/:id/ping", "Queue a signed webhook.ping to test the endpoint."],
-  ["deliveries", "GET", "/api/v1/webhooks/:id/deliveries", "Delivery log: attempts, status codes, errors."],
-  [
-    "redeliver",
-    "POST",
-    "/api/v1/webhooks/:id/deliveries/:deliveryId/redeliver",
-    "Send a delivery again under the same webhook-id.",
-  ],
-  ["device", "POST", "/api/v1/devices", "Register a device (name, platform)."],
-  ["devices", "GET", "/api/v1/devices", "List your devices."],
-  ["device-get", "GET", "/api/v1/devices/:id", "One device."],
-  ["device-remove", "DELETE", "/api/v1/devices/:id", "Remove a device and its states."],
-  [
-    "pin",
-    "PUT",
-    "/api/v1/devices/:id/state",
-    "Set availability (online-only, available, pinned) of files/folders.",
-  ],
-  [
-    "device-state",
-    "GET",
-    "/api/v1/devices/:id/state",
-    "The device's states, explicit and effective per file.",
-  ],
-  ["users", "GET", "/api/v1/identities", "Identities linked to the account, and the active one."],
-  [
-    "ideate",
-    "POST",
-    "/api/v1/ideation",
-    "Grow a new note from `{seed}` (or from what the workspace lacks): note, folder, tags, connections.",
-  ],
-  ["grow", "POST", "/api/v1/files/:id/ideate", "Grow an existing note (owner only; If-Match honoured)."],
-  ["ideation", "GET", "/api/v1/files/:id/ideation", "A note's ideation record (seed, model, sources)."],
-  ["context", "GET", "/api/v1/context", "Workspace metadata and organisation coverage (no model)."],
-  ["analyze", "POST", "/api/v1/context", "Reviewable proposals for context, tags, folders, connections."],
-  ["proposals", "GET", "/api/v1/context/proposals", "Stored proposals (`status=pending|accepted|rejected`)."],
-  ["proposal-accept", "POST", "/api/v1/context/proposals/:id/accept", "Apply a proposal as your own edit."],
-  ["proposal-reject", "POST", "/api/v1/context/proposals/:id/reject", "Reject a proposal."],
-  ["proposals-review", "POST", "/api/v1/context/proposals/review", "Accept and reject many at once."],
-  ["folder-ai", "PUT", "/api/v1/folders/:id/ai", "Keep a folder (and below) away from the AI: `{excluded}`."],
-  [
-    "scan",
-    "POST",
-    "/api/v1/transcriptions",
-    "A voice memo or a photo of a page (raw or multipart) becomes a note.",
-  ],
-  ["transcriptions", "GET", "/api/v1/transcriptions", "Transcription records."],
-  [
-    "render",
-    "POST",
-    "/api/v1/artifacts",
-    "Render notes into a summary, outline, slides, Mermaid diagram or HTML.",
-  ],
-  ["models", "GET", "/api/v1/artifacts/models", "Artifact kinds and the provider models that make them."],
-  ["artifacts", "GET", "/api/v1/artifacts", "Artifact records (no content)."],
-  ["search", "GET", "/api/v1/search", "Ranked full-text search with snippets (`q`, extension of the spec)."],
-  ["use", "PATCH", "/api/v1/identities", "Select the active identity (`{id}`)."],
-] as const;
+/** Where the other surfaces live (the front page links them too). */
+export const LINKS = {
+  openapi: OPENAPI_PATH,
+  playground: "/docs",
+  reference: "/llms.txt",
+  referenceFull: "/llms-full.txt",
+  client: "/client/txtfs.js",
+  keys: "/keys",
+  dashboard: "/dashboard",
+  mcp: "/mcp",
+} as const;
 
-/** `scopeOf("GET /api/v1/files")` -> the key scope that route needs, as registered. */
+/** One route as discover lists it; collected as routes register (app.ts), never listed by hand. */
+export interface CatalogEntry {
+  verb: string;
+  method: string;
+  path: string;
+  scope: string | null;
+  description: string;
+}
+
+/** `catalog()`: every /api/v1 route registered, in order, with its verb name, scope and summary. */
 export function discoverRoutes(
-  scopeOf: (route: string) => string | undefined,
+  catalog: () => readonly CatalogEntry[],
   hub?: IdentityHub,
 ): FastifyPluginAsync {
   return async (app) => {
-    app.get("/api/v1", { config: { scope: "public" } }, async () => ({
+    const discoverDoc = op({
+      id: "discover",
+      verb: "discover",
+      area: "service",
+      summary: "Machine-readable list of verbs, limits, authentication and links to the reference.",
+      ok: {
+        200: Type.Object({
+          name: Type.String(),
+          apiVersion: Type.String(),
+          verbs: Type.Array(Type.Object({})),
+        }),
+      },
+    });
+    app.get("/api/v1", { config: { scope: "public" }, schema: discoverDoc }, async () => ({
       name: "txtfs",
       description: "Remote Text Filesystem Service",
       apiVersion: "v1",
       version: "1.0.0",
       status: "beta",
+      links: LINKS,
       authentication: {
         header: "Authorization: Bearer <API key or OAuth access token>",
         keyPrefix: "txt_",
@@ -205,13 +87,7 @@ export function discoverRoutes(
         syncBytes: LIMITS.syncBytes,
         deviceStateItems: LIMITS.deviceStateItems,
       },
-      verbs: VERBS.map(([verb, method, path, description]) => ({
-        verb,
-        method,
-        path,
-        scope: scopeOf(`${method} ${path}`) ?? null,
-        description,
-      })),
+      verbs: catalog(),
     }));
   };
 }

@@ -1,6 +1,7 @@
 // Files in both path families: the spec's /api/me/files... operations and the /api/v1 verbs.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply } from "fastify";
+import { type TSchema, Type } from "typebox";
 import type { FileRow, Role } from "../../store/repos/rows.ts";
 import { requireFile } from "../domain/access.ts";
 import { connectFiles, disconnectFiles, relatedFiles } from "../domain/connections.ts";
@@ -11,6 +12,17 @@ import { flatIndex, listFilesPage, overview } from "../domain/listing.ts";
 import { fileEndpoint, toPlan, toTxtFileDetail } from "../domain/records.ts";
 import { notModified, parseIfMatch } from "../http/conditional.ts";
 import { actorOf, mutate } from "../http/mutation.ts";
+import { Empty, op, Text } from "../openapi/describe.ts";
+import {
+  FileEnvelope,
+  PlanEnvelope,
+  PlanSaved,
+  TxtFile,
+  TxtFileDetail,
+  TxtFolder,
+  TxtIdentity,
+  User,
+} from "../openapi/records.ts";
 import type { RouteDeps } from "./deps.ts";
 import {
   ConnectBody,
@@ -31,6 +43,65 @@ function cacheHeaders(reply: FastifyReply, etag: string) {
   reply.header("ETag", etag).header("Cache-Control", "private, no-cache").header("Vary", "Authorization");
 }
 
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const Overview = Type.Object({
+  user: User,
+  identity: Nullable(TxtIdentity),
+  folders: Type.Array(TxtFolder),
+  rootFiles: Type.Array(TxtFile),
+});
+const FlatIndex = Type.Object({
+  files: Type.Array(TxtFile),
+  folders: Type.Array(TxtFolder),
+  owners: Type.Optional(Type.Unknown()),
+  cursor: Type.Integer({ description: "Change-feed cursor this index is current at." }),
+});
+const FilesPage = Type.Object({
+  files: Type.Array(TxtFile),
+  nextCursor: Nullable(Type.String()),
+  hasMore: Type.Boolean(),
+});
+const ImportResult = Type.Object({
+  files: Type.Array(
+    Type.Object({ path: Type.String(), id: Type.String(), name: Type.String(), status: Type.String() }),
+  ),
+  folders: Type.Array(Type.Object({ path: Type.String(), id: Type.String() })),
+  summary: Type.Object({
+    created: Type.Integer(),
+    updated: Type.Integer(),
+    unchanged: Type.Integer(),
+    skipped: Type.Integer(),
+    copied: Type.Integer(),
+    foldersCreated: Type.Integer(),
+  }),
+});
+const Related = Type.Object({
+  fileId: Type.String(),
+  connections: Type.Array(
+    Type.Object({
+      file: TxtFile,
+      score: Type.Optional(Type.Number()),
+      reasons: Type.Array(Type.Object({ type: Type.String() })),
+    }),
+  ),
+});
+const Connection = Type.Object({
+  connection: Type.Object({
+    fileId: Type.String(),
+    targetFileId: Type.String(),
+    reason: Type.String({ maxLength: 500 }),
+    createdAt: Type.String({ format: "date-time" }),
+    updatedAt: Type.String({ format: "date-time" }),
+  }),
+  created: Type.Boolean(),
+});
+const Disconnected = Type.Object({
+  fileId: Type.String(),
+  targetFileId: Type.String(),
+  removed: Type.Boolean(),
+});
+const NotModified = Empty("Not modified: If-None-Match matches the current ETag. No body.");
+
 const fileBody = (file: FileRow, role: Role, seq?: number) => ({
   file: toTxtFileDetail(file, role),
   ...(seq !== undefined ? { seq } : {}),
@@ -38,21 +109,58 @@ const fileBody = (file: FileRow, role: Role, seq?: number) => ({
 
 export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
-    app.get("/api/me", read, async (req) => store.read((tx) => overview(tx, actorOf(req))));
-    app.get("/api/me/files", read, async (req) => store.read((tx) => flatIndex(tx, actorOf(req))));
+    const overviewDoc = op({
+      id: "listFiles",
+      area: "files",
+      summary: "The signed-in user, their identity, every folder and the root files (metadata only).",
+      ok: { 200: Overview },
+    });
+    app.get("/api/me", { ...read, schema: overviewDoc }, async (req) =>
+      store.read((tx) => overview(tx, actorOf(req))),
+    );
+    const flatDoc = op({
+      id: "listFlatFiles",
+      area: "files",
+      summary: "Flat metadata index of every file and folder you can read; no bodies.",
+      ok: { 200: FlatIndex },
+    });
+    app.get("/api/me/files", { ...read, schema: flatDoc }, async (req) =>
+      store.read((tx) => flatIndex(tx, actorOf(req))),
+    );
 
-    app.get("/api/v1/files", { ...read, schema: { querystring: ListQuery } }, async (req) =>
+    const listDoc = op({
+      id: "list",
+      verb: "list",
+      area: "files",
+      summary: "List files (metadata only), paged with `limit` and `cursor`; optional `folderId`.",
+      ok: { 200: FilesPage },
+    });
+    app.get("/api/v1/files", { ...read, schema: { querystring: ListQuery, ...listDoc } }, async (req) =>
       store.read((tx) => listFilesPage(tx, actorOf(req), req.query)),
     );
 
     // Single-file read (both families): the ETag check happens before the body is loaded.
-    for (const [path, raw] of [
-      ["/api/me/files/:id", false],
-      ["/api/v1/files/:id", false],
-      ["/api/me/files/:id/raw", true],
-      ["/api/v1/files/:id/raw", true],
+    for (const [path, raw, id, verb] of [
+      ["/api/me/files/:id", false, "getFile", undefined],
+      ["/api/v1/files/:id", false, "read", "read"],
+      ["/api/me/files/:id/raw", true, "getFileRaw", undefined],
+      ["/api/v1/files/:id/raw", true, "raw", "raw"],
     ] as const) {
-      app.get(path, { ...read, schema: { params: IdParams } }, async (req, reply) => {
+      const doc = op({
+        id,
+        verb,
+        area: "files",
+        summary: raw
+          ? "The file's text as text/plain or text/markdown (not JSON)."
+          : "One file with its content. ETag; If-None-Match answers 304 when unchanged.",
+        ok: {
+          200: raw ? Text("The file's text.", ["text/plain", "text/markdown"]) : TxtFileDetail,
+          304: NotModified,
+        },
+        headers: ["If-None-Match"],
+        etag: true,
+      });
+      app.get(path, { ...read, schema: { params: IdParams, ...doc } }, async (req, reply) => {
         // The common revalidation (the owner's If-None-Match still current) is answered from the
         // store's read cache, without loading anything.
         const inm = req.headers["if-none-match"];
@@ -82,11 +190,21 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
     }
 
     // create: /api/me answers 200 (the spec's table), /api/v1 201 with Location.
-    for (const [path, status] of [
-      ["/api/me/files", 200],
-      ["/api/v1/files", 201],
+    for (const [path, status, id] of [
+      ["/api/me/files", 200, "createFile"],
+      ["/api/v1/files", 201, "create"],
     ] as const) {
-      app.post(path, { ...write, schema: { body: FileCreateBody } }, (req, reply) =>
+      const doc = op({
+        id,
+        verb: id === "create" ? "create" : undefined,
+        area: "files",
+        summary: "Create a file from JSON (`name` required; type from the extension unless `fileType`).",
+        ok: { [status]: FileEnvelope },
+        errors: { 404: "folderId names no folder you can write.", 409: undefined },
+        headers: ["Idempotency-Key"],
+        etag: true,
+      });
+      app.post(path, { ...write, schema: { body: FileCreateBody, ...doc } }, (req, reply) =>
         mutate(store, req, reply, async (tx, actor) => {
           const { file, role, seq } = await createFile(tx, actor, req.body);
           return {
@@ -98,7 +216,23 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
       );
     }
 
-    app.post("/api/v1/files/upload", { ...write, schema: { querystring: UploadQuery } }, (req, reply) => {
+    const uploadDoc = op({
+      id: "upload",
+      verb: "upload",
+      area: "files",
+      summary: "Create a file from a text/plain or text/markdown body; the name in `?name=`.",
+      ok: { 201: FileEnvelope },
+      errors: { 404: "folderId names no folder you can write.", 413: undefined, 415: undefined },
+      headers: ["Idempotency-Key"],
+      etag: true,
+    });
+    const uploadSchema = {
+      querystring: UploadQuery,
+      ...uploadDoc,
+      // Documentation of the text body (the route parses it itself; JSON is refused with 415).
+      consumes: ["text/plain", "text/markdown"],
+    };
+    app.post("/api/v1/files/upload", { ...write, schema: uploadSchema }, (req, reply) => {
       if (typeof req.body !== "string") {
         throw new ServiceError(
           415,
@@ -135,7 +269,25 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
 
     app.post(
       "/api/v1/files/import",
-      { ...write, bodyLimit: 64 * 1024 * 1024, schema: { body: ImportBody } },
+      {
+        ...write,
+        bodyLimit: 64 * 1024 * 1024,
+        schema: {
+          body: ImportBody,
+          ...op({
+            id: "import",
+            verb: "import",
+            area: "files",
+            summary: "Create (or update/skip/copy) many files with folder paths in one transaction.",
+            ok: { 200: ImportResult },
+            errors: {
+              404: "folderId names no folder you can write.",
+              409: "onExisting=fail and a path exists.",
+            },
+            headers: ["Idempotency-Key"],
+          }),
+        },
+      },
       (req, reply) =>
         mutate(store, req, reply, async (tx, actor) => ({
           status: 200,
@@ -147,8 +299,22 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
         })),
     );
 
-    for (const path of ["/api/me/files/:id", "/api/v1/files/:id"]) {
-      app.put(path, { ...write, schema: { params: IdParams, body: FileUpdateBody } }, (req, reply) =>
+    for (const [path, id] of [
+      ["/api/me/files/:id", "updateFile"],
+      ["/api/v1/files/:id", "write"],
+    ] as const) {
+      const doc = op({
+        id,
+        verb: id === "write" ? "write" : undefined,
+        area: "files",
+        summary:
+          "Update content and/or metadata (all fields optional). If-Match guards against lost updates.",
+        ok: { 200: FileEnvelope },
+        errors: { 409: "The new name is taken in the target folder." },
+        headers: ["If-Match", "Idempotency-Key"],
+        etag: true,
+      });
+      app.put(path, { ...write, schema: { params: IdParams, body: FileUpdateBody, ...doc } }, (req, reply) =>
         mutate(store, req, reply, async (tx, actor) => {
           const ifMatch = parseIfMatch(req.headers["if-match"]);
           const { file, role, seq } = await updateFile(tx, actor, req.params.id, req.body, ifMatch);
@@ -157,7 +323,15 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
       );
     }
 
-    app.delete("/api/v1/files/:id", { ...write, schema: { params: IdParams } }, (req, reply) =>
+    const unlinkDoc = op({
+      id: "unlink",
+      verb: "unlink",
+      area: "files",
+      summary: "Delete a file (owner only). If-Match guards against deleting a newer version.",
+      ok: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true), seq: Type.Integer() }) },
+      headers: ["If-Match", "Idempotency-Key"],
+    });
+    app.delete("/api/v1/files/:id", { ...write, schema: { params: IdParams, ...unlinkDoc } }, (req, reply) =>
       mutate(store, req, reply, async (tx, actor) => ({
         status: 200,
         body: await deleteFile(tx, actor, req.params.id, parseIfMatch(req.headers["if-match"])),
@@ -165,12 +339,28 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
     );
 
     for (const base of ["/api/me/files/:id/plan", "/api/v1/files/:id/plan"]) {
-      app.get(base, { ...read, schema: { params: IdParams } }, async (req) =>
+      const me = base.startsWith("/api/me");
+      const getDoc = op({
+        id: me ? "getFilePlanMetadata" : "plan",
+        verb: me ? undefined : "plan",
+        area: "metadata",
+        summary: "The file's plan metadata.",
+        ok: { 200: PlanEnvelope },
+      });
+      const putDoc = op({
+        id: me ? "updateFilePlanMetadata" : "planSave",
+        verb: me ? undefined : "plan-save",
+        area: "metadata",
+        summary: "Save plan metadata (`enabled`, `scope`, `trust` required). Owner only: others get 403.",
+        ok: { 200: PlanSaved },
+        headers: ["Idempotency-Key"],
+      });
+      app.get(base, { ...read, schema: { params: IdParams, ...getDoc } }, async (req) =>
         store.read(async (tx) => ({
           plan: toPlan((await requireFile(tx, actorOf(req), req.params.id)).file),
         })),
       );
-      app.put(base, { ...write, schema: { params: IdParams, body: PlanBody } }, (req, reply) =>
+      app.put(base, { ...write, schema: { params: IdParams, body: PlanBody, ...putDoc } }, (req, reply) =>
         mutate(store, req, reply, async (tx, actor) => {
           const { file } = await updatePlan(tx, actor, req.params.id, req.body);
           return { status: 200, body: { fileId: file.id, plan: toPlan(file) } };
@@ -179,18 +369,46 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
     }
 
     for (const base of ["/api/me/files/:id/connections", "/api/v1/files/:id/connections"]) {
-      app.get(base, { ...read, schema: { params: IdParams } }, async (req) =>
+      const me = base.startsWith("/api/me");
+      const listDoc = op({
+        id: me ? "getFileConnections" : "connections",
+        verb: me ? undefined : "connections",
+        area: "metadata",
+        summary:
+          "Ranked related files, each with its reasons (explicit connection, shared tags, same folder).",
+        ok: { 200: Related },
+      });
+      const connectDoc = op({
+        id: me ? "connectFiles" : "connect",
+        verb: me ? undefined : "connect",
+        area: "metadata",
+        summary: "Create or update an explicit connection to `targetFileId` with an optional `reason`.",
+        ok: { 200: Connection },
+        headers: ["Idempotency-Key"],
+      });
+      const disconnectDoc = op({
+        id: me ? "disconnectFiles" : "disconnect",
+        verb: me ? undefined : "disconnect",
+        area: "metadata",
+        summary: "Remove the explicit connection to `?targetFileId=`.",
+        ok: { 200: Disconnected },
+        headers: ["Idempotency-Key"],
+      });
+      app.get(base, { ...read, schema: { params: IdParams, ...listDoc } }, async (req) =>
         store.read((tx) => relatedFiles(tx, actorOf(req), req.params.id)),
       );
-      app.post(base, { ...write, schema: { params: IdParams, body: ConnectBody } }, (req, reply) =>
-        mutate(store, req, reply, async (tx, actor) => {
-          // 200 for both creating and updating (the spec's table); `created` tells which.
-          return { status: 200, body: await connectFiles(tx, actor, req.params.id, req.body) };
-        }),
+      app.post(
+        base,
+        { ...write, schema: { params: IdParams, body: ConnectBody, ...connectDoc } },
+        (req, reply) =>
+          mutate(store, req, reply, async (tx, actor) => {
+            // 200 for both creating and updating (the spec's table); `created` tells which.
+            return { status: 200, body: await connectFiles(tx, actor, req.params.id, req.body) };
+          }),
       );
       app.delete(
         base,
-        { ...write, schema: { params: IdParams, querystring: DisconnectQuery } },
+        { ...write, schema: { params: IdParams, querystring: DisconnectQuery, ...disconnectDoc } },
         (req, reply) =>
           mutate(store, req, reply, async (tx, actor) => ({
             status: 200,

@@ -18,6 +18,7 @@ import {
   setCookie,
 } from "../http/session.ts";
 import { CallbackRejected, TokenEndpointError, TokenRejected } from "../identity/provider.ts";
+import { Empty, op } from "../openapi/describe.ts";
 import type { RouteDeps } from "./deps.ts";
 
 const LOGIN_COOKIE = "txtfs_login";
@@ -47,7 +48,20 @@ export function signInRoutes({ store, identity: hub }: RouteDeps): FastifyPlugin
     // Sign-in, step 1: PKCE (S256) and state, bound to this browser by a short-lived cookie.
     app.get(
       "/auth/login",
-      { ...pub, schema: { querystring: Type.Object({ link: Type.Optional(Type.Literal("1")) }) } },
+      {
+        ...pub,
+        schema: {
+          querystring: Type.Object({ link: Type.Optional(Type.Literal("1")) }),
+          ...op({
+            id: "signIn",
+            area: "auth",
+            surface: "signIn",
+            summary: "Web sign-in, step 1: redirect to the identity provider (PKCE S256).",
+            ok: { 303: Empty("Redirect to the identity provider.", { Location: Type.String() }) },
+            errors: { 404: "No identity provider configured." },
+          }),
+        },
+      },
       async (req, reply) => {
         const provider = hub.provider;
         if (!provider) {
@@ -102,6 +116,21 @@ export function signInRoutes({ store, identity: hub }: RouteDeps): FastifyPlugin
       {
         ...pub,
         schema: {
+          ...op({
+            id: "signInCallback",
+            area: "auth",
+            surface: "signIn",
+            summary: "Web sign-in, step 2: the provider's redirect; sets the session cookie.",
+            ok: {
+              303: Empty("Redirect to the key page (or the page that started sign-in).", {
+                Location: Type.String(),
+              }),
+            },
+            errors: {
+              401: "The provider refused or the exchange failed.",
+              404: "No identity provider configured.",
+            },
+          }),
           querystring: Type.Object({
             code: Type.Optional(Type.String({ maxLength: 2048 })),
             state: Type.Optional(Type.String({ maxLength: 256 })),
@@ -175,11 +204,22 @@ export function signInRoutes({ store, identity: hub }: RouteDeps): FastifyPlugin
       },
     );
 
-    app.post("/auth/logout", pub, async (req, reply) => {
-      const ctx = await requireChange(req);
-      await store.transaction((tx) => tx.sessions.delete(ctx.idHash));
-      setCookie(req, reply, SESSION_COOKIE, "", 0);
-      return seeOther(reply, "/keys");
+    const logoutDoc = op({
+      id: "signOut",
+      area: "auth",
+      surface: "session",
+      summary: "Sign out: ends the session (form post with the CSRF token).",
+      ok: { 303: Empty("Redirect to the key page.", { Location: Type.String() }) },
     });
+    app.post(
+      "/auth/logout",
+      { ...pub, schema: { ...logoutDoc, consumes: ["application/x-www-form-urlencoded"] } },
+      async (req, reply) => {
+        const ctx = await requireChange(req);
+        await store.transaction((tx) => tx.sessions.delete(ctx.idHash));
+        setCookie(req, reply, SESSION_COOKIE, "", 0);
+        return seeOther(reply, "/keys");
+      },
+    );
   };
 }

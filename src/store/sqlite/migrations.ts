@@ -422,4 +422,17 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   CREATE INDEX files_search ON files USING GIN (search_doc);
   `,
   },
+  // 8: per key and UTC day, what the usage dashboard shows: requests, errors by status, rate-limit
+  // hits and a latency histogram (JSON), aggregated in memory and written with the usage flush.
+  `
+  CREATE TABLE key_usage_daily (
+    key_id TEXT NOT NULL REFERENCES api_keys(id) ON DELETE CASCADE,
+    day TEXT NOT NULL,
+    requests INTEGER NOT NULL DEFAULT 0,
+    rate_limited INTEGER NOT NULL DEFAULT 0,
+    statuses TEXT NOT NULL DEFAULT '{}',
+    latency TEXT NOT NULL DEFAULT '[]',
+    PRIMARY KEY (key_id, day)
+  );
+  `,
 ];
