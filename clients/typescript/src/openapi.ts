@@ -1468,9 +1468,11 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get: operations["getApiMeIdeation"];
+        /** Whether the brain can explore, and recent ideation notes. */
+        get: operations["listIdeationNotes"];
         put?: never;
-        post: operations["postApiMeIdeation"];
+        /** Grow a new note from an optional seed. */
+        post: operations["createIdeationNote"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1486,7 +1488,8 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        post: operations["postApiV1Ideation"];
+        /** Grow a new note from `{seed}` (or from what the workspace lacks): note, folder, tags, connections. */
+        post: operations["ideate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1500,7 +1503,8 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get: operations["getApiMeFilesIdIdeation"];
+        /** A note's ideation metadata. */
+        get: operations["getFileIdeation"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1518,7 +1522,8 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        post: operations["postApiMeFilesIdIdeate"];
+        /** Grow an existing note (owner only). */
+        post: operations["growIdeationNote"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1532,7 +1537,8 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get: operations["getApiV1FilesIdIdeation"];
+        /** A note's ideation record (seed, model, sources). */
+        get: operations["ideation"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1550,7 +1556,8 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        post: operations["postApiV1FilesIdIdeate"];
+        /** Grow an existing note (owner only; If-Match honoured). */
+        post: operations["grow"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1564,9 +1571,11 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get: operations["getApiMeContext"];
+        /** Workspace metadata and organisation coverage. */
+        get: operations["getWorkspaceContext"];
         put?: never;
-        post: operations["postApiMeContext"];
+        /** Reviewable proposals for context, tags, folders, connections. */
+        post: operations["analyzeWorkspaceContext"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1660,9 +1669,11 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get: operations["getApiV1Context"];
+        /** Workspace metadata and organisation coverage (no model). */
+        get: operations["context"];
         put?: never;
-        post: operations["postApiV1Context"];
+        /** Reviewable proposals for context, tags, folders, connections. */
+        post: operations["analyze"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1676,7 +1687,8 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get: operations["getApiV1ContextProposals"];
+        /** Stored proposals (`status=pending|accepted|rejected`). */
+        get: operations["proposals"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1710,7 +1722,8 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        post: operations["postApiV1ContextProposalsIdAccept"];
+        /** Apply a proposal as your own edit. */
+        post: operations["proposalAccept"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1726,7 +1739,8 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        post: operations["postApiV1ContextProposalsIdReject"];
+        /** Reject a proposal. */
+        post: operations["proposalReject"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1742,7 +1756,8 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        post: operations["postApiV1ContextProposalsReview"];
+        /** Accept and reject many at once. */
+        post: operations["proposalsReview"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1773,7 +1788,8 @@ export type paths = {
             cookie?: never;
         };
         get: operations["getApiV1FoldersIdAi"];
-        put: operations["putApiV1FoldersIdAi"];
+        /** Keep a folder (and below) away from the AI: `{excluded}`. */
+        put: operations["folderAi"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1788,9 +1804,11 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get: operations["getApiV1Transcriptions"];
+        /** Transcription records. */
+        get: operations["transcriptions"];
         put?: never;
-        post: operations["postApiV1Transcriptions"];
+        /** A voice memo or a photo of a page (raw or multipart) becomes a note. */
+        post: operations["scan"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1820,7 +1838,8 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get: operations["getApiV1ArtifactsModels"];
+        /** Artifact kinds and the provider models that make them. */
+        get: operations["models"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1836,9 +1855,11 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get: operations["getApiV1Artifacts"];
+        /** Artifact records (no content). */
+        get: operations["artifacts"];
         put?: never;
-        post: operations["postApiV1Artifacts"];
+        /** Render notes into a summary, outline, slides, Mermaid diagram or HTML. */
+        post: operations["render"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1868,7 +1889,8 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get: operations["getApiV1Search"];
+        /** Ranked full-text search with snippets (`q`, extension of the spec). */
+        get: operations["search"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1884,7 +1906,8 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get: operations["getHealthz"];
+        /** Liveness probe: the process answers (no account needed, not rate limited). */
+        get: operations["health"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1900,7 +1923,8 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get: operations["getReadyz"];
+        /** Readiness probe: the store answers with the schema this txtfs expects (503 not_ready otherwise). */
+        get: operations["ready"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1916,7 +1940,8 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get: operations["getMetrics"];
+        /** Prometheus metrics (text exposition format); a bearer token when the server has one. */
+        get: operations["metrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -22375,7 +22400,7 @@ export interface operations {
             };
         };
     };
-    getApiMeIdeation: {
+    listIdeationNotes: {
         parameters: {
             query?: never;
             header?: never;
@@ -22578,7 +22603,7 @@ export interface operations {
             };
         };
     };
-    postApiMeIdeation: {
+    createIdeationNote: {
         parameters: {
             query?: never;
             header?: never;
@@ -22938,7 +22963,7 @@ export interface operations {
             };
         };
     };
-    postApiV1Ideation: {
+    ideate: {
         parameters: {
             query?: never;
             header?: never;
@@ -23298,7 +23323,7 @@ export interface operations {
             };
         };
     };
-    getApiMeFilesIdIdeation: {
+    getFileIdeation: {
         parameters: {
             query?: never;
             header?: never;
@@ -23480,7 +23505,7 @@ export interface operations {
             };
         };
     };
-    postApiMeFilesIdIdeate: {
+    growIdeationNote: {
         parameters: {
             query?: never;
             header?: never;
@@ -23871,7 +23896,7 @@ export interface operations {
             };
         };
     };
-    getApiV1FilesIdIdeation: {
+    ideation: {
         parameters: {
             query?: never;
             header?: never;
@@ -24053,7 +24078,7 @@ export interface operations {
             };
         };
     };
-    postApiV1FilesIdIdeate: {
+    grow: {
         parameters: {
             query?: never;
             header?: never;
@@ -24444,7 +24469,7 @@ export interface operations {
             };
         };
     };
-    getApiMeContext: {
+    getWorkspaceContext: {
         parameters: {
             query?: never;
             header?: never;
@@ -24672,7 +24697,7 @@ export interface operations {
             };
         };
     };
-    postApiMeContext: {
+    analyzeWorkspaceContext: {
         parameters: {
             query?: never;
             header?: never;
@@ -25890,7 +25915,7 @@ export interface operations {
             };
         };
     };
-    getApiV1Context: {
+    context: {
         parameters: {
             query?: never;
             header?: never;
@@ -26118,7 +26143,7 @@ export interface operations {
             };
         };
     };
-    postApiV1Context: {
+    analyze: {
         parameters: {
             query?: never;
             header?: never;
@@ -26408,7 +26433,7 @@ export interface operations {
             };
         };
     };
-    getApiV1ContextProposals: {
+    proposals: {
         parameters: {
             query?: {
                 status?: "pending" | "accepted" | "rejected";
@@ -26732,7 +26757,7 @@ export interface operations {
             };
         };
     };
-    postApiV1ContextProposalsIdAccept: {
+    proposalAccept: {
         parameters: {
             query?: never;
             header?: never;
@@ -26932,7 +26957,7 @@ export interface operations {
             };
         };
     };
-    postApiV1ContextProposalsIdReject: {
+    proposalReject: {
         parameters: {
             query?: never;
             header?: never;
@@ -27132,7 +27157,7 @@ export interface operations {
             };
         };
     };
-    postApiV1ContextProposalsReview: {
+    proposalsReview: {
         parameters: {
             query?: never;
             header?: never;
@@ -27843,7 +27868,7 @@ export interface operations {
             };
         };
     };
-    putApiV1FoldersIdAi: {
+    folderAi: {
         parameters: {
             query?: never;
             header?: never;
@@ -28036,7 +28061,7 @@ export interface operations {
             };
         };
     };
-    getApiV1Transcriptions: {
+    transcriptions: {
         parameters: {
             query?: {
                 limit?: number;
@@ -28177,7 +28202,7 @@ export interface operations {
             };
         };
     };
-    postApiV1Transcriptions: {
+    scan: {
         parameters: {
             query?: {
                 /** @description The note's name (default: from the transcript). */
@@ -28675,7 +28700,7 @@ export interface operations {
             };
         };
     };
-    getApiV1ArtifactsModels: {
+    models: {
         parameters: {
             query?: never;
             header?: never;
@@ -28823,7 +28848,7 @@ export interface operations {
             };
         };
     };
-    getApiV1Artifacts: {
+    artifacts: {
         parameters: {
             query?: {
                 limit?: number;
@@ -28963,7 +28988,7 @@ export interface operations {
             };
         };
     };
-    postApiV1Artifacts: {
+    render: {
         parameters: {
             query?: never;
             header?: never;
@@ -29449,7 +29474,7 @@ export interface operations {
             };
         };
     };
-    getApiV1Search: {
+    search: {
         parameters: {
             query: {
                 /** @description Words to find (all must occur; the last may be a prefix). */
@@ -29610,7 +29635,7 @@ export interface operations {
             };
         };
     };
-    getHealthz: {
+    health: {
         parameters: {
             query?: never;
             header?: never;
@@ -29619,15 +29644,25 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
             /** @description Rate limited: wait Retry-After seconds. */
             429: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -29640,10 +29675,6 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -29652,7 +29683,7 @@ export interface operations {
             };
         };
     };
-    getReadyz: {
+    ready: {
         parameters: {
             query?: never;
             header?: never;
@@ -29661,15 +29692,27 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ready";
+                        store: string;
+                        schemaVersion: number;
+                    };
+                };
+            };
             /** @description Rate limited: wait Retry-After seconds. */
             429: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -29682,10 +29725,18 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The store does not answer, or its schema is not the one this txtfs expects. */
+            503: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -29694,7 +29745,7 @@ export interface operations {
             };
         };
     };
-    getMetrics: {
+    metrics: {
         parameters: {
             query?: never;
             header?: never;
@@ -29703,15 +29754,33 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Prometheus text format. */
+            200: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description The server has a metrics token and it was not sent. */
+            401: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limited: wait Retry-After seconds. */
             429: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -29724,10 +29793,6 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {

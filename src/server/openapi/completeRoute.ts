@@ -4,6 +4,7 @@
 // route added later (another branch, another plugin) is documented the same way without a list.
 import type { RouteOptions } from "fastify";
 import { OAUTH_SCOPE_GRANTS } from "../domain/scopes.ts";
+import { BRAIN_OPERATIONS } from "../routes/brainOperations.ts";
 import { errorResponse } from "./describe.ts";
 
 /** OAuth scopes that grant a key scope (the reverse of OAUTH_SCOPE_GRANTS). */
@@ -30,6 +31,20 @@ export function completeRoute(route: RouteOptions): void {
   const session = schema["x-surface"] === "session";
   const signIn = schema["x-surface"] === "signIn";
   const headers = (schema["x-request-headers"] as string[] | undefined) ?? [];
+  const known = BRAIN_OPERATIONS[`${method} ${route.url}`];
+  if (known && !schema.operationId) {
+    schema.operationId = known.id;
+    schema["x-verb"] ??= known.verb;
+    schema.summary ??= known.summary;
+    schema.tags ??= ["brain"];
+  }
+  // A route that names no area goes on the reference page of its family (every operation is on one).
+  schema.tags ??= [
+    /\/(ideation|ideate|context|artifacts|transcriptions|search|ai)(\/|$)/.test(route.url)
+      ? "brain"
+      : "service",
+  ];
+  if (route.config?.unmetered) schema["x-unmetered"] = true;
   schema.operationId ??= fallbackOperationId(method, route.url);
   const response: Record<string, unknown> = { ...(schema.response ?? {}) };
   // Without any declared response the route stays undocumented: the document flags it

@@ -14,7 +14,8 @@ export const AREAS = {
     "Sharing and collaboration: shares, temporary links, comments, suggestions, versions, skills.",
   sync: "Sync and events: change feed, batch, sync, devices and pins, webhooks, themes.",
   auth: "Authentication: API keys, OAuth, identities, sign-in and the key page.",
-  service: "Service: discovery, this document, reference pages, playground, MCP.",
+  service: "Service: discovery, this document, reference pages, playground, MCP, health and metrics.",
+  brain: "The context brain: ideation, workspace context and proposals, transcription, artifacts, search.",
 } as const;
 export type Area = keyof typeof AREAS;
 

@@ -63,7 +63,9 @@ const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
 function responseHeaders(status: string, op: Json): Json {
   const out: Json = {};
   // A streamed (hijacked) response carries the request's id and version, not the rate-limit state.
-  const names = op["x-streaming"] ? ["API-Version", "X-Request-ID"] : Object.keys(COMMON_HEADERS);
+  // Streaming answers and the unmetered operator probes (healthz, readyz, metrics) carry no RateLimit-*.
+  const names =
+    op["x-streaming"] || op["x-unmetered"] ? ["API-Version", "X-Request-ID"] : Object.keys(COMMON_HEADERS);
   for (const name of names) out[name] = ref(name);
   const code = Number(status);
   if (op["x-etag"] && (code === 304 || (code >= 200 && code < 300))) out.ETag = ref("ETag");
@@ -99,7 +101,7 @@ function finish(doc: Json): Json {
         // A 304's content-type-less answer; swagger may give it an empty content map.
         if (res.content && Object.keys(res.content).length === 0) delete res.content;
       }
-      for (const key of ["x-request-headers", "x-etag", "x-location"]) delete op[key];
+      for (const key of ["x-request-headers", "x-etag", "x-location", "x-unmetered"]) delete op[key];
       for (const key of Object.keys(op)) if (key.startsWith("x-") && op[key] === undefined) delete op[key];
     }
   }

@@ -37,7 +37,7 @@ Moving a folder into itself or a descendant is 409 folder_cycle; a taken name is
   metadata: {
     blurb: "context, tags, plan metadata, explicit and inferred connections.",
     title: "Metadata and connections",
-    areas: ["metadata"],
+    areas: ["metadata", "brain"],
     intro: `context (free text, max 4000 chars) and tags (max 16, each 1-64 chars) are set with the file and
 folder writes (PUT with only {context} or {tags} changes nothing else). Related files are ranked
 from explicit connections (with a reason, max 500 chars), shared tags and same-folder membership;

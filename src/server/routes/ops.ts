@@ -3,8 +3,10 @@
 // 503 otherwise, so a load balancer sends traffic elsewhere) and GET /metrics (Prometheus).
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
 import { ServiceError } from "../domain/errors.ts";
 import { type ServiceMetrics, withTimeout } from "../metrics.ts";
+import { op, Text } from "../openapi/describe.ts";
 import type { RouteDeps } from "./deps.ts";
 
 /** A store slower than this to answer a probe counts as unreachable. */
@@ -34,12 +36,32 @@ function sameToken(given: string, expected: string): boolean {
 export function opsRoutes({ store }: RouteDeps, opts: OpsOptions): FastifyPluginAsyncTypebox {
   return async (app) => {
     const config = { scope: "public" as const, unmetered: true };
-    app.get("/healthz", { config }, async (_req, reply) => {
+    const healthDoc = op({
+      id: "health",
+      area: "service",
+      summary: "Liveness probe: the process answers (no account needed, not rate limited).",
+      ok: { 200: Type.Object({ status: Type.Literal("ok") }) },
+    });
+    app.get("/healthz", { config, schema: healthDoc }, async (_req, reply) => {
       reply.header("Cache-Control", "no-store");
       return { status: "ok" };
     });
 
-    app.get("/readyz", { config }, async (_req, reply) => {
+    const readyDoc = op({
+      id: "ready",
+      area: "service",
+      summary:
+        "Readiness probe: the store answers with the schema this txtfs expects (503 not_ready otherwise).",
+      ok: {
+        200: Type.Object({
+          status: Type.Literal("ready"),
+          store: Type.String(),
+          schemaVersion: Type.Integer(),
+        }),
+      },
+      errors: { 503: "The store does not answer, or its schema is not the one this txtfs expects." },
+    });
+    app.get("/readyz", { config, schema: readyDoc }, async (_req, reply) => {
       reply.header("Cache-Control", "no-store");
       let schema: { current: number; expected: number };
       try {
@@ -57,7 +79,14 @@ export function opsRoutes({ store }: RouteDeps, opts: OpsOptions): FastifyPlugin
 
     const { metrics, metricsToken } = opts;
     if (!metrics) return;
-    app.get("/metrics", { config }, async (req, reply) => {
+    const metricsDoc = op({
+      id: "metrics",
+      area: "service",
+      summary: "Prometheus metrics (text exposition format); a bearer token when the server has one.",
+      ok: { 200: Text("Prometheus text format.", ["text/plain"]) },
+      errors: { 401: "The server has a metrics token and it was not sent." },
+    });
+    app.get("/metrics", { config, schema: metricsDoc }, async (req, reply) => {
       if (metricsToken) {
         const given = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "")?.[1] ?? "";
         if (!sameToken(given, metricsToken))
