@@ -5,10 +5,10 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Command } from "commander";
-import { createLogger } from "../lib/logger.ts";
+import type { Logger } from "../lib/logger.ts";
 import { dataDir } from "../lib/paths.ts";
 
-async function serveLocally(data: string, log: ReturnType<typeof createLogger>) {
+async function serveLocally(data: string, log: Logger) {
   // Loaded on use: other txtfs commands should not pay for the server's modules at startup.
   const { startServer } = await import("../server/serve.ts");
   const { createKey, createUser } = await import("../server/domain/accounts.ts");
@@ -43,6 +43,8 @@ export function registerMcp(program: Command): void {
     .option("--serve", "run the service in this process on the embedded store (no account needed)")
     .option("--data <dir>", "data directory for --serve", dataDir())
     .action(async (opts) => {
+      // Loaded when the command runs: `txtfs --help` loads no logger (see main.ts).
+      const { createLogger } = await import("../lib/logger.ts");
       const log = createLogger("txtfs-mcp", process.env.TXTFS_LOG_LEVEL ?? "warn");
       let url: string = opts.url;
       let key: string = opts.key;

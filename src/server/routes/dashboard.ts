@@ -1,4 +1,5 @@
 // The usage dashboard (/dashboard) and its data (/api/me/usage): the browser session, like the key page.
+import fastifyCookie from "@fastify/cookie";
 import type { FastifyPluginAsync } from "fastify";
 import { Type } from "typebox";
 import { usageReport } from "../domain/usageReport.ts";
@@ -31,6 +32,8 @@ const Report = Type.Object({
 
 export function dashboardRoutes({ store }: RouteDeps): FastifyPluginAsync {
   return async (app) => {
+    // The browser session's cookie, parsed in this plugin's scope as on the key page.
+    await app.register(fastifyCookie);
     const { loadSession, requireSession } = sessionGuard(store);
     const pub = { config: { scope: "public" as const } };
     const pageDoc = op({
