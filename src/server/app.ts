@@ -2,6 +2,7 @@
 // rate limits, schema validation, the routes, and one error body for every failure.
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
+import cookie from "@fastify/cookie";
 import cors from "@fastify/cors";
 import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from "@fastify/type-provider-typebox";
 import Fastify, { LogController } from "fastify";
@@ -12,6 +13,7 @@ import { ServiceError } from "./domain/errors.ts";
 import { LIMITS } from "./domain/limits.ts";
 import { authenticate, requireScope } from "./http/auth.ts";
 import { handleError, handleNotFound } from "./http/errors.ts";
+import { clientErrorHandler, frameworkErrors, installInputGuard } from "./http/inputGuard.ts";
 import { DEFAULT_RATE_LIMIT, type Limiter, type RateLimitConfig, RateLimiter } from "./http/rateLimit.ts";
 import { SharedRateLimiter } from "./http/sharedRateLimit.ts";
 import { costOf } from "./http/types.ts";
@@ -107,6 +109,7 @@ export async function buildApp(opts: AppOptions) {
   // Request ids: a random per-process prefix plus a counter (unique, and no entropy per request).
   const idPrefix = randomBase62(12);
   let requests = 0;
+  const nextId = () => `req_${idPrefix}${(++requests).toString(36)}`;
   const { store } = opts;
   const hub: IdentityHub = opts.identity ?? { cipher: createVaultCipher(randomBytes(32)) };
   const app = Fastify({
@@ -122,14 +125,18 @@ export async function buildApp(opts: AppOptions) {
     // Clients may bring their own correlation id; otherwise we mint one.
     genReqId: (req) => {
       const given = req.headers["x-request-id"];
-      return typeof given === "string" && /^[\w.:-]{1,128}$/.test(given)
-        ? given
-        : `req_${idPrefix}${(++requests).toString(36)}`;
+      return typeof given === "string" && /^[\w.:-]{1,128}$/.test(given) ? given : nextId();
     },
     return503OnClosing: true,
+    // Failures below the routes answer the spec's error body too.
+    frameworkErrors,
+    clientErrorHandler: clientErrorHandler(nextId, API_VERSION),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(strictQueryIntegers);
-  app.addContentTypeParser(["text/markdown"], { parseAs: "string" }, (_req, body, done) => done(null, body));
+  installInputGuard(app);
+  // Cookies (key management only) through a maintained parser: another local app's malformed
+  // cookie on the same host is ignored, never a 500.
+  await app.register(cookie);
 
   const rateConfig = { ...DEFAULT_RATE_LIMIT, ...opts.rateLimit };
   // Servers sharing a PostgreSQL database share their rate-limit windows through it.
@@ -199,6 +206,23 @@ export async function buildApp(opts: AppOptions) {
           { "Retry-After": String(check.resetSeconds) },
         );
       }
+    }
+  });
+
+  // If-Match on a mutation of a record without an ETag is refused, never silently ignored.
+  app.addHook("preValidation", async (request) => {
+    if (
+      request.headers["if-match"] !== undefined &&
+      !["GET", "HEAD", "OPTIONS"].includes(request.method) &&
+      !request.routeOptions.config?.ifMatch &&
+      request.routeOptions.url !== undefined
+    ) {
+      throw new ServiceError(
+        400,
+        "if_match_not_supported",
+        `${request.method} ${request.routeOptions.url} changes a record that has no ETag, so If-Match cannot be checked.`,
+        "Send the request without If-Match. File writes and deletes, version restores, suggestion accepts and theme saves honour it.",
+      );
     }
   });
 

@@ -23,12 +23,11 @@ export type FormBody = Record<string, string | string[]>;
 
 export const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 
+/** The request's cookies, parsed by @fastify/cookie (a value it cannot decode stays as sent). */
 export function cookies(request: FastifyRequest): Map<string, string> {
   const out = new Map<string, string>();
-  for (const part of (request.headers.cookie ?? "").split(";")) {
-    const i = part.indexOf("=");
-    if (i > 0) out.set(part.slice(0, i).trim(), decodeURIComponent(part.slice(i + 1).trim()));
-  }
+  for (const [name, value] of Object.entries(request.cookies ?? {}))
+    if (value !== undefined) out.set(name, value);
   return out;
 }
 

@@ -123,15 +123,20 @@ export function collaborationRoutes({ store }: RouteDeps): FastifyPluginAsyncTyp
             headers: { ETag: out.file.etag },
           };
         });
-      app.post(`${suggestions}/:itemId/accept`, { ...write, schema: { params: ItemParams } }, (req, reply) =>
-        review(req, reply, req.params, "accepted"),
+      app.post(
+        `${suggestions}/:itemId/accept`,
+        { config: { ...write.config, ifMatch: true }, schema: { params: ItemParams } },
+        (req, reply) => review(req, reply, req.params, "accepted"),
       );
       app.post(`${suggestions}/:itemId/reject`, { ...write, schema: { params: ItemParams } }, (req, reply) =>
         review(req, reply, req.params, "rejected"),
       );
       app.patch(
         `${suggestions}/:itemId`,
-        { ...write, schema: { params: ItemParams, body: SuggestionUpdateBody } },
+        {
+          config: { ...write.config, ifMatch: true },
+          schema: { params: ItemParams, body: SuggestionUpdateBody },
+        },
         (req, reply) => review(req, reply, req.params, req.body.status),
       );
     }

@@ -14,7 +14,12 @@ export const VERBS = [
     "List files (metadata only), `limit` and `cursor` paging, optional `folderId`.",
   ],
   ["read", "GET", "/api/v1/files/:id", "One file with its content; ETag, If-None-Match -> 304."],
-  ["raw", "GET", "/api/v1/files/:id/raw", "The file's text (text/plain or text/markdown)."],
+  [
+    "raw",
+    "GET",
+    "/api/v1/files/:id/raw",
+    "The file's text as text/plain (text/markdown for an md note when Accept asks for it).",
+  ],
   ["write", "PUT", "/api/v1/files/:id", "Update content and/or metadata; If-Match -> 412 on mismatch."],
   ["create", "POST", "/api/v1/files", "Create a file from JSON."],
   [

@@ -26,9 +26,19 @@ import {
 
 const read = { config: { scope: "files:read" as const } };
 const write = { config: { scope: "files:write" as const } };
+const writeIfMatch = { config: { scope: "files:write" as const, ifMatch: true as const } };
 
 function cacheHeaders(reply: FastifyReply, etag: string) {
   reply.header("ETag", etag).header("Cache-Control", "private, no-cache").header("Vary", "Authorization");
+}
+
+/** `text/plain` unless the client accepts `text/markdown` (and not text/plain first) for an md note. */
+export function rawType(type: string, accept: string | undefined): "text/plain" | "text/markdown" {
+  if (type !== "md" || !accept) return "text/plain";
+  const wanted = accept.split(",").map((part) => part.split(";")[0]!.trim().toLowerCase());
+  const md = wanted.indexOf("text/markdown");
+  const plain = wanted.indexOf("text/plain");
+  return md !== -1 && (plain === -1 || md < plain) ? "text/markdown" : "text/plain";
 }
 
 const fileBody = (file: FileRow, role: Role, seq?: number) => ({
@@ -74,8 +84,11 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
         cacheHeaders(reply, result.etag);
         if (!result.file) return reply.code(304).send();
         if (raw) {
-          const type = result.file.type === "md" ? "text/markdown" : "text/plain";
-          return reply.type(`${type}; charset=utf-8`).send(result.file.content);
+          // The spec's raw body is text/plain; a client that asks for Markdown gets it for md notes.
+          return reply
+            .type(`${rawType(result.file.type, req.headers.accept)}; charset=utf-8`)
+            .header("Vary", "Authorization, Accept")
+            .send(result.file.content);
         }
         return toTxtFileDetail(result.file, result.role);
       });
@@ -148,7 +161,7 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
     );
 
     for (const path of ["/api/me/files/:id", "/api/v1/files/:id"]) {
-      app.put(path, { ...write, schema: { params: IdParams, body: FileUpdateBody } }, (req, reply) =>
+      app.put(path, { ...writeIfMatch, schema: { params: IdParams, body: FileUpdateBody } }, (req, reply) =>
         mutate(store, req, reply, async (tx, actor) => {
           const ifMatch = parseIfMatch(req.headers["if-match"]);
           const { file, role, seq } = await updateFile(tx, actor, req.params.id, req.body, ifMatch);
@@ -157,7 +170,7 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
       );
     }
 
-    app.delete("/api/v1/files/:id", { ...write, schema: { params: IdParams } }, (req, reply) =>
+    app.delete("/api/v1/files/:id", { ...writeIfMatch, schema: { params: IdParams } }, (req, reply) =>
       mutate(store, req, reply, async (tx, actor) => ({
         status: 200,
         body: await deleteFile(tx, actor, req.params.id, parseIfMatch(req.headers["if-match"])),

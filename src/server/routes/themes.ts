@@ -22,7 +22,10 @@ export function themeRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
       );
       app.put(
         path,
-        { config: { scope: "files:write" }, schema: { querystring: ThemeQuery, body: ThemeBody } },
+        {
+          config: { scope: "files:write", ifMatch: true },
+          schema: { querystring: ThemeQuery, body: ThemeBody },
+        },
         (req, reply) =>
           mutate(store, req, reply, async (tx, actor) => {
             const scope = themeScopeOf(actor, req.query);

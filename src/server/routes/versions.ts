@@ -32,28 +32,32 @@ export function versionRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
         const n = parseVersionNumber(req.params.version);
         return store.read(async (tx) => ({ version: await getVersion(tx, actorOf(req), req.params.id, n) }));
       });
-      app.post(`${base}/:version/restore`, { ...write, schema: { params: VersionParams } }, (req, reply) => {
-        const n = parseVersionNumber(req.params.version);
-        return mutate(store, req, reply, async (tx, actor) => {
-          const out = await restoreVersion(
-            tx,
-            actor,
-            req.params.id,
-            n,
-            parseIfMatch(req.headers["if-match"]),
-          );
-          return {
-            status: 200,
-            body: {
-              file: toTxtFileDetail(out.file, out.role),
-              restored: out.restored,
-              restoredFrom: out.restoredFrom,
-              ...(out.seq !== undefined ? { seq: out.seq } : {}),
-            },
-            headers: { ETag: out.file.etag },
-          };
-        });
-      });
+      app.post(
+        `${base}/:version/restore`,
+        { config: { ...write.config, ifMatch: true }, schema: { params: VersionParams } },
+        (req, reply) => {
+          const n = parseVersionNumber(req.params.version);
+          return mutate(store, req, reply, async (tx, actor) => {
+            const out = await restoreVersion(
+              tx,
+              actor,
+              req.params.id,
+              n,
+              parseIfMatch(req.headers["if-match"]),
+            );
+            return {
+              status: 200,
+              body: {
+                file: toTxtFileDetail(out.file, out.role),
+                restored: out.restored,
+                restoredFrom: out.restoredFrom,
+                ...(out.seq !== undefined ? { seq: out.seq } : {}),
+              },
+              headers: { ETag: out.file.etag },
+            };
+          });
+        },
+      );
     }
   };
 }
