@@ -1,11 +1,11 @@
-import { type Command, InvalidArgumentError } from "commander";
+import type { Command } from "commander";
 import { createLogger } from "../lib/logger.ts";
 import { dataDir } from "../lib/paths.ts";
 import { createKey, createUser } from "../server/domain/accounts.ts";
 import { DEFAULT_TOMBSTONE_RETENTION_DAYS } from "../server/maintenance.ts";
 import { startServer } from "../server/serve.ts";
 import { redactUrl } from "../store/postgres/postgresStore.ts";
-import { parsePort, parsePositiveInt } from "./options.ts";
+import { fromEnv, parsePort, parsePositiveInt, UsageError } from "./options.ts";
 
 export const DEFAULT_PORT = 8750;
 
@@ -14,11 +14,11 @@ export function registerServe(program: Command): void {
     .command("serve")
     .description("Run the Remote Text Filesystem Service (HTTP API) on the embedded store or PostgreSQL.")
     .option("--host <host>", "address to bind", process.env.TXTFS_HOST ?? "127.0.0.1")
+    // No default here: TXTFS_PORT is read (and checked, naming the variable) only when serving.
     .option(
       "--port <port>",
-      "port to listen on (0 = any free port)",
+      `port to listen on (0 = any free port; or TXTFS_PORT; default ${DEFAULT_PORT})`,
       parsePort,
-      Number(process.env.TXTFS_PORT ?? DEFAULT_PORT),
     )
     .option("--data <dir>", "data directory (the embedded store lives here)", dataDir())
     .option(
@@ -70,14 +70,15 @@ export function registerServe(program: Command): void {
     .option("--idp-name <name>", "the provider's name (identity.provider)", process.env.TXTFS_IDP_NAME)
     .action(async (opts) => {
       if (opts.idpIssuer && opts.devIdp)
-        throw new InvalidArgumentError("use either --dev-idp or --idp-issuer, not both");
+        throw new UsageError("use either --dev-idp or --idp-issuer, not both");
       if (opts.idpIssuer && !(opts.idpClientId && opts.idpAudience)) {
-        throw new InvalidArgumentError("--idp-issuer needs --idp-client-id and --idp-audience");
+        throw new UsageError("--idp-issuer needs --idp-client-id and --idp-audience");
       }
+      const port: number = opts.port ?? fromEnv("TXTFS_PORT", parsePort) ?? DEFAULT_PORT;
       const logger = createLogger("txtfs-serve");
       const server = await startServer({
         host: opts.host,
-        port: opts.port,
+        port,
         dataDir: opts.data,
         db: opts.db,
         rateLimit: opts.rateLimit ? { limit: opts.rateLimit } : undefined,
