@@ -73,6 +73,9 @@ declare module "fastify" {
   interface FastifyRequest {
     rateKey?: string;
   }
+  interface FastifyInstance {
+    routeTable: readonly RouteEntry[];
+  }
 }
 
 /**
@@ -104,6 +107,14 @@ const strictQueryIntegers: typeof TypeBoxValidatorCompiler = (route) => {
 };
 
 export type App = Awaited<ReturnType<typeof buildApp>>;
+
+/** A route as registered: what the bad-input suite generates requests for, schema by schema. */
+export interface RouteEntry {
+  method: string;
+  url: string;
+  scope?: string;
+  schema?: { body?: unknown; querystring?: unknown; params?: unknown };
+}
 
 export async function buildApp(opts: AppOptions) {
   // Request ids: a random per-process prefix plus a counter (unique, and no entropy per request).
@@ -154,7 +165,12 @@ export async function buildApp(opts: AppOptions) {
     };
   });
   const scopes = new Map<string, string>();
+  const routeTable: RouteEntry[] = [];
   app.addHook("onRoute", (route) => {
+    for (const method of [route.method].flat()) {
+      if (method !== "HEAD" && method !== "OPTIONS")
+        routeTable.push({ method, url: route.url, scope: route.config?.scope, schema: route.schema });
+    }
     const scope = route.config?.scope;
     if (scope && scope !== "public") {
       for (const m of [route.method].flat()) scopes.set(`${m} ${route.url}`, scope);
@@ -264,6 +280,8 @@ export async function buildApp(opts: AppOptions) {
   await app.register(webhookRoutes(deps, { allowHosts: opts.webhookAllowHosts ?? [] }));
   await app.register(identityRoutes(deps));
   await app.register(keyPageRoutes(deps));
+
+  app.decorate("routeTable", routeTable as readonly RouteEntry[]);
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish

@@ -5,7 +5,7 @@ import type { Logger } from "../lib/logger.ts";
 import { openStore } from "../store/open.ts";
 import { PostgresStore } from "../store/postgres/postgresStore.ts";
 import type { Store } from "../store/store.ts";
-import { buildApp } from "./app.ts";
+import { buildApp, type RouteEntry } from "./app.ts";
 import type { RateLimitConfig } from "./http/rateLimit.ts";
 import { createDevIdp, DEV_AUDIENCE, DEV_CLIENT_ID } from "./identity/devIdp.ts";
 import type { IdentityHub } from "./identity/hub.ts";
@@ -35,6 +35,8 @@ export interface RunningServer {
   store: Store;
   /** Sign-in state: the identity provider and, with --dev-idp, the dev provider. */
   identity: IdentityHub;
+  /** Every route with its schemas (for the bad-input suite and tools). */
+  routes: readonly RouteEntry[];
   /** Stops accepting connections, lets in-flight requests finish, then closes the store. */
   close(): Promise<void>;
 }
@@ -92,6 +94,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     url,
     store,
     identity: hub,
+    routes: app.routeTable,
     close() {
       closing ??= (async () => {
         stopMaintenance();
