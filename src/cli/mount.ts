@@ -1,7 +1,7 @@
 // txtfs mount / unmount / status.
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, fchmodSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { TxtfsClient } from "../client/api.ts";
@@ -315,6 +315,13 @@ export function registerMount(program: Command): void {
     });
 }
 
+/** The daemon's log, for this user only (also one an older txtfs created readable by all). */
+function privateLog(file: string): number {
+  const fd = openSync(file, "a", 0o600);
+  fchmodSync(fd, 0o600);
+  return fd;
+}
+
 /** --daemon: run the same command detached, return once it reports "mounted". */
 async function daemonize(mountpoint: string): Promise<void> {
   const logDir = join(cacheDir(), "logs");
@@ -328,7 +335,7 @@ async function daemonize(mountpoint: string): Promise<void> {
   const child = spawn(process.execPath, [...BIN_ARGS, ...args], {
     detached: true,
     env: key === undefined ? process.env : { ...process.env, [KEY_ENV]: key },
-    stdio: ["ignore", "pipe", openSync(logFile, "a")],
+    stdio: ["ignore", "pipe", privateLog(logFile)],
   });
   await new Promise<void>((resolveMount, reject) => {
     let out = "";

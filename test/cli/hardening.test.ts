@@ -2,7 +2,16 @@
 // checked flags, variables and config (one line, exit 2, no request sent), and errors that say
 // which URL and which key.
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type Server } from "node:http";
 import { createServer as createTcpServer, type Server as TcpServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -90,11 +99,24 @@ describe("files are private to their user (umask 077)", () => {
     } finally {
       await s.stop();
     }
+    // files an older txtfs left readable by all are tightened on the next start
+    // (a clean shutdown may have removed the WAL and shared-memory files: those that are left)
+    const left = ["txtfs.db", "txtfs.db-wal", "txtfs.db-shm"].filter((n) => existsSync(join(data, n)));
+    expect(left).toContain("txtfs.db");
+    for (const name of left) chmodSync(join(data, name), 0o644);
+    const again = await spawnServe(["--data", data]);
+    try {
+      for (const name of ["txtfs.db", "txtfs.db-wal", "txtfs.db-shm"])
+        expect(mode(join(data, name)), name).toBe(0o600);
+    } finally {
+      await again.stop();
+    }
   });
 
   it("mount --daemon: the log directory is 0700 and its log file 0600", async () => {
     const cache = join(tempDir(), "cache");
-    const r = await runTxtfs(["mount", join(tempDir(), "nope"), "--daemon", "--url", counterUrl], {
+    const missing = join(tempDir(), "nope");
+    const r = await runTxtfs(["mount", missing, "--daemon", "--url", counterUrl], {
       TXTFS_CACHE: cache,
       TXTFS_CONFIG: tempDir(),
       TXTFS_API_KEY: "txt_x",
@@ -106,6 +128,14 @@ describe("files are private to their user (umask 077)", () => {
     const [log] = readdirSync(logs);
     expect(mode(join(logs, log!))).toBe(0o600);
     expect(readFileSync(join(logs, log!), "utf8")).toContain("does not exist");
+    // a log an older txtfs made readable by all is tightened when the daemon writes to it again
+    chmodSync(join(logs, log!), 0o644);
+    await runTxtfs(["mount", missing, "--daemon", "--url", counterUrl], {
+      TXTFS_CACHE: cache,
+      TXTFS_CONFIG: tempDir(),
+      TXTFS_API_KEY: "txt_x",
+    });
+    expect(mode(join(logs, log!))).toBe(0o600);
   });
 });
 
