@@ -15,11 +15,13 @@ type State = "online-only" | "available" | "pinned";
 
 async function setState(paths: string[], state: State): Promise<void> {
   let failed = 0;
+  let missing = 0;
   const mounts = listMounts().map((m) => m.mountpoint);
   for (const p of paths) {
     const path = resolve(p);
     if (!existsSync(path)) {
       failed++;
+      missing++;
       process.stderr.write(`txtfs: ${path}: no such file or directory\n`);
       continue;
     }
@@ -38,7 +40,10 @@ async function setState(paths: string[], state: State): Promise<void> {
       process.stderr.write(`txtfs: ${path}: ${(e.stderr || e.message).trim()}\n`);
     }
   }
-  if (failed) throw new MountError(`${failed} of ${paths.length} paths could not be set (see above)`);
+  if (failed) {
+    const why = missing === failed ? "they do not exist" : "are they in a txtfs mount?";
+    throw new MountError(`${failed} of ${paths.length} paths could not be set (${why})`);
+  }
 }
 
 export function registerPin(program: Command): void {

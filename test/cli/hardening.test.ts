@@ -278,6 +278,7 @@ describe("errors that say which service and which key", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("/nonexistent/note.md: no such file or directory");
     expect(r.stderr).not.toMatch(/are they in a txtfs mount/);
+    expect(r.stderr).toMatch(/1 of 1 paths could not be set \(they do not exist\)/);
   });
 });
 
