@@ -203,6 +203,12 @@ describe("flags, variables and the config file are checked first: one line, exit
       TXTFS_API_KEY: "",
     });
     expectOneLineUsageError(bad, new RegExp(`${join(config, "config.json")} is not valid JSON`));
+    // login would otherwise save its sign-in over it
+    const before0 = counted;
+    const login = await runTxtfs(["login", "--url", counterUrl, "--no-browser"], { TXTFS_CONFIG: config });
+    expectOneLineUsageError(login, /is not valid JSON/);
+    expect(readFileSync(join(config, "config.json"), "utf8")).toBe('{"url": "http://x",');
+    expect(counted).toBe(before0);
 
     writeFileSync(join(config, "config.json"), JSON.stringify({ url: counterUrl, kye: "txt_x" }));
     const before = counted;
