@@ -13,7 +13,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { createServer, type Server } from "node:http";
-import { createServer as createTcpServer, type Server as TcpServer } from "node:net";
+import { createServer as createTcpServer, type Socket, type Server as TcpServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -62,6 +62,7 @@ let counterUrl: string;
 let silent: TcpServer;
 let silentUrl: string;
 let silentConnections = 0;
+const silentSockets: Socket[] = [];
 
 let t: TestServer;
 let alice: TestUser;
@@ -73,8 +74,9 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => counter.listen(0, "127.0.0.1", r));
   counterUrl = `http://127.0.0.1:${(counter.address() as { port: number }).port}`;
-  silent = createTcpServer(() => {
+  silent = createTcpServer((socket) => {
     silentConnections++;
+    silentSockets.push(socket);
   });
   await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
   silentUrl = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
@@ -318,6 +320,8 @@ describe("--key never stays visible to other users", () => {
         const pid = line.trim().split(/\s+/)[0]!;
         expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).not.toContain(secret);
       }
+      // Hang up: the command fails at once instead of waiting for its 10 s deadline.
+      for (const socket of silentSockets.splice(0)) socket.destroy();
       const r = await run;
       expect(r.stderr).toMatch(/--key is readable by other users/);
       expect(r.stderr).toMatch(
