@@ -1,9 +1,11 @@
 // Input the service refuses before any route runs, the same way on every store:
 // - bodies that are not valid UTF-8 (never silently replaced with U+FFFD),
-// - strings holding a NUL character (PostgreSQL cannot store it; SQLite could, so both refuse it)
-//   or a lone UTF-16 surrogate (not representable in UTF-8: it would be stored as U+FFFD, or raw in
-//   JSON columns, and then break every JSON reader of the account) — in the body, the query and the
-//   path, naming the field,
+// - a lone UTF-16 surrogate in any string (not representable in UTF-8: it would be stored as U+FFFD,
+//   or raw in JSON columns, and then break every JSON reader of the account), and a NUL character
+//   in any string but a note's content — in the body, the query and the path, naming the field.
+//   Content keeps its NULs exactly, on both stores (a file written with a hole reads back NUL bytes;
+//   the PostgreSQL store escapes them, see store/postgres/nulText.ts); a NUL in a name, a tag, an
+//   id or a comment is a mistake, and refused,
 // - failures raised below the routes (a bad URL, an over-long path segment, a malformed request
 //   line or header), which would otherwise answer Fastify's or Node's own body instead of ours.
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -36,10 +38,13 @@ const LONE_SURROGATE = /\p{Cs}/u;
 const nameOf = (path: string, key: string) =>
   /^\d+$/.test(key) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
 
+/** Fields whose text is a note's body: NUL characters are kept there. */
+const isContent = (path: string) => path === "content" || path.endsWith(".content");
+
 /** The first string (or object key) that cannot be stored as text: a NUL or a lone surrogate. */
 export function findUnstorableString(value: unknown, path: string): ErrorDetail | undefined {
   if (typeof value === "string") {
-    if (value.includes("\0"))
+    if (value.includes("\0") && !isContent(path))
       return { field: path, code: "nul_character", message: `${path} must not contain a NUL character` };
     if (LONE_SURROGATE.test(value))
       return {
@@ -72,7 +77,8 @@ function refuseUnstorable(request: FastifyRequest): void {
   const parts: [string, unknown, string][] = [
     ["path parameter", request.params, ""],
     ["query parameter", request.query, ""],
-    ["field", request.body, typeof request.body === "string" ? "body" : ""],
+    // A text body (upload) is a note's content, already strictly decoded: nothing else to check.
+    ["field", typeof request.body === "string" ? undefined : request.body, ""],
   ];
   for (const [where, value, root] of parts) {
     const found = findUnstorableString(value, root);
