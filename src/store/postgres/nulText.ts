@@ -4,15 +4,18 @@
 // unescaped on their way out: U+0001 is the escape character, "\u0001" + "0" stands for U+0000 and
 // "\u0001\u0001" for U+0001 itself. A string with neither character (nearly all) is left as it is.
 const ESCAPE = "\u0001";
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 and U+0001 are what is escaped
 const NEEDS_ESCAPE = /[\u0000\u0001]/;
 
 export function escapeText(s: string): string {
   if (!NEEDS_ESCAPE.test(s)) return s;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 and U+0001 are what is escaped
   return s.replace(/[\u0000\u0001]/g, (c) => (c === "\u0000" ? `${ESCAPE}0` : `${ESCAPE}${ESCAPE}`));
 }
 
 export function unescapeText(s: string): string {
   if (!s.includes(ESCAPE)) return s;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 and U+0001 are what is escaped
   return s.replace(/\u0001([\u00010])/g, (_, c: string) => (c === "0" ? "\u0000" : ESCAPE));
 }
 
