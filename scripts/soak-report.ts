@@ -38,8 +38,10 @@ for (const r of reports) {
 const failed = reports.filter((r) => r.failed);
 const problems = failed.flatMap((r) => r.failure?.problems ?? []);
 // A lost or altered save: bytes that differ (mount or service against the model) or a note missing.
-const lost = problems.filter((p) =>
-  / mount ".*" model |service: .* is |service: note .* missing|missing on the mount/.test(p),
+const lost = problems.filter(
+  (p) =>
+    /lost save/.test(p) ||
+    / mount ".*" model |service: .* is |service: note .* missing|missing on the mount/.test(p),
 );
 const identity = problems.filter((p) => /identity lost|share id|tags /.test(p));
 

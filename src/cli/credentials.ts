@@ -3,9 +3,14 @@
 // --key (visible in `ps` while typed; hidden at once, but prefer the others), --key-file PATH,
 // TXTFS_API_KEY, TXTFS_API_KEY_FILE, then the config file's `key` or `keyFile`.
 import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { InvalidArgumentError } from "commander";
-import { type CliConfig, configFile } from "../client/signIn.ts";
+import type { CliConfig } from "../client/signIn.ts";
+import { configDir } from "../lib/paths.ts";
 import { parseUrl, UsageError } from "./options.ts";
+
+/** Where `txtfs login` keeps its sign-in and the user keeps url/key (not importing the sign-in client). */
+const configFile = () => join(configDir(), "config.json");
 
 const CONFIG_KEYS: Record<string, "string" | "object"> = {
   url: "string",

@@ -1,8 +1,10 @@
 // txtfs login / logout / whoami: sign in with the service's identity provider from a shell.
 import type { Command } from "commander";
-import { currentSignIn, login, logout, SignInError } from "../client/signIn.ts";
 import { readCliConfig } from "./credentials.ts";
 import { fromEnv, parsePositiveInt, parseUrl } from "./options.ts";
+
+/** The sign-in client (jose, undici), loaded only when a command runs. */
+const signIn = () => import("../client/signIn.ts");
 
 export function registerLogin(program: Command): void {
   program
@@ -14,6 +16,7 @@ export function registerLogin(program: Command): void {
     .action(async (opts) => {
       // A malformed config file is reported, not silently replaced by the sign-in's save.
       const config = readCliConfig();
+      const { login, SignInError } = await signIn();
       const url: string | undefined = opts.url ?? fromEnv("TXTFS_URL", parseUrl) ?? config.url;
       if (!url) throw new SignInError("no service: pass --url URL (or set TXTFS_URL)");
       const signedIn = await login({
@@ -43,7 +46,7 @@ export function registerLogin(program: Command): void {
     .command("logout")
     .description("Revoke the signed-in tokens at the identity provider and forget them.")
     .action(async () => {
-      const out = await logout();
+      const out = await (await signIn()).logout();
       if (!out.hadSignIn) process.stdout.write("Not signed in.\n");
       else
         process.stdout.write(
@@ -59,6 +62,7 @@ export function registerLogin(program: Command): void {
     .option("--json", "print the service's answer as JSON")
     .action(async (opts) => {
       readCliConfig();
+      const { currentSignIn, SignInError } = await signIn();
       const s = await currentSignIn();
       if (!s) throw new SignInError("not signed in: run txtfs login --url URL");
       const res = await fetch(`${s.url}/api/me`, { headers: { authorization: `Bearer ${s.accessToken}` } });

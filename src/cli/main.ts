@@ -1,10 +1,11 @@
 // The txtfs command line. Results go to stdout, diagnostics to stderr. A bad flag, variable or
 // config file is one line naming it (exit 2); a failure of the work itself exits 1.
+// Command files define their options at load time but import what their actions need only when
+// those run: `txtfs --help` and `txtfs status` never load the server, the store or FUSE.
 import { Command, CommanderError } from "commander";
-import { SignInError } from "../client/signIn.ts";
-import { MountError } from "../fuse/mount.ts";
-import { ServiceError } from "../server/domain/errors.ts";
 import { registerAdmin } from "./admin.ts";
+import { registerBrain } from "./brain.ts";
+import { registerCompletion } from "./completion.ts";
 import { takeKeyArgument } from "./keyArgument.ts";
 import { registerLogin } from "./login.ts";
 import { registerMount } from "./mount.ts";
@@ -33,6 +34,8 @@ registerAdmin(program);
 registerMount(program);
 registerPin(program);
 registerLogin(program);
+registerBrain(program);
+registerCompletion(program, VERSION);
 
 try {
   checkLogLevel();
@@ -43,20 +46,11 @@ try {
   }
   await program.parseAsync(argv);
 } catch (err) {
-  if (err instanceof CommanderError) {
-    // Help and --version exit 0; a usage error (bad value, unknown option, missing argument) 2.
-    process.exit(err.exitCode === 0 ? 0 : 2);
-  }
-  if (err instanceof UsageError) {
-    process.stderr.write(`txtfs: ${err.message}\n`);
-    process.exit(2);
-  }
-  if (err instanceof MountError || err instanceof SignInError) {
-    process.stderr.write(`txtfs: ${err.message}\n`);
-  } else if (err instanceof ServiceError) {
-    process.stderr.write(`txtfs: ${err.message}\n${err.resolution}\n`);
-  } else {
-    process.stderr.write(`txtfs: ${err instanceof Error ? err.message : String(err)}\n`);
-  }
-  process.exit(1);
+  // Help and --version exit 0; a usage error (bad value, unknown option, missing argument) 2.
+  if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
+  const message = err instanceof Error ? err.message : String(err);
+  // A ServiceError (domain rule broken by an admin command) also says how to fix it.
+  const resolution = (err as { resolution?: unknown } | null)?.resolution;
+  process.stderr.write(`txtfs: ${message}\n${typeof resolution === "string" ? `${resolution}\n` : ""}`);
+  process.exit(err instanceof UsageError ? 2 : 1);
 }

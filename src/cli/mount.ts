@@ -4,30 +4,41 @@ import { createHash } from "node:crypto";
 import { existsSync, fchmodSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { TxtfsClient } from "../client/api.ts";
-import { currentSignIn, type StoredSignIn } from "../client/signIn.ts";
-import { MountError, mountVfs, parseMountOptions, prepareMountpoint } from "../fuse/mount.ts";
-import { createLogger } from "../lib/logger.ts";
-import { requestSync, serveControl } from "../lib/mountControl.ts";
+import type { TxtfsClient } from "../client/api.ts";
+import type { StoredSignIn } from "../client/signIn.ts";
+import type { Logger } from "../lib/logger.ts";
 import { listMounts, removeMountRecord, writeMountRecord } from "../lib/mountRegistry.ts";
 import { cacheDir, dataDir } from "../lib/paths.ts";
-import { createKey, createUser } from "../server/domain/accounts.ts";
-import { startServer } from "../server/serve.ts";
-import { Vfs } from "../vfs/vfs.ts";
 import { readCliConfig, resolveCredentials } from "./credentials.ts";
-import { ensureDevice } from "./device.ts";
 import { hideKeyArgument, KEY_ENV } from "./keyArgument.ts";
+import { mountCacheDir, rememberedPort, rememberPort } from "./mountIdentity.ts";
 import { parseId, parsePollWait, parseSeconds, parseSize, parseUrl } from "./options.ts";
 import { checkNotMounted, explainConnectError } from "./preflight.ts";
 import { BIN_ARGS } from "./version.ts";
+
+// What the mount's actions need is imported when they run (see main.ts): the service, FUSE and the
+// vfs are the bulk of the program, and `status` or `--help` need none of them.
+const lazy = {
+  client: () => import("../client/api.ts"),
+  signIn: () => import("../client/signIn.ts"),
+  fuse: () => import("../fuse/mount.ts"),
+  logger: () => import("../lib/logger.ts"),
+  control: () => import("../lib/mountControl.ts"),
+  accounts: () => import("../server/domain/accounts.ts"),
+  server: () => import("../server/serve.ts"),
+  vfs: () => import("../vfs/vfs.ts"),
+  device: () => import("./device.ts"),
+};
 
 /** Refresh the signed-in access token this long before it expires (a mount outlives tokens). */
 const SIGNED_IN_MARGIN_MS = 5 * 60_000;
 
 /** Keeps the client's OAuth access token fresh; returns a stop function. */
-function keepSignedIn(client: TxtfsClient, log: ReturnType<typeof createLogger>): () => void {
+function keepSignedIn(client: TxtfsClient, log: Logger): () => void {
   const timer = setInterval(() => {
-    currentSignIn(SIGNED_IN_MARGIN_MS)
+    lazy
+      .signIn()
+      .then(({ currentSignIn }) => currentSignIn(SIGNED_IN_MARGIN_MS))
       .then((s) => {
         if (s) client.setKey(s.accessToken);
       })
@@ -40,15 +51,25 @@ function keepSignedIn(client: TxtfsClient, log: ReturnType<typeof createLogger>)
 }
 
 /** --serve: the service core in this process, with a local user and key made on first use. */
-async function serveLocally(data: string, log: ReturnType<typeof createLogger>) {
-  const server = await startServer({
-    host: "127.0.0.1",
-    port: 0,
-    dataDir: data,
-    retentionDays: 90,
-    logger: log,
-    rateLimit: { limit: 1_000_000 },
+async function serveLocally(data: string, log: Logger) {
+  const [{ startServer }, { createKey, createUser }] = await Promise.all([lazy.server(), lazy.accounts()]);
+  const start = (port: number) =>
+    startServer({
+      host: "127.0.0.1",
+      port,
+      dataDir: data,
+      retentionDays: 90,
+      logger: log,
+      rateLimit: { limit: 1_000_000 },
+    });
+  // The same port as last time for this data dir, so the TXTFS_URL printed before stays valid.
+  const previous = rememberedPort(data);
+  const server = await start(previous).catch((err) => {
+    if (previous === 0) throw err;
+    log.warn({ port: previous, err: (err as Error).message }, "the last port is taken; picking another");
+    return start(0);
   });
+  rememberPort(data, Number(new URL(server.url).port));
   const keyFile = join(data, "mount.key");
   let key = existsSync(keyFile) ? readFileSync(keyFile, "utf8").trim() : "";
   if (!key) {
@@ -103,9 +124,27 @@ export function registerMount(program: Command): void {
     .action(async (mountpointArg: string, opts) => {
       const mountpoint = resolve(mountpointArg);
       if (opts.daemon) return daemonize(mountpoint);
-      const log = createLogger("txtfs-mount", opts.trace ? "debug" : undefined);
       // Everything given is checked before any network call or mount.
       const creds = resolveCredentials(opts, readCliConfig());
+      const [
+        { TxtfsClient },
+        { currentSignIn },
+        fuse,
+        { createLogger },
+        { serveControl },
+        { Vfs },
+        { ensureDevice },
+      ] = await Promise.all([
+        lazy.client(),
+        lazy.signIn(),
+        lazy.fuse(),
+        lazy.logger(),
+        lazy.control(),
+        lazy.vfs(),
+        lazy.device(),
+      ]);
+      const { MountError, mountVfs, parseMountOptions, prepareMountpoint } = fuse;
+      const log = createLogger("txtfs-mount", opts.trace ? "debug" : undefined);
       const extra = parseMountOptions(opts.options);
       const readOnly = Boolean(
         opts.readOnly || (opts.options as string[]).some((o) => o.split(",").includes("ro")),
@@ -146,7 +185,7 @@ export function registerMount(program: Command): void {
       }
       const cache =
         opts.cacheDir ??
-        join(cacheDir(), createHash("sha256").update(`${url}\n${mountpoint}`).digest("hex").slice(0, 16));
+        mountCacheDir(cacheDir(), { serveData: opts.serve ? opts.data : undefined, url }, mountpoint);
       mkdirSync(cache, { recursive: true, mode: 0o700 });
       if (resolve(cache).startsWith(`${mountpoint}/`))
         throw new MountError("--cache-dir must be outside the mountpoint");
@@ -240,7 +279,7 @@ export function registerMount(program: Command): void {
           await new Promise((r) => setTimeout(r, 100));
           if (!listMounts().some((m) => m.pid === rec.pid)) return;
         }
-        throw new MountError(`the daemon (pid ${rec.pid}) did not stop within 30 s`);
+        throw new Error(`the daemon (pid ${rec.pid}) did not stop within 30 s`);
       }
       const { execFileSync } = await import("node:child_process");
       try {
@@ -249,7 +288,7 @@ export function registerMount(program: Command): void {
         try {
           execFileSync("fusermount", ["-uz", mountpoint], { stdio: "pipe" });
         } catch {
-          throw new MountError(`${mountpoint} is not a txtfs mount`);
+          throw new Error(`${mountpoint} is not a txtfs mount`);
         }
       }
     });
@@ -261,8 +300,8 @@ export function registerMount(program: Command): void {
     .action(async (mountpointArg: string | undefined, opts: { timeout: number }) => {
       const wanted = mountpointArg ? resolve(mountpointArg) : undefined;
       const mounts = listMounts().filter((m) => !wanted || m.mountpoint === wanted);
-      if (mounts.length === 0)
-        throw new MountError(wanted ? `${wanted} is not a txtfs mount` : "no txtfs mounts");
+      if (mounts.length === 0) throw new Error(wanted ? `${wanted} is not a txtfs mount` : "no txtfs mounts");
+      const { requestSync } = await lazy.control();
       let pending = 0;
       let refused = 0;
       for (const m of mounts) {
@@ -344,7 +383,7 @@ async function daemonize(mountpoint: string): Promise<void> {
       process.stdout.write(d);
       if (/^mounted /m.test(out)) resolveMount();
     });
-    child.once("exit", (code) => reject(new MountError(`the mount daemon exited (${code}); see ${logFile}`)));
+    child.once("exit", (code) => reject(new Error(`the mount daemon exited (${code}); see ${logFile}`)));
   });
   child.stdout!.destroy();
   child.unref();

@@ -1,6 +1,7 @@
 // Option parsing shared by commands: every flag and environment variable is checked before any
 // network call or mount, and a bad one is one line naming it and the accepted form (exit 2).
 import { InvalidArgumentError } from "commander";
+import { LOG_LEVELS } from "../lib/logLevels.ts";
 import { parseDuration } from "../lib/time.ts";
 
 /** A bad flag, variable or config file: the CLI prints the message alone and exits 2. */
@@ -89,12 +90,34 @@ export function fromEnv<T>(name: string, parse: (value: string) => T): T | undef
   }
 }
 
-const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
-
 /** TXTFS_LOG_LEVEL, checked before anything logs (pino would throw deep inside a command). */
 export function checkLogLevel(): void {
   fromEnv("TXTFS_LOG_LEVEL", (v) => {
-    if (!LOG_LEVELS.includes(v)) throw new InvalidArgumentError(`expected one of ${LOG_LEVELS.join(", ")}`);
+    if (!(LOG_LEVELS as readonly string[]).includes(v))
+      throw new InvalidArgumentError(`expected one of ${LOG_LEVELS.join(", ")}`);
     return v;
   });
+}
+
+/**
+ * `--trust-proxy`: what Fastify's `trustProxy` accepts. `true` trusts any sender (only when nothing
+ * but the proxy can reach the port), a number trusts that many hops, addresses and CIDRs trust
+ * those proxies only.
+ */
+export function parseTrustProxy(value: string): boolean | number | string[] {
+  const v = value.trim();
+  if (v === "true") return true;
+  if (v === "false") return false;
+  if (/^\d+$/.test(v)) return Number(v);
+  const list = v
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const address = /^(\d{1,3}(\.\d{1,3}){3}|[0-9a-f:]+)(\/\d{1,3})?$|^(loopback|linklocal|uniquelocal)$/i;
+  const bad = list.find((s) => !address.test(s));
+  if (list.length === 0 || bad !== undefined)
+    throw new InvalidArgumentError(
+      `expected true, a hop count, or addresses/CIDRs like 127.0.0.1,10.0.0.0/8 (not ${JSON.stringify(bad ?? v)})`,
+    );
+  return list;
 }

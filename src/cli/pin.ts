@@ -7,7 +7,6 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
 import type { Command } from "commander";
-import { MountError } from "../fuse/mount.ts";
 import { listMounts } from "../lib/mountRegistry.ts";
 
 const run = promisify(execFile);
@@ -36,13 +35,13 @@ async function setState(paths: string[], state: State): Promise<void> {
     } catch (err) {
       failed++;
       const e = err as { stderr?: string; code?: string; message: string };
-      if (e.code === "ENOENT") throw new MountError("setfattr not found: install the `attr` package");
+      if (e.code === "ENOENT") throw new Error("setfattr not found: install the `attr` package");
       process.stderr.write(`txtfs: ${path}: ${(e.stderr || e.message).trim()}\n`);
     }
   }
   if (failed) {
     const why = missing === failed ? "they do not exist" : "are they in a txtfs mount?";
-    throw new MountError(`${failed} of ${paths.length} paths could not be set (${why})`);
+    throw new Error(`${failed} of ${paths.length} paths could not be set (${why})`);
   }
 }
 

@@ -1,13 +1,53 @@
-import type { Command } from "commander";
-import { createLogger } from "../lib/logger.ts";
+import { readFileSync } from "node:fs";
+import { type Command, Option } from "commander";
+import { LOG_LEVELS } from "../lib/logLevels.ts";
 import { dataDir } from "../lib/paths.ts";
-import { createKey, createUser } from "../server/domain/accounts.ts";
-import { DEFAULT_TOMBSTONE_RETENTION_DAYS } from "../server/maintenance.ts";
-import { startServer } from "../server/serve.ts";
-import { redactUrl } from "../store/postgres/postgresStore.ts";
-import { fromEnv, parsePort, parsePositiveInt, UsageError } from "./options.ts";
+import type { BrainConfig } from "../server/domain/brain/config.ts";
+import { fromEnv, parsePort, parsePositiveInt, parseTrustProxy, UsageError } from "./options.ts";
 
 export const DEFAULT_PORT = 8750;
+/** Mirrors server/maintenance.ts (not imported: `--help` must not load the server). */
+const DEFAULT_TOMBSTONE_RETENTION_DAYS = 90;
+
+interface AiFlags {
+  aiBaseUrl?: string;
+  aiModel?: string;
+  aiEmbeddingModel?: string;
+  aiTranscriptionModel?: string;
+  aiKeyFile?: string;
+  aiRequestsPerDay?: number;
+  aiTokensPerDay?: number;
+  aiTimeout?: number;
+  aiAllowPrivate?: boolean;
+}
+
+/** The brain's settings from flags and the environment; the key from a file or TXTFS_AI_API_KEY. */
+function brainOptions(opts: AiFlags): Partial<BrainConfig> {
+  const out: Partial<BrainConfig> = {};
+  if (opts.aiBaseUrl) {
+    try {
+      new URL(opts.aiBaseUrl);
+    } catch {
+      throw new UsageError(`--ai-base-url ${opts.aiBaseUrl} is not a URL`);
+    }
+    const key = opts.aiKeyFile
+      ? readFileSync(opts.aiKeyFile, "utf8").trim()
+      : (process.env.TXTFS_AI_API_KEY ?? "");
+    out.operator = {
+      baseUrl: opts.aiBaseUrl.replace(/\/$/, ""),
+      // Local servers (Ollama, llama.cpp) take any key; the client needs one to send.
+      apiKey: key || "none",
+      chatModel: opts.aiModel!,
+      embeddingModel: opts.aiEmbeddingModel ?? null,
+      transcriptionModel: opts.aiTranscriptionModel ?? null,
+    };
+  }
+  if (opts.aiRequestsPerDay) out.requestsPerDay = opts.aiRequestsPerDay;
+  if (opts.aiTokensPerDay) out.tokensPerDay = opts.aiTokensPerDay;
+  if (opts.aiTimeout) out.deadlineMs = opts.aiTimeout * 1000;
+  if (opts.aiAllowPrivate) out.allowPrivateUserUrls = true;
+  return out;
+}
 
 export function registerServe(program: Command): void {
   program
@@ -44,6 +84,29 @@ export function registerServe(program: Command): void {
       process.env.TXTFS_WEBHOOK_ALLOW_HOSTS ?? "",
     )
     .option(
+      "--trust-proxy <proxies>",
+      "behind a reverse proxy: trust its X-Forwarded-For/-Proto/-Host (true, a hop count, or comma-separated addresses/CIDRs such as 127.0.0.1,10.0.0.0/8)",
+      parseTrustProxy,
+      process.env.TXTFS_TRUST_PROXY ? parseTrustProxy(process.env.TXTFS_TRUST_PROXY) : undefined,
+    )
+    .option(
+      "--metrics-token <token>",
+      "require `Authorization: Bearer TOKEN` on GET /metrics (default: open, like /healthz)",
+      process.env.TXTFS_METRICS_TOKEN,
+    )
+    .option("--no-metrics", "do not serve GET /metrics")
+    .addOption(
+      new Option("--log-level <level>", "log level")
+        .choices(LOG_LEVELS)
+        .default(process.env.TXTFS_LOG_LEVEL ?? "info"),
+    )
+    .option(
+      "--log-file <file>",
+      "append logs to FILE instead of stderr (reopened on SIGHUP, for logrotate)",
+      process.env.TXTFS_LOG_FILE,
+    )
+    .option("--log-requests", "one log line per request (or TXTFS_LOG_REQUESTS=1)")
+    .option(
       "--dev-idp",
       "run the development identity provider in-process (under /dev-idp) and accept its sign-ins",
     )
@@ -68,72 +131,54 @@ export function registerServe(program: Command): void {
       process.env.TXTFS_IDP_AUDIENCE,
     )
     .option("--idp-name <name>", "the provider's name (identity.provider)", process.env.TXTFS_IDP_NAME)
+    .option(
+      "--ai-base-url <url>",
+      "the operator's OpenAI-compatible AI server (OpenAI, Ollama, llama.cpp, vLLM, LM Studio, LiteLLM), e.g. http://127.0.0.1:11434/v1",
+      process.env.TXTFS_AI_BASE_URL,
+    )
+    .option("--ai-model <name>", "its chat model (structured output)", process.env.TXTFS_AI_MODEL)
+    .option(
+      "--ai-embedding-model <name>",
+      "its embedding model (semantic related notes)",
+      process.env.TXTFS_AI_EMBEDDING_MODEL,
+    )
+    .option(
+      "--ai-transcription-model <name>",
+      "its audio transcription model (voice memos)",
+      process.env.TXTFS_AI_TRANSCRIPTION_MODEL,
+    )
+    .option(
+      "--ai-key-file <file>",
+      "file holding its API key (or TXTFS_AI_API_KEY)",
+      process.env.TXTFS_AI_KEY_FILE,
+    )
+    .option(
+      "--ai-requests-per-day <n>",
+      "AI requests per account and UTC day",
+      parsePositiveInt,
+      process.env.TXTFS_AI_REQUESTS_PER_DAY ? Number(process.env.TXTFS_AI_REQUESTS_PER_DAY) : undefined,
+    )
+    .option(
+      "--ai-tokens-per-day <n>",
+      "AI tokens per account and UTC day",
+      parsePositiveInt,
+      process.env.TXTFS_AI_TOKENS_PER_DAY ? Number(process.env.TXTFS_AI_TOKENS_PER_DAY) : undefined,
+    )
+    .option("--ai-timeout <seconds>", "deadline of one AI provider call, retries included", parsePositiveInt)
+    .option(
+      "--ai-allow-private",
+      "let users' own AI servers be on private addresses although serving beyond loopback",
+    )
     .action(async (opts) => {
       if (opts.idpIssuer && opts.devIdp)
         throw new UsageError("use either --dev-idp or --idp-issuer, not both");
       if (opts.idpIssuer && !(opts.idpClientId && opts.idpAudience)) {
         throw new UsageError("--idp-issuer needs --idp-client-id and --idp-audience");
       }
+      if (opts.aiBaseUrl && !opts.aiModel) throw new UsageError("--ai-base-url needs --ai-model");
       const port: number = opts.port ?? fromEnv("TXTFS_PORT", parsePort) ?? DEFAULT_PORT;
-      const logger = createLogger("txtfs-serve");
-      const server = await startServer({
-        host: opts.host,
-        port,
-        dataDir: opts.data,
-        db: opts.db,
-        rateLimit: opts.rateLimit ? { limit: opts.rateLimit } : undefined,
-        retentionDays: opts.retentionDays,
-        logger,
-        webhooks: {
-          allowHosts: String(opts.webhookAllowHost)
-            .split(",")
-            .map((h: string) => h.trim())
-            .filter(Boolean),
-        },
-        identity: opts.idpIssuer
-          ? {
-              name: opts.idpName ?? new URL(opts.idpIssuer).hostname,
-              issuer: opts.idpIssuer,
-              clientId: opts.idpClientId,
-              audience: opts.idpAudience,
-            }
-          : undefined,
-        devIdp: opts.devIdp ? { accessTokenTtl: opts.devIdpTokenTtl } : undefined,
-      });
-      const first = await server.store.transaction(async (tx) => {
-        if ((await tx.users.list()).length > 0) return null;
-        const user = await createUser(tx, opts.user ?? `${process.env.USER || "me"}@localhost`, "Local user");
-        const { secret } = await createKey(tx, user.id, { label: "first key" });
-        return { user, secret };
-      });
-      process.stdout.write(`txtfs ${server.url}  (data: ${opts.db ? redactUrl(opts.db) : opts.data})\n`);
-      if (server.identity.devIdp) {
-        process.stdout.write(
-          `Dev identity provider ${server.identity.devIdp.issuer} (users alice, bob, carol; password: <user>-password)\n` +
-            `Key page: ${server.url}/keys   Sign in from a shell: txtfs login --url ${server.url}\n`,
-        );
-      }
-      if (first) {
-        process.stdout.write(
-          `Created the first user ${first.user.email} (${first.user.id}) and an API key with every scope.\n` +
-            "It is shown only this once; keep it (more keys: txtfs admin key add EMAIL):\n" +
-            `export TXTFS_URL=${server.url}\nexport TXTFS_API_KEY=${first.secret}\n`,
-        );
-      }
-      let stopping = false;
-      const stop = async (signal: string) => {
-        if (stopping) {
-          logger.warn({ signal }, "second signal: exiting now");
-          process.exit(1);
-        }
-        stopping = true;
-        logger.info({ signal }, "shutting down: finishing in-flight requests");
-        await server.close();
-        logger.info("stopped cleanly");
-        logger.flush();
-        process.exit(0);
-      };
-      process.on("SIGTERM", () => void stop("SIGTERM"));
-      process.on("SIGINT", () => void stop("SIGINT"));
+      const brain = brainOptions(opts);
+      const { runServe } = await import("./serveRun.ts");
+      await runServe({ ...opts, port, brain });
     });
 }

@@ -1,11 +1,26 @@
-import { type Logger, pino } from "pino";
+import { type DestinationStream, type Logger, pino } from "pino";
 
+export { LOG_LEVELS } from "./logLevels.ts";
 export type { Logger };
 
-/** Structured logs on stderr (stdout is for command results). Level from TXTFS_LOG_LEVEL. */
-export function createLogger(name: string, level = process.env.TXTFS_LOG_LEVEL ?? "info"): Logger {
-  return pino(
-    { name, level, redact: ["req.headers.authorization", "req.headers.cookie"] },
-    pino.destination(2),
-  );
+/**
+ * Structured logs on stderr (stdout is for command results), or appended to `file`. Level from
+ * TXTFS_LOG_LEVEL unless given.
+ */
+export function createLogger(
+  name: string,
+  level = process.env.TXTFS_LOG_LEVEL ?? "info",
+  destination: DestinationStream = pino.destination(2),
+): Logger {
+  return pino({ name, level, redact: ["req.headers.authorization", "req.headers.cookie"] }, destination);
+}
+
+/**
+ * A log file opened for appending (created with its folder if missing). `reopen()` after logrotate
+ * has moved it starts a new file under the same name (serve calls it on SIGHUP).
+ */
+export function logFile(path: string): DestinationStream & { reopen(): void; flushSync(): void } {
+  // Synchronous writes: a line is on disk before the next one is formatted, and nothing is lost
+  // when the process exits right after logging (shutdown, a fatal error).
+  return pino.destination({ dest: path, append: true, mkdir: true, sync: true });
 }

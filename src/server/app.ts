@@ -2,13 +2,15 @@
 // rate limits, schema validation, the routes, and one error body for every failure.
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
-import cookie from "@fastify/cookie";
 import cors from "@fastify/cors";
 import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from "@fastify/type-provider-typebox";
 import Fastify, { LogController } from "fastify";
 import { randomBase62 } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
+import { observeStore } from "../store/observedStore.ts";
 import type { Store } from "../store/store.ts";
+import { ProviderPool } from "./domain/brain/capability.ts";
+import { type BrainConfig, DEFAULT_BRAIN_CONFIG } from "./domain/brain/config.ts";
 import { ServiceError } from "./domain/errors.ts";
 import { LIMITS } from "./domain/limits.ts";
 import { authenticate, requireScope } from "./http/auth.ts";
@@ -20,7 +22,10 @@ import { costOf } from "./http/types.ts";
 import { KeyUsage } from "./http/usage.ts";
 import type { IdentityHub } from "./identity/hub.ts";
 import { createVaultCipher } from "./identity/vaultCipher.ts";
+import type { ServiceMetrics } from "./metrics.ts";
 import { batchRoutes } from "./routes/batch.ts";
+import { brainRoutes } from "./routes/brain.ts";
+import { brainMediaRoutes } from "./routes/brainMedia.ts";
 import { changeRoutes } from "./routes/changes.ts";
 import { collaborationRoutes } from "./routes/collaboration.ts";
 import { deviceRoutes } from "./routes/devices.ts";
@@ -29,6 +34,7 @@ import { fileRoutes } from "./routes/files.ts";
 import { folderRoutes } from "./routes/folders.ts";
 import { identityRoutes } from "./routes/identity.ts";
 import { keyPageRoutes } from "./routes/keyPage.ts";
+import { opsRoutes } from "./routes/ops.ts";
 import { shareRoutes } from "./routes/shares.ts";
 import { skillRoutes } from "./routes/skills.ts";
 import { syncRoutes } from "./routes/sync.ts";
@@ -47,6 +53,20 @@ export interface AppOptions {
   webhookAllowHosts?: readonly string[];
   /** Sign-in: the identity provider, the dev provider and the vault cipher (a throwaway key if absent). */
   identity?: IdentityHub;
+  /** The context brain: the operator's AI provider, quotas, outbound rules. */
+  brain?: Partial<BrainConfig>;
+  /** One log line per request (default: TXTFS_LOG_REQUESTS=1). */
+  logRequests?: boolean;
+  /**
+   * Behind a reverse proxy: which senders' X-Forwarded-For/-Proto/-Host to believe (Fastify's
+   * `trustProxy`). They then decide the client address (logs, anonymous rate limits) and the
+   * scheme (the session cookie's `Secure`, absolute URLs).
+   */
+  trustProxy?: boolean | number | string[];
+  /** Prometheus metrics, served on GET /metrics (absent: no /metrics). */
+  metrics?: ServiceMetrics;
+  /** Require `Authorization: Bearer <token>` on GET /metrics. */
+  metricsToken?: string;
 }
 
 /** Is this request for the in-process dev identity provider (served beside the API, not by Fastify)? */
@@ -64,6 +84,7 @@ const EXPOSED_HEADERS = [
   "RateLimit-Remaining",
   "RateLimit-Reset",
   "RateLimit-Policy",
+  "RateLimit",
   "X-Request-ID",
   "API-Version",
   "Idempotent-Replayed",
@@ -121,7 +142,8 @@ export async function buildApp(opts: AppOptions) {
   const idPrefix = randomBase62(12);
   let requests = 0;
   const nextId = () => `req_${idPrefix}${(++requests).toString(36)}`;
-  const { store } = opts;
+  const { metrics } = opts;
+  const store = metrics ? observeStore(opts.store, metrics.storeObserver) : opts.store;
   const hub: IdentityHub = opts.identity ?? { cipher: createVaultCipher(randomBytes(32)) };
   const app = Fastify({
     // The dev identity provider (oidc-provider, a Koa app) answers its own paths on the same port.
@@ -131,7 +153,11 @@ export async function buildApp(opts: AppOptions) {
       ),
     loggerInstance: opts.logger,
     // Per-request log lines only on demand: at thousands of requests/s they would dominate.
-    logController: new LogController({ disableRequestLogging: process.env.TXTFS_LOG_REQUESTS !== "1" }),
+    logController: new LogController({
+      disableRequestLogging: !(opts.logRequests ?? process.env.TXTFS_LOG_REQUESTS === "1"),
+    }),
+    // A hop count is accepted at run time (proxy-addr) but missing from Fastify's types.
+    trustProxy: (opts.trustProxy ?? false) as boolean | string[],
     bodyLimit: LIMITS.contentBytes + 1024 * 1024, // a 5 MiB body plus its JSON envelope
     // Clients may bring their own correlation id; otherwise we mint one.
     genReqId: (req) => {
@@ -145,9 +171,6 @@ export async function buildApp(opts: AppOptions) {
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(strictQueryIntegers);
   installInputGuard(app);
-  // Cookies (key management only) through a maintained parser: another local app's malformed
-  // cookie on the same host is ignored, never a 500.
-  await app.register(cookie);
 
   const rateConfig = { ...DEFAULT_RATE_LIMIT, ...opts.rateLimit };
   // Servers sharing a PostgreSQL database share their rate-limit windows through it.
@@ -198,6 +221,7 @@ export async function buildApp(opts: AppOptions) {
 
   app.addHook("onRequest", async (request, reply) => {
     reply.header("API-Version", API_VERSION).header("X-Request-ID", request.id);
+    if (request.routeOptions.config?.unmetered) return;
     const scope = request.routeOptions.config?.scope;
     const needsAuth = scope !== undefined && scope !== "public" && request.method !== "OPTIONS";
     request.rateKey = `ip:${request.ip}`;
@@ -212,6 +236,7 @@ export async function buildApp(opts: AppOptions) {
       // Admitted only if the request's full cost still fits (a 304 is refunded: it is charged in onSend).
       const check = await limiter.check(request.rateKey, !request.actor, costOf(request.method, 200));
       if (!check.allowed) {
+        metrics?.rateLimited.inc({ caller: request.actor ? "key" : "ip" });
         // biome-ignore lint/correctness/noUnsafeFinally: a 429 replaces whatever else happened
         throw new ServiceError(
           429,
@@ -243,15 +268,31 @@ export async function buildApp(opts: AppOptions) {
   });
 
   app.addHook("onSend", async (request, reply, payload) => {
+    if (request.routeOptions.config?.unmetered) return payload;
     const state = limiter.spend(
       request.rateKey ?? `ip:${request.ip}`,
       !request.actor,
       costOf(request.method, reply.statusCode),
     );
-    reply.header("RateLimit-Limit", String(state.limit));
-    reply.header("RateLimit-Remaining", String(state.remaining));
-    reply.header("RateLimit-Reset", String(state.resetSeconds));
-    reply.header("RateLimit-Policy", `"default";q=${state.limit};w=${limiter.config.windowSeconds}`);
+    let policy = `"default";q=${state.limit};w=${limiter.config.windowSeconds}`;
+    let trio = { limit: state.limit, remaining: state.remaining, reset: state.resetSeconds };
+    const ai = request.aiQuota;
+    if (ai) {
+      // AI operations also report the account's daily AI quota (IETF RateLimit fields); when that
+      // quota refused the request, the spec's trio describes it.
+      policy += `, "ai-requests";q=${ai.requestsLimit};w=86400, "ai-tokens";q=${ai.tokensLimit};w=86400`;
+      reply.header(
+        "RateLimit",
+        `"ai-requests";r=${ai.requestsLeft};t=${ai.resetSeconds}, "ai-tokens";r=${ai.tokensLeft};t=${ai.resetSeconds}`,
+      );
+      if (reply.statusCode === 429 && (ai.requestsLeft <= 0 || ai.tokensLeft <= 0)) {
+        trio = { limit: ai.requestsLimit, remaining: 0, reset: ai.resetSeconds };
+      }
+    }
+    reply.header("RateLimit-Limit", String(trio.limit));
+    reply.header("RateLimit-Remaining", String(trio.remaining));
+    reply.header("RateLimit-Reset", String(trio.reset));
+    reply.header("RateLimit-Policy", policy);
     // Time spent in the server (RFC Server-Timing), so clients and benchmarks can tell it from the network.
     reply.header("Server-Timing", `app;dur=${reply.elapsedTime.toFixed(2)}`);
     // A response finished during shutdown (a released long-poll) closes its connection: once the
@@ -260,10 +301,24 @@ export async function buildApp(opts: AppOptions) {
     return payload;
   });
 
+  if (metrics) {
+    app.addHook("onResponse", async (request, reply) => {
+      // The route pattern, never the raw URL: ids in paths would make a series per note.
+      const labels = {
+        method: request.method,
+        route: request.routeOptions.url ?? "unmatched",
+        status_code: String(reply.statusCode),
+      };
+      metrics.httpRequests.inc(labels);
+      metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    });
+  }
+
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
 
-  const deps = { store, closing, identity: hub };
+  const brain = new ProviderPool({ ...DEFAULT_BRAIN_CONFIG, ...opts.brain });
+  const deps = { store, closing, identity: hub, brain };
   await app.register(discoverRoutes((route) => scopes.get(route), hub));
   await app.register(fileRoutes(deps));
   await app.register(folderRoutes(deps));
@@ -280,6 +335,9 @@ export async function buildApp(opts: AppOptions) {
   await app.register(webhookRoutes(deps, { allowHosts: opts.webhookAllowHosts ?? [] }));
   await app.register(identityRoutes(deps));
   await app.register(keyPageRoutes(deps));
+  await app.register(brainRoutes(deps));
+  await app.register(brainMediaRoutes(deps));
+  await app.register(opsRoutes(deps, { metrics, metricsToken: opts.metricsToken }));
 
   app.decorate("routeTable", routeTable as readonly RouteEntry[]);
 
@@ -289,6 +347,7 @@ export async function buildApp(opts: AppOptions) {
   app.addHook("onClose", async () => {
     await usage.close();
     await limiter.close();
+    await brain.close();
   });
   return app;
 }

@@ -15,6 +15,8 @@ export function startMaintenance(store: Store, log: Logger, retentionDays: numbe
         await tx.idempotency.purgeExpired(new Date().toISOString());
         // The webhook delivery log keeps 30 days of finished deliveries.
         await tx.webhooks.purgeFinished(new Date(Date.now() - 30 * 86400_000).toISOString());
+        // AI quota counters matter for the current UTC day only; a week is kept for inspection.
+        await tx.aiUsage.purgeBefore(new Date(Date.now() - 7 * 86400_000).toISOString().slice(0, 10));
         return purgeTombstones(tx, retentionDays);
       });
       if (accounts) log.info({ accounts, retentionDays }, "purged old tombstones");

@@ -2,16 +2,19 @@
 
 import { join } from "node:path";
 import type { Logger } from "../lib/logger.ts";
-import { openStore } from "../store/open.ts";
+import { embeddedStorePath, openStore } from "../store/open.ts";
 import { PostgresStore } from "../store/postgres/postgresStore.ts";
+import { acquireServeLock } from "../store/sqlite/serveLock.ts";
 import type { Store } from "../store/store.ts";
 import { buildApp, type RouteEntry } from "./app.ts";
+import type { BrainConfig } from "./domain/brain/config.ts";
 import type { RateLimitConfig } from "./http/rateLimit.ts";
 import { createDevIdp, DEV_AUDIENCE, DEV_CLIENT_ID } from "./identity/devIdp.ts";
 import type { IdentityHub } from "./identity/hub.ts";
 import { type IdentityConfig, IdentityProvider } from "./identity/provider.ts";
 import { createVaultCipher, loadVaultKey } from "./identity/vaultCipher.ts";
 import { startMaintenance } from "./maintenance.ts";
+import { ServiceMetrics } from "./metrics.ts";
 import { type WebhookOptions, WebhookWorker } from "./webhookWorker.ts";
 
 export interface ServeOptions {
@@ -27,7 +30,15 @@ export interface ServeOptions {
   /** An external identity provider (OpenID Connect discovery from its issuer). */
   identity?: IdentityConfig;
   /** Run the dev identity provider in-process under /dev-idp (and use it). */
+  /** The context brain: operator provider, quotas, outbound rules (see domain/brain/config.ts). */
+  brain?: Partial<BrainConfig>;
   devIdp?: { accessTokenTtl?: number; clockToleranceSeconds?: number; realtimeFails?: () => boolean };
+  /** One log line per request (default: TXTFS_LOG_REQUESTS=1). */
+  logRequests?: boolean;
+  /** Behind a reverse proxy: whose X-Forwarded-* headers to believe (see AppOptions). */
+  trustProxy?: boolean | number | string[];
+  /** GET /metrics, optionally behind a bearer token; false: not served. Default: served, open. */
+  metrics?: { token?: string } | false;
 }
 
 export interface RunningServer {
@@ -41,8 +52,21 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\./.test(host);
+}
+
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
-  const store = await openStore({ dataDir: opts.dataDir, db: opts.db, logger: opts.logger });
+  // One server per embedded store: refused before the store is even opened (or migrated).
+  const embedded = embeddedStorePath({ dataDir: opts.dataDir, db: opts.db });
+  const releaseLock = embedded && embedded !== ":memory:" ? acquireServeLock(embedded) : () => {};
+  let store: Store;
+  try {
+    store = await openStore({ dataDir: opts.dataDir, db: opts.db, logger: opts.logger });
+  } catch (err) {
+    releaseLock();
+    throw err;
+  }
   // Follow other servers' commits from the start (cache invalidation, long-poll wake-ups).
   if (store instanceof PostgresStore) await store.listen();
   if (store.kind === "postgres" && !process.env.TXTFS_VAULT_KEY)
@@ -51,21 +75,38 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     );
   const hub: IdentityHub = { cipher: createVaultCipher(loadVaultKey(opts.dataDir)) };
   if (opts.identity) hub.provider = new IdentityProvider(opts.identity);
+  const metrics = opts.metrics === false ? undefined : new ServiceMetrics();
   const app = await buildApp({
     store,
     logger: opts.logger,
     rateLimit: opts.rateLimit,
     webhookAllowHosts: opts.webhooks?.allowHosts,
     identity: hub,
+    brain: {
+      // Users' own servers may be on private addresses only when this server is not reachable from
+      // elsewhere (bound to loopback), unless the operator decides otherwise.
+      allowPrivateUserUrls: isLoopback(opts.host),
+      ...opts.brain,
+    },
+    logRequests: opts.logRequests,
+    trustProxy: opts.trustProxy,
+    metrics,
+    metricsToken: opts.metrics ? opts.metrics.token : undefined,
   });
   const stopMaintenance = startMaintenance(store, opts.logger, opts.retentionDays);
-  const webhooks = new WebhookWorker(store, opts.logger, opts.webhooks);
+  const webhooks = new WebhookWorker(store, opts.logger, {
+    ...opts.webhooks,
+    onAttempt: metrics
+      ? (ok) => metrics.webhookAttempts.inc({ outcome: ok ? "delivered" : "failed" })
+      : undefined,
+  });
   try {
     await app.listen({ host: opts.host, port: opts.port });
     webhooks.start();
   } catch (err) {
     stopMaintenance();
     await store.close();
+    releaseLock();
     throw err;
   }
   const address = app.server.address();
@@ -101,6 +142,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         await webhooks.stop();
         await app.close();
         await store.close();
+        releaseLock();
       })();
       return closing;
     },

@@ -23,6 +23,8 @@ export interface WebhookOptions extends DestinationPolicy {
   disableAfter: number;
   /** How long a claim holds (longer than timeoutMs). */
   leaseMs: number;
+  /** Told the outcome of every attempt (the service's metrics count them). */
+  onAttempt?: (ok: boolean) => void;
 }
 
 export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
@@ -156,6 +158,7 @@ export class WebhookWorker {
   private async deliver(delivery: DeliveryRow, hook: WebhookRow): Promise<void> {
     const outcome = await this.send(delivery, hook);
     if (this.stopped && !outcome.ok) return; // aborted by shutdown: the lease expires, it is retried
+    this.opts.onAttempt?.(outcome.ok);
     const at = new Date();
     const attempts = delivery.attempts + 1;
     await this.store.transaction(async (tx) => {

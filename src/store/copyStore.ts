@@ -34,7 +34,8 @@ function tables(db: DatabaseSync): TableInfo[] {
   const names = (
     db
       .prepare(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+        // The full-text index (file_search*) is SQLite's own; PostgreSQL derives its index from files.
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'file_search%' ORDER BY name",
       )
       .all() as { name: string }[]
   ).map((r) => r.name);

@@ -1,5 +1,14 @@
 // The persistence boundary. Domain code talks only to these interfaces; the SQLite and PostgreSQL
 // backends differ in their executor, locking and migrations, not in the repositories above it.
+
+import type {
+  AiUsageRepo,
+  ArtifactRepo,
+  EmbeddingRepo,
+  IdeationRepo,
+  ProposalRepo,
+  TranscriptionRepo,
+} from "./repos/brain.ts";
 import type { CommentRepo, SuggestionRepo } from "./repos/comments.ts";
 import type { ConnectionRepo } from "./repos/connections.ts";
 import type { DeviceRepo } from "./repos/devices.ts";
@@ -10,8 +19,10 @@ import type { IdempotencyRepo } from "./repos/idempotency.ts";
 import type { IdentityRepo } from "./repos/identities.ts";
 import type { KeyRepo } from "./repos/keys.ts";
 import type { RateLimitRepo } from "./repos/rateLimits.ts";
+import type { SearchRepo } from "./repos/search.ts";
 import type { SessionRepo } from "./repos/sessions.ts";
 import type { ShareRepo } from "./repos/shares.ts";
+import type { StatsRepo } from "./repos/stats.ts";
 import type { TempUrlRepo } from "./repos/tempUrls.ts";
 import type { ThemeRepo } from "./repos/themes.ts";
 import type { UserRepo } from "./repos/users.ts";
@@ -47,6 +58,14 @@ export interface Tx {
   readonly sessions: SessionRepo;
   readonly vault: VaultRepo;
   readonly rateLimits: RateLimitRepo;
+  readonly aiUsage: AiUsageRepo;
+  readonly ideation: IdeationRepo;
+  readonly proposals: ProposalRepo;
+  readonly transcriptions: TranscriptionRepo;
+  readonly artifacts: ArtifactRepo;
+  readonly embeddings: EmbeddingRepo;
+  readonly search: SearchRepo;
+  readonly stats: StatsRepo;
   /** Wake change-feed long-polls of these accounts once this transaction commits. */
   notify(accountIds: Iterable<string>): void;
   /** Runs `fn` inside a savepoint: if it throws, only its own writes are rolled back. */
@@ -76,5 +95,7 @@ export interface Store {
   memoized<T>(key: string, load: (tx: Tx) => Promise<T>): Promise<T>;
   /** Calls `listener` after any commit that changed the account's feed. Returns an unsubscribe. */
   subscribe(accountId: string, listener: () => void): () => void;
+  /** The schema this store is at and the one this txtfs expects (readiness: they must match). */
+  schema(): Promise<{ current: number; expected: number }>;
   close(): Promise<void>;
 }

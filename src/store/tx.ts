@@ -1,3 +1,11 @@
+import {
+  AiUsageRepo,
+  ArtifactRepo,
+  EmbeddingRepo,
+  IdeationRepo,
+  ProposalRepo,
+  TranscriptionRepo,
+} from "./repos/brain.ts";
 import { CommentRepo, SuggestionRepo } from "./repos/comments.ts";
 import { ConnectionRepo } from "./repos/connections.ts";
 import { DeviceRepo } from "./repos/devices.ts";
@@ -8,8 +16,10 @@ import { IdempotencyRepo } from "./repos/idempotency.ts";
 import { IdentityRepo } from "./repos/identities.ts";
 import { KeyRepo } from "./repos/keys.ts";
 import { RateLimitRepo } from "./repos/rateLimits.ts";
+import { type Dialect, SearchRepo } from "./repos/search.ts";
 import { SessionRepo } from "./repos/sessions.ts";
 import { ShareRepo } from "./repos/shares.ts";
+import { StatsRepo } from "./repos/stats.ts";
 import { TempUrlRepo } from "./repos/tempUrls.ts";
 import { ThemeRepo } from "./repos/themes.ts";
 import { UserRepo } from "./repos/users.ts";
@@ -19,7 +29,11 @@ import { WebhookRepo } from "./repos/webhooks.ts";
 import type { Sql, Tx } from "./store.ts";
 
 /** Builds the repositories over one backend's executor; shared by every backend. */
-export function createTx(sql: Sql, notify: (accountIds: Iterable<string>) => void): Tx {
+export function createTx(
+  sql: Sql,
+  notify: (accountIds: Iterable<string>) => void,
+  dialect: Dialect = "sqlite",
+): Tx {
   let savepoints = 0;
   return {
     users: new UserRepo(sql),
@@ -41,6 +55,14 @@ export function createTx(sql: Sql, notify: (accountIds: Iterable<string>) => voi
     sessions: new SessionRepo(sql),
     vault: new VaultRepo(sql),
     rateLimits: new RateLimitRepo(sql),
+    aiUsage: new AiUsageRepo(sql),
+    ideation: new IdeationRepo(sql),
+    proposals: new ProposalRepo(sql),
+    transcriptions: new TranscriptionRepo(sql),
+    artifacts: new ArtifactRepo(sql),
+    embeddings: new EmbeddingRepo(sql),
+    search: new SearchRepo(sql, dialect),
+    stats: new StatsRepo(sql),
     notify,
     // SAVEPOINT is standard SQL (SQLite and PostgreSQL): one item of a non-atomic batch or sync
     // rolls back alone, the transaction around it goes on.

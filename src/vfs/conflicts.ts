@@ -1,15 +1,25 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { ApiError, withoutContent } from "../client/api.ts";
 import type { TxtFile } from "../lib/apiTypes.ts";
 import { type Base, BoundedMap, baseOf, type VfsCore } from "./core.ts";
 import type { FileNode } from "./tree.ts";
 
+/**
+ * `note.md` -> `note.conflict-host-20261121T223000-k3f9q2.md`: the time says when, the random tail
+ * keeps two copies made in the same second apart (each one must be findable; none may replace
+ * another). Within the 255 bytes a name may have.
+ */
 export function conflictName(name: string): string {
   const stamp = new Date().toISOString().replace(/[-:]/g, "").slice(0, 15);
+  const tail = randomBytes(4).readUInt32BE(0).toString(36).padStart(6, "0").slice(-6);
+  const tag = `conflict-${hostname()
+    .replace(/[^\w-]/g, "")
+    .slice(0, 40)}-${stamp}-${tail}`;
   const dot = name.lastIndexOf(".");
-  const tag = `conflict-${hostname().replace(/[^\w-]/g, "")}-${stamp}`;
-  return dot > 0 ? `${name.slice(0, dot)}.${tag}${name.slice(dot)}` : `${name}.${tag}`;
+  let [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ""];
+  while (Buffer.byteLength(`${stem}.${tag}${ext}`, "utf8") > 255) stem = stem.slice(0, -1);
+  return `${stem}.${tag}${ext}`;
 }
 
 export class Conflicts {
@@ -21,7 +31,6 @@ export class Conflicts {
 
   /** "id etag" -> the version our own save made of it (see ownSuccessor); bounded, oldest dropped. */
   readonly superseded = new BoundedMap<string, NonNullable<Base>>(10_000);
-
   /**
    * Saves of one note in this mount form one line (its open handles share a buffer), so a save
    * based on a version that an earlier save of ours replaced builds on our version, not on a

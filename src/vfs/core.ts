@@ -180,6 +180,33 @@ export class VfsCore {
   rebase!: Conflicts;
   attrs!: Attributes;
 
+  readonly tree = new Tree();
+  readonly cache: ContentCache;
+  readonly client: TxtfsClient;
+  readonly log: Logger;
+  readonly opts: VfsOptions;
+  readonly local: LocalFiles;
+  readonly follower: ChangeFollower;
+  readonly handles = new Map<number, Handle>();
+  readonly openNotes = new Map<FileNode, OpenNote>();
+  readonly openSidecars = new Map<FileNode | DirNode, OpenSidecar>();
+  readonly sidecars: Sidecars;
+  readonly prefetches = new Map<string, Promise<void>>();
+  readonly journal: Journal;
+  /** Bodies of notes with a journalled (not yet delivered) write: what reads must see. */
+  readonly overlay = new Map<FileNode, Buffer>();
+  /** Folders made here and not created on the service yet, by their journal key. */
+  readonly pendingDirs = new Map<string, DirNode>();
+  stopped = false;
+  nextFd = 1;
+  readonly conflicts: string[] = [];
+  readonly pins: Pins;
+  /** Saves the service refused for good (newest last, bounded), and those `txtfs sync` has not reported yet. */
+  readonly refused: RefusedSave[] = [];
+  unreported: RefusedSave[] = [];
+  readonly alwaysLocal: ReadonlySet<string>;
+  readonly times: NoteTimes;
+
   constructor(opts: VfsOptions) {
     this.opts = opts;
     this.client = opts.client;
@@ -208,55 +235,6 @@ export class VfsCore {
       logger: this.log,
     });
   }
-
-  readonly tree = new Tree();
-
-  readonly cache: ContentCache;
-
-  readonly client: TxtfsClient;
-
-  readonly log: Logger;
-
-  readonly opts: VfsOptions;
-
-  readonly local: LocalFiles;
-
-  readonly follower: ChangeFollower;
-
-  readonly handles = new Map<number, Handle>();
-
-  readonly openNotes = new Map<FileNode, OpenNote>();
-
-  readonly openSidecars = new Map<FileNode | DirNode, OpenSidecar>();
-
-  readonly sidecars: Sidecars;
-
-  readonly prefetches = new Map<string, Promise<void>>();
-
-  readonly journal: Journal;
-
-  /** Bodies of notes with a journalled (not yet delivered) write: what reads must see. */
-  readonly overlay = new Map<FileNode, Buffer>();
-
-  /** Folders made here and not created on the service yet, by their journal key. */
-  readonly pendingDirs = new Map<string, DirNode>();
-
-  stopped = false;
-
-  nextFd = 1;
-
-  readonly conflicts: string[] = [];
-
-  readonly pins: Pins;
-
-  /** Saves the service refused for good (newest last, bounded), and those `txtfs sync` has not reported yet. */
-  readonly refused: RefusedSave[] = [];
-
-  unreported: RefusedSave[] = [];
-
-  readonly alwaysLocal: ReadonlySet<string>;
-
-  readonly times: NoteTimes;
 
   noteRefused(save: RefusedSave): void {
     for (const list of [this.refused, this.unreported]) {
@@ -452,6 +430,15 @@ export class VfsCore {
         pendingMeta: node.pendingMeta,
       })),
     );
+  }
+
+  /** Records the local files now (a program closed one it wrote). */
+  flushLocal(): void {
+    try {
+      this.local.flush();
+    } catch (err) {
+      this.log.error({ err }, "could not save the local-files manifest");
+    }
   }
 
   /** Records local files in the manifest, a moment later (see LocalFiles.save). */

@@ -285,6 +285,8 @@ export class OpenFiles {
     if (h.kind === "local") {
       h.fh.close();
       this.c.saveLocal();
+      // What a program wrote and closed survives a kill -9 of the daemon: recorded now, not later.
+      if (h.written) this.c.flushLocal();
       // A note that was kept local (not UTF-8) and is text again goes up as that note.
       const node = h.node;
       const lastHandle = ![...this.c.handles.values()].some((o) => o.kind === "local" && o.node === node);

@@ -290,6 +290,15 @@ export class Namespace {
       }
       if (target) await this.unlink(to);
       if (src.kind === "local") return await this.renameLocal(src, destDir, name);
+      if (isNoteName(name) && destDir.localOnly !== "always") {
+        // A note moved onto a name held open: libfuse hid the note there as `.fuse_hidden*` just
+        // before this rename, which is a rename over it (the note of that name keeps its identity).
+        const claim = await this.c.claims.claimName(destDir, name, true);
+        if (claim) {
+          await this.c.delivery.settle(src);
+          return await this.replaceNote(src, this.newNote(destDir, name, claim));
+        }
+      }
       return await this.renameNote(src, destDir, name);
     } catch (err) {
       throw toVfsError(err);
@@ -387,6 +396,7 @@ export class Namespace {
         hash: src.meta!.contentHash,
         name: src.remoteName,
         shownAs: src.name,
+        meta: src.meta ?? undefined,
       };
       this.c.tree.ghosted.add(src.id);
       this.c.tree.removeFile(src.id);

@@ -217,7 +217,8 @@ describe("session and keys", () => {
     const first = new URL(await keyPageAuthorize(srv.url, "alice", "alice-password", jar));
     // A second login in the same browser: its state (and verifier) replace the first one's cookie.
     const second = new URL(await keyPageAuthorize(srv.url, "alice", "alice-password", jar));
-    const crossed = `${srv.url}/auth/callback?code=${first.searchParams.get("code")}&state=${second.searchParams.get("state")}`;
+    const iss = encodeURIComponent(first.searchParams.get("iss")!);
+    const crossed = `${srv.url}/auth/callback?code=${first.searchParams.get("code")}&state=${second.searchParams.get("state")}&iss=${iss}`;
     const res = await jarFetch(jar, crossed);
     expect(res.status).toBe(400);
     const body = (await res.json()) as any;
@@ -227,6 +228,22 @@ describe("session and keys", () => {
     // An unknown state is refused too.
     const unknown = await jarFetch(jar, `${srv.url}/auth/callback?code=abc&state=nope`);
     expect(unknown.status).toBe(400);
+  });
+
+  test("an authorization response without the provider's iss, or with another one, is refused (RFC 9207)", async () => {
+    for (const iss of [null, "https://evil.example.com"]) {
+      const jar = new CookieJar();
+      const answer = new URL(await keyPageAuthorize(srv.url, "alice", "alice-password", jar));
+      expect(answer.searchParams.get("iss")).toBeTruthy(); // the provider sends it
+      if (iss) answer.searchParams.set("iss", iss);
+      else answer.searchParams.delete("iss");
+      const res = await jarFetch(jar, `${srv.url}/auth/callback${answer.search}`);
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as any;
+      expect(body.error.code).toBe("sign_in_failed");
+      expect(body.error.message).toMatch(/iss/);
+      expect(jar.get("session")).toBeUndefined();
+    }
   });
 });
 

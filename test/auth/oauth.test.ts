@@ -76,6 +76,35 @@ describe("a valid access token", () => {
   });
 });
 
+describe("the context brain's OAuth scopes", () => {
+  test("context:read reads the brain's state; ideation needs context:write (ai:use)", async () => {
+    const t = await signIn({
+      issuer,
+      user: "carol",
+      password: "carol-password",
+      scope: "openid context:read",
+    });
+    const api = srv.client(t.access_token);
+    expect((await api.get("/api/me/context")).status).toBe(200);
+    expect((await api.get("/api/me/ideation")).status).toBe(200);
+    const denied = await api.post("/api/me/ideation", { seed: "x" });
+    expectError(denied, 403, "insufficient_scope");
+    expect(denied.headers.get("www-authenticate")).toContain('scope="ai:use"');
+    const w = await signIn({
+      issuer,
+      user: "carol",
+      password: "carol-password",
+      scope: "openid context:write files:write",
+    });
+    // context:write grants ai:use (and files:write the note): past the scopes, a free plan without a key is 402.
+    expectError(
+      await srv.client(w.access_token).post("/api/me/ideation", { seed: "x" }),
+      402,
+      "ai_key_required",
+    );
+  });
+});
+
 describe("refused tokens", () => {
   test("a token for another audience is 401 invalid_token and creates nothing", async () => {
     const t = await signIn({

@@ -145,6 +145,12 @@ ops = [op_read, op_write, op_truncate] + ([] if a.no_mmap else [op_mapread, op_m
 weights = [4, 4, 1] + ([] if a.no_mmap else [2, 2])
 
 fd = os.open(a.file, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+# As fsx's check_trunc_hack: a file grown by ftruncate must report that size at once.
+os.ftruncate(fd, 0)
+os.ftruncate(fd, 100000)
+if os.fstat(fd).st_size != 100000:
+    fail(f"ftruncate to 100000 left fstat at {os.fstat(fd).st_size}")
+os.ftruncate(fd, 0)
 for i in range(a.ops):
     current[0] = i + 1
     op = rng.choices(ops, weights)[0]

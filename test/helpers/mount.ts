@@ -29,6 +29,8 @@ export interface MountDirs {
 export interface MountOptions {
   /** Extra `txtfs mount` arguments, e.g. ["--read-only"]. */
   args?: string[];
+  /** Let the daemon choose its cache dir (under TXTFS_CACHE = dirs.cache) instead of `--cache-dir`. */
+  defaultCacheDir?: boolean;
   /** Mount this service instead of running one in-process (`--serve`); no key: the signed-in identity. */
   service?: { url: string; key?: string };
 }
@@ -110,8 +112,7 @@ export function startMount(dirs: MountDirs, opts: MountOptions = {}): Promise<Ru
     ...(opts.service
       ? ["--url", opts.service.url, ...(opts.service.key ? ["--key", opts.service.key] : [])]
       : ["--serve", "--data", dirs.data]),
-    "--cache-dir",
-    dirs.cache,
+    ...(opts.defaultCacheDir ? [] : ["--cache-dir", dirs.cache]),
     "--poll-wait",
     "1",
     ...(opts.args ?? []),

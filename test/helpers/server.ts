@@ -40,6 +40,9 @@ export async function startTestServer(
     devIdp?: ServeOptions["devIdp"];
     identity?: ServeOptions["identity"];
     db?: string;
+    brain?: ServeOptions["brain"];
+    trustProxy?: ServeOptions["trustProxy"];
+    metrics?: ServeOptions["metrics"];
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "txtfs-test-"));
@@ -58,6 +61,9 @@ export async function startTestServer(
     webhooks: opts.webhooks,
     devIdp: opts.devIdp,
     identity: opts.identity,
+    brain: opts.brain,
+    trustProxy: opts.trustProxy,
+    metrics: opts.metrics,
   });
   return {
     url: server.url,

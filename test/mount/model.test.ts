@@ -13,11 +13,11 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Op, opArb, PATHS } from "../helpers/model/ops.ts";
+import { controlArb, type Op, opArb, PATHS } from "../helpers/model/ops.ts";
 import { checkSeed, type SeedReport } from "../helpers/model/property.ts";
 import { type MixedOp, mixedArb, runMixed, showMixed } from "../helpers/model/remote.ts";
 import { type RunStats, removeLocal, runSequence } from "../helpers/model/runner.ts";
-import { type MountFixture, mountFixture } from "../helpers/mount.ts";
+import { lazyUnmount, type MountFixture, mountFixture } from "../helpers/mount.ts";
 
 const env = process.env;
 const list = (v: string | undefined, dflt: string) => (v ?? dflt).split(",").filter(Boolean);
@@ -112,16 +112,46 @@ describe("the mount agrees with a local directory", () => {
       model: join(dir, "model"),
       stage: join(dir, "stage"),
       mode,
-      service: { api: m.current.api, folder: `r${n}`, sync: () => m.sync() },
+      service: {
+        api: () => m.current.api,
+        folder: `r${n}`,
+        sync: () => m.sync(),
+        async kill() {
+          m.current.child.kill("SIGKILL");
+          await m.current.exited;
+          await lazyUnmount(m.dirs.mnt);
+          await m.start();
+        },
+      },
       stats,
     }).finally(() => removeLocal(dir));
   };
 
+  it("a daemon killed (SIGKILL) right after saves and mounted again keeps every save", async () => {
+    const ops: Op[] = [
+      { k: "rewrite", p: "a.md", text: "before the kill\n" },
+      { k: "append", p: "b.md", text: "appended\n" },
+      { k: "mv", p: "c.txt", to: "d1/c.txt" },
+      { k: "control", what: "kill" },
+      { k: "vim", p: "a.md", flavour: "es" },
+      { k: "control", what: "sync" },
+      { k: "sed", p: "b.md", bak: false },
+    ];
+    for (const mode of ["step", 0] as const) {
+      const pid = m.current.pid;
+      const failure = await onMount(ops, mode, { effective: 0, slowestMs: 0 });
+      expect(failure?.problems ?? []).toEqual([]);
+      expect(m.current.pid).not.toBe(pid); // the daemon was killed and started again
+    }
+  }, 120_000);
+
+  // Now and then the test itself runs `txtfs sync`, or kills the daemon (SIGKILL) and mounts again.
+  const withControl = fc.oneof({ arbitrary: opArb, weight: 60 }, { arbitrary: controlArb, weight: 1 });
   for (const mode of MODES) {
     for (const seed of seedsFor(mode)) {
       const name = mode === "step" ? "compared after every step" : `in one burst, ${mode} ms apart`;
       // One run: every operation plus its pause, a few seconds of setup and sync; then shrinking.
-      const runMs = opsFor(mode) * (300 + (typeof mode === "number" ? mode : 0)) + 5_000;
+      const runMs = opsFor(mode) * (300 + (typeof mode === "number" ? mode : 0)) + 15_000;
       it(
         `seed ${seed}: ${opsFor(mode)} operations ${name}`,
         async () => {
@@ -131,6 +161,7 @@ describe("the mount agrees with a local directory", () => {
             maxOps: opsFor(mode),
             numRuns: RUNS,
             timeLimitMs: runMs * RUNS + SHRINK_MS,
+            arb: withControl,
             run: (ops, stats) => onMount(ops, mode, stats),
           });
           expect(report.effective).toBeGreaterThan(report.ops / 3); // the sequences do something

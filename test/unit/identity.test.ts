@@ -45,10 +45,12 @@ test("OAuth scopes grant key scopes; identity scopes grant none", () => {
     "folders:read",
   ]);
   expect([...keyScopesOfOAuth(["files:share", "context:write"])].sort()).toEqual([
+    "ai:read",
     "ai:use",
     "shares:read",
     "shares:write",
   ]);
+  expect([...keyScopesOfOAuth(["context:read"])]).toEqual(["ai:read"]);
   expect(keyScopesOfOAuth(["openid", "profile", "email", "offline_access", "mcp:use"]).size).toBe(0);
 });
 

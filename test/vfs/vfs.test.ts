@@ -147,6 +147,34 @@ describe("vfs", () => {
     expect(vfs.readdir("/")).toEqual([]);
   });
 
+  it("a save the service refuses (share downgraded meanwhile) is reported once and its bytes kept in a local file", async () => {
+    const alice = await t.user();
+    const team = (await alice.api.post("/api/v1/folders", { name: "Team" })).body.folder;
+    const plan = (
+      await alice.api.post("/api/v1/files", { name: "plan.md", content: "v1", folderId: team.id })
+    ).body.file;
+    const share = (
+      await alice.api.post(`/api/v1/folders/${team.id}/share`, { email: u.email, role: "writer" })
+    ).body.share;
+    const vfs = await mountVfs();
+    const dir = `/Shared with me/${alice.email}/Team`;
+    const fd = await vfs.open(`${dir}/plan.md`, fsc.O_RDWR);
+    await vfs.write(fd, Buffer.from("bob's edit"), 0);
+    await vfs.flush(fd); // journalled; delivered a moment later
+    expect(
+      (await alice.api.request("PATCH", `/api/v1/shares/${share.id}`, { json: { role: "reader" } })).status,
+    ).toBe(200);
+    await vfs.release(fd);
+    expect(await vfs.drain()).toBe(0);
+    expect((await alice.api.get(`/api/v1/files/${plan.id}`)).body.content).toBe("v1");
+    const [refused] = vfs.takeRefused();
+    expect(refused).toMatchObject({ path: `${dir}/plan.md`, keptAs: `${dir}/plan.md.unsent` });
+    expect(vfs.takeRefused()).toEqual([]); // reported once
+    expect(vfs.refused).toHaveLength(1); // still listed by status
+    expect(await readAll(vfs, `${dir}/plan.md.unsent`)).toBe("bob's edit");
+    expect(vfs.localOnly().map((l) => l.path)).toContain(`${dir}/plan.md.unsent`);
+  });
+
   it("non-note names stay local and survive a restart; renaming to .md uploads", async () => {
     let vfs = await mountVfs();
     await writeFile(vfs, "/draft.bak", "local only");

@@ -24,7 +24,7 @@ export async function createUser(tx: Tx, email: string, name = ""): Promise<User
   }
   const row = { id: newId("u"), email: normalized, name: name.trim(), created_at: nowIso() };
   await tx.users.insert(row);
-  const user = { ...row, feed_seq: 0, feed_floor: 0 };
+  const user = { ...row, feed_seq: 0, feed_floor: 0, plan: "free" };
   await activatePendingShares(tx, user);
   return user;
 }

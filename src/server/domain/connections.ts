@@ -4,6 +4,8 @@ import type { FileMetaRow } from "../../store/repos/rows.ts";
 import type { Tx } from "../../store/store.ts";
 import { loadScope, requireFile, roleInScope, visibleTo } from "./access.ts";
 import type { Actor } from "./actor.ts";
+import { cosine } from "./brain/semantic.ts";
+import { salientTerms } from "./brain/terms.ts";
 import { invalid, ServiceError } from "./errors.ts";
 import { checkMaxChars, LIMITS } from "./limits.ts";
 import { parseTags, toTxtFile } from "./records.ts";
@@ -11,13 +13,23 @@ import { parseTags, toTxtFile } from "./records.ts";
 export type ConnectionReason =
   | { type: "explicit"; reason: string; createdAt: string; updatedAt: string }
   | { type: "shared_tags"; tags: string[] }
-  | { type: "same_folder"; folderId: string };
+  | { type: "same_folder"; folderId: string }
+  /** Full-text ranking (FTS5 bm25 / ts_rank) over the note's salient words; no model involved. */
+  | { type: "similar_text"; score: number }
+  /** Cosine similarity of stored embeddings (present once the AI provider has embedded both notes). */
+  | { type: "similar_meaning"; similarity: number };
 
 // Ranking weights: a person's explicit link beats any inference; each shared tag counts, a shared
 // folder a little. Documented in the README. The explicit weight exceeds the most any inference can
 // score (every tag shared and the same folder), so an explicit link always ranks first.
-const INFERRED = { tag: 2, folder: 1 } as const;
-const WEIGHT = { ...INFERRED, explicit: INFERRED.tag * LIMITS.tags + INFERRED.folder + 1 } as const;
+// Similar text adds up to 2 (the best match) and similar meaning up to 2 (identical vectors).
+const INFERRED = { tag: 2, folder: 1, text: 2, meaning: 2 } as const;
+const WEIGHT = {
+  ...INFERRED,
+  explicit: INFERRED.tag * LIMITS.tags + INFERRED.folder + INFERRED.text + INFERRED.meaning + 1,
+} as const;
+const TEXT_CANDIDATES = 20;
+const MEANING_THRESHOLD = 0.5;
 const MAX_RESULTS = 50;
 
 async function visibleTarget(tx: Tx, actor: Actor, targetId: string) {
@@ -122,6 +134,43 @@ export async function relatedFiles(tx: Tx, actor: Actor, id: string) {
     if (file.folder_id && other.folder_id === file.folder_id)
       add(other.id, WEIGHT.folder, { type: "same_folder", folderId: file.folder_id });
   }
+  const terms = salientTerms(
+    `${file.name}\n${file.context}\n${parseTags(file.tags).join(" ")}\n${file.content}`,
+  );
+  if (terms.length) {
+    const hits = await tx.search.search(visibleTo(scope), {
+      terms,
+      match: "any",
+      limit: TEXT_CANDIDATES,
+      excludeIds: [id],
+    });
+    hits.forEach((h, i) => {
+      if (byId.has(h.id)) {
+        add(h.id, WEIGHT.text * (1 - i / hits.length), {
+          type: "similar_text",
+          score: Math.round(h.score * 1000) / 1000,
+        });
+      }
+    });
+  }
+  const model = await tx.embeddings.modelOf(id);
+  if (model) {
+    const vectors = await tx.embeddings.visible(visibleTo(scope), model);
+    const own = vectors.find((v) => v.file_id === id);
+    if (own) {
+      const mine = JSON.parse(own.vector) as number[];
+      for (const v of vectors) {
+        if (v.file_id === id || !byId.has(v.file_id)) continue;
+        const similarity = cosine(mine, JSON.parse(v.vector) as number[]);
+        if (similarity >= MEANING_THRESHOLD) {
+          add(v.file_id, WEIGHT.meaning * similarity, {
+            type: "similar_meaning",
+            similarity: Math.round(similarity * 1000) / 1000,
+          });
+        }
+      }
+    }
+  }
   const ranked = [...related.entries()]
     .sort((a, b) => b[1].score - a[1].score || (a[0] < b[0] ? -1 : 1))
     .slice(0, MAX_RESULTS);
@@ -131,7 +180,7 @@ export async function relatedFiles(tx: Tx, actor: Actor, id: string) {
       const row = byId.get(otherId)!;
       return {
         file: toTxtFile(row, roleInScope(scope, row) ?? "reader"),
-        score: r.score,
+        score: Math.round(r.score * 1000) / 1000,
         reasons: r.reasons,
       };
     }),

@@ -91,7 +91,7 @@ export async function signInIdentity(
       created_at: now,
     };
     await tx.users.insert(row);
-    user = { ...row, feed_seq: 0, feed_floor: 0 };
+    user = { ...row, feed_seq: 0, feed_floor: 0, plan: "free" };
   }
   const hasActive = Boolean(await tx.identities.active(user.id));
   const identity: IdentityRow = {

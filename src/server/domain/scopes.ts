@@ -18,14 +18,23 @@ export function isKeyScope(s: string): s is KeyScope {
 }
 
 /**
+ * Reading the brain's state (ideation status and records, workspace context, proposals, the model
+ * list) needs `ai:read`: not a key scope of its own — a key with `ai:use` has it, and so has an OAuth
+ * token with `context:read` or `context:write`.
+ */
+export const AI_READ = "ai:read";
+export type RouteScope = KeyScope | typeof AI_READ;
+
+/**
  * What an OAuth access token's scopes allow, in key scopes (README "Scopes of OAuth tokens"):
  * the identity provider's coarser scopes cover several key scopes each.
  */
-export const OAUTH_SCOPE_GRANTS: Readonly<Record<string, readonly KeyScope[]>> = {
+export const OAUTH_SCOPE_GRANTS: Readonly<Record<string, readonly RouteScope[]>> = {
   "files:read": ["files:read", "folders:read", "collaboration:read"],
   "files:write": ["files:write", "folders:write", "collaboration:write"],
   "files:share": ["shares:read", "shares:write"],
-  "context:write": ["ai:use"],
+  "context:read": [AI_READ],
+  "context:write": ["ai:use", AI_READ],
 };
 
 export function keyScopesOfOAuth(oauthScopes: readonly string[]): Set<string> {

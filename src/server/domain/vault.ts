@@ -11,11 +11,29 @@ export type VaultName = (typeof VAULT_NAMES)[number];
 const SECRET_MAX = 4096;
 const LABEL_MAX = 64;
 
+/** Settings kept beside an AI key: the user's own OpenAI-compatible server and model (optional). */
+export interface AiKeyOptions {
+  baseUrl?: string;
+  model?: string;
+}
+
+export function vaultOptions(row: Pick<VaultSecretRow, "options">): AiKeyOptions {
+  try {
+    const o = JSON.parse(row.options || "{}") as AiKeyOptions;
+    return { baseUrl: o.baseUrl || undefined, model: o.model || undefined };
+  } catch {
+    return {};
+  }
+}
+
 export function toVaultRecord(row: VaultSecretRow) {
+  const options = vaultOptions(row);
   return {
     name: row.name,
     label: row.label,
     hint: `…${row.hint}`,
+    baseUrl: options.baseUrl ?? null,
+    model: options.model ?? null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -37,7 +55,7 @@ export async function putVaultSecret(
   tx: Tx,
   userId: string,
   name: string,
-  input: { secret: string; label?: string },
+  input: { secret: string; label?: string; baseUrl?: string; model?: string },
   sealer: Sealer,
 ) {
   const n = checkName(name);
@@ -48,6 +66,25 @@ export async function putVaultSecret(
   const label = (input.label ?? "").trim();
   if ([...label].length > LABEL_MAX || /\p{Cc}/u.test(label))
     throw invalid("label", `at most ${LABEL_MAX} printable characters`);
+  const options: AiKeyOptions = {};
+  const baseUrl = (input.baseUrl ?? "").trim();
+  if (baseUrl) {
+    let url: URL;
+    try {
+      url = new URL(baseUrl);
+    } catch {
+      throw invalid("baseUrl", "not a URL");
+    }
+    if (!/^https?:$/.test(url.protocol) || url.username || url.password || baseUrl.length > 512)
+      throw invalid("baseUrl", "an http(s) URL of at most 512 characters, without credentials");
+    options.baseUrl = url.toString().replace(/\/$/, "");
+  }
+  const model = (input.model ?? "").trim();
+  if (model) {
+    if (model.length > 128 || /\s|\p{Cc}/u.test(model))
+      throw invalid("model", "at most 128 characters, no spaces");
+    options.model = model;
+  }
   const now = nowIso();
   const existing = await tx.vault.get(userId, n);
   const row: VaultSecretRow = {
@@ -57,6 +94,7 @@ export async function putVaultSecret(
     hint: secret.slice(-4),
     created_at: existing?.created_at ?? now,
     updated_at: now,
+    options: JSON.stringify(options),
     ciphertext: sealer.seal(secret),
   };
   await tx.vault.put(row);
@@ -79,7 +117,7 @@ export async function openVaultSecret(
   userId: string,
   name: VaultName,
   sealer: Sealer,
-): Promise<string | null> {
+): Promise<{ secret: string; options: AiKeyOptions } | null> {
   const row = await tx.vault.get(userId, name);
-  return row ? sealer.open(row.ciphertext) : null;
+  return row ? { secret: sealer.open(row.ciphertext), options: vaultOptions(row) } : null;
 }

@@ -8,7 +8,7 @@ import { authenticateKey, loadKey } from "../domain/accounts.ts";
 import type { Actor } from "../domain/actor.ts";
 import { ServiceError } from "../domain/errors.ts";
 import { heldTokensOf, holdTokens, signInIdentity } from "../domain/identities.ts";
-import { keyScopesOfOAuth } from "../domain/scopes.ts";
+import { AI_READ, keyScopesOfOAuth } from "../domain/scopes.ts";
 import type { IdentityHub } from "../identity/hub.ts";
 import { TokenRejected, type VerifiedToken } from "../identity/provider.ts";
 import type { KeyUsage } from "./usage.ts";
@@ -177,6 +177,7 @@ export async function authenticate(
 
 export function requireScope(actor: Actor, scope: string): void {
   if (scope === "any" || actor.scopes.has(scope)) return;
+  if (scope === AI_READ && actor.scopes.has("ai:use")) return; // ai:use includes reading the brain's state
   throw new ServiceError(
     403,
     "insufficient_scope",

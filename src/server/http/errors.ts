@@ -113,7 +113,11 @@ export function errorBody(err: ServiceError, requestId: string) {
 
 export async function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
   const err = toServiceError(error, request);
-  if (err.status >= 500) request.log.error({ err: error }, "request failed");
+  // A failing readiness probe is the answer working as designed, repeated every few seconds: warn.
+  // A failed AI provider call was logged (as a warning, by host and status) where it failed.
+  if (err.code === "not_ready") request.log.warn({ reason: err.message }, "not ready");
+  else if (err.status >= 500 && err.code !== "ai_provider_error")
+    request.log.error({ err: error }, "request failed");
   if (err.headers) reply.headers(err.headers);
   return reply.code(err.status).type("application/json; charset=utf-8").send(errorBody(err, request.id));
 }

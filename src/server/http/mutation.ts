@@ -16,7 +16,7 @@ export interface Outcome {
 const RETENTION_MS = 24 * 3600 * 1000;
 const inFlight = new Set<string>();
 
-function idempotencyKey(request: FastifyRequest): string | undefined {
+export function idempotencyKey(request: FastifyRequest): string | undefined {
   const raw = request.headers["idempotency-key"];
   if (raw === undefined) return undefined;
   // The draft sends an sf-string ("..."); a bare token is accepted too.

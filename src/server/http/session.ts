@@ -1,8 +1,9 @@
 // The key-management session: the `session` cookie (HttpOnly, SameSite=Lax, Secure over HTTPS; only
 // its SHA-256 is stored) and the CSRF token every change must carry. Used by the sign-in and key
-// page routes only: file operations never accept the cookie (see auth.ts).
+// page routes only, which register @fastify/cookie (parsing and Set-Cookie) and @fastify/formbody
+// (HTML forms): file operations never accept the cookie (see auth.ts).
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { randomBase62 } from "../../lib/ids.ts";
 import { nowIso } from "../../lib/time.ts";
 import type { UserRow } from "../../store/repos/rows.ts";
@@ -23,33 +24,30 @@ export type FormBody = Record<string, string | string[]>;
 
 export const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 
-/** The request's cookies, parsed by @fastify/cookie (a value it cannot decode stays as sent). */
-export function cookies(request: FastifyRequest): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const [name, value] of Object.entries(request.cookies ?? {}))
-    if (value !== undefined) out.set(name, value);
-  return out;
+/** A cookie the browser sent (decoded), if any. */
+export function readCookie(request: FastifyRequest, name: string): string | undefined {
+  return request.cookies[name];
 }
 
-/** A Set-Cookie value: HttpOnly, SameSite=Lax, Secure when the request came over HTTPS. */
-export function cookie(
+/**
+ * Sets (or, with max age 0, clears) a cookie: HttpOnly, SameSite=Lax, Secure when the request came
+ * over HTTPS (directly, or through a proxy trusted with --trust-proxy).
+ */
+export function setCookie(
   request: FastifyRequest,
+  reply: FastifyReply,
   name: string,
   value: string,
   maxAgeSeconds: number,
   path = "/",
-): string {
-  const secure = request.protocol === "https" ? "; Secure" : "";
-  return `${name}=${value}; Path=${path}; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure}`;
-}
-
-export function parseForm(body: string): FormBody {
-  const out: FormBody = {};
-  for (const [k, v] of new URLSearchParams(body)) {
-    const prev = out[k];
-    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
-  }
-  return out;
+): void {
+  reply.setCookie(name, value, {
+    path,
+    httpOnly: true,
+    sameSite: "lax",
+    maxAge: maxAgeSeconds,
+    secure: request.protocol === "https",
+  });
 }
 
 export const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
@@ -88,7 +86,7 @@ export async function createSession(tx: Tx, userId: string, identityId: string |
 
 export function sessionGuard(store: Store) {
   async function loadSession(request: FastifyRequest): Promise<SessionContext | null> {
-    const raw = cookies(request).get(SESSION_COOKIE);
+    const raw = readCookie(request, SESSION_COOKIE);
     if (!raw || !/^[0-9A-Za-z]{20,64}$/.test(raw)) return null;
     const idHash = sha256(raw);
     const found = await store.read(async (tx) => {

@@ -1,5 +1,5 @@
 import type { Actor } from "../domain/actor.ts";
-import type { KeyScope } from "../domain/scopes.ts";
+import type { RouteScope } from "../domain/scopes.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -10,7 +10,9 @@ declare module "fastify" {
      * Key scope the route needs; `public` routes need no credentials; `any` needs a valid
      * credential and no particular scope (identities, realtime capability).
      */
-    scope?: KeyScope | "public" | "any";
+    scope?: RouteScope | "public" | "any";
+    /** Outside rate limiting (health probes, metrics scrapes): no points spent, no RateLimit-* headers. */
+    unmetered?: boolean;
     /**
      * The route honours `If-Match` against the record's ETag. A mutation of a record without an
      * ETag refuses the header (400 `if_match_not_supported`) rather than ignore it: a client that

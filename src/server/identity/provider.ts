@@ -1,8 +1,10 @@
-// The configured identity provider as txtfs sees it: OpenID discovery, access-token verification
-// against its JWKS (jose caches the key set, so the hot path does no I/O), and the token endpoint
-// for the key page's code exchange and for refreshing the tokens the server holds.
+// The configured identity provider as txtfs sees it: OpenID discovery, the key page's code
+// exchange (authorization response checks: state, RFC 9207 `iss`, error answers) and refreshing
+// the tokens the server holds, through oauth4webapi; access-token verification against its JWKS
+// through jose (which caches the key set, so the hot path does no I/O).
 import { createRemoteJWKSet, decodeJwt, errors, type JWTPayload, jwtVerify } from "jose";
 import { LRUCache } from "lru-cache";
+import * as oauth from "oauth4webapi";
 
 export interface IdentityConfig {
   /** The one allowed `identity.provider` value, e.g. `dev` or `auth0`. */
@@ -15,13 +17,11 @@ export interface IdentityConfig {
   clockToleranceSeconds?: number;
 }
 
-export interface ProviderMetadata {
+export interface ProviderMetadata extends oauth.AuthorizationServer {
   issuer: string;
   authorization_endpoint: string;
   token_endpoint: string;
   jwks_uri: string;
-  revocation_endpoint?: string;
-  userinfo_endpoint?: string;
   realtime_sync_endpoint?: string;
 }
 
@@ -39,6 +39,15 @@ export class TokenRejected extends Error {
   constructor(code: "token_expired" | "invalid_token", message: string) {
     super(message);
     this.code = code;
+  }
+}
+
+/** The authorization response (the redirect back to us) is an error answer or fails a check. */
+export class CallbackRejected extends Error {
+  readonly oauthError: string | null;
+  constructor(message: string, oauthError: string | null = null) {
+    super(message);
+    this.oauthError = oauthError;
   }
 }
 
@@ -82,18 +91,37 @@ export class IdentityProvider {
     this.config = { ...config, issuer: config.issuer.replace(/\/$/, "") };
   }
 
+  /** How oauth4webapi reaches the provider: a deadline, and plain HTTP only for an http: issuer. */
+  private httpOptions() {
+    return {
+      signal: () => AbortSignal.timeout(TIMEOUT_MS),
+      [oauth.allowInsecureRequests]: this.config.issuer.startsWith("http:"),
+    };
+  }
+
+  private get client(): oauth.Client {
+    return {
+      client_id: this.config.clientId,
+      [oauth.clockTolerance]: this.config.clockToleranceSeconds ?? 30,
+    };
+  }
+
   /** OpenID discovery, once (retried after a failure). The metadata must name our issuer exactly. */
   metadata(): Promise<ProviderMetadata> {
     this.metadataPromise ??= (async () => {
-      const res = await fetch(`${this.config.issuer}/.well-known/openid-configuration`, {
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-      });
-      if (!res.ok) throw new Error(`OpenID discovery of ${this.config.issuer} answered ${res.status}`);
-      const meta = (await res.json()) as ProviderMetadata;
-      if (meta.issuer?.replace(/\/$/, "") !== this.config.issuer) {
-        throw new Error(`discovery names issuer ${meta.issuer}, expected ${this.config.issuer}`);
+      const issuer = new URL(this.config.issuer);
+      const res = await oauth.discoveryRequest(issuer, { algorithm: "oidc", ...this.httpOptions() });
+      let meta: oauth.AuthorizationServer;
+      try {
+        meta = await oauth.processDiscoveryResponse(issuer, res);
+      } catch (err) {
+        throw new Error(`OpenID discovery of ${this.config.issuer} failed: ${(err as Error).message}`);
       }
-      return meta;
+      if (!meta.authorization_endpoint || !meta.token_endpoint || !meta.jwks_uri)
+        throw new Error(
+          `OpenID discovery of ${this.config.issuer} names no authorization, token or JWKS endpoint`,
+        );
+      return meta as ProviderMetadata;
     })();
     this.metadataPromise.catch(() => {
       this.metadataPromise = undefined;
@@ -170,51 +198,82 @@ export class IdentityProvider {
     };
   }
 
-  private async tokenRequest(form: Record<string, string>): Promise<TokenSet> {
+  /** Runs a token endpoint request and reads its answer; failures become TokenEndpointError. */
+  private async tokenRequest(
+    send: (meta: ProviderMetadata) => Promise<Response>,
+    read: (meta: ProviderMetadata, res: Response) => Promise<oauth.TokenEndpointResponse>,
+    previousRefreshToken: string | null,
+  ): Promise<TokenSet> {
     const meta = await this.metadata();
     let res: Response;
     try {
-      res = await fetch(meta.token_endpoint, {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
-        body: new URLSearchParams({ client_id: this.config.clientId, ...form }),
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-      });
+      res = await send(meta);
     } catch (err) {
       throw new TokenEndpointError(0, "unreachable", `token endpoint unreachable: ${(err as Error).message}`);
     }
-    const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
-    if (!res.ok || typeof body.access_token !== "string") {
+    let body: oauth.TokenEndpointResponse;
+    try {
+      body = await read(meta, res);
+    } catch (err) {
+      if (err instanceof oauth.ResponseBodyError)
+        throw new TokenEndpointError(err.status, err.error, err.error_description ?? err.error);
       throw new TokenEndpointError(
-        res.status,
-        String(body.error ?? "invalid_response"),
-        String(body.error_description ?? body.error ?? `token endpoint answered ${res.status}`),
+        res.status >= 400 ? res.status : 502,
+        "invalid_response",
+        `the token endpoint's answer is not valid: ${(err as Error).message}`,
       );
     }
     return {
       accessToken: body.access_token,
-      refreshToken:
-        typeof body.refresh_token === "string" ? body.refresh_token : (form.refresh_token ?? null),
-      expiresAt: new Date(Date.now() + Number(body.expires_in ?? 3600) * 1000).toISOString(),
-      scope: String(body.scope ?? ""),
+      refreshToken: body.refresh_token ?? previousRefreshToken,
+      expiresAt: new Date(Date.now() + (body.expires_in ?? 3600) * 1000).toISOString(),
+      scope: body.scope ?? "",
     };
   }
 
-  exchangeCode(code: string, redirectUri: string, codeVerifier: string): Promise<TokenSet> {
-    return this.tokenRequest({
-      grant_type: "authorization_code",
-      code,
-      redirect_uri: redirectUri,
-      code_verifier: codeVerifier,
-      resource: this.config.audience,
-    });
+  /**
+   * The key page's sign-in, step 2: checks the authorization response the provider redirected
+   * with (`state`, the RFC 9207 `iss`, an `error` answer), then exchanges its code with the PKCE
+   * verifier for tokens meant for our API (`resource`).
+   */
+  async exchangeCallback(
+    callback: URLSearchParams,
+    expectedState: string,
+    redirectUri: string,
+    codeVerifier: string,
+  ): Promise<TokenSet> {
+    const meta = await this.metadata();
+    let params: URLSearchParams;
+    try {
+      params = oauth.validateAuthResponse(meta, this.client, callback, expectedState);
+    } catch (err) {
+      if (err instanceof oauth.AuthorizationResponseError)
+        throw new CallbackRejected(
+          `the identity provider said ${err.error}${err.error_description ? `: ${err.error_description}` : ""}`,
+          err.error,
+        );
+      throw new CallbackRejected(`the authorization response is not valid (${(err as Error).message})`);
+    }
+    return this.tokenRequest(
+      (m) =>
+        oauth.authorizationCodeGrantRequest(m, this.client, oauth.None(), params, redirectUri, codeVerifier, {
+          additionalParameters: { resource: this.config.audience },
+          ...this.httpOptions(),
+        }),
+      (m, res) => oauth.processAuthorizationCodeResponse(m, this.client, res),
+      null,
+    );
   }
 
   refresh(refreshToken: string): Promise<TokenSet> {
-    return this.tokenRequest({
-      grant_type: "refresh_token",
-      refresh_token: refreshToken,
-      resource: this.config.audience,
-    });
+    return this.tokenRequest(
+      (m) =>
+        oauth.refreshTokenGrantRequest(m, this.client, oauth.None(), refreshToken, {
+          additionalParameters: { resource: this.config.audience },
+          ...this.httpOptions(),
+        }),
+      (m, res) => oauth.processRefreshTokenResponse(m, this.client, res),
+      refreshToken,
+    );
   }
 }

@@ -1,4 +1,5 @@
 import type { Store } from "../../store/store.ts";
+import type { ProviderPool } from "../domain/brain/capability.ts";
 import type { IdentityHub } from "../identity/hub.ts";
 
 /** What route plugins need from the app. */
@@ -8,4 +9,6 @@ export interface RouteDeps {
   closing: Promise<void>;
   /** Sign-in: identity provider, dev provider, vault cipher. */
   identity: IdentityHub;
+  /** The context brain's AI providers (the operator's, and users' own keys). */
+  brain: ProviderPool;
 }

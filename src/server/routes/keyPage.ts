@@ -1,6 +1,8 @@
 // The key page (/keys) and key management: with the `session` cookie of a web sign-in (signIn.ts)
 // — and a CSRF token on every change — a person mints, lists, relabels, rotates and revokes API
 // keys and vaults an AI key, as HTML forms or as JSON. The cookie authorizes nothing else.
+import fastifyCookie from "@fastify/cookie";
+import fastifyFormbody from "@fastify/formbody";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
@@ -16,7 +18,7 @@ import {
 } from "../domain/keyManagement.ts";
 import { KEY_SCOPES } from "../domain/scopes.ts";
 import { deleteVaultSecret, listVault, putVaultSecret } from "../domain/vault.ts";
-import { type FormBody, many, one, parseForm, type SessionContext, sessionGuard } from "../http/session.ts";
+import { type FormBody, many, one, type SessionContext, sessionGuard } from "../http/session.ts";
 import type { RouteDeps } from "./deps.ts";
 import { renderKeyPage } from "./keyPageHtml.ts";
 import { MAX_INTEGER } from "./schemas.ts";
@@ -39,22 +41,28 @@ const RotateBody = Type.Object(
   { additionalProperties: false },
 );
 const VaultBody = Type.Object(
-  { secret: Type.String(), label: Type.Optional(Type.String()) },
+  {
+    secret: Type.String(),
+    label: Type.Optional(Type.String()),
+    /** For the AI key: the user's own OpenAI-compatible server (default: the operator's, or OpenAI). */
+    baseUrl: Type.Optional(Type.String()),
+    model: Type.Optional(Type.String()),
+  },
   { additionalProperties: false },
 );
 const KeyParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 const VaultParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) });
 
-export function keyPageRoutes({ store, identity: hub, closing }: RouteDeps): FastifyPluginAsyncTypebox {
+export function keyPageRoutes(deps: RouteDeps): FastifyPluginAsyncTypebox {
+  const { store, identity: hub } = deps;
   return async (app) => {
     const pub = { config: { scope: "public" as const } };
 
-    // HTML forms post urlencoded bodies; only the routes of this plugin accept them.
-    app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_req, body, done) =>
-      done(null, parseForm(String(body))),
-    );
+    // Cookies and HTML forms (urlencoded bodies) for the routes of this plugin only.
+    await app.register(fastifyCookie);
+    await app.register(fastifyFormbody);
     const { loadSession, requireSession, requireChange } = sessionGuard(store);
-    await app.register(signInRoutes({ store, identity: hub, closing }));
+    await app.register(signInRoutes(deps));
 
     async function page(
       reply: FastifyReply,
@@ -139,7 +147,12 @@ export function keyPageRoutes({ store, identity: hub, closing }: RouteDeps): Fas
           tx,
           ctx.user.id,
           req.params.name,
-          { secret: one(form.secret) ?? "", label: one(form.label) },
+          {
+            secret: one(form.secret) ?? "",
+            label: one(form.label),
+            baseUrl: one(form.baseUrl),
+            model: one(form.model),
+          },
           hub.cipher,
         ),
       );

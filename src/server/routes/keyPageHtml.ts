@@ -102,7 +102,7 @@ export function renderKeyPage(m: KeyPageModel): string {
       (ai
         ? `<p id="ai-key">AI key ${esc(ai.label ? `(${ai.label}) ` : "")}<code>${esc(ai.hint)}</code>, saved ${esc(ai.updatedAt)} <form class="inline" method="post" action="/keys/vault/ai-key/delete">${csrf}<button id="ai-key-delete">Remove</button></form></p>`
         : '<p id="ai-key">No AI key saved.</p>') +
-      `<form method="post" action="/keys/vault/ai-key" id="vault">${csrf}<label>Provider <input name="label" id="ai-label" maxlength="64"></label> <label>Key <input name="secret" id="ai-secret" type="password" autocomplete="off" required></label> <button id="ai-key-save">Save AI key</button></form>`,
+      `<form method="post" action="/keys/vault/ai-key" id="vault">${csrf}<label>Provider <input name="label" id="ai-label" maxlength="64"></label> <label>Key <input name="secret" id="ai-secret" type="password" autocomplete="off" required></label> <label>Server (optional, OpenAI-compatible) <input name="baseUrl" id="ai-base-url" type="url" maxlength="512" placeholder="https://api.openai.com/v1"></label> <label>Model (optional) <input name="model" id="ai-model" maxlength="128"></label> <button id="ai-key-save">Save AI key</button></form>`,
   );
   const ids = s.identities
     .map((i) => `<li>${esc(i.provider)}: ${esc(i.username ?? i.subject)}${i.active ? " (active)" : ""}</li>`)

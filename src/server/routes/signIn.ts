@@ -10,14 +10,14 @@ import { randomBase62 } from "../../lib/ids.ts";
 import { ServiceError } from "../domain/errors.ts";
 import { holdTokens, signInIdentity } from "../domain/identities.ts";
 import {
-  cookie,
-  cookies,
   createSession,
+  readCookie,
   SESSION_COOKIE,
   SESSION_TTL_MS,
   sessionGuard,
+  setCookie,
 } from "../http/session.ts";
-import { TokenEndpointError, TokenRejected } from "../identity/provider.ts";
+import { CallbackRejected, TokenEndpointError, TokenRejected } from "../identity/provider.ts";
 import type { RouteDeps } from "./deps.ts";
 
 const LOGIN_COOKIE = "txtfs_login";
@@ -91,7 +91,7 @@ export function signInRoutes({ store, identity: hub }: RouteDeps): FastifyPlugin
           // Linking another identity asks the provider for a fresh login, not its remembered one.
           prompt: req.query.link ? "login consent" : "consent",
         }).toString();
-        reply.header("set-cookie", cookie(req, LOGIN_COOKIE, state, LOGIN_TTL_MS / 1000, "/auth"));
+        setCookie(req, reply, LOGIN_COOKIE, state, LOGIN_TTL_MS / 1000, "/auth");
         return seeOther(reply, url.toString());
       },
     );
@@ -127,25 +127,23 @@ export function signInRoutes({ store, identity: hub }: RouteDeps): FastifyPlugin
           !q.state ||
           !login ||
           login.expiresAt <= Date.now() ||
-          cookies(req).get(LOGIN_COOKIE) !== q.state
+          readCookie(req, LOGIN_COOKIE) !== q.state
         ) {
           throw signInFailed("the sign-in state is unknown, expired or belongs to another browser");
         }
         pending.delete(q.state);
-        reply.header("set-cookie", cookie(req, LOGIN_COOKIE, "", 0, "/auth"));
-        if (q.error)
-          throw signInFailed(
-            `the identity provider said ${q.error}${q.error_description ? `: ${q.error_description}` : ""}`,
-          );
-        if (q.iss && q.iss.replace(/\/$/, "") !== provider.config.issuer)
-          throw signInFailed("the answer came from another issuer"); // RFC 9207
-        if (!q.code) throw signInFailed("no authorization code");
+        setCookie(req, reply, LOGIN_COOKIE, "", 0, "/auth");
         let verified: Awaited<ReturnType<typeof provider.verify>>;
-        let tokens: Awaited<ReturnType<typeof provider.exchangeCode>>;
+        let tokens: Awaited<ReturnType<typeof provider.exchangeCallback>>;
         try {
-          tokens = await provider.exchangeCode(q.code, login.redirectUri, login.verifier);
+          // The provider's answer as it came (error, state, RFC 9207 iss are checked there).
+          const callback = new URLSearchParams(
+            Object.entries(q).filter((e): e is [string, string] => typeof e[1] === "string"),
+          );
+          tokens = await provider.exchangeCallback(callback, q.state, login.redirectUri, login.verifier);
           verified = await provider.verify(tokens.accessToken);
         } catch (err) {
+          if (err instanceof CallbackRejected) throw signInFailed(err.message);
           if (err instanceof TokenEndpointError) {
             throw err.status >= 400 && err.status < 500
               ? signInFailed(`the identity provider refused the code (${err.oauthError}: ${err.message})`)
@@ -172,10 +170,7 @@ export function signInRoutes({ store, identity: hub }: RouteDeps): FastifyPlugin
           await holdTokens(tx, identity.id, tokens, hub.cipher);
           return createSession(tx, user.id, identity.id);
         });
-        reply.header("set-cookie", [
-          cookie(req, LOGIN_COOKIE, "", 0, "/auth"),
-          cookie(req, SESSION_COOKIE, raw, SESSION_TTL_MS / 1000),
-        ]);
+        setCookie(req, reply, SESSION_COOKIE, raw, SESSION_TTL_MS / 1000);
         return seeOther(reply, "/keys");
       },
     );
@@ -183,7 +178,7 @@ export function signInRoutes({ store, identity: hub }: RouteDeps): FastifyPlugin
     app.post("/auth/logout", pub, async (req, reply) => {
       const ctx = await requireChange(req);
       await store.transaction((tx) => tx.sessions.delete(ctx.idHash));
-      reply.header("set-cookie", cookie(req, SESSION_COOKIE, "", 0));
+      setCookie(req, reply, SESSION_COOKIE, "", 0);
       return seeOther(reply, "/keys");
     });
   };

@@ -1,7 +1,7 @@
 // PostgreSQL runs the embedded store's migration list (one schema, one history), translated where
 // the two dialects differ, under an advisory lock so that servers starting together migrate once.
 import type pg from "pg";
-import { SQLITE_MIGRATIONS } from "../sqlite/migrations.ts";
+import { type Migration, SQLITE_MIGRATIONS } from "../sqlite/migrations.ts";
 
 /** Arbitrary but fixed: every txtfs server takes this advisory lock to migrate. */
 export const MIGRATION_LOCK_ID = 7_474_767_301;
@@ -19,7 +19,10 @@ export function translateDdl(ddl: string): string {
 }
 
 /** Applies the missing migrations; returns how many were applied by this call. */
-export async function migrate(client: pg.ClientBase, migrations = SQLITE_MIGRATIONS): Promise<number> {
+export async function migrate(
+  client: pg.ClientBase,
+  migrations: readonly Migration[] = SQLITE_MIGRATIONS,
+): Promise<number> {
   await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_ID]);
   try {
     await client.query(
@@ -37,7 +40,8 @@ export async function migrate(client: pg.ClientBase, migrations = SQLITE_MIGRATI
     for (let v = current; v < migrations.length; v++) {
       await client.query("BEGIN");
       try {
-        await client.query(translateDdl(migrations[v]!));
+        const m = migrations[v]!;
+        await client.query(typeof m === "string" ? translateDdl(m) : m.postgres);
         await client.query("INSERT INTO txtfs_migrations (version, applied_at) VALUES ($1, $2)", [
           v + 1,
           new Date().toISOString(),

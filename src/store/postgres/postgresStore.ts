@@ -3,6 +3,7 @@ import pg from "pg";
 import { KeyedMutex } from "../../lib/keyedMutex.ts";
 import type { Logger } from "../../lib/logger.ts";
 import { FeedNotifier } from "../notifier.ts";
+import { SQLITE_MIGRATIONS } from "../sqlite/migrations.ts";
 import type { Sql, Store, TransactionOptions, Tx } from "../store.ts";
 import { createTx } from "../tx.ts";
 import { CHANNEL, ChangeBus, type ChangeMessage, encodeChange } from "./changeBus.ts";
@@ -148,7 +149,7 @@ export class PostgresStore implements Store {
         },
         (account) => bumped.push(account),
       );
-      result = await fn(createTx(sql, (ids) => touched.push(...ids)));
+      result = await fn(createTx(sql, (ids) => touched.push(...ids), "postgres"));
       // Delivered to every listening server when (and only if) this transaction commits.
       if (wrote)
         await client.query("SELECT pg_notify($1, $2)", [CHANNEL, encodeChange(this.origin, touched)]);
@@ -188,6 +189,7 @@ export class PostgresStore implements Store {
         createTx(
           this.executor(client, () => {}),
           () => {},
+          "postgres",
         ),
       );
       await client.query("COMMIT");
@@ -245,6 +247,14 @@ export class PostgresStore implements Store {
   /** Whether other servers' commits currently reach this store (for tests and health checks). */
   get listening(): boolean {
     return this.bus.listening;
+  }
+
+  async schema(): Promise<{ current: number; expected: number }> {
+    this.assertOpen();
+    const { rows } = await this.pool.query<{ v: string | null }>(
+      "SELECT MAX(version) AS v FROM txtfs_migrations",
+    );
+    return { current: Number(rows[0]?.v ?? 0), expected: SQLITE_MIGRATIONS.length };
   }
 
   async close(): Promise<void> {

@@ -49,4 +49,14 @@ export class ConnectionRepo {
   deleteForFile(fileId: string) {
     return this.sql.run("DELETE FROM connections WHERE file_id = ? OR target_file_id = ?", [fileId, fileId]);
   }
+
+  /** Every connection touching a note of this owner (one query, for workspace figures). */
+  touchingOwner(ownerId: string): Promise<Pick<ConnectionRow, "file_id" | "target_file_id">[]> {
+    return this.sql.all(
+      `SELECT c.file_id, c.target_file_id FROM connections c
+       WHERE c.file_id IN (SELECT id FROM files WHERE owner_id = ?)
+          OR c.target_file_id IN (SELECT id FROM files WHERE owner_id = ?)`,
+      [ownerId, ownerId],
+    );
+  }
 }

@@ -122,7 +122,7 @@ export class FileRepo {
   }
 }
 
-function accessWhere(filter: FileListFilter): { where: string[]; params: unknown[] } {
+export function accessWhere(filter: FileListFilter): { where: string[]; params: unknown[] } {
   const any = ["files.owner_id = ?"];
   const params: unknown[] = [filter.ownerId];
   if (filter.sharedFolderIds?.length) {

@@ -106,6 +106,19 @@ export class FolderRepo {
     return new Map(rows.map((r) => [r.folder_id, Number(r.n)]));
   }
 
+  setAiExcluded(id: string, excluded: boolean) {
+    return this.sql.run("UPDATE folders SET ai_excluded = ? WHERE id = ?", [excluded ? 1 : 0, id]);
+  }
+
+  /** Every folder of these owners kept away from the AI (the setting, not yet its subtree). */
+  aiExcludedOf(ownerIds: readonly string[]): Promise<{ id: string }[]> {
+    if (ownerIds.length === 0) return Promise.resolve([]);
+    return this.sql.all(
+      `SELECT id FROM folders WHERE ai_excluded = 1 AND owner_id IN (${ownerIds.map(() => "?").join(",")})`,
+      ownerIds,
+    );
+  }
+
   delete(id: string) {
     return this.sql.run("DELETE FROM folders WHERE id = ?", [id]);
   }

@@ -9,6 +9,8 @@ export interface UserRow {
   created_at: string;
   feed_seq: number;
   feed_floor: number;
+  /** `free` or `pro` (txtfs admin user plan): `pro` accounts may use the operator's AI provider. */
+  plan: string;
 }
 
 export interface ApiKeyRow {
@@ -36,6 +38,8 @@ export interface FolderRow {
   revision: number;
   created_at: string;
   updated_at: string;
+  /** 1: nothing in this folder or below is ever sent to an AI provider. */
+  ai_excluded?: number;
 }
 
 /** A file without its body: what listings read. */

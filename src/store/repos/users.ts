@@ -42,6 +42,10 @@ export class UserRepo {
     return Number(row.feed_seq);
   }
 
+  setPlan(id: string, plan: string) {
+    return this.sql.run("UPDATE users SET plan = ? WHERE id = ?", [plan, id]);
+  }
+
   setFeedFloor(id: string, floor: number): Promise<unknown> {
     return this.sql.run("UPDATE users SET feed_floor = ? WHERE id = ? AND feed_floor < ?", [
       floor,

@@ -9,6 +9,8 @@ export interface VaultSecretRow {
   hint: string;
   created_at: string;
   updated_at: string;
+  /** JSON: settings that go with the secret, not secret themselves (an AI key's `baseUrl`, `model`). */
+  options: string;
   /** AES-256-GCM ciphertext (see server/identity/vaultCipher.ts). */
   ciphertext: string;
 }
@@ -22,13 +24,22 @@ export class VaultRepo {
 
   async put(row: VaultSecretRow) {
     const changed = await this.sql.run(
-      "UPDATE vault_secrets SET label = ?, hint = ?, updated_at = ?, ciphertext = ? WHERE user_id = ? AND name = ?",
-      [row.label, row.hint, row.updated_at, row.ciphertext, row.user_id, row.name],
+      "UPDATE vault_secrets SET label = ?, hint = ?, updated_at = ?, options = ?, ciphertext = ? WHERE user_id = ? AND name = ?",
+      [row.label, row.hint, row.updated_at, row.options, row.ciphertext, row.user_id, row.name],
     );
     if (changed.changes > 0) return changed;
     return this.sql.run(
-      "INSERT INTO vault_secrets (user_id, name, label, hint, created_at, updated_at, ciphertext) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      [row.user_id, row.name, row.label, row.hint, row.created_at, row.updated_at, row.ciphertext],
+      "INSERT INTO vault_secrets (user_id, name, label, hint, created_at, updated_at, options, ciphertext) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      [
+        row.user_id,
+        row.name,
+        row.label,
+        row.hint,
+        row.created_at,
+        row.updated_at,
+        row.options,
+        row.ciphertext,
+      ],
     );
   }
 

@@ -1,6 +1,13 @@
 // Schema history of the embedded store. Append new migrations; never edit an applied one.
 // Columns holding bodies come last in their table, so reading metadata never walks overflow pages.
-export const SQLITE_MIGRATIONS: readonly string[] = [
+// A migration is portable DDL (PostgreSQL translates it), or one text per dialect where they differ
+// (full-text search: FTS5 in SQLite, tsvector in PostgreSQL).
+export type Migration = string | { readonly sqlite: string; readonly postgres: string };
+
+/** The SQLite text of a migration. */
+export const sqliteDdl = (m: Migration) => (typeof m === "string" ? m : m.sqlite);
+
+export const SQLITE_MIGRATIONS: readonly Migration[] = [
   `
   CREATE TABLE users (
     id TEXT PRIMARY KEY,
@@ -296,4 +303,123 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     used INTEGER NOT NULL
   );
   `,
+  // 6: the context brain (issue 16): plans, AI quotas, folders kept away from the model, ideation
+  // records, reviewable proposals, transcriptions, artifacts, embeddings per note version, and the
+  // user's own provider settings beside the vaulted key.
+  `
+  ALTER TABLE users ADD COLUMN plan TEXT NOT NULL DEFAULT 'free';
+  ALTER TABLE folders ADD COLUMN ai_excluded INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE vault_secrets ADD COLUMN options TEXT NOT NULL DEFAULT '{}';
+  CREATE TABLE ai_usage (
+    account_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    day TEXT NOT NULL,
+    requests INTEGER NOT NULL DEFAULT 0,
+    tokens INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (account_id, day)
+  );
+  CREATE TABLE ideation_records (
+    file_id TEXT PRIMARY KEY REFERENCES files(id) ON DELETE CASCADE,
+    owner_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    created_by TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    grown_at TEXT,
+    grow_count INTEGER NOT NULL DEFAULT 0,
+    history TEXT NOT NULL
+  );
+  CREATE INDEX ideation_records_owner ON ideation_records(owner_id, created_at);
+  CREATE TABLE ai_proposals (
+    id TEXT PRIMARY KEY,
+    owner_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    analysis_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    target_type TEXT NOT NULL,
+    target_id TEXT,
+    base_etag TEXT,
+    status TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    reviewed_at TEXT,
+    reviewed_by TEXT,
+    proposed TEXT NOT NULL,
+    current TEXT NOT NULL
+  );
+  CREATE INDEX ai_proposals_owner ON ai_proposals(owner_id, status, created_at);
+  CREATE TABLE transcriptions (
+    id TEXT PRIMARY KEY,
+    owner_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    status TEXT NOT NULL,
+    source_type TEXT NOT NULL,
+    media_type TEXT NOT NULL,
+    byte_size INTEGER NOT NULL,
+    model TEXT,
+    file_id TEXT,
+    created_at TEXT NOT NULL,
+    completed_at TEXT
+  );
+  CREATE INDEX transcriptions_owner ON transcriptions(owner_id, created_at);
+  CREATE TABLE artifacts (
+    id TEXT PRIMARY KEY,
+    owner_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,
+    title TEXT NOT NULL,
+    media_type TEXT NOT NULL,
+    model TEXT,
+    source_ids TEXT NOT NULL,
+    file_id TEXT,
+    created_at TEXT NOT NULL,
+    content TEXT NOT NULL
+  );
+  CREATE INDEX artifacts_owner ON artifacts(owner_id, created_at);
+  CREATE TABLE note_embeddings (
+    file_id TEXT NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    version_number INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    vector TEXT NOT NULL,
+    PRIMARY KEY (file_id, model)
+  );
+  `,
+  // 7: full-text search over notes (name, context, tags, body), kept in step with every write by the
+  // database itself. SQLite: an FTS5 index (bm25) keyed through a rowid table, because a table
+  // without an INTEGER PRIMARY KEY may renumber its rowids on VACUUM. PostgreSQL: a generated
+  // tsvector column with a GIN index (ts_rank); the body is indexed up to 200,000 characters
+  // (a tsvector holds at most 1 MB).
+  {
+    sqlite: `
+  CREATE TABLE file_search_ids (
+    rowid INTEGER PRIMARY KEY,
+    file_id TEXT NOT NULL UNIQUE
+  );
+  CREATE VIRTUAL TABLE file_search USING fts5(
+    name, context, tags, content, tokenize = 'unicode61 remove_diacritics 2'
+  );
+  INSERT INTO file_search_ids (file_id) SELECT id FROM files;
+  INSERT INTO file_search (rowid, name, context, tags, content)
+    SELECT s.rowid, f.name, f.context, f.tags, f.content FROM files f JOIN file_search_ids s ON s.file_id = f.id;
+  CREATE TRIGGER file_search_insert AFTER INSERT ON files BEGIN
+    INSERT INTO file_search_ids (file_id) VALUES (new.id);
+    INSERT INTO file_search (rowid, name, context, tags, content)
+      VALUES ((SELECT rowid FROM file_search_ids WHERE file_id = new.id), new.name, new.context, new.tags, new.content);
+  END;
+  CREATE TRIGGER file_search_update AFTER UPDATE OF name, context, tags, content ON files
+  WHEN old.name IS NOT new.name OR old.context IS NOT new.context OR old.tags IS NOT new.tags
+    OR old.content IS NOT new.content BEGIN
+    UPDATE file_search SET name = new.name, context = new.context, tags = new.tags, content = new.content
+      WHERE rowid = (SELECT rowid FROM file_search_ids WHERE file_id = new.id);
+  END;
+  CREATE TRIGGER file_search_delete AFTER DELETE ON files BEGIN
+    DELETE FROM file_search WHERE rowid = (SELECT rowid FROM file_search_ids WHERE file_id = old.id);
+    DELETE FROM file_search_ids WHERE file_id = old.id;
+  END;
+  `,
+    postgres: `
+  ALTER TABLE files ADD COLUMN search_doc tsvector GENERATED ALWAYS AS (
+    setweight(to_tsvector('simple'::regconfig, name), 'A') ||
+    setweight(to_tsvector('simple'::regconfig, context || ' ' || tags), 'B') ||
+    setweight(to_tsvector('simple'::regconfig, left(content, 200000)), 'C')
+  ) STORED;
+  CREATE INDEX files_search ON files USING GIN (search_doc);
+  `,
+  },
 ];

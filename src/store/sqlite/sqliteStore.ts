@@ -5,7 +5,7 @@ import { Mutex } from "../../lib/mutex.ts";
 import { FeedNotifier } from "../notifier.ts";
 import type { Sql, Store, Tx } from "../store.ts";
 import { createTx } from "../tx.ts";
-import { SQLITE_MIGRATIONS } from "./migrations.ts";
+import { SQLITE_MIGRATIONS, sqliteDdl } from "./migrations.ts";
 
 /**
  * The embedded store: one SQLite file in WAL mode through node:sqlite (synchronous, in-process).
@@ -79,7 +79,7 @@ export class SqliteStore implements Store {
     for (let v = current; v < SQLITE_MIGRATIONS.length; v++) {
       this.db.exec("BEGIN IMMEDIATE");
       try {
-        this.db.exec(SQLITE_MIGRATIONS[v]!);
+        this.db.exec(sqliteDdl(SQLITE_MIGRATIONS[v]!));
         this.db.exec(`PRAGMA user_version = ${v + 1}`);
         this.db.exec("COMMIT");
       } catch (err) {
@@ -150,6 +150,14 @@ export class SqliteStore implements Store {
 
   subscribe(accountId: string, listener: () => void): () => void {
     return this.notifier.subscribe(accountId, listener);
+  }
+
+  schema(): Promise<{ current: number; expected: number }> {
+    return this.mutex.run(async () => {
+      this.assertOpen();
+      const row = this.db.prepare("PRAGMA user_version").get() as { user_version: number };
+      return { current: Number(row.user_version), expected: SQLITE_MIGRATIONS.length };
+    });
   }
 
   async close(): Promise<void> {

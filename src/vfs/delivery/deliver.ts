@@ -35,17 +35,12 @@ export class Delivery {
 
   /** The journal's next delivery: saves gathering (deliverSoon), or a retry while unreachable. */
   replayTimer: NodeJS.Timeout | undefined;
-
   /** When the first save still gathering for the next delivery was made. */
   gatheringSince: number | undefined;
-
   /** The running delivery of the journal (one at a time), and whether saves arrived meanwhile. */
   replaying: Promise<void> | undefined;
-
   replayAgain = false;
-
   unreachable = false;
-
   /** Whether the journal entry `key` may be on its way to the service right now (then it is not ours to change). */
   onItsWay(key: string): boolean {
     return (
@@ -121,31 +116,43 @@ export class Delivery {
       throw new Error("unreachable: a journal entry with neither a body nor a move");
     } else {
       try {
-        const sent = node.pendingMeta;
-        meta = withoutContent(
-          await this.c.client.updateFile(node.id, { content, ...sent }, { ifMatch: base?.etag }),
-        );
-        if (node.pendingMeta === sent) node.pendingMeta = undefined;
-        this.c.rebase.replaced(node.id, base, meta);
-        this.c.tree.upsertFile(meta, true);
+        ({ meta, body } = await this.update(node, content, base));
       } catch (err) {
-        if (err instanceof ApiError && err.status === 412) {
-          ({ meta, body } = await this.c.rebase.afterPreconditionFailed(node, content, base));
-        } else if (err instanceof ApiError && err.status === 404) {
-          this.c.log.warn({ path: this.c.tree.pathOf(node) }, "note was deleted remotely; saving it again");
-          this.c.tree.removeFile(node.id);
-          node.id = null;
-          node.createKey = randomUUID();
-          this.c.tree.addChild(node.parent, node);
-          return this.send(node, content, null);
-        } else {
-          throw err;
-        }
+        // Deleted remotely (also while a conflict was being resolved): our save creates it again.
+        if (!(err instanceof ApiError && err.status === 404)) throw err;
+        this.c.log.warn({ path: this.c.tree.pathOf(node) }, "note was deleted remotely; saving it again");
+        this.c.tree.removeFile(node.id);
+        node.id = null;
+        node.createKey = randomUUID();
+        this.c.tree.addChild(node.parent, node);
+        return this.send(node, content, null);
       }
     }
     this.c.cache.set(meta.id, meta.etag, Buffer.from(body!, "utf8"));
     this.c.refreshDirtySize(node);
     return { meta, body };
+  }
+
+  /** One note's new content (If-Match its base); a 412 keeps both, or applies ours on a metadata-only change. */
+  private async update(
+    node: FileNode,
+    content: string,
+    base: Base,
+  ): Promise<{ meta: TxtFile; body: string }> {
+    const sent = node.pendingMeta;
+    try {
+      const meta = withoutContent(
+        await this.c.client.updateFile(node.id!, { content, ...sent }, { ifMatch: base?.etag }),
+      );
+      if (node.pendingMeta === sent) node.pendingMeta = undefined;
+      this.c.rebase.replaced(node.id!, base, meta);
+      this.c.tree.upsertFile(meta, true);
+      return { meta, body: content };
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 412)
+        return this.c.rebase.afterPreconditionFailed(node, content, base);
+      throw err;
+    }
   }
 
   /**

@@ -15,20 +15,22 @@ export class Claims {
 
   /** Notes deleted here whose delete is still in the journal, by folder and name (see Claim). */
   readonly tombstones = new Map<DirNode, Map<string, Claim>>();
-
   /**
    * Takes the identity left under `name` in `dir`, if any (see Claim): a ghost showing that name
    * (then it becomes a plain local file: vim's backup, sed's `.bak`), or a delete of a note of
-   * that name still waiting in the journal (then the delete is called off).
+   * that name still waiting in the journal (then the delete is called off). `onlyHidden`: only
+   * what libfuse hid as `.fuse_hidden*` (a note moved onto a name held open: a rename over it).
    */
-  async claimName(dir: DirNode, name: string): Promise<Claim | undefined> {
+  async claimName(dir: DirNode, name: string, onlyHidden = false): Promise<Claim | undefined> {
     for (const child of dir.children.values()) {
       if (child.kind !== "local" || child.ghostOf?.shownAs !== name) continue;
+      if (onlyHidden && !child.name.startsWith(".fuse_hidden")) continue;
       const claim = child.ghostOf;
       child.ghostOf = undefined;
       this.c.saveLocal();
       return claim;
     }
+    if (onlyHidden) return undefined;
     const claim = this.tombstones.get(dir)?.get(name);
     if (!claim) return undefined;
     const entry = this.c.journal.get(claim.id);

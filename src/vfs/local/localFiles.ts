@@ -42,6 +42,8 @@ export interface ManifestEntry {
  * manifest write. fsync(2) on a local file writes it at once.
  */
 const MANIFEST_DELAY_MS = 50;
+/** The log is folded into the manifest once it is this large. */
+const LOG_REWRITE_BYTES = 1024 * 1024;
 
 const fsyncFd = promisify(fsync);
 
@@ -90,6 +92,11 @@ export class LocalHandle {
 export class LocalFiles {
   readonly dir: string;
   private readonly manifest: string;
+  private readonly logFile: string;
+  private logFd: number | undefined;
+  private logBytes = 0;
+  /** What the manifest and its log say now: path -> the entry's JSON. */
+  private written = new Map<string, string>();
   private entries: (() => ManifestEntry[]) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly onError: (err: unknown) => void;
@@ -98,16 +105,41 @@ export class LocalFiles {
   constructor(cacheDir: string, onError: (err: unknown) => void) {
     this.dir = join(cacheDir, "local");
     this.manifest = join(cacheDir, "local.json");
+    this.logFile = join(cacheDir, "local.log");
     this.onError = onError;
   }
 
+  /**
+   * The local files recorded: the manifest (a snapshot) and the changes appended to its log since
+   * (a line torn by a crash is skipped: that change never completed).
+   */
   async init(): Promise<ManifestEntry[]> {
     await mkdir(this.dir, { recursive: true });
+    const byPath = new Map<string, ManifestEntry>();
     try {
-      return JSON.parse(await readFile(this.manifest, "utf8")) as ManifestEntry[];
+      for (const e of JSON.parse(await readFile(this.manifest, "utf8")) as ManifestEntry[])
+        byPath.set(e.path, e);
     } catch {
-      return [];
+      // none yet
     }
+    let log = "";
+    try {
+      log = await readFile(this.logFile, "utf8");
+    } catch {
+      // no changes since the snapshot
+    }
+    for (const line of log.split("\n")) {
+      if (!line) continue;
+      try {
+        const rec = JSON.parse(line) as { put: ManifestEntry } | { del: string };
+        if ("put" in rec) byPath.set(rec.put.path, rec.put);
+        else byPath.delete(rec.del);
+      } catch {
+        // torn by a crash
+      }
+    }
+    this.written = new Map([...byPath].map(([path, e]) => [path, JSON.stringify(e)]));
+    return [...byPath.values()];
   }
 
   /** A new blob holding `body`. */
@@ -130,8 +162,9 @@ export class LocalFiles {
   }
 
   /**
-   * Records that the set of local files changed; the manifest is written a moment later from
-   * `entries` (read when it runs), so bursts of changes cost one write.
+   * Records that the set of local files changed; the change is written a moment later from
+   * `entries` (read when it runs), so bursts of changes cost one write. (A program closing a file
+   * it wrote calls `flush` at once: what it saw saved must survive a kill -9 of the daemon.)
    */
   save(entries: () => ManifestEntry[]): void {
     this.entries = entries;
@@ -144,15 +177,37 @@ export class LocalFiles {
     }, MANIFEST_DELAY_MS);
   }
 
-  /** Writes a pending manifest change now (atomically: temp file, then rename). */
+  /**
+   * Writes a pending change now: only what differs from what is recorded, appended to the log in
+   * one write(2); the snapshot is rewritten (temp file, then rename) when the log has grown large.
+   */
   flush(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
     const entries = this.entries;
     this.entries = undefined;
     if (!entries) return;
+    const now = new Map(entries().map((e) => [e.path, JSON.stringify(e)]));
+    let lines = "";
+    for (const [path, json] of now) if (this.written.get(path) !== json) lines += `{"put":${json}}\n`;
+    for (const path of this.written.keys()) if (!now.has(path)) lines += `${JSON.stringify({ del: path })}\n`;
+    this.written = now;
+    if (!lines) return;
+    if (this.logBytes > LOG_REWRITE_BYTES) {
+      this.snapshot();
+      return;
+    }
+    this.logFd ??= openSync(this.logFile, "a", 0o600);
+    this.logBytes += writeSync(this.logFd, lines);
+  }
+
+  /** The manifest becomes what is recorded now, and the log starts over. */
+  private snapshot(): void {
     const tmp = `${this.manifest}.tmp`;
-    writeFileSync(tmp, JSON.stringify(entries()));
+    writeFileSync(tmp, `[${[...this.written.values()].join(",")}]`, { mode: 0o600 });
     renameSync(tmp, this.manifest);
+    if (this.logFd !== undefined) closeSync(this.logFd);
+    this.logFd = openSync(this.logFile, "w", 0o600);
+    this.logBytes = 0;
   }
 }

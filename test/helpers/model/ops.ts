@@ -30,8 +30,12 @@ export type Op =
   | { k: "rmrf"; d: string }
   | { k: "held"; p: string; inner: "mv" | "sed" | "replace"; from: string; text: string } // while `exec 3<p`
   | { k: "tag"; p: string; tags: string }
+  | { k: "sidecar"; p: string; tags: string } // `> p.meta.json` (the mount's sidecar; not listed)
+  | { k: "untar"; p: string; text: string } // tar -x of an archive holding p, over the tree
   // Harness self-test only: changes the mount side and not the model.
-  | { k: "corrupt"; p: string };
+  | { k: "corrupt"; p: string }
+  // Run by the test, not by a shell: `txtfs sync`, or SIGKILL the daemon and mount again.
+  | { k: "control"; what: "sync" | "kill" };
 
 export const OP_KINDS = [
   "create",
@@ -51,6 +55,8 @@ export const OP_KINDS = [
   "rmrf",
   "held",
   "tag",
+  "sidecar",
+  "untar",
 ] as const;
 
 /** Short texts with plenty of `a`s (vim/sed/perl substitute them) and newlines. */
@@ -125,6 +131,15 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
     }),
     weight: 1,
   },
+  {
+    arbitrary: fc.record({
+      k: fc.constant("sidecar" as const),
+      p: pathArb,
+      tags: fc.constantFrom("side", "s1,s2"),
+    }),
+    weight: 1,
+  },
+  { arbitrary: fc.record({ k: fc.constant("untar" as const), p: pathArb, text: textArb }), weight: 1 },
 );
 
 /** The system python (pyenv's shim costs ~100 ms a start on a busy machine). */
@@ -158,8 +173,11 @@ export function opScript(op: Op, side: "target" | "model" = "target"): string {
         backup: "-es -c 'set backup'",
         backupcopy: "-es -c 'set backupcopy=yes'",
       }[op.flavour];
-      // vim creates a missing file too; only edit existing ones so both sides agree on why.
-      return `[ -f ${q(op.p)} ] && vim ${flags} ${sub} ${q(op.p)} </dev/null >/dev/null`;
+      // vim creates a missing file too; only edit existing ones so both sides agree on why. Its
+      // stderr is not readable: vim -es reads the answer to a hidden question ("the file changed
+      // since reading, write anyway?") from stderr once stdin is exhausted, and would wait forever
+      // on a readable one; this way it answers "no", which shows as a save that did not happen.
+      return `[ -f ${q(op.p)} ] && vim ${flags} ${sub} ${q(op.p)} </dev/null >/dev/null 2>/dev/null`;
     }
     case "sed":
       return op.bak ? `sed -i.bak 's/b/a/g' ${q(op.p)}` : `sed -i 's/a/b/g' ${q(op.p)}`;
@@ -191,8 +209,26 @@ export function opScript(op: Op, side: "target" | "model" = "target"): string {
     }
     case "tag":
       return `setfattr -n user.txtfs.tags -v ${q(op.tags)} ${q(op.p)}`;
+    case "sidecar": {
+      const json = q(JSON.stringify({ tags: op.tags.split(",") }));
+      // A local directory has no sidecars: the model (and a local target, $NO_SIDECARS) writes the
+      // same JSON to scratch space.
+      const dest =
+        side === "target"
+          ? `${q(`${op.p}.meta.json`)}; [ -n "$NO_SIDECARS" ] && d="$STAGE/sidecar.json"`
+          : `"$STAGE/sidecar.json"`;
+      return `d=${dest}; [ -f ${q(op.p)} ] && printf %s ${json} > "$d"`;
+    }
+    case "untar":
+      // An archive holding p, unpacked over the tree: tar unlinks the file and creates it again.
+      return (
+        `rm -rf "$STAGE/tx" && mkdir -p "$STAGE/tx/$(dirname ${q(op.p)})" && printf %s ${q(op.text)} > "$STAGE/tx/"${q(op.p)} && ` +
+        `tar -cf "$STAGE/t.tar" -C "$STAGE/tx" ${q(op.p)} && tar -xf "$STAGE/t.tar"`
+      );
     case "corrupt":
       return side === "target" ? `[ -f ${q(op.p)} ] && printf X >> ${q(op.p)}` : `[ -f ${q(op.p)} ]`;
+    case "control":
+      return ":";
   }
 }
 
@@ -210,8 +246,18 @@ export function resolveSticky(ops: Op[]): Op[] {
 
 /** One line of a printed sequence (runnable in bash from the tree's root). */
 export function showOp(op: Op): string {
+  if (op.k === "control")
+    return op.what === "sync"
+      ? "txtfs sync"
+      : "kill -9 $(daemon); txtfs mount ... again (same cache and data)";
   return opScript(op, "target");
 }
+
+/** The test's own operations on a mount: `txtfs sync`, and a SIGKILL of the daemon + a new mount. */
+export const controlArb: fc.Arbitrary<Op> = fc.record({
+  k: fc.constant("control" as const),
+  what: fc.constantFrom("sync" as const, "kill" as const),
+});
 
 /** The paths whose note identity an operation hands on (rename: from -> to), for the identity model. */
 export function renameOf(op: Op): { from: string; to: string } | undefined {

@@ -88,6 +88,7 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
   await o.sync();
   const claims: Claim[] = [];
   const lastClaim = new Map<string, Claim>();
+  const unseen: { step: number; path: string; text: string; shown: string }[] = [];
   for (const [i, op] of ops.entries()) {
     if (i > 0 && o.pauseMs > 0) await sleep(o.pauseMs);
     if (isRemote(op)) {
@@ -101,11 +102,9 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
         if (op.to === op.p || files.some((f) => f.name === op.to)) continue;
         await o.api.put(`/api/v1/files/${rec.id}`, { name: op.to });
       } else await o.api.delete(`/api/v1/files/${rec.id}`);
-      // What was saved at this path before is no longer replaced by a later local save.
+      // Deleted by someone else afterwards: what was saved at this path may go.
       const c = lastClaim.get(op.p);
-      if (c && op.k === "rdelete") c.live = false; // deleted by someone else afterwards: may go
-      lastClaim.delete(op.p);
-      if (op.k === "rrename") lastClaim.delete(op.to);
+      if (c && op.k === "rdelete") c.live = false;
       continue;
     }
     // Local saves carry the step's marker, so each acknowledged save has bytes of its own.
@@ -113,15 +112,26 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
       op.k === "rewrite" || op.k === "append" || op.k === "replace"
         ? { ...op, text: `${op.text}${tag} l${i}\n` }
         : op;
+    // The bytes the program found (B:) and the bytes it left (A:).
+    const p = q(op.p);
     const r = await bash(
-      `${opScript(withMarker)} >/dev/null 2>&1 </dev/null; rc=$?; [ $rc = 0 ] && base64 -w0 < ${q(op.p)}; exit $rc`,
+      `printf 'B:%s\\n' "$(base64 -w0 < ${p} 2>/dev/null)"; ( ${opScript(withMarker)} ) >/dev/null 2>&1 </dev/null; rc=$?; ` +
+        `[ $rc = 0 ] && printf 'A:%s\\n' "$(base64 -w0 < ${p})"; exit $rc`,
       dir,
     );
     if (o.stats && r.code === 0) o.stats.effective++;
     if (r.code !== 0) continue;
+    const before = Buffer.from(/^B:(.*)$/m.exec(r.stdout)?.[1] ?? "", "base64");
+    const after = Buffer.from(/^A:(.*)$/m.exec(r.stdout)?.[1] ?? "", "base64");
+    // The previous save of this path is replaced only if the program saw it: if the mount showed
+    // other bytes (a remote change came in), that save must still be kept somewhere.
     const prev = lastClaim.get(op.p);
-    if (prev) prev.live = false; // replaced by this save of the same path
-    const claim = { step: i, path: op.p, bytes: Buffer.from(r.stdout, "base64"), live: true };
+    if (prev?.bytes.equals(before)) prev.live = false;
+    // A write that succeeded but does not show in the read right after (a remote change may have
+    // come in between): its text must still be found on the service, in some note or version.
+    if ("text" in withMarker && !after.toString().includes(withMarker.text))
+      unseen.push({ step: i, path: op.p, text: withMarker.text, shown: after.toString() });
+    const claim = { step: i, path: op.p, bytes: after, live: true };
     claims.push(claim);
     lastClaim.set(op.p, claim);
   }
@@ -140,6 +150,21 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
     for (const v of versions.body.versions ?? []) hashes.add(String(v.content_hash).replace(/^sha256:/, ""));
   }
   const problems: string[] = [];
+  if (unseen.length) {
+    const texts: string[] = [...current.values()];
+    for (const f of files) {
+      const versions = await o.api.get(`/api/v1/files/${f.id}/versions?limit=100`);
+      for (const v of versions.body.versions ?? []) {
+        const one = await o.api.get(`/api/v1/files/${f.id}/versions/${v.version_number}`);
+        if (one.status === 200) texts.push(String(one.body.version?.content ?? ""));
+      }
+    }
+    for (const u of unseen)
+      if (!texts.some((t) => t.includes(u.text)))
+        problems.push(
+          `lost save: step ${u.step} wrote ${JSON.stringify(u.text)} to ${u.path} (exit 0); a read right after showed ${JSON.stringify(u.shown)}; not on the service`,
+        );
+  }
   for (const c of claims)
     if (c.live && !hashes.has(sha(c.bytes)))
       problems.push(

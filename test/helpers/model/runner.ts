@@ -2,6 +2,7 @@
 // the harness's own control runs) and on the model (a local directory under /var/tmp), and says
 // where they first differ: exit status of an operation, names or bytes of the tree, a note's
 // identity (user.txtfs.id) or tags, and — after `txtfs sync` — the notes on the service.
+import { isUtf8 } from "node:buffer";
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -99,6 +100,12 @@ export class IdentityModel {
   readonly tags = new Map<number, string>();
   /** token -> the id first seen on the target */
   readonly ids = new Map<number, string>();
+  /** path -> the token of the note deleted there (docs/mount.md: a create of the path before the
+   * delete left continues that note) */
+  private readonly gone = new Map<string, number>();
+  /** token of a note created where one was just deleted -> that one's token: either may be right
+   * (it depends on whether the delete had left, i.e. on timing) until the target shows which */
+  private readonly either = new Map<number, number>();
 
   /** Applies one operation's outcome (model exit code, model tree before and after). */
   step(op: Op, code: number, before: Manifest, after: Manifest) {
@@ -110,7 +117,7 @@ export class IdentityModel {
       if (!(ren.to in before.files) && fromTok !== undefined) this.tokens.set(ren.to, fromTok);
       this.tokens.delete(ren.from);
     }
-    if (op.k === "tag" && code === 0) {
+    if ((op.k === "tag" || op.k === "sidecar") && code === 0) {
       const tok = this.tokens.get(op.p);
       if (tok !== undefined) this.tags.set(tok, op.tags);
     }
@@ -119,18 +126,38 @@ export class IdentityModel {
 
   /** Forgets notes that are gone, gives new notes a token. */
   sync(tree: Manifest) {
-    for (const p of [...this.tokens.keys()]) if (!(p in tree.files)) this.tokens.delete(p);
-    for (const p of Object.keys(tree.files))
-      if (isNote(p) && !this.tokens.has(p)) this.tokens.set(p, this.next++);
+    for (const [p, tok] of [...this.tokens]) {
+      if (p in tree.files) continue;
+      this.tokens.delete(p);
+      this.gone.set(p, tok);
+    }
+    for (const p of Object.keys(tree.files)) {
+      if (!isNote(p) || this.tokens.has(p)) continue;
+      const tok = this.next++;
+      this.tokens.set(p, tok);
+      const old = this.gone.get(p);
+      if (old !== undefined) this.either.set(tok, old);
+    }
+    for (const p of [...this.gone.keys()]) if (p in tree.files) this.gone.delete(p);
   }
 
   /** Differences in identity and tags between what the target shows and what should hold. */
   check(target: Manifest, where: string): string[] {
     const out: string[] = [];
     const seen = new Map<string, string>();
-    for (const [p, tok] of this.tokens) {
+    for (const [p, t] of [...this.tokens]) {
+      let tok = t;
       const id = target.ids[p];
       if (!id) continue; // not a note on the target (a difference treeDiff reports) or a local-only control
+      const old = this.either.get(tok);
+      if (old !== undefined) {
+        this.either.delete(tok);
+        // The create came before the delete left: the note continued (same id, same tags).
+        if (this.ids.get(old) === id) {
+          tok = old;
+          this.tokens.set(p, old);
+        }
+      }
       const first = this.ids.get(tok);
       if (first && first !== id) out.push(`${p}: id ${id} ${where}, was ${first} (identity lost)`);
       if (!first) this.ids.set(tok, id);
@@ -147,11 +174,14 @@ export class IdentityModel {
 }
 
 export interface ServiceView {
-  api: Api;
+  /** The current client (a restarted daemon serves on a new port). */
+  api(): Api;
   /** The run's folder as a path inside the mount ("model/r3"). */
   folder: string;
   /** Waits until every save is on the service (`txtfs sync`). */
   sync(): Promise<void>;
+  /** SIGKILL the daemon, then mount the same cache and data again. */
+  kill?(): Promise<void>;
 }
 
 export interface RunOptions {
@@ -190,6 +220,8 @@ const wrap = (op: Op, side: "target" | "model") =>
 export async function runSequence(ops: Op[], o: RunOptions): Promise<RunFailure | undefined> {
   for (const dir of [o.model, o.stage]) mkdirSync(dir, { recursive: true });
   const env = { STAGE: o.stage };
+  // Sidecars exist on the mount only; a local target (the harness's control) writes them aside.
+  const targetEnv = o.service ? env : { ...env, NO_SIDECARS: "1" };
   const identity = new IdentityModel();
   // Setup: the same starting notes on both sides, delivered before the sequence starts.
   const setT = await bash(`mkdir -p '${o.target}' && cd '${o.target}' && ${SETUP_SCRIPT}`, "/", env);
@@ -206,7 +238,8 @@ export async function runSequence(ops: Op[], o: RunOptions): Promise<RunFailure 
   if (o.mode === "step") {
     for (const [i, op] of ops.entries()) {
       const started = Date.now();
-      const t = await bash(wrap(op, "target"), o.target, env);
+      const t =
+        op.k === "control" ? await control(op, o) : await bash(wrap(op, "target"), o.target, targetEnv);
       if (o.stats) o.stats.slowestMs = Math.max(o.stats.slowestMs, Date.now() - started);
       const m = await bash(wrap(op, "model"), o.model, env);
       if (o.stats && m.code === 0) o.stats.effective++;
@@ -221,18 +254,39 @@ export async function runSequence(ops: Op[], o: RunOptions): Promise<RunFailure 
       if (problems.length) return { step: i, problems };
     }
   } else {
-    // The target runs every operation in one child process, `mode` ms apart, printing each exit
-    // status; the model runs them one by one (its timing does not matter) to follow identities.
+    // The target runs the operations in one child process, `mode` ms apart, printing each exit
+    // status (a sync or a daemon restart, run by the test, splits the burst); the model runs them
+    // one by one (its timing does not matter) to follow identities.
     const pause = o.mode > 0 ? `sleep ${(o.mode / 1000).toFixed(3)}; ` : "";
-    const script = ops
-      .map((op) => `t0=$EPOCHREALTIME; ${wrap(op, "target")}; echo "rc $? $t0 $EPOCHREALTIME"`)
-      .join(`\n${pause}`);
-    const t = await bash(script, o.target, env);
-    const rcs = [...t.stdout.matchAll(/^rc (\d+) ([\d.]+) ([\d.]+)$/gm)];
-    const codes = rcs.map((x) => Number(x[1]));
-    if (o.stats)
-      for (const x of rcs)
-        o.stats.slowestMs = Math.max(o.stats.slowestMs, (Number(x[3]) - Number(x[2])) * 1000);
+    const codes: (number | undefined)[] = [];
+    let stderr = "";
+    for (let start = 0; start < ops.length; ) {
+      const first = ops[start]!;
+      if (first.k === "control") {
+        codes.push((await control(first, o)).code);
+        start++;
+        continue;
+      }
+      let end = start;
+      while (end < ops.length && ops[end]!.k !== "control") end++;
+      const segment = ops.slice(start, end);
+      const script = segment
+        .map((op) => `t0=$EPOCHREALTIME; ${wrap(op, "target")}; echo "rc $? $t0 $EPOCHREALTIME"`)
+        .join(`\n${pause}`);
+      const t = await bash(
+        script,
+        o.target,
+        targetEnv,
+        segment.length * (o.mode + (OP_TIMEOUT_S + 1) * 1000) + 30_000,
+      );
+      stderr += t.stderr;
+      const rcs = [...t.stdout.matchAll(/^rc (\d+) ([\d.]+) ([\d.]+)$/gm)];
+      for (let k = 0; k < segment.length; k++) codes.push(rcs[k] ? Number(rcs[k]![1]) : undefined);
+      if (o.stats)
+        for (const x of rcs)
+          o.stats.slowestMs = Math.max(o.stats.slowestMs, (Number(x[3]) - Number(x[2])) * 1000);
+      start = end;
+    }
     for (const [i, op] of ops.entries()) {
       const m = await bash(wrap(op, "model"), o.model, env);
       if (o.stats && m.code === 0) o.stats.effective++;
@@ -243,7 +297,7 @@ export async function runSequence(ops: Op[], o: RunOptions): Promise<RunFailure 
         return {
           step: i,
           problems: [
-            `exit status: mount ${codes[i]} model ${m.code}; mount stderr (whole burst): ${t.stderr.trim()}`,
+            `exit status: mount ${codes[i]} model ${m.code}; mount stderr (whole burst): ${stderr.trim()}`,
           ],
         };
     }
@@ -265,9 +319,20 @@ export async function runSequence(ops: Op[], o: RunOptions): Promise<RunFailure 
   return undefined;
 }
 
+/** Runs a control operation on the target (nothing to do without a service: the local control). */
+async function control(op: Extract<Op, { k: "control" }>, o: RunOptions): Promise<RunResult> {
+  try {
+    if (op.what === "sync") await o.service?.sync();
+    else await o.service?.kill?.();
+    return { code: 0, stdout: "", stderr: "" };
+  } catch (err) {
+    return { code: 1, stdout: "", stderr: String(err) };
+  }
+}
+
 /** The notes under the run's folder on the service against the model's .md/.txt files. */
 export async function serviceDiff(view: ServiceView, model: Manifest, target: Manifest): Promise<string[]> {
-  const res = await view.api.get("/api/me/files");
+  const res = await view.api().get("/api/me/files");
   if (res.status !== 200) return [`GET /api/me/files: ${res.status}`];
   const { files, folders } = res.body as { files: any[]; folders: any[] };
   const pathOf = new Map<string | null, string>([[null, ""]]);
@@ -301,15 +366,19 @@ export async function serviceDiff(view: ServiceView, model: Manifest, target: Ma
   );
   for (const d of model.dirs) if (!remoteDirs.has(d)) out.push(`service: folder ${d}/ missing`);
   for (const d of remoteDirs) if (!model.dirs.includes(d)) out.push(`service: folder ${d}/ should not exist`);
+  // A note whose bytes are not valid UTF-8 stays local with exactly those bytes (docs/mount.md):
+  // the service keeps its last text, if it had one. (pwrite at a byte offset can split a character.)
+  const notText = (p: string) => !isUtf8(Buffer.from(model.files[p]!, "base64"));
   const modelNotes = Object.keys(model.files).filter(isNote);
   for (const p of modelNotes) {
+    if (notText(p)) continue;
     const rec = remote.get(p);
     const want = Buffer.from(model.files[p]!, "base64");
     if (!rec) {
       out.push(`service: note ${p} missing (model ${show(model.files[p])})`);
       continue;
     }
-    const body = await view.api.get(`/api/v1/files/${rec.id}`);
+    const body = await view.api().get(`/api/v1/files/${rec.id}`);
     const got = body.status === 200 ? Buffer.from(String(body.body.content), "utf8") : undefined;
     if (!got?.equals(want))
       out.push(
