@@ -3,7 +3,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import type { TxtfsClient } from "../client/api.ts";
+import { ApiError, NetworkError, type TxtfsClient } from "../client/api.ts";
 import type { Logger } from "../lib/logger.ts";
 import { configDir } from "../lib/paths.ts";
 import { VERSION } from "./version.ts";
@@ -41,6 +41,12 @@ export async function ensureDevice(
     log.info({ device: device.id }, "registered this mount as a device");
     return device.id;
   } catch (err) {
+    // A refused key or an unreachable service is the caller's to explain (and stops the mount).
+    if (
+      err instanceof NetworkError ||
+      (err instanceof ApiError && (err.status === 401 || err.status === 403))
+    )
+      throw err;
     // An older service without devices: pins then live only in this mount.
     log.warn({ err }, "could not register a device; availability is kept locally only");
     return devices[service];

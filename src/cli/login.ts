@@ -1,6 +1,7 @@
 // txtfs login / logout / whoami: sign in with the service's identity provider from a shell.
 import type { Command } from "commander";
-import { parsePositiveInt } from "./options.ts";
+import { readCliConfig } from "./credentials.ts";
+import { fromEnv, parsePositiveInt, parseUrl } from "./options.ts";
 
 /** The sign-in client (jose, undici), loaded only when a command runs. */
 const signIn = () => import("../client/signIn.ts");
@@ -9,12 +10,14 @@ export function registerLogin(program: Command): void {
   program
     .command("login")
     .description("Sign in with the service's identity provider (browser, PKCE); the mount then needs no key.")
-    .option("--url <url>", "the txtfs service (or TXTFS_URL, or the saved one)")
+    .option("--url <url>", "the txtfs service (or TXTFS_URL, or the saved one)", parseUrl)
     .option("--no-browser", "only print the sign-in URL (to open on any browser of this machine)")
     .option("--timeout <seconds>", "how long to wait for the browser", parsePositiveInt, 300)
     .action(async (opts) => {
-      const { loadConfig, login, SignInError } = await signIn();
-      const url: string | undefined = opts.url ?? process.env.TXTFS_URL ?? loadConfig().url;
+      // A malformed config file is reported, not silently replaced by the sign-in's save.
+      const config = readCliConfig();
+      const { login, SignInError } = await signIn();
+      const url: string | undefined = opts.url ?? fromEnv("TXTFS_URL", parseUrl) ?? config.url;
       if (!url) throw new SignInError("no service: pass --url URL (or set TXTFS_URL)");
       const signedIn = await login({
         url,
@@ -58,6 +61,7 @@ export function registerLogin(program: Command): void {
     .description("Show the signed-in identity (refreshing the access token when it is about to expire).")
     .option("--json", "print the service's answer as JSON")
     .action(async (opts) => {
+      readCliConfig();
       const { currentSignIn, SignInError } = await signIn();
       const s = await currentSignIn();
       if (!s) throw new SignInError("not signed in: run txtfs login --url URL");

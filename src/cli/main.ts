@@ -1,22 +1,33 @@
-// The txtfs command line. Results go to stdout, diagnostics to stderr.
+// The txtfs command line. Results go to stdout, diagnostics to stderr. A bad flag, variable or
+// config file is one line naming it (exit 2); a failure of the work itself exits 1.
 // Command files define their options at load time but import what their actions need only when
 // those run: `txtfs --help` and `txtfs status` never load the server, the store or FUSE.
 import { Command, CommanderError } from "commander";
 import { registerAdmin } from "./admin.ts";
 import { registerBrain } from "./brain.ts";
 import { registerCompletion } from "./completion.ts";
+import { takeKeyArgument } from "./keyArgument.ts";
 import { registerLogin } from "./login.ts";
 import { registerMcp } from "./mcp.ts";
 import { registerMount } from "./mount.ts";
+import { checkLogLevel, UsageError } from "./options.ts";
 import { registerPin } from "./pin.ts";
 import { registerServe } from "./serve.ts";
 import { VERSION } from "./version.ts";
+
+// Everything txtfs writes (database, journal, caches, logs, keys) is for this user alone:
+// directories 0700, files 0600, whatever the shell's umask.
+process.umask(0o077);
+
+// A key typed on the command line leaves the process title (and /proc/PID/cmdline) at once.
+const { argv, typed } = takeKeyArgument(process.argv);
+process.argv = argv;
 
 const program = new Command()
   .name("txtfs")
   .description("Remote text notes as files: the service (serve) and its FUSE mount.")
   .version(VERSION)
-  .showHelpAfterError()
+  .configureOutput({ outputError: (str, write) => write(`txtfs: ${str.replace(/^error: /, "")}`) })
   .exitOverride();
 
 registerServe(program);
@@ -29,12 +40,19 @@ registerCompletion(program, VERSION);
 registerMcp(program);
 
 try {
-  await program.parseAsync(process.argv);
+  checkLogLevel();
+  if (typed) {
+    process.stderr.write(
+      "txtfs: note: --key is readable by other users (ps) until txtfs hides it; prefer --key-file, TXTFS_API_KEY or the config file\n",
+    );
+  }
+  await program.parseAsync(argv);
 } catch (err) {
-  if (err instanceof CommanderError) process.exit(err.exitCode);
+  // Help and --version exit 0; a usage error (bad value, unknown option, missing argument) 2.
+  if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
   const message = err instanceof Error ? err.message : String(err);
   // A ServiceError (domain rule broken by an admin command) also says how to fix it.
   const resolution = (err as { resolution?: unknown } | null)?.resolution;
   process.stderr.write(`txtfs: ${message}\n${typeof resolution === "string" ? `${resolution}\n` : ""}`);
-  process.exit(1);
+  process.exit(err instanceof UsageError ? 2 : 1);
 }

@@ -1,15 +1,19 @@
 // txtfs mount / unmount / status.
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, fchmodSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type Command, Option } from "commander";
+import type { Command } from "commander";
 import type { TxtfsClient } from "../client/api.ts";
 import type { StoredSignIn } from "../client/signIn.ts";
 import type { Logger } from "../lib/logger.ts";
 import { listMounts, removeMountRecord, writeMountRecord } from "../lib/mountRegistry.ts";
-import { cacheDir, configDir, dataDir } from "../lib/paths.ts";
+import { cacheDir, dataDir } from "../lib/paths.ts";
+import { readCliConfig, resolveCredentials } from "./credentials.ts";
+import { hideKeyArgument, KEY_ENV } from "./keyArgument.ts";
 import { mountCacheDir, rememberedPort, rememberPort } from "./mountIdentity.ts";
+import { parseId, parsePollWait, parseSeconds, parseSize, parseUrl } from "./options.ts";
+import { checkNotMounted, explainConnectError } from "./preflight.ts";
 import { BIN_ARGS } from "./version.ts";
 
 // What the mount's actions need is imported when they run (see main.ts): the service, FUSE and the
@@ -25,22 +29,6 @@ const lazy = {
   vfs: () => import("../vfs/vfs.ts"),
   device: () => import("./device.ts"),
 };
-
-function parseSize(value: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?$/i.exec(value.trim());
-  if (!m) throw new Error(`--cache-size: ${JSON.stringify(value)} is not a size like 256M or 2G`);
-  const unit = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }[m[2]!.toLowerCase() as "" | "k"]!;
-  return Math.floor(Number(m[1]) * unit);
-}
-
-/** Credentials: flags, then TXTFS_URL/TXTFS_API_KEY, then ~/.config/txtfs/config.json. */
-function savedCredentials(): { url?: string; key?: string } {
-  try {
-    return JSON.parse(readFileSync(join(configDir(), "config.json"), "utf8"));
-  } catch {
-    return {};
-  }
-}
 
 /** Refresh the signed-in access token this long before it expires (a mount outlives tokens). */
 const SIGNED_IN_MARGIN_MS = 5 * 60_000;
@@ -100,16 +88,20 @@ export function registerMount(program: Command): void {
   program
     .command("mount <mountpoint>")
     .description("Mount the service as a directory tree (FUSE). Foreground until unmounted.")
-    .option("--url <url>", "service URL (or TXTFS_URL)")
-    .option("--key <key>", "API key (or TXTFS_API_KEY)")
+    .option("--url <url>", "service URL (or TXTFS_URL, or the config file's url)", parseUrl)
+    .option("--key <key>", "API key; visible to other users in ps: prefer --key-file or TXTFS_API_KEY")
+    .option(
+      "--key-file <path>",
+      "file holding the API key (or TXTFS_API_KEY_FILE, or the config file's keyFile)",
+    )
     .option("--serve", "run the service in this process on the embedded store (no account needed)")
     .option("--data <dir>", "data directory for --serve", dataDir())
     .option("--read-only", "mount read-only")
     .option("--allow-other", "let other users access the mount (needs user_allow_other in /etc/fuse.conf)")
     .option("--cache-dir <dir>", "where local-only files and caches live")
-    .option("--cache-size <size>", "bound of the in-memory content cache", "256M")
-    .addOption(new Option("--uid <uid>", "owner uid of every file").argParser(Number))
-    .addOption(new Option("--gid <gid>", "owner gid of every file").argParser(Number))
+    .option("--cache-size <size>", "bound of the in-memory content cache", parseSize, parseSize("256M"))
+    .option("--uid <uid>", "owner uid of every file", parseId)
+    .option("--gid <gid>", "owner gid of every file", parseId)
     .option(
       "-o, --options <opts>",
       "FUSE options (comma-separated, repeatable)",
@@ -117,7 +109,7 @@ export function registerMount(program: Command): void {
       [] as string[],
     )
     .option("--daemon", "detach once mounted")
-    .option("--poll-wait <seconds>", "long-poll wait of the change feed", "25")
+    .option("--poll-wait <seconds>", "long-poll wait of the change feed (0-60)", parsePollWait, 25)
     .option(
       "--write-through",
       "every save waits for the service (default: saves return once in the on-disk journal, which delivers them in order; fsync and `txtfs sync` wait for delivery)",
@@ -132,6 +124,8 @@ export function registerMount(program: Command): void {
     .action(async (mountpointArg: string, opts) => {
       const mountpoint = resolve(mountpointArg);
       if (opts.daemon) return daemonize(mountpoint);
+      // Everything given is checked before any network call or mount.
+      const creds = resolveCredentials(opts, readCliConfig());
       const [
         { TxtfsClient },
         { currentSignIn },
@@ -155,10 +149,12 @@ export function registerMount(program: Command): void {
       const readOnly = Boolean(
         opts.readOnly || (opts.options as string[]).some((o) => o.split(",").includes("ro")),
       );
+      checkNotMounted(mountpoint);
       await prepareMountpoint(mountpoint, log);
 
-      let url: string = opts.url ?? process.env.TXTFS_URL ?? savedCredentials().url;
-      let key: string = opts.key ?? process.env.TXTFS_API_KEY ?? savedCredentials().key;
+      let url = creds.url as string;
+      let key = creds.key as string;
+      let keyFrom = creds.keyFrom ?? "";
       // No key: the signed-in identity (txtfs login), its access token refreshed before it expires.
       let signedIn: StoredSignIn | null = null;
       if (!key && !opts.serve) {
@@ -166,6 +162,7 @@ export function registerMount(program: Command): void {
         if (signedIn && (!url || url.replace(/\/$/, "") === signedIn.url)) {
           url = signedIn.url;
           key = signedIn.accessToken;
+          keyFrom = "the sign-in of txtfs login";
         } else {
           signedIn = null;
         }
@@ -175,6 +172,7 @@ export function registerMount(program: Command): void {
         const local = await serveLocally(opts.data, log);
         url = local.server.url;
         key = local.key;
+        keyFrom = join(opts.data, "mount.key");
         stopServer = () => local.server.close();
         process.stdout.write(
           `txtfs service ${url} (data: ${opts.data})\nexport TXTFS_URL=${url}\nexport TXTFS_API_KEY=${key}\n`,
@@ -182,7 +180,7 @@ export function registerMount(program: Command): void {
       }
       if (!url || !key) {
         throw new MountError(
-          "no service to mount: pass --url and --key (or TXTFS_URL/TXTFS_API_KEY), sign in with txtfs login, or use --serve for a local one",
+          "no service to mount: pass --url and --key-file (or TXTFS_URL/TXTFS_API_KEY, or the config file), sign in with txtfs login, or use --serve for a local one",
         );
       }
       const cache =
@@ -192,19 +190,25 @@ export function registerMount(program: Command): void {
       if (resolve(cache).startsWith(`${mountpoint}/`))
         throw new MountError("--cache-dir must be outside the mountpoint");
 
-      const client = new TxtfsClient({ url, key, source: "mount", timeoutMs: 10_000 });
-      const deviceId = await ensureDevice(client, opts.serve ? `serve:${resolve(opts.data)}` : url, log);
+      const client = new TxtfsClient({ url, key, source: "mount", timeoutMs: 10_000, logger: log });
+      const deviceId = await ensureDevice(
+        client,
+        opts.serve ? `serve:${resolve(opts.data)}` : url,
+        log,
+      ).catch((err) => {
+        throw explainConnectError(err, url, keyFrom);
+      });
       const stopRefresh = signedIn ? keepSignedIn(client, log) : () => {};
       const vfs = new Vfs({
         deviceId,
         client,
         cacheDir: cache,
-        cacheSize: parseSize(opts.cacheSize),
+        cacheSize: opts.cacheSize,
         readOnly,
         uid: opts.uid ?? process.getuid?.() ?? 0,
         gid: opts.gid ?? process.getgid?.() ?? 0,
         logger: log,
-        pollWait: Number(opts.pollWait),
+        pollWait: opts.pollWait,
         writeBehind: !opts.writeThrough,
         localDirs: opts.localDir,
       });
@@ -292,8 +296,8 @@ export function registerMount(program: Command): void {
   program
     .command("sync [mountpoint]")
     .description("Wait until every save made in the mount (all mounts by default) is on the service.")
-    .option("--timeout <seconds>", "give up after this long", "300")
-    .action(async (mountpointArg: string | undefined, opts: { timeout: string }) => {
+    .option("--timeout <seconds>", "give up after this long", parseSeconds, 300)
+    .action(async (mountpointArg: string | undefined, opts: { timeout: number }) => {
       const wanted = mountpointArg ? resolve(mountpointArg) : undefined;
       const mounts = listMounts().filter((m) => !wanted || m.mountpoint === wanted);
       if (mounts.length === 0) throw new Error(wanted ? `${wanted} is not a txtfs mount` : "no txtfs mounts");
@@ -301,7 +305,7 @@ export function registerMount(program: Command): void {
       let pending = 0;
       let refused = 0;
       for (const m of mounts) {
-        const result = await requestSync(m.cacheDir, Number(opts.timeout) * 1000);
+        const result = await requestSync(m.cacheDir, opts.timeout * 1000);
         pending += result.pending;
         for (const r of result.refused ?? []) {
           refused++;
@@ -350,6 +354,13 @@ export function registerMount(program: Command): void {
     });
 }
 
+/** The daemon's log, for this user only (also one an older txtfs created readable by all). */
+function privateLog(file: string): number {
+  const fd = openSync(file, "a", 0o600);
+  fchmodSync(fd, 0o600);
+  return fd;
+}
+
 /** --daemon: run the same command detached, return once it reports "mounted". */
 async function daemonize(mountpoint: string): Promise<void> {
   const logDir = join(cacheDir(), "logs");
@@ -358,10 +369,12 @@ async function daemonize(mountpoint: string): Promise<void> {
     logDir,
     `mount-${createHash("sha256").update(mountpoint).digest("hex").slice(0, 8)}.log`,
   );
-  const args = process.argv.slice(2).filter((a) => a !== "--daemon");
+  // The key never rides in the child's arguments (visible in ps for the daemon's life).
+  const { args, key } = hideKeyArgument(process.argv.slice(2).filter((a) => a !== "--daemon"));
   const child = spawn(process.execPath, [...BIN_ARGS, ...args], {
     detached: true,
-    stdio: ["ignore", "pipe", openSync(logFile, "a")],
+    env: key === undefined ? process.env : { ...process.env, [KEY_ENV]: key },
+    stdio: ["ignore", "pipe", privateLog(logFile)],
   });
   await new Promise<void>((resolveMount, reject) => {
     let out = "";

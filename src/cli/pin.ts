@@ -3,6 +3,7 @@
 // state on the service, downloads pinned notes to its on-disk cache, frees unpinned ones), so
 // this command only writes the attribute, from its own process (never the daemon's).
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
 import type { Command } from "commander";
@@ -13,9 +14,16 @@ type State = "online-only" | "available" | "pinned";
 
 async function setState(paths: string[], state: State): Promise<void> {
   let failed = 0;
+  let missing = 0;
   const mounts = listMounts().map((m) => m.mountpoint);
   for (const p of paths) {
     const path = resolve(p);
+    if (!existsSync(path)) {
+      failed++;
+      missing++;
+      process.stderr.write(`txtfs: ${path}: no such file or directory\n`);
+      continue;
+    }
     if (!mounts.some((m) => path === m || path.startsWith(`${m}/`))) {
       failed++;
       process.stderr.write(`txtfs: ${path}: not inside a txtfs mount of this user (see txtfs status)\n`);
@@ -31,8 +39,10 @@ async function setState(paths: string[], state: State): Promise<void> {
       process.stderr.write(`txtfs: ${path}: ${(e.stderr || e.message).trim()}\n`);
     }
   }
-  if (failed)
-    throw new Error(`${failed} of ${paths.length} paths could not be set (are they in a txtfs mount?)`);
+  if (failed) {
+    const why = missing === failed ? "they do not exist" : "are they in a txtfs mount?";
+    throw new Error(`${failed} of ${paths.length} paths could not be set (${why})`);
+  }
 }
 
 export function registerPin(program: Command): void {

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
-import { type Command, InvalidArgumentError, Option } from "commander";
+import { type Command, Option } from "commander";
 import { LOG_LEVELS } from "../lib/logLevels.ts";
 import { dataDir } from "../lib/paths.ts";
 import type { BrainConfig } from "../server/domain/brain/config.ts";
-import { parsePort, parsePositiveInt, parseTrustProxy } from "./options.ts";
+import { fromEnv, parsePort, parsePositiveInt, parseTrustProxy, UsageError } from "./options.ts";
 
 export const DEFAULT_PORT = 8750;
 /** Mirrors server/maintenance.ts (not imported: `--help` must not load the server). */
@@ -28,7 +28,7 @@ function brainOptions(opts: AiFlags): Partial<BrainConfig> {
     try {
       new URL(opts.aiBaseUrl);
     } catch {
-      throw new InvalidArgumentError(`--ai-base-url ${opts.aiBaseUrl} is not a URL`);
+      throw new UsageError(`--ai-base-url ${opts.aiBaseUrl} is not a URL`);
     }
     const key = opts.aiKeyFile
       ? readFileSync(opts.aiKeyFile, "utf8").trim()
@@ -54,11 +54,11 @@ export function registerServe(program: Command): void {
     .command("serve")
     .description("Run the Remote Text Filesystem Service (HTTP API) on the embedded store or PostgreSQL.")
     .option("--host <host>", "address to bind", process.env.TXTFS_HOST ?? "127.0.0.1")
+    // No default here: TXTFS_PORT is read (and checked, naming the variable) only when serving.
     .option(
       "--port <port>",
-      "port to listen on (0 = any free port)",
+      `port to listen on (0 = any free port; or TXTFS_PORT; default ${DEFAULT_PORT})`,
       parsePort,
-      Number(process.env.TXTFS_PORT ?? DEFAULT_PORT),
     )
     .option("--data <dir>", "data directory (the embedded store lives here)", dataDir())
     .option(
@@ -171,13 +171,14 @@ export function registerServe(program: Command): void {
     )
     .action(async (opts) => {
       if (opts.idpIssuer && opts.devIdp)
-        throw new InvalidArgumentError("use either --dev-idp or --idp-issuer, not both");
+        throw new UsageError("use either --dev-idp or --idp-issuer, not both");
       if (opts.idpIssuer && !(opts.idpClientId && opts.idpAudience)) {
-        throw new InvalidArgumentError("--idp-issuer needs --idp-client-id and --idp-audience");
+        throw new UsageError("--idp-issuer needs --idp-client-id and --idp-audience");
       }
-      if (opts.aiBaseUrl && !opts.aiModel) throw new InvalidArgumentError("--ai-base-url needs --ai-model");
+      if (opts.aiBaseUrl && !opts.aiModel) throw new UsageError("--ai-base-url needs --ai-model");
+      const port: number = opts.port ?? fromEnv("TXTFS_PORT", parsePort) ?? DEFAULT_PORT;
       const brain = brainOptions(opts);
       const { runServe } = await import("./serveRun.ts");
-      await runServe({ ...opts, brain });
+      await runServe({ ...opts, port, brain });
     });
 }

@@ -2,6 +2,7 @@
 // imports nothing from the server. Every call has a deadline, so a dead server is an error, never a hang.
 import { Pool } from "undici";
 import type { ChangeRecord, TxtFile, TxtFileDetail, TxtFolder } from "../lib/apiTypes.ts";
+import type { Logger } from "../lib/logger.ts";
 
 export type { ChangeRecord, TxtFile, TxtFileDetail, TxtFolder };
 
@@ -42,6 +43,11 @@ export interface ClientOptions {
   /** Recorded as the `source` of versions this client writes. */
   source?: string;
   connections?: number;
+  /**
+   * Request tracing at debug level (`--trace`, TXTFS_LOG_LEVEL=debug): method, path without its
+   * query, status, duration and sizes. Never bodies nor query strings: they hold note text and names.
+   */
+  logger?: Logger;
 }
 
 interface Call {
@@ -87,6 +93,7 @@ export class TxtfsClient {
   private key: string;
   private readonly timeoutMs: number;
   private readonly source: string;
+  private readonly log: Logger | undefined;
   /** Requests sent, for status output and benchmarks. */
   requests = 0;
 
@@ -100,6 +107,14 @@ export class TxtfsClient {
     this.key = opts.key;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.source = opts.source ?? "api";
+    this.log = opts.logger?.isLevelEnabled("debug") ? opts.logger : undefined;
+  }
+
+  private trace(c: Call, started: number, status: number | string, sent: number, received: number): void {
+    this.log?.debug(
+      { method: c.method, path: c.path.split("?")[0], status, ms: Date.now() - started, sent, received },
+      "request",
+    );
   }
 
   private async call(c: Call): Promise<{ status: number; headers: Record<string, string>; text: string }> {
@@ -114,7 +129,7 @@ export class TxtfsClient {
       headers["content-type"] = "application/json";
     }
     this.requests++;
-    process.stderr.write(`REQ ${c.method} ${c.path} ${JSON.stringify(c.json)?.slice(0, 400)}\n`);
+    const started = Date.now();
     let res: Awaited<ReturnType<Pool["request"]>>;
     let text: string;
     try {
@@ -129,8 +144,12 @@ export class TxtfsClient {
       });
       text = await res.body.text();
     } catch (err) {
-      throw new NetworkError(`${c.method} ${c.path}: ${(err as Error).message}`, { cause: err });
+      this.trace(c, started, (err as { code?: string }).code ?? "network_error", body?.length ?? 0, 0);
+      throw new NetworkError(`${c.method} ${c.path.split("?")[0]}: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
+    this.trace(c, started, res.statusCode, body?.length ?? 0, text.length);
     const flat: Record<string, string> = {};
     for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = String(v);
     if (res.statusCode >= 400) {

@@ -16,6 +16,7 @@ import { ServiceError } from "./domain/errors.ts";
 import { LIMITS } from "./domain/limits.ts";
 import { authenticate, requireScope } from "./http/auth.ts";
 import { handleError, handleNotFound } from "./http/errors.ts";
+import { clientErrorHandler, frameworkErrors, installInputGuard } from "./http/inputGuard.ts";
 import { DEFAULT_RATE_LIMIT, type Limiter, type RateLimitConfig, RateLimiter } from "./http/rateLimit.ts";
 import { SharedRateLimiter } from "./http/sharedRateLimit.ts";
 import { costOf } from "./http/types.ts";
@@ -108,6 +109,7 @@ declare module "fastify" {
   interface FastifyInstance {
     /** Every `METHOD /path` this app answers (HEAD and CORS preflights aside), as registered. */
     servedRoutes: string[];
+    routeTable: readonly RouteEntry[];
   }
 }
 
@@ -141,10 +143,19 @@ const strictQueryIntegers: typeof TypeBoxValidatorCompiler = (route) => {
 
 export type App = Awaited<ReturnType<typeof buildApp>>;
 
+/** A route as registered: what the bad-input suite generates requests for, schema by schema. */
+export interface RouteEntry {
+  method: string;
+  url: string;
+  scope?: string;
+  schema?: { body?: unknown; querystring?: unknown; params?: unknown };
+}
+
 export async function buildApp(opts: AppOptions) {
   // Request ids: a random per-process prefix plus a counter (unique, and no entropy per request).
   const idPrefix = randomBase62(12);
   let requests = 0;
+  const nextId = () => `req_${idPrefix}${(++requests).toString(36)}`;
   const { metrics } = opts;
   const store = metrics ? observeStore(opts.store, metrics.storeObserver) : opts.store;
   const hub: IdentityHub = opts.identity ?? { cipher: createVaultCipher(randomBytes(32)) };
@@ -165,11 +176,12 @@ export async function buildApp(opts: AppOptions) {
     // Clients may bring their own correlation id; otherwise we mint one.
     genReqId: (req) => {
       const given = req.headers["x-request-id"];
-      return typeof given === "string" && /^[\w.:-]{1,128}$/.test(given)
-        ? given
-        : `req_${idPrefix}${(++requests).toString(36)}`;
+      return typeof given === "string" && /^[\w.:-]{1,128}$/.test(given) ? given : nextId();
     },
     return503OnClosing: true,
+    // Failures below the routes answer the spec's error body too.
+    frameworkErrors,
+    clientErrorHandler: clientErrorHandler(nextId, API_VERSION),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(strictQueryIntegers);
   // Response schemas document the API (OpenAPI) and are checked by the contract test; they do not
@@ -177,7 +189,8 @@ export async function buildApp(opts: AppOptions) {
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.addHook("onRoute", completeRoute);
   await registerOpenApi(app, hub, VERSION);
-  app.addContentTypeParser(["text/markdown"], { parseAs: "string" }, (_req, body, done) => done(null, body));
+  // text/plain and text/markdown bodies are parsed (and checked for valid UTF-8) by the input guard.
+  installInputGuard(app);
 
   const rateConfig = { ...DEFAULT_RATE_LIMIT, ...opts.rateLimit };
   // Servers sharing a PostgreSQL database share their rate-limit windows through it.
@@ -194,13 +207,18 @@ export async function buildApp(opts: AppOptions) {
       resolve();
     };
   });
-  // discover lists every /api/v1 route as it registers (after completeRoute named its operation).
+  // discover lists every /api/v1 route as it registers (after completeRoute named its operation);
+  // the route table (with schemas) is what the bad-input suite derives its requests from.
   const catalog: CatalogEntry[] = [];
   const served: string[] = [];
+  const routeTable: RouteEntry[] = [];
   app.decorate("servedRoutes", served);
   app.addHook("onRoute", (route) => {
     for (const method of [route.method].flat()) {
-      if (method !== "HEAD" && method !== "OPTIONS") served.push(`${method} ${route.url}`);
+      if (method !== "HEAD" && method !== "OPTIONS") {
+        served.push(`${method} ${route.url}`);
+        routeTable.push({ method, url: route.url, scope: route.config?.scope, schema: route.schema });
+      }
     }
     if (!route.url.startsWith("/api/v1") || route.method === "HEAD") return;
     const scope = route.config?.scope;
@@ -263,6 +281,23 @@ export async function buildApp(opts: AppOptions) {
           { "Retry-After": String(check.resetSeconds) },
         );
       }
+    }
+  });
+
+  // If-Match on a mutation of a record without an ETag is refused, never silently ignored.
+  app.addHook("preValidation", async (request) => {
+    if (
+      request.headers["if-match"] !== undefined &&
+      !["GET", "HEAD", "OPTIONS"].includes(request.method) &&
+      !request.routeOptions.config?.ifMatch &&
+      request.routeOptions.url !== undefined
+    ) {
+      throw new ServiceError(
+        400,
+        "if_match_not_supported",
+        `${request.method} ${request.routeOptions.url} changes a record that has no ETag, so If-Match cannot be checked.`,
+        "Send the request without If-Match. File writes and deletes, version restores, suggestion accepts and theme saves honour it.",
+      );
     }
   });
 
@@ -353,6 +388,8 @@ export async function buildApp(opts: AppOptions) {
       referencePages(app.swagger() as unknown as Record<string, unknown>).map((p) => [p.slug, p.text]),
     ));
   await app.register(mcpRoutes({ store, version: VERSION, reference }));
+
+  app.decorate("routeTable", routeTable as readonly RouteEntry[]);
 
   app.addHook("preClose", async () => {
     signalClosing(); // release long-polls so in-flight requests can finish

@@ -6,7 +6,7 @@ import { embeddedStorePath, openStore } from "../store/open.ts";
 import { PostgresStore } from "../store/postgres/postgresStore.ts";
 import { acquireServeLock } from "../store/sqlite/serveLock.ts";
 import type { Store } from "../store/store.ts";
-import { buildApp } from "./app.ts";
+import { buildApp, type RouteEntry } from "./app.ts";
 import type { BrainConfig } from "./domain/brain/config.ts";
 import type { RateLimitConfig } from "./http/rateLimit.ts";
 import { createDevIdp, DEV_AUDIENCE, DEV_CLIENT_ID } from "./identity/devIdp.ts";
@@ -52,6 +52,8 @@ export interface RunningServer {
   openapi(): Record<string, unknown>;
   /** Every `METHOD /path` the server answers, as registered. */
   routes(): string[];
+  /** Every route with its schemas (for the bad-input suite and tools). */
+  routeTable: readonly RouteEntry[];
   /** Stops accepting connections, lets in-flight requests finish, then closes the store. */
   close(): Promise<void>;
 }
@@ -142,6 +144,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     identity: hub,
     openapi: () => structuredClone(app.swagger() as unknown as Record<string, unknown>),
     routes: () => [...app.servedRoutes],
+    routeTable: app.routeTable,
     close() {
       closing ??= (async () => {
         stopMaintenance();

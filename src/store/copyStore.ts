@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import { DatabaseSync, type SQLOutputValue } from "node:sqlite";
 import pg from "pg";
+import { escapeParams, unescapeRows } from "./postgres/nulText.ts";
 import { PostgresStore } from "./postgres/postgresStore.ts";
 import { SqliteStore } from "./sqlite/sqliteStore.ts";
 
@@ -133,7 +134,7 @@ async function hashPostgres(client: pg.ClientBase, t: TableInfo): Promise<TableR
     const { rows } = await client.query(
       `SELECT * FROM ${quote(t.name)} ORDER BY ${t.orderBy.map(quote).join(", ")} LIMIT 5000 OFFSET ${offset}`,
     );
-    hashRows(hash, rows, t.columns);
+    hashRows(hash, unescapeRows(rows), t.columns);
     n += rows.length;
     if (rows.length < 5000) break;
   }
@@ -200,7 +201,10 @@ export async function copySqliteToPostgres(
           });
           return `(${ph.join(", ")})`;
         });
-        await client.query(`INSERT INTO ${quote(t.name)} (${cols}) VALUES ${values.join(", ")}`, params);
+        await client.query(
+          `INSERT INTO ${quote(t.name)} (${cols}) VALUES ${values.join(", ")}`,
+          escapeParams(params),
+        );
         progress(t.name, Math.min(i + BATCH, rows.length), total);
       }
       expected.push(hashSqlite(src, t));

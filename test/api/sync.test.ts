@@ -67,7 +67,7 @@ describe("sync", () => {
       conflict: { reason: "changed_remotely" },
     });
     expect(e.conflict.currentEtag).toBe(pushA.body.pushResults[0].etag);
-    expect(e.conflict.copy.name).toMatch(/^note \(conflicted copy phone \d{4}-\d\d-\d\d \d{4}\)\.md$/);
+    expect(e.conflict.copy.name).toMatch(/^note \(conflicted copy phone \d{4}-\d\d-\d\d \d{6}\)\.md$/);
     expect(d).toMatchObject({ status: 409, conflict: { reason: "changed_remotely" } });
     expect(x).toMatchObject({ status: 409, error: { code: "conflict" } });
     expect(x.conflict.copy).toBeUndefined();

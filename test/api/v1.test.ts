@@ -188,7 +188,7 @@ describe("list (GET /api/v1/files)", () => {
     expectError(await u.api.get(`/api/v1/files?cursor=${cursor}`), 400, "invalid_cursor");
   });
 
-  it("filters by folderId (direct files only), and another user's folder shows nothing", async () => {
+  it("filters by folderId (direct files only), and another user's folder is not found", async () => {
     const v = await t.user();
     const dir = await mkdir(v, { name: "f" });
     const sub = await mkdir(v, { name: "sub", parentFolderId: dir.id });
@@ -207,7 +207,7 @@ describe("list (GET /api/v1/files)", () => {
     const p2 = await v.api.get(`/api/v1/files?folderId=${dir.id}&limit=1&cursor=${p1.body.nextCursor}`);
     expect([...p1.body.files, ...p2.body.files].map((f: any) => f.id)).toEqual(inDir.map((f) => f.id));
     expect(p2.body.hasMore).toBe(false);
-    expect((await bob.api.get(`/api/v1/files?folderId=${dir.id}`)).body.files).toEqual([]);
+    expectError(await bob.api.get(`/api/v1/files?folderId=${dir.id}`), 404, "not_found");
     expectError(await v.api.get("/api/v1/files?folderId="), 400, "validation_failed");
   });
 
@@ -360,7 +360,7 @@ describe("import (POST /api/v1/files/import)", () => {
         { path: "notes/sub/c.txt", content: "C" },
         { path: "top.md", content: "T" },
         { path: "existing/e.md", content: "E" },
-        { path: "/notes//sub/d.md", content: "D" },
+        { path: "notes/sub/d.md", content: "D" },
       ],
     });
     expect(res.status, res.text).toBe(200);

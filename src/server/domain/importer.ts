@@ -96,8 +96,15 @@ export async function importFiles(tx: Tx, actor: Actor, input: ImportInput) {
   const results: { path: string; id: string; name: string; status: string; etag: string }[] = [];
   for (const [index, item] of input.files.entries()) {
     const field = `files[${index}].path`;
-    const parts = item.path.split("/").filter((p) => p !== "");
-    if (parts.length === 0) throw invalid(field, "must name a file");
+    // A path is relative, one name per segment, and ends in the file's name: `/etc/x.md`, `a//b.md`
+    // and `trail/` are refused rather than guessed at.
+    if (item.path.startsWith("/"))
+      throw invalid(field, "must be relative (no leading '/')", "Give paths like folder/note.md.");
+    if (item.path.endsWith("/"))
+      throw invalid(field, "must end with the file's name, not '/'", "Give paths like folder/note.md.");
+    const parts = item.path.split("/");
+    if (parts.some((p) => p === ""))
+      throw invalid(field, "must not have an empty segment ('//')", "Give paths like folder/note.md.");
     for (const p of parts) checkName(field, p);
     // Checked here too so that an error names the item, not just `context`.
     if (item.context !== undefined) checkContext(`files[${index}].context`, item.context);

@@ -2,7 +2,7 @@
 
 import type { FileMetaRow } from "../../store/repos/rows.ts";
 import type { Tx } from "../../store/store.ts";
-import { loadScope, roleInScope, visibleTo } from "./access.ts";
+import { loadScope, requireFolder, roleInScope, visibleTo } from "./access.ts";
 import type { Actor } from "./actor.ts";
 import { ServiceError } from "./errors.ts";
 import { listFolders } from "./folders.ts";
@@ -37,6 +37,8 @@ export async function listFilesPage(
   opts: { limit?: number; cursor?: string; folderId?: string | null },
 ): Promise<FilePage> {
   const limit = opts.limit ?? LIMITS.pageDefault;
+  // A folder the caller cannot see is a 404, as everywhere (not an empty page).
+  if (opts.folderId) await requireFolder(tx, actor, opts.folderId);
   const scope = await loadScope(tx, actor);
   const rows = (await tx.files.list({
     ...visibleTo(scope),

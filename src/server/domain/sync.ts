@@ -41,13 +41,36 @@ export interface PushResult extends OperationResult {
   };
 }
 
-/** `note.md` -> `note (conflicted copy laptop 2026-11-23 0412).md` (Dropbox's convention). */
-export function conflictCopyName(name: string, device: string, at = new Date()): string {
-  const stamp = at.toISOString().slice(0, 16).replace("T", " ").replace(":", "");
+/**
+ * `note.md` -> `note (conflicted copy laptop 2026-11-23 041205).md` (Dropbox's convention, to the
+ * second); `attempt` > 1 adds a counter (`... 041205 2).md`) for copies made in the same second.
+ */
+export function conflictCopyName(name: string, device: string, at = new Date(), attempt = 1): string {
+  const stamp = at.toISOString().slice(0, 19).replace("T", " ").replace(/:/g, "");
   const dot = name.lastIndexOf(".");
   const [base, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ""];
-  const label = `conflicted copy ${device.replace(/[/\0]/g, "_").slice(0, 40)} ${stamp}`.trim();
+  const counter = attempt > 1 ? ` ${attempt}` : "";
+  const label = `conflicted copy ${device.replace(/[/\0]/g, "_").slice(0, 40)} ${stamp}${counter}`.trim();
   return `${base.slice(0, 255 - ext.length - label.length - 3 - 8)} (${label})${ext}`;
+}
+
+/** The first conflict-copy name not taken in the folder: copies never share a name. */
+async function freeConflictName(
+  tx: Tx,
+  actor: Actor,
+  name: string,
+  device: string,
+  folderId: string | null,
+): Promise<string> {
+  const rows = folderId
+    ? await tx.files.inFolders([folderId], false)
+    : await tx.files.list({ ownerId: actor.userId, folderId: null });
+  const taken = new Set(rows.map((r) => r.name));
+  const at = new Date();
+  for (let attempt = 1; ; attempt++) {
+    const candidate = conflictCopyName(name, device, at, attempt);
+    if (!taken.has(candidate)) return candidate;
+  }
 }
 
 async function saveConflictCopy(
@@ -60,12 +83,13 @@ async function saveConflictCopy(
   const body = item.body ?? {};
   const name = (body.name as string | undefined) ?? remote?.name;
   if (!name) return undefined;
+  const folderId = remote ? remote.folderId : ((body.folderId as string | null | undefined) ?? null);
   const r = await createFile(tx, actor, {
-    name: conflictCopyName(name, deviceName),
+    name: await freeConflictName(tx, actor, name, deviceName, folderId),
     content: body.content as string | undefined,
     context: body.context as string | undefined,
     tags: body.tags as string[] | undefined,
-    folderId: remote ? remote.folderId : ((body.folderId as string | null | undefined) ?? null),
+    folderId,
   });
   return r;
 }
@@ -128,10 +152,9 @@ export async function sync(tx: Tx, actor: Actor, req: SyncRequest) {
           message: stale
             ? `${item.target}: changed remotely since ${item.baseEtag}; this change was not applied over it.`
             : `${item.target}: deleted remotely; this change was not applied.`,
-          resolution:
-            item.onConflict === "copy"
-              ? "Your version was saved as a conflicted copy beside it; merge them and delete the copy."
-              : "Fetch the current version, merge your change into it and push again with its ETag.",
+          resolution: stale
+            ? "Fetch the current version, merge your change into it and push again with its ETag."
+            : "The file is gone: create it again (file.create) to keep your text.",
         },
         conflict: {
           reason: stale ? "changed_remotely" : "deleted_remotely",
@@ -151,10 +174,16 @@ export async function sync(tx: Tx, actor: Actor, req: SyncRequest) {
             ),
           )
           .catch(() => undefined);
+        // The resolution says what happened: a client that believes it must not lose the edit.
         if (copy) {
           if (copy.seq !== undefined) own.add(copy.seq);
           result.conflict!.copy = { id: copy.file.id, name: copy.file.name, etag: copy.file.etag };
           result.body = { file: toTxtFile(copy.file, copy.role) };
+          result.error!.resolution = `Your version was saved as a conflicted copy beside it (${copy.file.name}); merge them and delete the copy.`;
+        } else {
+          result.error!.resolution = stale
+            ? "No conflicted copy could be made; your change is not on the service. Fetch the current version, merge your change into it and push again with its ETag."
+            : "No conflicted copy could be made: the file is gone and this change does not carry its name. Push it again as file.create (or with body.name) to keep your text.";
         }
       }
       results.push(result);

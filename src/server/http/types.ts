@@ -13,6 +13,12 @@ declare module "fastify" {
     scope?: RouteScope | "public" | "any";
     /** Outside rate limiting (health probes, metrics scrapes): no points spent, no RateLimit-* headers. */
     unmetered?: boolean;
+    /**
+     * The route honours `If-Match` against the record's ETag. A mutation of a record without an
+     * ETag refuses the header (400 `if_match_not_supported`) rather than ignore it: a client that
+     * sends it believes it is protected from overwriting someone else's change.
+     */
+    ifMatch?: true;
   }
 }
 

@@ -5,7 +5,7 @@ import { Compile } from "typebox/compile";
 import type { BatchOpName } from "../domain/batch.ts";
 import { LIMITS } from "../domain/limits.ts";
 import { toServiceError } from "../http/errors.ts";
-import { Availability, FileType } from "./schemas.ts";
+import { Availability, FileType, MAX_INTEGER } from "./schemas.ts";
 
 /** An id, or `{"ref": "<operation id>"}`: the item an earlier operation of the same request created. */
 const IdOrRef = Type.Union([
@@ -87,7 +87,10 @@ export const SyncPushItem = Type.Object(
 export const SyncBody = Type.Object(
   {
     deviceId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    cursor: Type.Union([Type.Integer({ minimum: 0 }), Type.String({ minLength: 1, maxLength: 20 })]),
+    cursor: Type.Union([
+      Type.Integer({ minimum: 0, maximum: MAX_INTEGER }),
+      Type.String({ minLength: 1, maxLength: 20 }),
+    ]),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LIMITS.pageMax })),
     push: Type.Optional(Type.Array(SyncPushItem)),
   },

@@ -87,7 +87,7 @@ export function brainRoutes(deps: RouteDeps): FastifyPluginAsyncTypebox {
       app.post(
         `${base}/ideate`,
         {
-          config: aiUse,
+          config: { ...aiUse, ifMatch: true },
           schema: {
             params: IdParams,
             body: SeedBody,

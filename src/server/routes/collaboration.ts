@@ -256,7 +256,7 @@ export function collaborationRoutes({ store }: RouteDeps): FastifyPluginAsyncTyp
       const patchDoc = reviewDoc("reviewSuggestion", "review", "Accept or reject with `{status}`.");
       app.post(
         `${suggestions}/:itemId/accept`,
-        { ...write, schema: { params: ItemParams, ...acceptDoc } },
+        { config: { ...write.config, ifMatch: true }, schema: { params: ItemParams, ...acceptDoc } },
         (req, reply) => review(req, reply, req.params, "accepted"),
       );
       app.post(
@@ -266,7 +266,10 @@ export function collaborationRoutes({ store }: RouteDeps): FastifyPluginAsyncTyp
       );
       app.patch(
         `${suggestions}/:itemId`,
-        { ...write, schema: { params: ItemParams, body: SuggestionUpdateBody, ...patchDoc } },
+        {
+          config: { ...write.config, ifMatch: true },
+          schema: { params: ItemParams, body: SuggestionUpdateBody, ...patchDoc },
+        },
         (req, reply) => review(req, reply, req.params, req.body.status),
       );
     }

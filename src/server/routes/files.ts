@@ -38,6 +38,7 @@ import {
 
 const read = { config: { scope: "files:read" as const } };
 const write = { config: { scope: "files:write" as const } };
+const writeIfMatch = { config: { scope: "files:write" as const, ifMatch: true as const } };
 
 function cacheHeaders(reply: FastifyReply, etag: string) {
   reply.header("ETag", etag).header("Cache-Control", "private, no-cache").header("Vary", "Authorization");
@@ -101,6 +102,15 @@ const Disconnected = Type.Object({
   removed: Type.Boolean(),
 });
 const NotModified = Empty("Not modified: If-None-Match matches the current ETag. No body.");
+
+/** `text/plain` unless the client accepts `text/markdown` (and not text/plain first) for an md note. */
+export function rawType(type: string, accept: string | undefined): "text/plain" | "text/markdown" {
+  if (type !== "md" || !accept) return "text/plain";
+  const wanted = accept.split(",").map((part) => part.split(";")[0]!.trim().toLowerCase());
+  const md = wanted.indexOf("text/markdown");
+  const plain = wanted.indexOf("text/plain");
+  return md !== -1 && (plain === -1 || md < plain) ? "text/markdown" : "text/plain";
+}
 
 const fileBody = (file: FileRow, role: Role, seq?: number) => ({
   file: toTxtFileDetail(file, role),
@@ -182,8 +192,11 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
         cacheHeaders(reply, result.etag);
         if (!result.file) return reply.code(304).send();
         if (raw) {
-          const type = result.file.type === "md" ? "text/markdown" : "text/plain";
-          return reply.type(`${type}; charset=utf-8`).send(result.file.content);
+          // The spec's raw body is text/plain; a client that asks for Markdown gets it for md notes.
+          return reply
+            .type(`${rawType(result.file.type, req.headers.accept)}; charset=utf-8`)
+            .header("Vary", "Authorization, Accept")
+            .send(result.file.content);
         }
         return toTxtFileDetail(result.file, result.role);
       });
@@ -314,12 +327,15 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
         headers: ["If-Match", "Idempotency-Key"],
         etag: true,
       });
-      app.put(path, { ...write, schema: { params: IdParams, body: FileUpdateBody, ...doc } }, (req, reply) =>
-        mutate(store, req, reply, async (tx, actor) => {
-          const ifMatch = parseIfMatch(req.headers["if-match"]);
-          const { file, role, seq } = await updateFile(tx, actor, req.params.id, req.body, ifMatch);
-          return { status: 200, body: fileBody(file, role, seq), headers: { ETag: file.etag } };
-        }),
+      app.put(
+        path,
+        { ...writeIfMatch, schema: { params: IdParams, body: FileUpdateBody, ...doc } },
+        (req, reply) =>
+          mutate(store, req, reply, async (tx, actor) => {
+            const ifMatch = parseIfMatch(req.headers["if-match"]);
+            const { file, role, seq } = await updateFile(tx, actor, req.params.id, req.body, ifMatch);
+            return { status: 200, body: fileBody(file, role, seq), headers: { ETag: file.etag } };
+          }),
       );
     }
 
@@ -331,11 +347,14 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
       ok: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true), seq: Type.Integer() }) },
       headers: ["If-Match", "Idempotency-Key"],
     });
-    app.delete("/api/v1/files/:id", { ...write, schema: { params: IdParams, ...unlinkDoc } }, (req, reply) =>
-      mutate(store, req, reply, async (tx, actor) => ({
-        status: 200,
-        body: await deleteFile(tx, actor, req.params.id, parseIfMatch(req.headers["if-match"])),
-      })),
+    app.delete(
+      "/api/v1/files/:id",
+      { ...writeIfMatch, schema: { params: IdParams, ...unlinkDoc } },
+      (req, reply) =>
+        mutate(store, req, reply, async (tx, actor) => ({
+          status: 200,
+          body: await deleteFile(tx, actor, req.params.id, parseIfMatch(req.headers["if-match"])),
+        })),
     );
 
     for (const base of ["/api/me/files/:id/plan", "/api/v1/files/:id/plan"]) {

@@ -23,6 +23,7 @@ import { Empty, op, Text } from "../openapi/describe.ts";
 import { KeyEnvelope, MintedKey, TxtApiKey, User, VaultCredential } from "../openapi/records.ts";
 import type { RouteDeps } from "./deps.ts";
 import { renderKeyPage } from "./keyPageHtml.ts";
+import { MAX_INTEGER } from "./schemas.ts";
 import { signInRoutes } from "./signIn.ts";
 
 const DEFAULT_SCOPES = ["files:read", "files:write", "folders:read", "folders:write"];
@@ -32,13 +33,13 @@ const KeyCreateBody = Type.Object(
     label: Type.Optional(Type.String()),
     scopes: Type.Optional(Type.Array(Type.String())),
     /** Seconds from now; omitted or null = never expires. */
-    expiresIn: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    expiresIn: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: MAX_INTEGER }), Type.Null()])),
   },
   { additionalProperties: false },
 );
 const KeyPatchBody = Type.Object({ label: Type.String() }, { additionalProperties: false });
 const RotateBody = Type.Object(
-  { graceSeconds: Type.Optional(Type.Integer({ minimum: 0 })) },
+  { graceSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_INTEGER })) },
   { additionalProperties: false },
 );
 const VaultBody = Type.Object(

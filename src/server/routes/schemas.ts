@@ -2,6 +2,12 @@
 // (lengths, counts, name rules) live in domain/limits.ts so batch and import apply them too.
 import { Type } from "typebox";
 
+/**
+ * Every integer a request carries fits the stores' 64-bit integer columns and stays exact in
+ * JavaScript: `1e308` or `99999999999999999999` is a 400 naming the field, never a store error.
+ */
+export const MAX_INTEGER = Number.MAX_SAFE_INTEGER;
+
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 export const FileType = Type.Union([Type.Literal("txt"), Type.Literal("md")]);
@@ -155,11 +161,11 @@ export const VersionParams = Type.Object({
 
 export const VersionListQuery = Type.Object({
   limit: Type.Optional(Limit),
-  before: Type.Optional(Type.Integer({ minimum: 1 })),
+  before: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_INTEGER })),
 });
 
 export const CommitBody = Type.Object(
-  { label: Type.String(), versionNumber: Type.Optional(Type.Integer({ minimum: 1 })) },
+  { label: Type.String(), versionNumber: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_INTEGER })) },
   { additionalProperties: false },
 );
 
@@ -168,7 +174,7 @@ export const ItemParams = Type.Object({
   itemId: Type.String({ minLength: 1, maxLength: 64 }),
 });
 
-const Offset = Type.Integer({ minimum: 0 });
+const Offset = Type.Integer({ minimum: 0, maximum: MAX_INTEGER });
 
 export const CommentCreateBody = Type.Object(
   {
@@ -211,7 +217,7 @@ export const SuggestionUpdateBody = Type.Object(
 );
 
 export const TempUrlBody = Type.Object(
-  { expiresIn: Type.Optional(Type.Integer()) },
+  { expiresIn: Type.Optional(Type.Integer({ minimum: -MAX_INTEGER, maximum: MAX_INTEGER })) },
   { additionalProperties: false },
 );
 
@@ -227,7 +233,7 @@ export const ThemeBody = Type.Object(
   {
     themeId: Type.String(),
     overrides: Type.Optional(Type.Unknown()),
-    revision: Type.Integer({ minimum: 0 }),
+    revision: Type.Integer({ minimum: 0, maximum: MAX_INTEGER }),
   },
   { additionalProperties: false },
 );

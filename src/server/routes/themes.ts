@@ -39,7 +39,7 @@ export function themeRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
       app.put(
         path,
         {
-          config: { scope: "files:write" },
+          config: { scope: "files:write", ifMatch: true },
           schema: {
             querystring: ThemeQuery,
             body: ThemeBody,

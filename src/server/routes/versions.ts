@@ -84,7 +84,7 @@ export function versionRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
       });
       app.post(
         `${base}/:version/restore`,
-        { ...write, schema: { params: VersionParams, ...restoreDoc } },
+        { config: { ...write.config, ifMatch: true }, schema: { params: VersionParams, ...restoreDoc } },
         (req, reply) => {
           const n = parseVersionNumber(req.params.version);
           return mutate(store, req, reply, async (tx, actor) => {

@@ -8,6 +8,7 @@ import type { Sql, Store, TransactionOptions, Tx } from "../store.ts";
 import { createTx } from "../tx.ts";
 import { CHANNEL, ChangeBus, type ChangeMessage, encodeChange } from "./changeBus.ts";
 import { migrate } from "./migrations.ts";
+import { escapeParams, unescapeRows } from "./nulText.ts";
 import { numberPlaceholders } from "./placeholders.ts";
 
 /** Serialization failure and deadlock: the transaction is rerun from the start. */
@@ -93,12 +94,17 @@ export class PostgresStore implements Store {
     const query = async (sql: string, params: readonly unknown[] = []) => {
       if (WRITE.test(sql) && !COUNTER_WRITE.test(sql)) onWrite();
       if (FEED_BUMP.test(sql)) onBump(String(params[0]));
-      return client.query({ text: numberPlaceholders(sql), values: bind(params), name: statementName(sql) });
+      return client.query({
+        text: numberPlaceholders(sql),
+        values: escapeParams(bind(params)),
+        name: statementName(sql),
+      });
     };
     return {
-      all: async <R>(sql: string, params?: readonly unknown[]) => (await query(sql, params)).rows as R[],
+      all: async <R>(sql: string, params?: readonly unknown[]) =>
+        unescapeRows((await query(sql, params)).rows as R[]),
       get: async <R>(sql: string, params?: readonly unknown[]) =>
-        (await query(sql, params)).rows[0] as R | undefined,
+        unescapeRows((await query(sql, params)).rows as R[])[0],
       run: async (sql, params) => ({ changes: (await query(sql, params)).rowCount ?? 0 }),
     };
   }

@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { Mutex } from "../../lib/mutex.ts";
@@ -12,6 +12,18 @@ import { SQLITE_MIGRATIONS, sqliteDdl } from "./migrations.ts";
  * node:sqlite calls are synchronous, but units of work are async, so a mutex keeps one unit of work
  * on the connection at a time: a transaction never sees another request's statements interleaved.
  */
+/**
+ * The database and its WAL and shared-memory files hold every note: readable by their user only,
+ * also when an older txtfs (or another umask) created them wider.
+ */
+function privateFiles(path: string): void {
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      if (existsSync(file)) chmodSync(file, 0o600);
+    } catch {} // not ours to change (another user's store opened read-only): leave it
+  }
+}
+
 export class SqliteStore implements Store {
   readonly kind = "sqlite" as const;
   private readonly db: DatabaseSync;
@@ -31,7 +43,7 @@ export class SqliteStore implements Store {
 
   constructor(path: string) {
     this.path = path;
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     this.db = new DatabaseSync(path);
     this.db.exec(`
       PRAGMA journal_mode = WAL;
@@ -39,6 +51,7 @@ export class SqliteStore implements Store {
       PRAGMA foreign_keys = ON;
       PRAGMA busy_timeout = 5000;
     `);
+    if (path !== ":memory:") privateFiles(path);
     this.migrate();
     this.sql = {
       all: async (sql, params = []) => this.prepare(sql).all(...bind(params)) as never[],
