@@ -30,8 +30,10 @@ export function completeRoute(route: RouteOptions): void {
   const scope = route.config?.scope as string | undefined;
   const session = schema["x-surface"] === "session";
   const signIn = schema["x-surface"] === "signIn";
-  const headers = (schema["x-request-headers"] as string[] | undefined) ?? [];
   const known = BRAIN_OPERATIONS[`${method} ${route.url}`];
+  // The brain's writes take an Idempotency-Key (a replay does not ask the model again).
+  if (known && method === "POST") schema["x-request-headers"] ??= ["Idempotency-Key"];
+  const headers = (schema["x-request-headers"] as string[] | undefined) ?? [];
   if (known && !schema.operationId) {
     schema.operationId = known.id;
     schema["x-verb"] ??= known.verb;

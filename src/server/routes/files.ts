@@ -144,6 +144,7 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
       area: "files",
       summary: "List files (metadata only), paged with `limit` and `cursor`; optional `folderId`.",
       ok: { 200: FilesPage },
+      errors: { 404: "`folderId` names no folder you can see." },
     });
     app.get("/api/v1/files", { ...read, schema: { querystring: ListQuery, ...listDoc } }, async (req) =>
       store.read((tx) => listFilesPage(tx, actorOf(req), req.query)),
