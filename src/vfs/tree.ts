@@ -1,6 +1,7 @@
 // The in-memory namespace: every folder and note of the account (from one listing, kept current by
 // the change feed) plus local-only files. getattr, lookup and readdir are answered from here only.
 import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
+import type { Action } from "./lifecycle.ts";
 import { disambiguated, displayName, splitPath } from "./names.ts";
 
 export interface FileNode {
@@ -132,7 +133,7 @@ export class Tree {
    */
   placement: (meta: TxtFile, node: FileNode | undefined) => TxtFile = (meta) => meta;
   /** What a remote change or delete does to a note, by its state (lifecycle.ts). */
-  lifecycle: (node: FileNode, event: "remote-change" | "remote-delete") => string = (_, event) =>
+  lifecycle: (node: FileNode, event: "remote-change" | "remote-delete") => Action = (_, event) =>
     event === "remote-change" ? "apply-remote" : "remove";
   /** Owner account id -> the name of their folder under `Shared with me/` (their email). */
   private readonly owners = new Map<string, string>();
