@@ -7,7 +7,9 @@ declare module "fuse-native" {
     autoUnmount?: boolean;
     allowOther?: boolean;
     autoCache?: boolean;
-    attrTimeout?: number;
+    attrTimeout?: number | string;
+    /** Seconds between auto_cache checks at open (a string: fuse-native drops a numeric 0). */
+    acAttrTimeout?: number | string;
     entryTimeout?: number;
     uid?: number;
     gid?: number;

@@ -107,10 +107,17 @@ export async function mountVfs(
     // along with fsname: writes then arrive in 128 KiB pieces instead of 4 KiB.
     fsname: "txtfs,big_writes",
     subtype: "txtfs",
-    // Keep the page cache while mtime and size are unchanged (they change with every ETag).
+    // Keep the page cache while mtime and size are unchanged (they change with every version
+    // shown: a remote edit, our save kept as a conflict copy) — checked at every open, and the
+    // kernel asks for attributes every time it needs them (answered in C from the native cache
+    // below, no JavaScript). With the 1 s timeouts a program could, for up to a second, read the
+    // previous version's pages or size and write at offsets into bytes it never saw (an append
+    // landing on another version: a save altered); libfuse2's high-level API cannot push
+    // invalidations to the kernel, so its caches must not outlive a change. Strings: fuse-native
+    // drops a numeric 0.
     autoCache: true,
-    // Never 0 (fuse-native drops it); 1 s like rclone: the feed keeps the tree fresh behind it.
-    attrTimeout: 1,
+    acAttrTimeout: "0",
+    attrTimeout: "0",
     entryTimeout: 1,
     autoUnmount: true,
     allowOther: opts.allowOther,

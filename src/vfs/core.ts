@@ -60,10 +60,14 @@ export interface OpenNote {
   refs: number;
   /** The body being edited; null until something needs it. */
   content: Buffer | null;
-  /** ETag the edit is based on: the upload sends it as If-Match. */
   /** The version the edit is based on: If-Match on upload, and how to tell a real conflict. */
   base: Base;
   dirty: boolean;
+  /**
+   * The note shows another version than this buffer (our save became a conflict copy while the
+   * file was open): once the last handle closes, its times move so no stale page is read again.
+   */
+  detached?: boolean;
   /** Made by create(): uploaded at release even if nothing was written (touch). */
   created: boolean;
   /** Spare capacity behind `content`, so a file written 4 KiB at a time is not copied each time. */
@@ -354,7 +358,10 @@ export class VfsCore {
    */
   refreshDirtySize(node: FileNode): void {
     const open = this.openNotes.get(node);
-    node.dirtySize = open?.dirty && open.content ? open.content.length : this.overlay.get(node)?.length;
+    // An open buffer with unsaved writes, or one the note no longer shows (detached): every read
+    // of the note goes to that buffer while it is open.
+    const buffer = open?.content && (open.dirty || open.detached) ? open.content : undefined;
+    node.dirtySize = buffer?.length ?? this.overlay.get(node)?.length;
     this.attrsChanged(node);
   }
 

@@ -5,6 +5,7 @@ import { isUtf8 } from "node:buffer";
 import { constants as fsc } from "node:fs";
 import { NOTE_CONTENT_BYTES } from "../lib/limits.ts";
 import {
+  type Base,
   baseOf,
   type Handle,
   isTransient,
@@ -67,7 +68,7 @@ export class OpenFiles {
   async openSidecar(sidecar: SidecarNode): Promise<number> {
     let open = this.c.openSidecars.get(sidecar.target);
     if (!open) {
-      open = { sidecar, refs: 0, content: await this.c.sidecars.render(sidecar.target), dirty: false };
+      open = { sidecar, refs: 0, content: await this.c.attrs.renderSidecar(sidecar.target), dirty: false };
       this.c.openSidecars.set(sidecar.target, open);
     }
     open.refs++;
@@ -103,7 +104,7 @@ export class OpenFiles {
         node,
         refs: 0,
         content: null,
-        base: baseOf(node.meta),
+        base: this.baseAtOpen(node),
         dirty: false,
         created: false,
       };
@@ -111,10 +112,22 @@ export class OpenFiles {
     } else if (!open.dirty && open.content === null) {
       // Close-to-open: an edit is based on the version there was when its file was opened. A
       // remote change after that makes the save a conflict (both kept), never a silent overwrite.
-      open.base = baseOf(node.meta);
+      open.base = this.baseAtOpen(node);
     }
     open.refs++;
     return open;
+  }
+
+  /**
+   * The version an edit opened now builds on: with a save of ours waiting, the base of that line of
+   * saves (the note's record may already be a remote version the waiting save will conflict with);
+   * otherwise the version the service has.
+   */
+  baseAtOpen(node: FileNode): Base {
+    const waiting = this.c.journal.get(journalKey(node));
+    if (waiting && !waiting.delete && waiting.baseEtag)
+      return { etag: waiting.baseEtag, hash: waiting.baseHash ?? "" };
+    return baseOf(node.meta);
   }
 
   async open(path: string, flags: number): Promise<number> {
@@ -309,8 +322,16 @@ export class OpenFiles {
     try {
       if (this.needsUpload(open)) await this.upload(open);
     } finally {
-      if (--open.refs <= 0) this.c.openNotes.delete(open.node);
+      if (--open.refs <= 0) this.closedNote(open);
     }
+  }
+
+  /** The last handle of a note closed: stat shows the note's own body again. */
+  closedNote(open: OpenNote): void {
+    const node = open.node;
+    this.c.openNotes.delete(node);
+    this.c.refreshDirtySize(node);
+    if (open.detached && !this.c.journal.get(journalKey(node))) this.c.attrs.showRemoteVersion(node);
   }
 
   /**

@@ -23,8 +23,10 @@ export class Namespace {
     this.c.checkWritable(dir);
     checkName(name);
     const existing = dir.children.get(name);
-    if (existing) {
-      if (existing.kind === "dir") throw fail("EISDIR");
+    // A sidecar is created when the kernel still remembers its name as absent (a lookup before
+    // the note existed): `> note.md.meta.json` then rewrites the sidecar, never makes a file.
+    if (existing || sidecarAt(dir, name)) {
+      if (existing?.kind === "dir") throw fail("EISDIR");
       const fd = await this.c.io.open(path, fsc.O_RDWR);
       await this.c.io.truncateOpen(this.c.io.handle(fd), 0);
       return fd;
@@ -320,7 +322,7 @@ export class Namespace {
       open.dirty = true;
       await this.c.io.upload(open);
     } finally {
-      if (--open.refs <= 0) this.c.openNotes.delete(target);
+      if (--open.refs <= 0) this.c.io.closedNote(open);
     }
     if (src.kind === "local") {
       this.c.tree.detach(src);

@@ -14,6 +14,7 @@ import {
   type MountFixture,
   mountFixture,
   noteAt,
+  q,
   sh,
   updateNote,
 } from "../helpers/mount.ts";
@@ -325,5 +326,54 @@ print(os.stat('${d}/grow.md').st_size)"`,
       `cd ${d}; echo a > t.md; echo a > t.bin; truncate -s 1P t.md 2>&1; truncate -s 1P t.bin 2>&1`,
     );
     expect(r.stdout.match(/File too large/g)?.length).toBe(2);
+  });
+});
+
+// Found by the soak (scripts/soak, the remote-edits property): each failed there before its fix.
+describe("issue 13: found by the soak", () => {
+  it("our save kept as a conflict copy: the note reads as the service's version at once, and an append builds on what was read", async () => {
+    const d = await folder();
+    expect((await m.sh(`printf 'base1\\n' > ${d}/s.md`)).code).toBe(0);
+    const note = await noteAt(api(), `${d}/s.md`);
+    // Same length everywhere: only the times can tell the kernel that its cached pages are stale.
+    // The remote edit is made from the script, between its read and its write, with no pause; the
+    // script stats the note before each read, as `ls -l` or an editor would.
+    const script = [
+      "import os,sys,time,urllib.request",
+      `p='${d}/s.md'`,
+      "fd=os.open(p, os.O_RDWR); os.read(fd, 100)",
+      `req=urllib.request.Request(sys.argv[1]+'/api/v1/files/${note.id}', method='PUT', data=b'{"content":"them1\\\\n"}', headers={'authorization':'Bearer '+sys.argv[2],'content-type':'application/json'})`,
+      "urllib.request.urlopen(req).read()",
+      "os.stat(p); print(repr(open(p,'rb').read()), flush=True)",
+      "os.pwrite(fd, b'mine1\\n', 0); os.close(fd)", // saved, based on base1
+      "os.stat(p); print(repr(open(p,'rb').read()), flush=True)",
+      "time.sleep(0.3)", // delivered meanwhile: a conflict
+      "os.stat(p); print(repr(open(p,'rb').read()), flush=True)",
+      "f=open(p,'ab'); f.write(b'x\\n'); f.close()",
+      "os.stat(p); print(repr(open(p,'rb').read()), flush=True)",
+    ].join("\n");
+    const r = await run(`${PYTHON} -c ${q(script)} ${q(api().base)} ${q(api().token ?? "")}`);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("b'base1\\n'\nb'mine1\\n'\nb'them1\\n'\nb'them1\\nx\\n'\n");
+    await m.sync();
+    expect((await api().get(`/api/v1/files/${note.id}`)).body.content).toBe("them1\nx\n");
+    const dir = await findByPath(api(), d);
+    const copies = (await flatIndex(api())).files.filter(
+      (f) => f.folderId === dir.id && f.name.includes("conflict"),
+    );
+    expect(copies.length).toBe(1);
+    expect((await api().get(`/api/v1/files/${copies[0].id}`)).body.content).toBe("mine1\n");
+  });
+
+  it("a sidecar written right after its note is made (the kernel remembered the name as absent) sets the tags, never makes a file", async () => {
+    const d = await folder();
+    const r = await run(
+      `cd ${d}; cat n.md.meta.json 2>/dev/null; echo new > n.md && printf '{"tags":["side"]}' > n.md.meta.json && ` +
+        "ls -A && getfattr --only-values -n user.txtfs.tags n.md",
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("n.md\nside");
+    await m.sync();
+    expect((await noteAt(api(), `${d}/n.md`)).tags).toEqual(["side"]);
   });
 });

@@ -58,6 +58,18 @@ describe("journal", () => {
     expect(await reopened()).toEqual([["n.md", "two"]]);
   });
 
+  it("a save made while its older version was not applied (a conflict copy, a refusal) stays, on its own base", async () => {
+    const j = new Journal(dir);
+    await j.load();
+    const first = await j.put(save("n.md", "one", "f_n"), false);
+    await j.put(save("n.md", "one two", "f_n"), false); // built on "one", saved while it was on its way
+    await j.done(first); // "one" became a conflict copy: nothing of ours reached the note
+    expect(j.get("f_n")).toMatchObject({ content: "one two", baseEtag: '"1-x"' });
+    await j.done({ ...first }); // an older copy of the entry (a bulk's answer): still not the newer save
+    expect(j.get("f_n")).toMatchObject({ content: "one two" });
+    expect(await reopened()).toEqual([["n.md", "one two"]]);
+  });
+
   it("a line torn by a crash is skipped; the saves before it stand", async () => {
     const j = new Journal(dir);
     await j.load();

@@ -285,13 +285,25 @@ export class Delivery {
       try {
         const base = entry.baseEtag ? { etag: entry.baseEtag, hash: entry.baseHash ?? "" } : null;
         const { meta, body } = await this.send(node, entry.content, base, entry.move);
-        await this.c.journal.done(entry, meta);
-        if (!this.c.journal.get(journalKey(node))) this.c.overlay.delete(node);
-        this.c.refreshDirtySize(node);
-        // An open note's next save builds on what was just delivered (unless that became a
-        // conflict copy: then the next save must not overwrite the remote either).
+        // Kept as a conflict copy: the note is the remote version now. A save made meanwhile
+        // builds on ours, so it keeps our base (and becomes a copy too), never the remote's.
+        const kept = body === entry.content;
+        await this.c.journal.done(entry, kept ? meta : undefined);
+        const newer = this.c.journal.get(journalKey(node));
         const open = this.c.openNotes.get(node);
-        if (open && body === entry.content) open.base = baseOf(meta);
+        // Files opened before the switch go on with the body they were opened on (the kernel may
+        // hold its pages): a write through them builds on it, and becomes a conflict copy too.
+        if (open && !kept) {
+          open.content ??= this.c.overlay.get(node) ?? null;
+          open.detached = true;
+        }
+        if (!newer) this.c.overlay.delete(node);
+        this.c.refreshDirtySize(node);
+        if (open && kept) {
+          open.base = baseOf(meta); // an open note's next save builds on it
+          open.detached = false;
+        }
+        if (!kept && !newer && !open) this.c.attrs.showRemoteVersion(node);
         this.c.attrs.rememberTimes(node);
         this.logDelivered(entry.path, "journalled write delivered");
       } catch (err) {

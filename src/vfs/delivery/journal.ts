@@ -209,8 +209,11 @@ export class Journal {
   }
 
   /**
-   * The entry reached the service (as `delivered`). If the note was saved again meanwhile, that
-   * newer entry stays, now based on what was delivered (and keyed by the id a create received).
+   * The entry is finished with: it reached the service (as `delivered`), or it was not applied
+   * (kept as a conflict copy, refused, undone). If the note was saved again meanwhile, that newer
+   * entry always stays: based on what was delivered (and keyed by the id a create received), or,
+   * with nothing delivered, on the base it had (it builds on the same edit, so it must not
+   * overwrite what the service has now either).
    */
   done(entry: JournalEntry, delivered?: { id: string; etag: string; contentHash: string }): Promise<void> {
     return this.lock.run(async () => {
@@ -228,7 +231,7 @@ export class Journal {
         };
         await this.write(next, this.durable.has(key), true);
         if (Journal.keyOf(next) !== key) this.append({ del: key });
-      } else {
+      } else if (!current || current === entry) {
         this.append({ del: key });
       }
     });

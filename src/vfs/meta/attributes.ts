@@ -26,7 +26,7 @@ export class Attributes {
     const sidecar = this.sidecar(path);
     if (!sidecar) throw fail("ENOENT");
     const open = this.c.openSidecars.get(sidecar.target);
-    const size = (open?.content ?? (await this.c.sidecars.render(sidecar.target))).length;
+    const size = (open?.content ?? (await this.renderSidecar(sidecar.target))).length;
     const base = this.statOf(sidecar.target);
     const ro = this.c.opts.readOnly || sidecar.target.meta?.role === "reader";
     // Sidecars are rendered on demand and may differ from what was last written to them (a refused
@@ -41,6 +41,13 @@ export class Attributes {
       nlink: 1,
       blocks: Math.ceil(size / 512),
     };
+  }
+
+  /** A sidecar's JSON; a note still on its way is delivered first (its id, times and etag are the service's). */
+  async renderSidecar(target: SidecarNode["target"]): Promise<Buffer> {
+    await this.c.delivery.settle(target);
+    if (target.kind === "file" && !target.id) throw fail("ENOENT", "the note is not saved yet");
+    return this.c.sidecars.render(target);
   }
 
   /** The (unlisted) sidecar a path names, when nothing real has that name. */
@@ -143,6 +150,18 @@ export class Attributes {
       node.localCtimeMs = now;
       this.rememberTimes(node);
     }
+  }
+
+  /**
+   * The note shows the service's version where it showed our save (that save became a conflict
+   * copy): its times are the service's, and its mtime always moves, so the kernel's auto_cache
+   * drops the pages of our version at the next open (same size and mtime would keep them).
+   */
+  showRemoteVersion(node: FileNode): void {
+    const before = this.statOf(node).mtime.getTime();
+    node.localMtimeMs = node.localCtimeMs = undefined;
+    if (this.statOf(node).mtime.getTime() === before) node.localMtimeMs = before + 1;
+    this.c.attrsChanged(node);
   }
 
   /** Keeps a delivered note's times for the next mount (a pending one's are kept once it is delivered). */

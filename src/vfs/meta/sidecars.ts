@@ -26,7 +26,9 @@ export function sidecarAt(dir: DirNode, name: string): SidecarNode | undefined {
   }
   if (!name.endsWith(SIDECAR_SUFFIX)) return undefined;
   const target = dir.children.get(name.slice(0, -SIDECAR_SUFFIX.length));
-  if (target?.kind !== "file" || !target.id) return undefined;
+  // A note still on its way has one too (a pending note is a note): it is rendered and applied once
+  // the note is on the service (Attributes.renderSidecar, delivery.settle).
+  if (target?.kind !== "file") return undefined;
   return { kind: "sidecar", name, parent: dir, target };
 }
 

@@ -3,7 +3,8 @@
 // save a program saw succeed is kept — after `txtfs sync` its bytes are the current content or a
 // version of some note in the folder (the note itself, or its conflict copy, wherever a remote
 // rename took it) — unless the same path was saved again locally with no remote change between
-// (then the later save is the one that must be kept) or the note was deleted remotely afterwards.
+// (then the later save is the one that must be kept) or the note was deleted remotely afterwards
+// (with its versions: every save of that path before the delete may go).
 // The mount must also end showing what the service holds.
 import { createHash } from "node:crypto";
 import fc from "fast-check";
@@ -76,6 +77,34 @@ interface Claim {
   live: boolean;
 }
 
+/**
+ * Deletes note `id` (at `path`) as someone else would. The saves that reached it go with it (its
+ * versions too), so they are no longer owed; a save still on its way must re-create the note.
+ * If-Match makes "reached" exact: a save delivered between the look and the delete is seen again.
+ */
+async function deleteRemotely(api: Api, id: string, path: string, claims: Claim[], unseen: Unseen[]) {
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const note = await api.get(`/api/v1/files/${id}`);
+    if (note.status !== 200) return;
+    const texts = [String(note.body.content)];
+    const versions = await api.get(`/api/v1/files/${id}/versions?limit=100`);
+    for (const v of versions.body.versions ?? []) {
+      const one = await api.get(`/api/v1/files/${id}/versions/${v.version_number}`);
+      if (one.status === 200) texts.push(String(one.body.version?.content ?? ""));
+    }
+    const res = await api.delete(`/api/v1/files/${id}`, { "if-match": String(note.headers.get("etag")) });
+    if (res.status === 412) continue;
+    const hashes = new Set(texts.map((t) => sha(Buffer.from(t, "utf8"))));
+    for (const c of claims) if (c.path === path && hashes.has(sha(c.bytes))) c.live = false;
+    for (let u = unseen.length - 1; u >= 0; u--)
+      if (unseen[u]!.path === path && texts.some((t) => t.includes(unseen[u]!.text))) unseen.splice(u, 1);
+    return;
+  }
+  throw new Error(`remote delete of ${path}: the note kept changing`);
+}
+
+type Unseen = { step: number; path: string; text: string; shown: string };
+
 export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<RunFailure | undefined> {
   const dir = `${o.mnt}/${o.folder}`;
   // Each run writes texts of its own, so a claim can only be met by this run's saves.
@@ -88,7 +117,7 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
   await o.sync();
   const claims: Claim[] = [];
   const lastClaim = new Map<string, Claim>();
-  const unseen: { step: number; path: string; text: string; shown: string }[] = [];
+  const unseen: Unseen[] = [];
   for (const [i, op] of ops.entries()) {
     if (i > 0 && o.pauseMs > 0) await sleep(o.pauseMs);
     if (isRemote(op)) {
@@ -101,10 +130,7 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
       else if (op.k === "rrename") {
         if (op.to === op.p || files.some((f) => f.name === op.to)) continue;
         await o.api.put(`/api/v1/files/${rec.id}`, { name: op.to });
-      } else await o.api.delete(`/api/v1/files/${rec.id}`);
-      // Deleted by someone else afterwards: what was saved at this path may go.
-      const c = lastClaim.get(op.p);
-      if (c && op.k === "rdelete") c.live = false;
+      } else await deleteRemotely(o.api, rec.id, op.p, claims, unseen);
       continue;
     }
     // Local saves carry the step's marker, so each acknowledged save has bytes of its own.
