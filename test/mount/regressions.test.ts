@@ -52,6 +52,14 @@ function untilOpen(child: ChildProcess, out: () => string): Promise<void> {
     }, 20);
   });
 }
+/** The contents of the conflict copies in folder `d` on the service. */
+async function conflictCopies(d: string): Promise<string[]> {
+  const dir = await findByPath(api(), d);
+  const copies = (await flatIndex(api())).files.filter(
+    (f) => f.folderId === dir.id && f.name.includes("conflict"),
+  );
+  return Promise.all(copies.map(async (c) => (await api().get(`/api/v1/files/${c.id}`)).body.content));
+}
 const idOf = async (path: string) => (await run(`getfattr --only-values -n user.txtfs.id '${path}'`)).stdout;
 
 describe("issue 13: what a user sees today", () => {
@@ -234,12 +242,7 @@ describe("issue 13: what a user sees today", () => {
     expect(out).toBe("open\nsaved\n");
     await m.sync();
     expect((await api().get(`/api/v1/files/${note.id}`)).body.content).toBe("remote\n");
-    const dir = await findByPath(api(), d);
-    const copies = (await flatIndex(api())).files.filter(
-      (f) => f.folderId === dir.id && f.name.includes("conflict"),
-    );
-    expect(copies.length).toBe(1);
-    expect((await api().get(`/api/v1/files/${copies[0].id}`)).body.content).toBe("mine\n");
+    expect(await conflictCopies(d)).toEqual(["mine\n"]);
   });
 
   it("11. mtimes set by the user are kept after delivery and a remount; a second rsync -a sends nothing", async () => {
@@ -357,12 +360,7 @@ describe("issue 13: found by the soak", () => {
     expect(r.stdout).toBe("b'base1\\n'\nb'mine1\\n'\nb'them1\\n'\nb'them1\\nx\\n'\n");
     await m.sync();
     expect((await api().get(`/api/v1/files/${note.id}`)).body.content).toBe("them1\nx\n");
-    const dir = await findByPath(api(), d);
-    const copies = (await flatIndex(api())).files.filter(
-      (f) => f.folderId === dir.id && f.name.includes("conflict"),
-    );
-    expect(copies.length).toBe(1);
-    expect((await api().get(`/api/v1/files/${copies[0].id}`)).body.content).toBe("mine1\n");
+    expect(await conflictCopies(d)).toEqual(["mine1\n"]);
   });
 
   it("a sidecar written right after its note is made (the kernel remembered the name as absent) sets the tags, never makes a file", async () => {
