@@ -149,14 +149,37 @@ export class IdentityModel {
       let tok = t;
       const id = target.ids[p];
       if (!id) continue; // not a note on the target (a difference treeDiff reports) or a local-only control
-      const old = this.either.get(tok);
-      if (old !== undefined) {
-        this.either.delete(tok);
-        // The create came before the delete left: the note continued (same id, same tags).
-        if (this.ids.get(old) === id) {
-          tok = old;
-          this.tokens.set(p, old);
-        }
+      // The notes this one may continue (each made where the one before was just deleted), up to
+      // one whose id the target showed: a burst is compared only at its end, so a chain of
+      // delete + re-create (rm, then a write; tar -x) is resolved here, all at once.
+      const chain = [tok];
+      while (!this.ids.has(chain.at(-1)!)) {
+        const up = this.either.get(chain.at(-1)!);
+        if (up === undefined || chain.includes(up)) break;
+        chain.push(up);
+      }
+      for (const c of chain) this.either.delete(c);
+      // The tags of the note made of chain[0..k]: the newest set on any of them (chain[0] is the youngest).
+      const newest = (k: number) => chain.slice(0, k + 1).find((c) => this.tags.has(c));
+      const oldest = chain.at(-1)!;
+      const oldestId = this.ids.get(oldest);
+      if (chain.length > 1 && oldestId === id) {
+        // The note continued all along (same id, same tags; tags set since went to it).
+        const t = newest(chain.length - 1);
+        if (t !== undefined) this.tags.set(oldest, this.tags.get(t)!);
+        tok = oldest;
+        this.tokens.set(p, oldest);
+      } else if (chain.length > 1) {
+        // It continued some of them and was new at one (which depends on timing): any split is right.
+        const splits = chain.length - (oldestId ? 1 : 0);
+        const options = new Set(
+          Array.from({ length: splits }, (_, k) => {
+            const t = newest(k);
+            return t === undefined ? "" : this.tags.get(t)!;
+          }),
+        );
+        const got = target.tags[p] ?? "";
+        if (options.has(got)) this.tags.set(tok, got);
       }
       const first = this.ids.get(tok);
       if (first && first !== id) out.push(`${p}: id ${id} ${where}, was ${first} (identity lost)`);
