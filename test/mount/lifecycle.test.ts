@@ -74,6 +74,22 @@ describe("mountpoint checks", () => {
     expect(readdirSync(d.mnt)).toEqual(["already-here.txt"]);
   });
 
+  it("refuses a directory something else is mounted on (not 'not empty'), and leaves that mount alone", async () => {
+    const d = dirs();
+    const other = join(d.base, "other");
+    mkdirSync(other);
+    writeFileSync(join(other, "theirs.txt"), "x");
+    expect((await sh(`mount --bind '${other}' '${d.mnt}'`, { cwd: "/" })).code).toBe(0);
+    try {
+      const r = await runTxtfs(mountArgs(d), txtfsEnv(d));
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toMatch(/^txtfs: \S+mnt is already a mount point \(.+\); choose an empty directory$/m);
+      expect(readdirSync(d.mnt)).toEqual(["theirs.txt"]);
+    } finally {
+      await sh(`umount '${d.mnt}'`, { cwd: "/" });
+    }
+  });
+
   it("refuses a missing directory with a clear message and a non-zero exit", async () => {
     const d = dirs();
     const missing = join(d.base, "missing");

@@ -85,11 +85,17 @@ export async function checkSeed<T extends { k: string } = Op>(s: SeedRun<T>): Pr
     prepare,
   );
   const failures = new Map<string, RunFailure>();
+  // fast-check stops waiting for a run when the time limit passes, but the run goes on: it must end
+  // before the next check starts, or two runs share the mount (a kill -9 and a restart of one
+  // meeting the other's).
+  let running: Promise<unknown> | undefined;
   const property = fc.asyncProperty(sequences, async (ops) => {
     runs++;
     opsRun += ops.length;
     for (const op of ops) mix[op.k] = (mix[op.k] ?? 0) + 1;
-    const failure = await s.run(ops, stats);
+    const run = s.run(ops, stats);
+    running = run.catch(() => undefined);
+    const failure = await run;
     if (failure) {
       failures.set(JSON.stringify(ops), failure);
       last = { ops, failure };
@@ -104,6 +110,7 @@ export async function checkSeed<T extends { k: string } = Op>(s: SeedRun<T>): Pr
     markInterruptAsFailure: false,
     endOnFailure: false,
   });
+  await running;
   const report: SeedReport = {
     label: s.label ?? "local",
     seed: s.seed,
