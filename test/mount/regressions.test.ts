@@ -17,6 +17,7 @@ import {
   q,
   sh,
   updateNote,
+  waitFor,
 } from "../helpers/mount.ts";
 
 let m: MountFixture;
@@ -361,6 +362,24 @@ describe("issue 13: found by the soak", () => {
     await m.sync();
     expect((await api().get(`/api/v1/files/${note.id}`)).body.content).toBe("them1\nx\n");
     expect(await conflictCopies(d)).toEqual(["mine1\n"]);
+  });
+
+  it("a note renamed remotely onto the name of one deleted remotely reads as itself, though both had the same size and time", async () => {
+    const d = await folder();
+    // Same size, same mtime: to the kernel's cache of the path, the two are alike.
+    const setup = await m.sh(
+      `cd ${d} && printf 'start b\\n' > b.md && printf 'start c\\n' > c.md && ` +
+        "touch -d '2026-01-01 00:00:00' b.md c.md && cat c.md",
+    );
+    expect(setup.stdout).toBe("start c\n");
+    const b = await noteAt(api(), `${d}/b.md`);
+    const c = await noteAt(api(), `${d}/c.md`);
+    expect((await api().delete(`/api/v1/files/${c.id}`)).status).toBe(200);
+    await updateNote(api(), b.id, { name: "c.md" });
+    const r = await run(
+      `cd ${d} && (${waitFor(`[ "$(getfattr --only-values -n user.txtfs.id c.md 2>/dev/null)" = ${b.id} ]`, 5)}) && cat c.md`,
+    );
+    expect(r.stdout).toBe("start b\n");
   });
 
   it("a sidecar written right after its note is made (the kernel remembered the name as absent) sets the tags, never makes a file", async () => {

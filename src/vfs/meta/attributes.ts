@@ -1,4 +1,4 @@
-import { S_IFDIR, S_IFREG, STATE_XATTR, type Stat, type VfsCore } from "../core.ts";
+import { BoundedMap, S_IFDIR, S_IFREG, STATE_XATTR, type Stat, type VfsCore } from "../core.ts";
 import { fail, toVfsError } from "../errors.ts";
 import { noteState } from "../lifecycle.ts";
 import { AVAILABILITIES, type Availability, itemsBelow } from "../meta/pins.ts";
@@ -17,12 +17,34 @@ export class Attributes {
   /** getattr of anything in the tree, synchronously (the hot path); undefined for sidecars or misses. */
   statIfKnown(path: string): Stat | undefined {
     const node = this.c.tree.lookup(path);
-    return node ? this.statOf(node) : undefined;
+    return node ? this.answer(path, node) : undefined;
+  }
+
+  /**
+   * What each path last answered, and for which item. libfuse2 keeps one node (one kernel inode,
+   * one page cache) per path, and keeps its cached pages while mtime and size stay the same: it
+   * cannot know that another note took the name meanwhile (deleted remotely, then another renamed
+   * onto it). Such a note never answers with the mtime and size the path last had: its mtime moves
+   * on by a millisecond, so the pages of the other note are dropped.
+   */
+  private readonly shownAt = new BoundedMap<string, { node: Node; mtimeMs: number; size: number }>(200_000);
+
+  private answer(path: string, node: Node): Stat {
+    let st = this.statOf(node);
+    if (node.kind === "dir") return st;
+    const before = this.shownAt.get(path);
+    if (before && before.node !== node && before.mtimeMs === st.mtime.getTime() && before.size === st.size) {
+      if (node.kind === "file") node.localMtimeMs = st.mtime.getTime() + 1;
+      else node.mtimeMs = st.mtime.getTime() + 1;
+      st = this.statOf(node);
+    }
+    this.shownAt.set(path, { node, mtimeMs: st.mtime.getTime(), size: st.size });
+    return st;
   }
 
   async getattr(path: string): Promise<Stat> {
     const node = this.c.tree.lookup(path);
-    if (node) return this.statOf(node);
+    if (node) return this.answer(path, node);
     const sidecar = this.sidecar(path);
     if (!sidecar) throw fail("ENOENT");
     const open = this.c.openSidecars.get(sidecar.target);

@@ -83,6 +83,7 @@ interface Claim {
  * If-Match makes "reached" exact: a save delivered between the look and the delete is seen again.
  */
 async function deleteRemotely(api: Api, id: string, path: string, claims: Claim[], unseen: Unseen[]) {
+  // `path`: only for the error below.
   for (let attempt = 0; attempt < 10; attempt++) {
     const note = await api.get(`/api/v1/files/${id}`);
     if (note.status !== 200) return;
@@ -95,9 +96,11 @@ async function deleteRemotely(api: Api, id: string, path: string, claims: Claim[
     const res = await api.delete(`/api/v1/files/${id}`, { "if-match": String(note.headers.get("etag")) });
     if (res.status === 412) continue;
     const hashes = new Set(texts.map((t) => sha(Buffer.from(t, "utf8"))));
-    for (const c of claims) if (c.path === path && hashes.has(sha(c.bytes))) c.live = false;
+    // By bytes, not by path: saves carry markers of their own, and a remote rename may have
+    // taken the note from the name a save was made under.
+    for (const c of claims) if (hashes.has(sha(c.bytes))) c.live = false;
     for (let u = unseen.length - 1; u >= 0; u--)
-      if (unseen[u]!.path === path && texts.some((t) => t.includes(unseen[u]!.text))) unseen.splice(u, 1);
+      if (texts.some((t) => t.includes(unseen[u]!.text))) unseen.splice(u, 1);
     return;
   }
   throw new Error(`remote delete of ${path}: the note kept changing`);
@@ -142,21 +145,28 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
     const p = q(op.p);
     const r = await bash(
       `printf 'B:%s\\n' "$(base64 -w0 < ${p} 2>/dev/null)"; ( ${opScript(withMarker)} ) >/dev/null 2>&1 </dev/null; rc=$?; ` +
-        `[ $rc = 0 ] && printf 'A:%s\\n' "$(base64 -w0 < ${p})"; exit $rc`,
+        `[ $rc = 0 ] && { a=$(base64 -w0 < ${p} 2>/dev/null) && printf 'A:%s\\n' "$a"; }; exit $rc`,
       dir,
     );
     if (o.stats && r.code === 0) o.stats.effective++;
     if (r.code !== 0) continue;
     const before = Buffer.from(/^B:(.*)$/m.exec(r.stdout)?.[1] ?? "", "base64");
-    const after = Buffer.from(/^A:(.*)$/m.exec(r.stdout)?.[1] ?? "", "base64");
+    // No A: the path was gone right after (renamed or deleted remotely meanwhile): the save's
+    // bytes are unknown, but a text it wrote must still be found on the service.
+    const shown = /^A:(.*)$/m.exec(r.stdout)?.[1];
+    const after = Buffer.from(shown ?? "", "base64");
     // The previous save of this path is replaced only if the program saw it: if the mount showed
     // other bytes (a remote change came in), that save must still be kept somewhere.
+    // Saves carry markers of their own, so bytes seen at any path are that save's: a remote
+    // rename may have taken it to another name (the mount applies it a moment later).
     const prev = lastClaim.get(op.p);
     if (prev?.bytes.equals(before)) prev.live = false;
+    if (before.length > 0) for (const c of claims) if (c.bytes.equals(before)) c.live = false;
     // A write that succeeded but does not show in the read right after (a remote change may have
     // come in between): its text must still be found on the service, in some note or version.
     if ("text" in withMarker && !after.toString().includes(withMarker.text))
       unseen.push({ step: i, path: op.p, text: withMarker.text, shown: after.toString() });
+    if (shown === undefined) continue;
     const claim = { step: i, path: op.p, bytes: after, live: true };
     claims.push(claim);
     lastClaim.set(op.p, claim);
@@ -166,18 +176,20 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
   // Every live claim: the current content or a version of some note in the folder.
   const { files } = await folderNotes(o.api, o.folder);
   const hashes = new Set<string>();
-  const current = new Map<string, string>();
+  // Contents, not by name: two notes may share a name (a note re-created where another was renamed
+  // to meanwhile, conflict copies made in one second); the mount shows the second with a suffix.
+  const current: string[] = [];
   for (const f of files) {
     const full = await o.api.get(`/api/v1/files/${f.id}`);
     if (full.status !== 200) continue;
-    current.set(f.name, full.body.content);
+    current.push(full.body.content);
     hashes.add(sha(Buffer.from(full.body.content, "utf8")));
     const versions = await o.api.get(`/api/v1/files/${f.id}/versions?limit=100`);
     for (const v of versions.body.versions ?? []) hashes.add(String(v.content_hash).replace(/^sha256:/, ""));
   }
   const problems: string[] = [];
   if (unseen.length) {
-    const texts: string[] = [...current.values()];
+    const texts: string[] = [...current];
     for (const f of files) {
       const versions = await o.api.get(`/api/v1/files/${f.id}/versions?limit=100`);
       for (const v of versions.body.versions ?? []) {
@@ -200,7 +212,7 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
   // The mount ends showing the service's notes (the change feed has about a second to bring them).
   // Compared as contents, not names: two conflict copies made in one second share a name on the
   // service, and the mount shows the second with a suffix (README: two notes with one name).
-  const want = [...current.values()].sort();
+  const want = [...current].sort();
   let mismatch: string[] = [];
   for (let attempt = 0; attempt < 15; attempt++) {
     const [tree] = await readManifests([dir]);
