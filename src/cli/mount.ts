@@ -220,10 +220,16 @@ export function registerMount(program: Command): void {
         { allowOther: opts.allowOther, uid: opts.uid, gid: opts.gid, extra, trace: opts.trace },
         log,
       );
-      const control = await serveControl(cache, async () => ({
-        pending: await vfs.drain(),
-        refused: vfs.takeRefused(),
-      })).catch((err) => {
+      const control = await serveControl(cache, async (waitMs) => {
+        // While the service is unreachable, try again every second until the wait is over.
+        const deadline = Date.now() + waitMs;
+        let pending = await vfs.drain();
+        while (pending > 0 && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, Math.min(1000, deadline - Date.now())));
+          pending = await vfs.drain();
+        }
+        return { pending, refused: vfs.takeRefused() };
+      }).catch((err) => {
         log.warn({ err: (err as Error).message }, "no control socket: `txtfs sync` cannot reach this mount");
         return undefined;
       });
@@ -241,6 +247,8 @@ export function registerMount(program: Command): void {
           conflicts: [...vfs.conflicts],
           refused: [...vfs.refused],
           localOnly: vfs.localOnly(),
+          unreachableSince: vfs.unreachableSince(),
+          refusedMetadata: vfs.refusedMetadata(),
         });
       record();
       const timer = setInterval(record, 2000);
@@ -296,8 +304,12 @@ export function registerMount(program: Command): void {
   program
     .command("sync [mountpoint]")
     .description("Wait until every save made in the mount (all mounts by default) is on the service.")
-    .option("--timeout <seconds>", "give up after this long", parseSeconds, 300)
-    .action(async (mountpointArg: string | undefined, opts: { timeout: number }) => {
+    .option(
+      "--timeout <seconds>",
+      "while the service is unreachable, keep trying this long (default: report at once)",
+      parseSeconds,
+    )
+    .action(async (mountpointArg: string | undefined, opts: { timeout?: number }) => {
       const wanted = mountpointArg ? resolve(mountpointArg) : undefined;
       const mounts = listMounts().filter((m) => !wanted || m.mountpoint === wanted);
       if (mounts.length === 0) throw new Error(wanted ? `${wanted} is not a txtfs mount` : "no txtfs mounts");
@@ -305,7 +317,11 @@ export function registerMount(program: Command): void {
       let pending = 0;
       let refused = 0;
       for (const m of mounts) {
-        const result = await requestSync(m.cacheDir, opts.timeout * 1000);
+        // The daemon answers before our own deadline (5 s of margin for a last attempt and the answer).
+        const result =
+          opts.timeout === undefined
+            ? await requestSync(m.cacheDir, 300_000)
+            : await requestSync(m.cacheDir, opts.timeout * 1000 + 5000, opts.timeout * 1000);
         pending += result.pending;
         for (const r of result.refused ?? []) {
           refused++;
@@ -344,12 +360,18 @@ export function registerMount(program: Command): void {
             `  cache ${(s.cacheBytes! / 1024 / 1024).toFixed(1)} MiB in ${s.cacheEntries} notes, requests ${s.requests}, feed cursor ${s.cursor}\n` +
             `  kept on disk (pinned/available) ${s.keptOffline ?? 0} notes\n`,
         );
+        if (m.unreachableSince)
+          process.stdout.write(
+            `  the service is unreachable since ${m.unreachableSince}; saves stay in the journal until it returns\n`,
+          );
         for (const c of m.conflicts) process.stdout.write(`  conflict copy: ${c}\n`);
         for (const r of m.refused ?? [])
           process.stdout.write(
             `  refused by the service: ${r.path} (${r.reason})${r.keptAs ? `, kept in ${r.keptAs}` : ""}\n`,
           );
         for (const l of m.localOnly ?? []) process.stdout.write(`  local-only: ${l.path} (${l.why})\n`);
+        for (const r of m.refusedMetadata ?? [])
+          process.stdout.write(`  metadata refused: ${r.path} (${r.reason}) at ${r.at}\n`);
       }
     });
 }

@@ -1,5 +1,6 @@
 // A mount daemon's control socket, in its cache dir: `txtfs sync` asks the daemon to deliver every
-// pending save and answers once it has (or found the service unreachable). One JSON line each way.
+// pending save and answers once it has (or found the service unreachable, after waiting for it as
+// long as it was asked to). One line each way: `sync [WAIT_MS]`, then the JSON answer.
 import { rmSync } from "node:fs";
 import { createConnection, createServer, type Server } from "node:net";
 import { join } from "node:path";
@@ -13,7 +14,10 @@ export interface SyncResult {
 
 export const controlSocketPath = (cacheDir: string) => join(cacheDir, "control.sock");
 
-export async function serveControl(cacheDir: string, sync: () => Promise<SyncResult>): Promise<Server> {
+export async function serveControl(
+  cacheDir: string,
+  sync: (waitMs: number) => Promise<SyncResult>,
+): Promise<Server> {
   const path = controlSocketPath(cacheDir);
   rmSync(path, { force: true }); // left by a daemon that was killed
   const server = createServer((socket) => {
@@ -23,10 +27,10 @@ export async function serveControl(cacheDir: string, sync: () => Promise<SyncRes
       line += chunk;
       if (!line.includes("\n")) return;
       const request = line.trim();
-      const reply: Promise<SyncResult | { error: string }> =
-        request === "sync"
-          ? sync()
-          : Promise.resolve({ error: `unknown request ${JSON.stringify(request)}` });
+      const wait = /^sync(?: (\d{1,10}))?$/.exec(request);
+      const reply: Promise<SyncResult | { error: string }> = wait
+        ? sync(Number(wait[1] ?? 0))
+        : Promise.resolve({ error: `unknown request ${JSON.stringify(request)}` });
       void reply.then(
         (r) => socket.end(`${JSON.stringify(r)}\n`),
         (err: Error) => socket.end(`${JSON.stringify({ error: err.message })}\n`),
@@ -42,7 +46,11 @@ export async function serveControl(cacheDir: string, sync: () => Promise<SyncRes
   return server;
 }
 
-export function requestSync(cacheDir: string, timeoutMs = 60_000): Promise<SyncResult> {
+/**
+ * Asks the daemon to deliver every save. `waitMs`: while the service is unreachable, keep trying
+ * that long before answering (0: answer as soon as it is found unreachable).
+ */
+export function requestSync(cacheDir: string, timeoutMs = 60_000, waitMs = 0): Promise<SyncResult> {
   return new Promise((resolve, reject) => {
     const socket = createConnection(controlSocketPath(cacheDir));
     let answer = "";
@@ -51,7 +59,7 @@ export function requestSync(cacheDir: string, timeoutMs = 60_000): Promise<SyncR
       reject(new Error(`no answer from the mount daemon within ${timeoutMs / 1000} s`));
     }, timeoutMs);
     socket.setEncoding("utf8");
-    socket.on("connect", () => socket.write("sync\n"));
+    socket.on("connect", () => socket.write(waitMs > 0 ? `sync ${Math.round(waitMs)}\n` : "sync\n"));
     socket.on("data", (chunk) => {
       answer += chunk;
     });

@@ -6,7 +6,7 @@ import type { Conflicts } from "./conflicts.ts";
 import { ContentCache } from "./contentCache.ts";
 import type { Delivery } from "./delivery/deliver.ts";
 import { Journal, type JournalEntry } from "./delivery/journal.ts";
-import { fail, toVfsError } from "./errors.ts";
+import { fail, toVfsError, VfsError } from "./errors.ts";
 import { ChangeFollower } from "./follower.ts";
 import type { OpenFiles } from "./handles.ts";
 import { decide, noteState } from "./lifecycle.ts";
@@ -208,6 +208,10 @@ export class VfsCore {
   /** Saves the service refused for good (newest last, bounded), and those `txtfs sync` has not reported yet. */
   readonly refused: RefusedSave[] = [];
   unreported: RefusedSave[] = [];
+  /** The last metadata write refused per path (a sidecar or xattr value breaking a rule). */
+  readonly refusedMeta = new BoundedMap<string, { reason: string; at: string }>(100);
+  /** Since when the service cannot be reached (ms; undefined while it answers). */
+  unreachableSince: number | undefined;
   readonly alwaysLocal: ReadonlySet<string>;
   readonly times: NoteTimes;
 
@@ -232,12 +236,36 @@ export class VfsCore {
       return pending?.move ? { ...meta, name: pending.name, folderId: pending.folderId } : meta;
     };
     this.follower = new ChangeFollower(this.client, this.tree, this.cache, this.log, opts.pollWait ?? 25);
+    this.follower.onReach = (reachable) => this.reachability(reachable);
     this.pins = new Pins({
       client: this.client,
       cacheDir: opts.cacheDir,
       deviceId: opts.deviceId,
       logger: this.log,
     });
+  }
+
+  /**
+   * Whether the service answered (the change feed, a delivery): a change either way is logged
+   * once, and `txtfs status` says since when it is unreachable.
+   */
+  reachability(reachable: boolean): void {
+    if (reachable && this.unreachableSince !== undefined) {
+      this.log.info({ since: new Date(this.unreachableSince).toISOString() }, "the service is reachable again");
+      this.unreachableSince = undefined;
+    } else if (!reachable && this.unreachableSince === undefined) {
+      this.unreachableSince = Date.now();
+      this.log.warn("the service is unreachable; saves are kept in the journal until it returns");
+    }
+  }
+
+  /** A sidecar or xattr write refused with EINVAL: logged with its reason, kept for `txtfs status`. */
+  metadataRefused(path: string, err: unknown): void {
+    if (!(err instanceof VfsError) || err.errno !== "EINVAL") return;
+    const reason = err.message === "EINVAL" ? "not an accepted value" : err.message;
+    this.log.warn({ path, reason }, "metadata write refused (EINVAL); nothing was changed");
+    this.refusedMeta.delete(path); // the newest last
+    this.refusedMeta.set(path, { reason, at: new Date().toISOString() });
   }
 
   noteRefused(save: RefusedSave): void {

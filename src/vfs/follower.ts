@@ -18,6 +18,8 @@ export class ChangeFollower {
   private readonly waitSeconds: number;
   private wake: (() => void) | undefined;
   private readonly abort = new AbortController();
+  /** Told whether each poll reached the service (a network failure or a 5xx: not). */
+  onReach: (reachable: boolean) => void = () => {};
 
   constructor(client: TxtfsClient, tree: Tree, cache: ContentCache, log: Logger, waitSeconds: number) {
     this.client = client;
@@ -46,6 +48,7 @@ export class ChangeFollower {
       try {
         const page = await this.client.changes(this.cursor, this.waitSeconds, 1000, this.abort.signal);
         if (!this.running) return;
+        this.onReach(true);
         for (const change of page.changes) this.apply(change);
         this.cursor = page.cursor;
         backoff = 500;
@@ -58,6 +61,7 @@ export class ChangeFollower {
           await this.relist();
           continue;
         }
+        if (!(err instanceof ApiError) || err.status >= 500) this.onReach(false);
         this.log.debug({ err }, "change feed unreachable; retrying");
         await this.pause(backoff);
         backoff = Math.min(backoff * 2, 10_000);

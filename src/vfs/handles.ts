@@ -80,8 +80,7 @@ export class OpenFiles {
    * refused edit stays in the buffer (shells flush before they write), so a later flush retries.
    */
   async applySidecar(open: OpenSidecar): Promise<void> {
-    await this.c.delivery.settle(open.sidecar.target);
-    await this.c.sidecars.apply(open.sidecar.target, open.content.toString("utf8"));
+    await this.c.attrs.applySidecar(open.sidecar, open.content.toString("utf8"));
     open.dirty = false;
   }
 

@@ -54,6 +54,8 @@ export class Namespace {
       open.dirty = true; // its content is now this (empty) body
       open.base = { etag: claim.etag, hash: claim.hash ?? "" };
     }
+    // Its size is 0 now, not the claimed note's: the kernel appends (`>>`) at the size it is told.
+    this.c.refreshDirtySize(node);
     return this.c.io.addHandle({ kind: "note", open, append: false, writable: true });
   }
 
@@ -272,8 +274,7 @@ export class Namespace {
       // `jq ... > tmp && mv tmp NAME.meta.json`: the renamed file's JSON is applied.
       if (src.kind !== "local") throw fail("EINVAL", "only a plain file can replace a sidecar");
       this.c.checkWritable(sidecar.target);
-      await this.c.delivery.settle(sidecar.target);
-      await this.c.sidecars.apply(sidecar.target, this.c.local.read(src.blob).toString("utf8"));
+      await this.c.attrs.applySidecar(sidecar, this.c.local.read(src.blob).toString("utf8"));
       this.c.tree.detach(src);
       this.c.local.remove(src.blob);
       this.c.saveLocal();

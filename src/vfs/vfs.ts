@@ -121,6 +121,16 @@ export class Vfs {
     };
   }
 
+  /** Since when the service cannot be reached (ISO time), or null while it answers. */
+  unreachableSince(): string | null {
+    return this.c.unreachableSince === undefined ? null : new Date(this.c.unreachableSince).toISOString();
+  }
+
+  /** The last refused metadata write per path, oldest first (`txtfs status`). */
+  refusedMetadata(): { path: string; reason: string; at: string }[] {
+    return [...this.c.refusedMeta].map(([path, r]) => ({ path, ...r }));
+  }
+
   /** What the service refused since the last call (`txtfs sync` reports each once, and fails). */
   takeRefused(): RefusedSave[] {
     return this.c.unreported.splice(0);

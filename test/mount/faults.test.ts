@@ -87,6 +87,44 @@ describe("faults", () => {
     expect(names).toEqual(["a.md", "b.md", "c.md", "cached.md", "never-read.md"]);
   });
 
+  it("status says since when the service is unreachable; `sync --timeout N` keeps trying until it returns", async () => {
+    const dirs = makeMountDirs();
+    later(() => removeMountDirs(dirs));
+    const data = `${dirs.base}/service`;
+    const first = await service(data);
+    const port = new URL(first.url).port;
+    const m = await mount(dirs, first.url, first.key);
+    expect((await sh("echo before > a.md", { cwd: m.mnt })).code).toBe(0);
+    expect((await runTxtfs(["sync", m.mnt], txtfsEnv(dirs))).code).toBe(0);
+    expect(await first.stop()).toBe(0);
+    const wroteAt = Date.now();
+    expect((await sh("echo offline > b.md", { cwd: m.mnt })).code).toBe(0);
+    // The mount's record is rewritten every 2 s: the status shows the outage within a few seconds.
+    let status = "";
+    for (let i = 0; i < 40 && !/unreachable since/.test(status); i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      status = (await runTxtfs(["status"], txtfsEnv(dirs))).stdout;
+    }
+    const since = /the service is unreachable since (\S+); saves stay in the journal/.exec(status)?.[1];
+    expect(since, status).toBeDefined();
+    expect(Math.abs(Date.parse(since!) - wroteAt)).toBeLessThan(15_000);
+    // Without --timeout, sync reports at once (exit 1); with it, it waits for the service.
+    const quick = await runTxtfs(["sync", m.mnt], txtfsEnv(dirs));
+    expect(quick.code).toBe(1);
+    const waiting = runTxtfs(["sync", m.mnt, "--timeout", "60"], txtfsEnv(dirs));
+    await new Promise((r) => setTimeout(r, 1500));
+    await service(data, port); // back, on the same port
+    const synced = await waiting;
+    expect(synced.code, synced.stdout + synced.stderr).toBe(0);
+    expect(synced.stdout).toBe(`${m.mnt}: every save is on the service\n`);
+    // ...and the status says so again (the feed reaches it within its backoff).
+    for (let i = 0; i < 60 && /unreachable since/.test(status); i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      status = (await runTxtfs(["status"], txtfsEnv(dirs))).stdout;
+    }
+    expect(status).not.toMatch(/unreachable/);
+  }, 120_000);
+
   it("--daemon detaches once mounted and `txtfs unmount` stops it", async () => {
     const dirs = makeMountDirs();
     later(() => removeMountDirs(dirs));

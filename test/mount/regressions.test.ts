@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PYTHON } from "../helpers/model/ops.ts";
 import {
+  contentAt,
   findByPath,
   flatIndex,
   type MountFixture,
@@ -380,6 +381,15 @@ describe("issue 13: found by the soak", () => {
       `cd ${d} && (${waitFor(`[ "$(getfattr --only-values -n user.txtfs.id c.md 2>/dev/null)" = ${b.id} ]`, 5)}) && cat c.md`,
     );
     expect(r.stdout).toBe("start b\n");
+  });
+
+  it("`>>` on a name whose note was just deleted (the new note continues it) starts at byte 0, not at the old size", async () => {
+    const d = await folder();
+    expect((await m.sh(`printf 'old text\\n' > ${d}/t.txt`)).code).toBe(0);
+    const r = await run(`cd ${d} && rm t.txt && printf new >> t.txt && printf ' more' >> t.txt && od -An -c t.txt`);
+    expect(r.stdout.replace(/\s+/g, "")).toBe("newmore");
+    await m.sync();
+    expect(await contentAt(api(), `${d}/t.txt`)).toBe("new more");
   });
 
   it("a sidecar written right after its note is made (the kernel remembered the name as absent) sets the tags, never makes a file", async () => {

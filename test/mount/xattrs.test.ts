@@ -1,7 +1,8 @@
 // Note and folder metadata as extended attributes through a real mount (getfattr/setfattr),
 // checked through the API; bad values fail with the errno a tool expects and change nothing.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findByPath, type MountFixture, mountFixture, noteAt, q } from "../helpers/mount.ts";
+import { runTxtfs } from "../helpers/cli.ts";
+import { findByPath, type MountFixture, mountFixture, noteAt, q, txtfsEnv } from "../helpers/mount.ts";
 
 let m: MountFixture;
 let note: any;
@@ -109,6 +110,30 @@ describe("xattrs on notes", () => {
     expect((await m.sh("getfattr --only-values -n user.txtfs.tags x/meta.md")).stdout).toBe(
       before.tags.join(","),
     );
+  });
+
+  it("a refused xattr or sidecar write is logged with its reason and listed by `txtfs status`, newest per path", async () => {
+    const before = await fileNow();
+    expect((await m.sh("setfattr -n user.txtfs.tags -v '[\"open' x/meta.md")).code).not.toBe(0);
+    // (Python reports the refusal at close; a shell's `>` ignores an error of close.)
+    const r = await m.sh(
+      `python3 -c ${q('f = open("x/meta.md.meta.json", "w"); f.write(\'{"tags":5}\'); f.close()')}`,
+    );
+    expect(r.stderr).toMatch(/Invalid argument/);
+    const status = await runTxtfs(["status"], txtfsEnv(m.dirs));
+    // The record is rewritten every 2 s.
+    let out = status.stdout;
+    for (let i = 0; i < 20 && !/meta\.md\.meta\.json/.test(out); i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      out = (await runTxtfs(["status"], txtfsEnv(m.dirs))).stdout;
+    }
+    expect(out).toMatch(/metadata refused: \/x\/meta\.md \(user\.txtfs\.tags\) \(tags: not a JSON array\)/);
+    expect(out).toMatch(/metadata refused: \/x\/meta\.md\.meta\.json \(tags\)/);
+    expect(m.current.stderr()).toMatch(
+      /"path":"\/x\/meta\.md\.meta\.json","reason":"tags","msg":"metadata write refused/,
+    );
+    const after = await fileNow();
+    expect([after.tags, after.etag]).toEqual([before.tags, before.etag]);
   });
 
   it("read-only attributes are left as they are when set (copies with attributes print no error) and change nothing", async () => {

@@ -202,6 +202,7 @@ export class Delivery {
       do {
         this.replayAgain = false;
         this.unreachable = !(await this.replay());
+        if (this.unreachable) this.c.reachability(false);
       } while (this.replayAgain && !this.unreachable);
       if (this.unreachable) this.scheduleReplay(2000);
     };

@@ -230,8 +230,25 @@ export class Attributes {
     if (name === STATE_XATTR) return this.writeState(node, value);
     if (name.startsWith("user.txtfs.")) this.c.checkWritable(node);
     await this.c.delivery.settle(node);
-    await writeXattr(this.c.client, this.c.tree, node, name, value);
+    try {
+      await writeXattr(this.c.client, this.c.tree, node, name, value);
+    } catch (err) {
+      this.c.metadataRefused(`${path} (${name})`, err);
+      throw err;
+    }
     if (node.kind === "local") this.c.saveLocal();
+  }
+
+  /** Applies a sidecar's JSON (written, or renamed onto it); a refusal is logged and kept for status. */
+  async applySidecar(sidecar: SidecarNode, text: string): Promise<void> {
+    await this.c.delivery.settle(sidecar.target);
+    try {
+      await this.c.sidecars.apply(sidecar.target, text);
+    } catch (err) {
+      const dir = this.c.tree.pathOf(sidecar.parent);
+      this.c.metadataRefused(`${dir === "/" ? "" : dir}/${sidecar.name}`, err);
+      throw err;
+    }
   }
 
   readState(node: Node): Buffer | null {
