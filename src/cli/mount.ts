@@ -11,7 +11,14 @@ import { listMounts, removeMountRecord, writeMountRecord } from "../lib/mountReg
 import { cacheDir, dataDir } from "../lib/paths.ts";
 import { readCliConfig, resolveCredentials } from "./credentials.ts";
 import { hideKeyArgument, KEY_ENV } from "./keyArgument.ts";
-import { mountCacheDir, rememberedPort, rememberPort } from "./mountIdentity.ts";
+import {
+  adoptOrphanedJournal,
+  keyHash,
+  mountCacheDir,
+  recordCacheOwner,
+  rememberedPort,
+  rememberPort,
+} from "./mountIdentity.ts";
 import { parseId, parsePollWait, parseSeconds, parseSize, parseUrl } from "./options.ts";
 import { checkNotMounted, explainConnectError } from "./preflight.ts";
 import { BIN_ARGS } from "./version.ts";
@@ -189,6 +196,16 @@ export function registerMount(program: Command): void {
       mkdirSync(cache, { recursive: true, mode: 0o700 });
       if (resolve(cache).startsWith(`${mountpoint}/`))
         throw new MountError("--cache-dir must be outside the mountpoint");
+      // Saves left in another cache dir of this key and mountpoint (the service's URL changed
+      // since) are delivered from here. A sign-in's token changes: its saves stay where they are;
+      // so do those of a --cache-dir the user chose.
+      if (!signedIn && !opts.cacheDir) {
+        const owner = { keyHash: keyHash(key), mountpoint };
+        const inUse = new Set(listMounts().map((m) => resolve(m.cacheDir)));
+        const from = adoptOrphanedJournal(cacheDir(), cache, owner, inUse);
+        if (from) log.info({ from, to: cache }, "picked up the saves still waiting in an earlier cache dir");
+        recordCacheOwner(cache, owner);
+      }
 
       const client = new TxtfsClient({ url, key, source: "mount", timeoutMs: 10_000, logger: log });
       const deviceId = await ensureDevice(

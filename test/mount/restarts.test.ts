@@ -2,8 +2,9 @@
 // local-only files) is keyed by the service's identity, not by the port `--serve` happened to get,
 // and `--serve` listens on the same port again so the TXTFS_URL it printed stays valid.
 import { describe, expect, it } from "vitest";
-import { runTxtfs } from "../helpers/cli.ts";
+import { runTxtfs, spawnServeWithKey } from "../helpers/cli.ts";
 import {
+  contentAt,
   flatIndex,
   makeMountDirs,
   removeMountDirs,
@@ -46,5 +47,56 @@ describe("restarts", () => {
     m = await startMount(dirs, { defaultCacheDir: true });
     expect(m.url).toBe(url);
     expect((await sh(`cat ${m.mnt}/notes/image.png`)).stdout).toBe("PNG");
+  });
+
+  it("saves left in the cache dir of an earlier URL of the service (same key, same mountpoint) are delivered from the new one", async () => {
+    const dirs = makeMountDirs();
+    later(() => removeMountDirs(dirs));
+    const data = `${dirs.base}/service`;
+    const first = await spawnServeWithKey(data);
+    later(() => first.stop());
+    let m = await startMount(dirs, { service: { url: first.url, key: first.key }, defaultCacheDir: true });
+    later(() => m.stop());
+    expect((await sh(`mkdir kept && echo before > kept/a.md`, { cwd: m.mnt })).code).toBe(0);
+    expect((await runTxtfs(["sync", m.mnt], txtfsEnv(dirs))).code).toBe(0);
+    await first.stop(); // the service goes away; saves wait in the journal
+    const offline = await sh("echo offline >> kept/a.md && echo new > kept/b.md", { cwd: m.mnt });
+    expect(offline.code, offline.stderr).toBe(0);
+    m.child.kill("SIGKILL");
+    await m.exited;
+    await sh(`fusermount -uz ${dirs.mnt} 2>/dev/null; true`);
+
+    // The service comes back on another port: another URL, another cache dir.
+    const second = await spawnServeWithKey(data);
+    later(() => second.stop());
+    expect(second.url).not.toBe(first.url);
+    m = await startMount(dirs, { service: { url: second.url, key: first.key }, defaultCacheDir: true });
+    expect(m.stderr()).toMatch(/picked up the saves still waiting in an earlier cache dir/);
+    const sync = await runTxtfs(["sync", m.mnt], txtfsEnv(dirs));
+    expect(sync.code, sync.stdout + sync.stderr).toBe(0);
+    expect(await contentAt(m.api, "kept/a.md")).toBe("before\noffline\n");
+    expect(await contentAt(m.api, "kept/b.md")).toBe("new\n");
+  });
+
+  it("an orphaned journal of another key is left where it is", async () => {
+    const dirs = makeMountDirs();
+    later(() => removeMountDirs(dirs));
+    const data = `${dirs.base}/service`;
+    const first = await spawnServeWithKey(data);
+    later(() => first.stop());
+    let m = await startMount(dirs, { service: { url: first.url, key: first.key }, defaultCacheDir: true });
+    later(() => m.stop());
+    await first.stop();
+    expect((await sh("echo offline > waiting.md", { cwd: m.mnt })).code).toBe(0);
+    m.child.kill("SIGKILL");
+    await m.exited;
+    await sh(`fusermount -uz ${dirs.mnt} 2>/dev/null; true`);
+
+    const other = await spawnServeWithKey(`${dirs.base}/other`); // another service, another key
+    later(() => other.stop());
+    m = await startMount(dirs, { service: { url: other.url, key: other.key }, defaultCacheDir: true });
+    expect(m.stderr()).not.toMatch(/picked up/);
+    expect((await runTxtfs(["sync", m.mnt], txtfsEnv(dirs))).code).toBe(0);
+    expect(await contentAt(m.api, "waiting.md")).toBeUndefined();
   });
 });
