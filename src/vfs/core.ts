@@ -6,7 +6,7 @@ import type { Conflicts } from "./conflicts.ts";
 import { ContentCache } from "./contentCache.ts";
 import type { Delivery } from "./delivery/deliver.ts";
 import { Journal, type JournalEntry } from "./delivery/journal.ts";
-import { fail, toVfsError, VfsError } from "./errors.ts";
+import { fail, toVfsError } from "./errors.ts";
 import { ChangeFollower } from "./follower.ts";
 import type { OpenFiles } from "./handles.ts";
 import { decide, noteState } from "./lifecycle.ts";
@@ -19,6 +19,7 @@ import { Pins } from "./meta/pins.ts";
 import { type SidecarNode, Sidecars } from "./meta/sidecars.ts";
 import { parentAndName } from "./names.ts";
 import type { Namespace } from "./namespace.ts";
+import { Reports } from "./reports.ts";
 import { type DirNode, type FileNode, type LocalNode, type Node, Tree } from "./tree.ts";
 
 export interface VfsOptions {
@@ -124,15 +125,6 @@ export const S_IFDIR = 0o040000;
 
 export const FOLDER_PREFETCH_MAX_BYTES = 8 * 1024 * 1024;
 
-export interface RefusedSave {
-  path: string;
-  /** What the service said. */
-  reason: string;
-  /** Where its bytes are kept (a local-only file), if it had content. */
-  keptAs?: string;
-  at: string;
-}
-
 export function unsentName(name: string): string {
   let stem = name;
   while (Buffer.byteLength(`${stem}.unsent.99`, "utf8") > 255) stem = stem.slice(0, -1);
@@ -153,19 +145,6 @@ export function checkName(name: string): void {
 
 export type Base = { etag: string; hash: string } | null;
 
-export class BoundedMap<K, V> extends Map<K, V> {
-  private readonly max: number;
-  constructor(max: number) {
-    super();
-    this.max = max;
-  }
-  override set(key: K, value: V): this {
-    super.set(key, value);
-    if (this.size > this.max) this.delete(this.keys().next().value as K);
-    return this;
-  }
-}
-
 export function baseOf(meta: TxtFile | null | undefined): Base {
   return meta ? { etag: meta.etag, hash: meta.contentHash } : null;
 }
@@ -175,6 +154,8 @@ export function isTransient(err: unknown): boolean {
     err instanceof NetworkError || (err instanceof ApiError && (err.status >= 500 || err.status === 429))
   );
 }
+
+export { BoundedMap } from "./boundedMap.ts";
 
 export class VfsCore {
   delivery!: Delivery;
@@ -205,13 +186,8 @@ export class VfsCore {
   nextFd = 1;
   readonly conflicts: string[] = [];
   readonly pins: Pins;
-  /** Saves the service refused for good (newest last, bounded), and those `txtfs sync` has not reported yet. */
-  readonly refused: RefusedSave[] = [];
-  unreported: RefusedSave[] = [];
-  /** The last metadata write refused per path (a sidecar or xattr value breaking a rule). */
-  readonly refusedMeta = new BoundedMap<string, { reason: string; at: string }>(100);
-  /** Since when the service cannot be reached (ms; undefined while it answers). */
-  unreachableSince: number | undefined;
+  /** Refused saves and metadata, reachability: what `txtfs sync` and `txtfs status` report. */
+  readonly reports: Reports;
   readonly alwaysLocal: ReadonlySet<string>;
   readonly times: NoteTimes;
 
@@ -236,43 +212,14 @@ export class VfsCore {
       return pending?.move ? { ...meta, name: pending.name, folderId: pending.folderId } : meta;
     };
     this.follower = new ChangeFollower(this.client, this.tree, this.cache, this.log, opts.pollWait ?? 25);
-    this.follower.onReach = (reachable) => this.reachability(reachable);
+    this.reports = new Reports(this.log);
+    this.follower.onReach = (reachable) => this.reports.reachability(reachable);
     this.pins = new Pins({
       client: this.client,
       cacheDir: opts.cacheDir,
       deviceId: opts.deviceId,
       logger: this.log,
     });
-  }
-
-  /**
-   * Whether the service answered (the change feed, a delivery): a change either way is logged
-   * once, and `txtfs status` says since when it is unreachable.
-   */
-  reachability(reachable: boolean): void {
-    if (reachable && this.unreachableSince !== undefined) {
-      this.log.info({ since: new Date(this.unreachableSince).toISOString() }, "the service is reachable again");
-      this.unreachableSince = undefined;
-    } else if (!reachable && this.unreachableSince === undefined) {
-      this.unreachableSince = Date.now();
-      this.log.warn("the service is unreachable; saves are kept in the journal until it returns");
-    }
-  }
-
-  /** A sidecar or xattr write refused with EINVAL: logged with its reason, kept for `txtfs status`. */
-  metadataRefused(path: string, err: unknown): void {
-    if (!(err instanceof VfsError) || err.errno !== "EINVAL") return;
-    const reason = err.message === "EINVAL" ? "not an accepted value" : err.message;
-    this.log.warn({ path, reason }, "metadata write refused (EINVAL); nothing was changed");
-    this.refusedMeta.delete(path); // the newest last
-    this.refusedMeta.set(path, { reason, at: new Date().toISOString() });
-  }
-
-  noteRefused(save: RefusedSave): void {
-    for (const list of [this.refused, this.unreported]) {
-      list.push(save);
-      if (list.length > 100) list.shift();
-    }
   }
 
   /** `name`, or `name.1`, `name.2`... whichever is free in `dir`. */

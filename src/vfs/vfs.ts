@@ -11,7 +11,7 @@
 //   meta/                stat and times, xattrs, sidecars, pins (availability), note times
 //   follower.ts          the change feed -> the tree; contentCache.ts: bodies by ETag
 import { Conflicts } from "./conflicts.ts";
-import { type RefusedSave, type Stat, VfsCore, type VfsOptions } from "./core.ts";
+import { type Stat, VfsCore, type VfsOptions } from "./core.ts";
 import { Delivery } from "./delivery/deliver.ts";
 import { VfsError } from "./errors.ts";
 import { OpenFiles } from "./handles.ts";
@@ -19,9 +19,11 @@ import { Claims } from "./local/claims.ts";
 import { Attributes } from "./meta/attributes.ts";
 import { isNoteName } from "./names.ts";
 import { Namespace } from "./namespace.ts";
+import type { RefusedSave } from "./reports.ts";
 
 export { conflictName } from "./conflicts.ts";
-export type { RefusedSave, Stat, VfsOptions } from "./core.ts";
+export type { Stat, VfsOptions } from "./core.ts";
+export type { RefusedSave } from "./reports.ts";
 
 export class Vfs {
   private readonly c: VfsCore;
@@ -52,7 +54,7 @@ export class Vfs {
   }
   /** Saves the service refused for good (newest last, bounded). */
   get refused(): readonly RefusedSave[] {
-    return this.c.refused;
+    return this.c.reports.refused;
   }
 
   /** Loads the whole listing and the local files, then follows the change feed. */
@@ -123,17 +125,18 @@ export class Vfs {
 
   /** Since when the service cannot be reached (ISO time), or null while it answers. */
   unreachableSince(): string | null {
-    return this.c.unreachableSince === undefined ? null : new Date(this.c.unreachableSince).toISOString();
+    const since = this.c.reports.unreachableSince;
+    return since === undefined ? null : new Date(since).toISOString();
   }
 
   /** The last refused metadata write per path, oldest first (`txtfs status`). */
   refusedMetadata(): { path: string; reason: string; at: string }[] {
-    return [...this.c.refusedMeta].map(([path, r]) => ({ path, ...r }));
+    return [...this.c.reports.refusedMeta].map(([path, r]) => ({ path, ...r }));
   }
 
   /** What the service refused since the last call (`txtfs sync` reports each once, and fails). */
   takeRefused(): RefusedSave[] {
-    return this.c.unreported.splice(0);
+    return this.c.reports.unreported.splice(0);
   }
 
   /** Every local-only file and why it is not a note on the service (`txtfs status`). */

@@ -202,7 +202,7 @@ export class Delivery {
       do {
         this.replayAgain = false;
         this.unreachable = !(await this.replay());
-        if (this.unreachable) this.c.reachability(false);
+        if (this.unreachable) this.c.reports.reachability(false);
       } while (this.replayAgain && !this.unreachable);
       if (this.unreachable) this.scheduleReplay(2000);
     };
@@ -326,7 +326,7 @@ export class Delivery {
           { err, path: entry.path, keptAs },
           "the service refused a save; its bytes are kept as a local file",
         );
-        this.c.noteRefused({ path: entry.path, reason, keptAs, at: new Date().toISOString() });
+        this.c.reports.saveRefused({ path: entry.path, reason, keptAs, at: new Date().toISOString() });
         await this.c.journal.done(entry);
         this.c.overlay.delete(node);
         if (!node.id) this.c.tree.detach(node); // never created: its bytes are in the kept file

@@ -233,7 +233,7 @@ export class Attributes {
     try {
       await writeXattr(this.c.client, this.c.tree, node, name, value);
     } catch (err) {
-      this.c.metadataRefused(`${path} (${name})`, err);
+      this.c.reports.metadataRefused(`${path} (${name})`, err);
       throw err;
     }
     if (node.kind === "local") this.c.saveLocal();
@@ -246,7 +246,7 @@ export class Attributes {
       await this.c.sidecars.apply(sidecar.target, text);
     } catch (err) {
       const dir = this.c.tree.pathOf(sidecar.parent);
-      this.c.metadataRefused(`${dir === "/" ? "" : dir}/${sidecar.name}`, err);
+      this.c.reports.metadataRefused(`${dir === "/" ? "" : dir}/${sidecar.name}`, err);
       throw err;
     }
   }
