@@ -73,6 +73,7 @@ export class Namespace {
       localMtimeMs: timesOf?.mtimeMs ?? now,
       localAtimeMs: timesOf?.atimeMs,
       localCtimeMs: now,
+      pendingMeta: claim?.pendingMeta,
     };
     this.c.tree.addChild(dir, node);
     if (claim) {
@@ -190,7 +191,10 @@ export class Namespace {
       // A renamed-away note (`note~`, `.fuse_hidden*` at the last close of a removed open note).
       if (node.ghostOf && this.c.writeBehind) {
         await this.deleteLater("file", node.ghostOf.id, node.ghostOf.etag, path);
-        this.c.claims.leaveTombstone(node.parent, node.ghostOf.shownAs, node.ghostOf);
+        this.c.claims.leaveTombstone(node.parent, node.ghostOf.shownAs, {
+          ...node.ghostOf,
+          pendingMeta: node.pendingMeta,
+        });
       } else if (node.ghostOf) await this.deleteRemote(node.ghostOf.id, node.ghostOf.etag);
       this.c.local.remove(node.blob);
       this.c.saveLocal();
@@ -291,12 +295,18 @@ export class Namespace {
         await this.c.delivery.settle(src); // its remote copy is deleted once its content moved over
         return await this.replaceNote(src, target);
       }
+      // A local file over a local file (rsync over a note kept local as bytes that are not UTF-8):
+      // the metadata set on the name's file stays with the name, as a note's does (replaceNote).
+      if (src.kind === "local" && target?.kind === "local" && target.pendingMeta)
+        src.pendingMeta = { ...target.pendingMeta, ...src.pendingMeta };
       if (target) await this.unlink(to);
       if (src.kind === "local") return await this.renameLocal(src, destDir, name);
       if (isNoteName(name) && destDir.localOnly !== "always") {
         // A note moved onto a name held open: libfuse hid the note there as `.fuse_hidden*` just
         // before this rename, which is a rename over it (the note of that name keeps its identity).
-        const claim = await this.c.claims.claimName(destDir, name, true);
+        // So is a rename over a note kept local (bytes that are not UTF-8; unlinked just now).
+        const overKeptNote = target?.kind === "local" && target.ghostOf !== undefined;
+        const claim = await this.c.claims.claimName(destDir, name, !overKeptNote);
         if (claim) {
           await this.c.delivery.settle(src);
           return await this.replaceNote(src, this.newNote(destDir, name, claim));

@@ -65,6 +65,8 @@ export interface Claim {
   shownAs: string;
   /** Its record, so a pending claimant shows its attributes (tags, context) at once. */
   meta?: TxtFile;
+  /** Tags or context set here that the note has not received yet (set while it was a local file). */
+  pendingMeta?: { context?: string; tags?: string[] };
 }
 
 export interface DirNode {

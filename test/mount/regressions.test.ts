@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PYTHON } from "../helpers/model/ops.ts";
+import { PY_REPLACE, PYTHON } from "../helpers/model/ops.ts";
 import {
   contentAt,
   findByPath,
@@ -386,10 +386,51 @@ describe("issue 13: found by the soak", () => {
   it("`>>` on a name whose note was just deleted (the new note continues it) starts at byte 0, not at the old size", async () => {
     const d = await folder();
     expect((await m.sh(`printf 'old text\\n' > ${d}/t.txt`)).code).toBe(0);
-    const r = await run(`cd ${d} && rm t.txt && printf new >> t.txt && printf ' more' >> t.txt && od -An -c t.txt`);
+    const r = await run(
+      `cd ${d} && rm t.txt && printf new >> t.txt && printf ' more' >> t.txt && od -An -c t.txt`,
+    );
     expect(r.stdout.replace(/\s+/g, "")).toBe("newmore");
     await m.sync();
     expect(await contentAt(api(), `${d}/t.txt`)).toBe("new more");
+  });
+
+  it("tags set on a note kept local (bytes that are not UTF-8) stay with it through perl -pi and an rsync back to text", async () => {
+    const d = await folder();
+    expect((await m.sh(`printf 'text\\n' > ${d}/k.md`)).code).toBe(0);
+    const before = await noteAt(api(), `${d}/k.md`);
+    const src = join(local, "k-src.md");
+    const r = await run(
+      `cd ${d} && printf '\\377' | dd of=k.md bs=1 seek=1 conv=notrunc status=none && ` +
+        "setfattr -n user.txtfs.tags -v alpha k.md && perl -pi -e 's/t/T/' k.md && " +
+        "getfattr --only-values -n user.txtfs.tags k.md && echo && " +
+        `printf 'text again\\n' > ${src} && rsync ${src} k.md && getfattr --only-values -n user.txtfs.tags k.md`,
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("alpha\nalpha");
+    await m.sync();
+    expect(await noteAt(api(), `${d}/k.md`)).toMatchObject({
+      id: before.id,
+      tags: ["alpha"],
+      content: "text again\n",
+    });
+  });
+
+  it("os.replace over a note kept local (a truncate split a character) continues that note", async () => {
+    const d = await folder();
+    expect((await m.sh(`printf 'añejo' > ${d}/s.md`)).code).toBe(0);
+    const before = await noteAt(api(), `${d}/s.md`);
+    const r = await run(
+      `cd ${d} && truncate -s 2 s.md && setfattr -n user.txtfs.tags -v kept s.md && ` +
+        `${PYTHON} -c ${q(PY_REPLACE)} s.md 'new text' && getfattr --only-values -n user.txtfs.id s.md && ls -A`,
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe(`${before.id}s.md\n`);
+    await m.sync();
+    expect(await noteAt(api(), `${d}/s.md`)).toMatchObject({
+      id: before.id,
+      tags: ["kept"],
+      content: "new text",
+    });
   });
 
   it("a sidecar written right after its note is made (the kernel remembered the name as absent) sets the tags, never makes a file", async () => {

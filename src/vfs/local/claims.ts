@@ -28,7 +28,8 @@ export class Claims {
       const claim = child.ghostOf;
       child.ghostOf = undefined;
       this.c.saveLocal();
-      return claim;
+      // Tags or context set on the file while it stood for the note go on with the note.
+      return child.pendingMeta ? { ...claim, pendingMeta: child.pendingMeta } : claim;
     }
     if (onlyHidden) return undefined;
     const claim = this.tombstones.get(dir)?.get(name);
@@ -80,6 +81,7 @@ export class Claims {
     else this.c.tree.detach(node);
     const local = this.c.newLocal(dir, node.name, 0o644, content);
     local.mtimeMs = local.ctimeMs = node.localMtimeMs ?? Date.now();
+    local.pendingMeta = node.pendingMeta; // tags set before it was delivered go along
     this.keepLocal(local, claim, "not valid UTF-8");
     for (const [fd, h] of this.c.handles) {
       if (h.kind !== "note" || h.open !== open) continue;
@@ -118,7 +120,7 @@ export class Claims {
     // A continued note takes this name and folder too (sent along with its content), and the
     // context and tags set on the file (rsync -X).
     node.remoteName = src.name;
-    node.pendingMeta = src.pendingMeta;
+    if (src.pendingMeta) node.pendingMeta = { ...node.pendingMeta, ...src.pendingMeta };
     const base = claim ? { etag: claim.etag, hash: claim.hash ?? "" } : null;
     await this.c.delivery.journalSave(node, content, base, claim !== undefined);
     if (!this.c.writeBehind) await this.c.delivery.drain();
@@ -127,7 +129,8 @@ export class Claims {
   /** A file under a note name that cannot be a note stays local, exactly, and says why (once). */
   keepLocal(node: LocalNode, claim: Claim | undefined, why: string): void {
     if (claim) {
-      node.ghostOf = { ...claim, shownAs: node.name };
+      node.ghostOf = { ...claim, shownAs: node.name, pendingMeta: undefined };
+      if (claim.pendingMeta) node.pendingMeta = { ...claim.pendingMeta, ...node.pendingMeta };
       this.c.tree.ghosted.add(claim.id);
     }
     this.c.saveLocal();

@@ -145,7 +145,7 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
 /** The system python (pyenv's shim costs ~100 ms a start on a busy machine). */
 export const PYTHON = existsSync("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
 
-const PY_REPLACE =
+export const PY_REPLACE =
   "import os,sys; p=sys.argv[1]; d=os.path.dirname(p) or '.'; t=os.path.join(d,'.tmp-'+os.path.basename(p)); " +
   "f=open(t,'wb'); f.write(sys.argv[2].encode()); f.close(); os.replace(t,p)";
 
