@@ -59,6 +59,13 @@ export class Conflicts {
    */
   async afterPreconditionFailed(node: FileNode, content: string, base: Base) {
     const remote = await this.c.client.readFile(node.id!);
+    // Already exactly our bytes: this save reached the service before (its answer was lost to a
+    // kill -9 of the daemon, and the journal sent it again). Nothing to keep apart.
+    if (remote && remote.content === content) {
+      const meta = withoutContent(remote);
+      this.c.tree.upsertFile(meta, true);
+      return { meta, body: content };
+    }
     if (remote && base?.hash && remote.contentHash === base.hash) {
       try {
         const meta = withoutContent(

@@ -317,6 +317,34 @@ describe("vfs", () => {
     expect(await readAll(vfs, "/q.md")).toBe("q.md body\n");
   });
 
+  it("a single save whose answer was lost goes again and finds its bytes there: no conflict copy", async () => {
+    const created = await u.api.post("/api/v1/files", { name: "lost.md", content: "v1\n" });
+    const note = created.body.file;
+    const journal = new Journal(cacheDir);
+    await journal.load();
+    await journal.put({
+      fileId: note.id,
+      createKey: randomUUID(),
+      name: "lost.md",
+      folderId: null,
+      content: "v2\n",
+      baseEtag: note.etag,
+      baseHash: note.contentHash,
+      path: "/lost.md",
+    });
+    journal.close();
+    // The service applied it (If-Match v1), but the daemon died before it heard the answer.
+    const client = new TxtfsClient({ url: t.url, key: u.key, source: "mount" });
+    await client.updateFile(note.id, { content: "v2\n" }, { ifMatch: note.etag });
+
+    const vfs = await mountVfs(); // the journal sends v2 again, based on v1: a 412
+    expect(await vfs.drain()).toBe(0);
+    const files = await remote();
+    expect(files.map((f) => f.name)).toEqual(["lost.md"]);
+    expect((await u.api.get(`/api/v1/files/${note.id}`)).body.content).toBe("v2\n");
+    expect(vfs.conflicts).toEqual([]);
+  });
+
   it("rm -rf is write-behind: deletes go up in bulk; a note removed before it left costs nothing", async () => {
     const vfs = await mountVfs();
     await vfs.mkdir("/d");
