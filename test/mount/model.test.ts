@@ -9,13 +9,17 @@
 // Budget: TXTFS_MODEL_SEEDS (comma list), TXTFS_MODEL_OPS (longest sequence), TXTFS_MODEL_MODES
 // (comma list of "step" and burst pauses in ms, e.g. "step,0,5,20,100,1000"), TXTFS_MODEL_RUNS
 // (sequences per seed), TXTFS_MODEL_SHRINK_MS; scripts/soak sets them for long runs.
+// Replay (only then registered): TXTFS_MODEL_REPLAY=FILE (a line of a soak report, or a JSON array
+// of operations), TXTFS_MODEL_REPLAY_RUNS (default 20), TXTFS_MODEL_REPLAY_SHRINK=REGEX (then
+// shrink by delta debugging while a problem matching it shows within 3 runs; 10 minutes at most).
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { controlArb, type Op, opArb, PATHS } from "../helpers/model/ops.ts";
-import { checkSeed, type SeedReport } from "../helpers/model/property.ts";
+import { controlArb, type Op, opArb, PATHS, showOp } from "../helpers/model/ops.ts";
+import { checkSeed, describeFailure, type SeedReport } from "../helpers/model/property.ts";
 import { type MixedOp, mixedArb, runMixed, showMixed } from "../helpers/model/remote.ts";
+import { readReplay, shrink } from "../helpers/model/replay.ts";
 import { type RunStats, removeLocal, runSequence } from "../helpers/model/runner.ts";
 import { lazyUnmount, type MountFixture, mountFixture } from "../helpers/mount.ts";
 
@@ -217,3 +221,68 @@ describe("remote edits, renames and deletes never lose an acknowledged local sav
     }
   }
 });
+
+if (env.TXTFS_MODEL_REPLAY) {
+  describe("replay of a counterexample", () => {
+    let m: MountFixture;
+    beforeAll(async () => {
+      m = mountFixture();
+      await m.start();
+    });
+    afterAll(() => m?.close());
+    const replay = readReplay<Op | MixedOp>(env.TXTFS_MODEL_REPLAY!, { label: "local", mode: 0 });
+    const remote = replay.label === "remote";
+    const run = (ops: (Op | MixedOp)[]) => {
+      const n = ++runCounter;
+      if (remote)
+        return runMixed(ops as MixedOp[], {
+          api: m.current.api,
+          mnt: m.dirs.mnt,
+          folder: `x${n}`,
+          pauseMs: typeof replay.mode === "number" ? replay.mode : 0,
+          sync: () => m.sync(),
+        });
+      const dir = join(base, `r${n}`);
+      mkdirSync(dir);
+      return runSequence(ops as Op[], {
+        target: join(m.dirs.mnt, `r${n}`),
+        model: join(dir, "model"),
+        stage: join(dir, "stage"),
+        mode: replay.mode,
+        service: { api: () => m.current.api, folder: `r${n}`, sync: () => m.sync() },
+      }).finally(() => removeLocal(dir));
+    };
+    const show = (ops: (Op | MixedOp)[], problems: string[]) =>
+      describeFailure(
+        0,
+        replay.mode,
+        ops,
+        { step: ops.length, problems },
+        undefined,
+        (op) => (remote ? showMixed(op as MixedOp) : showOp(op as Op)),
+        remote ? "a.md, b.md and c.md, delivered" : undefined,
+      );
+
+    it(`${replay.ops.length} operations (${replay.label}), run again and again`, async () => {
+      const runs = Number(env.TXTFS_MODEL_REPLAY_RUNS ?? 20);
+      const failures: string[] = [];
+      for (let i = 0; i < runs; i++) {
+        const f = await run(replay.ops);
+        if (f) failures.push(`run ${i}: ${f.problems.join("; ")}`);
+      }
+      console.log(`${failures.length} of ${runs} runs differed\n${failures.join("\n")}`);
+      if (env.TXTFS_MODEL_REPLAY_SHRINK && failures.length) {
+        const shrunk = await shrink(replay.ops, run, {
+          match: new RegExp(env.TXTFS_MODEL_REPLAY_SHRINK),
+          tries: 3,
+          deadline: Date.now() + 600_000,
+          log: (line) => console.log(line),
+        });
+        console.log(
+          `shrunk:\n${show(shrunk.ops, [shrunk.problem ?? "(passed)"])}\n${JSON.stringify(shrunk.ops)}`,
+        );
+      }
+      expect(failures).toEqual([]);
+    }, 3_600_000);
+  });
+}
