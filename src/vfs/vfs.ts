@@ -215,17 +215,28 @@ export class Vfs {
   create(path: string, mode: number): Promise<number> {
     return this.c.names.create(path, mode);
   }
+  // What these change among local-only files and folders is on disk before they return, as a
+  // close of a written file is: `sed -i.bak` then a kill -9 of the daemon keeps `a.md.bak`, an `rm`
+  // does not come back.
   mkdir(path: string): Promise<void> {
-    return this.c.names.mkdir(path);
+    return this.durably(() => this.c.names.mkdir(path));
   }
   rmdir(path: string): Promise<void> {
-    return this.c.names.rmdir(path);
+    return this.durably(() => this.c.names.rmdir(path));
   }
   unlink(path: string): Promise<void> {
-    return this.c.names.unlink(path);
+    return this.durably(() => this.c.names.unlink(path));
   }
   rename(from: string, to: string): Promise<void> {
-    return this.c.names.rename(from, to);
+    return this.durably(() => this.c.names.rename(from, to));
+  }
+
+  private async durably(op: () => Promise<void>): Promise<void> {
+    try {
+      await op();
+    } finally {
+      this.c.flushLocal(); // nothing to write unless local files changed
+    }
   }
 
   // ---------------------------------------------------------------- attributes

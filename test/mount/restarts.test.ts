@@ -99,4 +99,25 @@ describe("restarts", () => {
     expect((await runTxtfs(["sync", m.mnt], txtfsEnv(dirs))).code).toBe(0);
     expect(await contentAt(m.api, "waiting.md")).toBeUndefined();
   });
+
+  it("renames and deletes of local files are on disk when they return: a kill -9 right after keeps them", async () => {
+    const dirs = makeMountDirs();
+    later(() => removeMountDirs(dirs));
+    let m = await startMount(dirs, { defaultCacheDir: true });
+    later(() => m.stop());
+    expect(
+      (await sh("printf 'v1\\n' > a.md && printf PNG > keep.png && printf PNG > gone.png", { cwd: m.mnt }))
+        .code,
+    ).toBe(0);
+    expect((await runTxtfs(["sync", m.mnt], txtfsEnv(dirs))).code).toBe(0);
+    // No pause between the last rename and the kill: within the manifest's 50 ms gathering.
+    await sh(`sed -i.bak 's/v1/v2/' a.md && mv keep.png moved.png && rm gone.png && kill -9 ${m.pid}`, {
+      cwd: m.mnt,
+    });
+    await m.exited;
+    await sh(`fusermount -uz ${dirs.mnt} 2>/dev/null; true`);
+    m = await startMount(dirs, { defaultCacheDir: true });
+    const r = await sh("ls; cat a.md a.md.bak moved.png", { cwd: m.mnt });
+    expect(r.stdout).toBe("a.md\na.md.bak\nmoved.png\nv2\nv1\nPNG");
+  });
 });
