@@ -6,7 +6,9 @@ import { runTxtfs, spawnServeWithKey } from "../helpers/cli.ts";
 import {
   contentAt,
   flatIndex,
+  type MountDirs,
   makeMountDirs,
+  type RunningMount,
   removeMountDirs,
   sh,
   startMount,
@@ -15,6 +17,29 @@ import {
 } from "../helpers/mount.ts";
 
 const later = undoAfterEach();
+
+/** Fresh mount dirs and a `txtfs serve` of their own (both removed after the test). */
+async function withService() {
+  const dirs = makeMountDirs();
+  later(() => removeMountDirs(dirs));
+  const data = `${dirs.base}/service`;
+  const first = await spawnServeWithKey(data);
+  later(() => first.stop());
+  return { dirs, data, first };
+}
+
+async function mountOn(dirs: MountDirs, url: string, key: string): Promise<RunningMount> {
+  const m = await startMount(dirs, { service: { url, key }, defaultCacheDir: true });
+  later(() => m.stop());
+  return m;
+}
+
+/** kill -9: no chance to flush; what is on disk is all there is. */
+async function killDaemon(m: RunningMount, mnt: string): Promise<void> {
+  m.child.kill("SIGKILL");
+  await m.exited;
+  await sh(`fusermount -uz ${mnt} 2>/dev/null; true`);
+}
 
 describe("restarts", () => {
   it("a kill -9 right after cp -r loses nothing; local-only files survive a clean stop; the URL stays", async () => {
@@ -50,27 +75,20 @@ describe("restarts", () => {
   });
 
   it("saves left in the cache dir of an earlier URL of the service (same key, same mountpoint) are delivered from the new one", async () => {
-    const dirs = makeMountDirs();
-    later(() => removeMountDirs(dirs));
-    const data = `${dirs.base}/service`;
-    const first = await spawnServeWithKey(data);
-    later(() => first.stop());
-    let m = await startMount(dirs, { service: { url: first.url, key: first.key }, defaultCacheDir: true });
-    later(() => m.stop());
+    const { dirs, data, first } = await withService();
+    let m = await mountOn(dirs, first.url, first.key);
     expect((await sh(`mkdir kept && echo before > kept/a.md`, { cwd: m.mnt })).code).toBe(0);
     expect((await runTxtfs(["sync", m.mnt], txtfsEnv(dirs))).code).toBe(0);
     await first.stop(); // the service goes away; saves wait in the journal
     const offline = await sh("echo offline >> kept/a.md && echo new > kept/b.md", { cwd: m.mnt });
     expect(offline.code, offline.stderr).toBe(0);
-    m.child.kill("SIGKILL");
-    await m.exited;
-    await sh(`fusermount -uz ${dirs.mnt} 2>/dev/null; true`);
+    await killDaemon(m, dirs.mnt);
 
     // The service comes back on another port: another URL, another cache dir.
     const second = await spawnServeWithKey(data);
     later(() => second.stop());
     expect(second.url).not.toBe(first.url);
-    m = await startMount(dirs, { service: { url: second.url, key: first.key }, defaultCacheDir: true });
+    m = await mountOn(dirs, second.url, first.key);
     expect(m.stderr()).toMatch(/picked up the saves still waiting in an earlier cache dir/);
     const sync = await runTxtfs(["sync", m.mnt], txtfsEnv(dirs));
     expect(sync.code, sync.stdout + sync.stderr).toBe(0);
@@ -79,22 +97,15 @@ describe("restarts", () => {
   });
 
   it("an orphaned journal of another key is left where it is", async () => {
-    const dirs = makeMountDirs();
-    later(() => removeMountDirs(dirs));
-    const data = `${dirs.base}/service`;
-    const first = await spawnServeWithKey(data);
-    later(() => first.stop());
-    let m = await startMount(dirs, { service: { url: first.url, key: first.key }, defaultCacheDir: true });
-    later(() => m.stop());
+    const { dirs, first } = await withService();
+    let m = await mountOn(dirs, first.url, first.key);
     await first.stop();
     expect((await sh("echo offline > waiting.md", { cwd: m.mnt })).code).toBe(0);
-    m.child.kill("SIGKILL");
-    await m.exited;
-    await sh(`fusermount -uz ${dirs.mnt} 2>/dev/null; true`);
+    await killDaemon(m, dirs.mnt);
 
     const other = await spawnServeWithKey(`${dirs.base}/other`); // another service, another key
     later(() => other.stop());
-    m = await startMount(dirs, { service: { url: other.url, key: other.key }, defaultCacheDir: true });
+    m = await mountOn(dirs, other.url, other.key);
     expect(m.stderr()).not.toMatch(/picked up/);
     expect((await runTxtfs(["sync", m.mnt], txtfsEnv(dirs))).code).toBe(0);
     expect(await contentAt(m.api, "waiting.md")).toBeUndefined();
