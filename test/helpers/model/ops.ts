@@ -186,7 +186,9 @@ export function opScript(op: Op, side: "target" | "model" = "target"): string {
     case "replace":
       return `${PYTHON} -c ${q(PY_REPLACE)} ${q(op.p)} ${q(op.text)}`;
     case "rsync":
-      return `printf %s ${q(op.text)} > "$STAGE/src.md" && rsync "$STAGE/src.md" ${q(op.p)}`;
+      // --checksum: rsync's quick check (same size and same mtime second: skip) depends on when
+      // each side was written, which differs between the mount and the model by design.
+      return `printf %s ${q(op.text)} > "$STAGE/src.md" && rsync --checksum "$STAGE/src.md" ${q(op.p)}`;
     case "mv":
       return `mv -T ${q(op.p)} ${q(op.to)}`;
     case "rm":
