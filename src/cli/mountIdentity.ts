@@ -74,7 +74,11 @@ function readCacheOwner(dir: string): CacheOwner | undefined {
   }
 }
 
-/** Whether a cache dir's journal holds saves (its log is empty once everything was delivered). */
+/**
+ * Whether a cache dir's journal holds saves (its log is empty once everything was delivered). Read
+ * from the files of src/vfs/delivery/journal.ts (`journal/log`, `bulk.inflight`, older `*.json`)
+ * rather than through it: the CLI loads no vfs code before it mounts (test/cli/startup.test.ts).
+ */
 function hasPendingSaves(dir: string): boolean {
   try {
     const journal = join(dir, "journal");

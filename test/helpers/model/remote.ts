@@ -77,6 +77,17 @@ interface Claim {
   live: boolean;
 }
 
+/** The text of every version the service keeps of note `id`. */
+async function versionTexts(api: Api, id: string): Promise<string[]> {
+  const texts: string[] = [];
+  const versions = await api.get(`/api/v1/files/${id}/versions?limit=100`);
+  for (const v of versions.body.versions ?? []) {
+    const one = await api.get(`/api/v1/files/${id}/versions/${v.version_number}`);
+    if (one.status === 200) texts.push(String(one.body.version?.content ?? ""));
+  }
+  return texts;
+}
+
 /**
  * Deletes note `id` (at `path`) as someone else would. The saves that reached it go with it (its
  * versions too), so they are no longer owed; a save still on its way must re-create the note.
@@ -87,12 +98,7 @@ async function deleteRemotely(api: Api, id: string, path: string, claims: Claim[
   for (let attempt = 0; attempt < 10; attempt++) {
     const note = await api.get(`/api/v1/files/${id}`);
     if (note.status !== 200) return;
-    const texts = [String(note.body.content)];
-    const versions = await api.get(`/api/v1/files/${id}/versions?limit=100`);
-    for (const v of versions.body.versions ?? []) {
-      const one = await api.get(`/api/v1/files/${id}/versions/${v.version_number}`);
-      if (one.status === 200) texts.push(String(one.body.version?.content ?? ""));
-    }
+    const texts = [String(note.body.content), ...(await versionTexts(api, id))];
     const res = await api.delete(`/api/v1/files/${id}`, { "if-match": String(note.headers.get("etag")) });
     if (res.status === 412) continue;
     const hashes = new Set(texts.map((t) => sha(Buffer.from(t, "utf8"))));
@@ -190,13 +196,7 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
   const problems: string[] = [];
   if (unseen.length) {
     const texts: string[] = [...current];
-    for (const f of files) {
-      const versions = await o.api.get(`/api/v1/files/${f.id}/versions?limit=100`);
-      for (const v of versions.body.versions ?? []) {
-        const one = await o.api.get(`/api/v1/files/${f.id}/versions/${v.version_number}`);
-        if (one.status === 200) texts.push(String(one.body.version?.content ?? ""));
-      }
-    }
+    for (const f of files) texts.push(...(await versionTexts(o.api, f.id)));
     for (const u of unseen)
       if (!texts.some((t) => t.includes(u.text)))
         problems.push(
