@@ -52,7 +52,9 @@ const HELP = `usage: node scripts/bench/mount.ts [options]
   --no-drop-caches     never write /proc/sys/vm/drop_caches (it empties the page cache of the whole machine)
   --trace              mount txtfs with --trace and count FUSE operations per workload (slows txtfs down)
   --logs <dir>         keep the stderr of the txtfs server and mount daemons there (for diagnosis)
-  --timeout <s>        watchdog: give up (and clean up) after this many seconds (default 1080, --quick 420)`;
+  --timeout <s>        watchdog: give up (and clean up) after this many seconds (default 1080, --quick 420)
+  --only <ids>         run only these workloads (comma-separated ids: ls-cold, append-cold, unmount, ...)
+  --no-memory          skip the daemon memory phase`;
 
 interface Settings {
   quick: boolean;
@@ -62,6 +64,8 @@ interface Settings {
   trace: boolean;
   logs: string | undefined;
   timeoutSeconds: number;
+  only: Set<string> | undefined;
+  memory: boolean;
   corpus: CorpusShape;
   newNotes: number;
   appends: number;
@@ -84,6 +88,8 @@ function settingsFromArgs(): Settings {
       trace: { type: "boolean", default: false },
       logs: { type: "string" },
       timeout: { type: "string" },
+      only: { type: "string" },
+      "no-memory": { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -102,6 +108,8 @@ function settingsFromArgs(): Settings {
     trace: values.trace,
     logs: values.logs ? resolve(values.logs) : undefined,
     timeoutSeconds: num("timeout", values.timeout, quick ? 420 : 1080, 30),
+    only: values.only ? new Set(values.only.split(",").map((id) => id.trim())) : undefined,
+    memory: !values["no-memory"],
     corpus: quick
       ? { notes: 500, folders: 30, rootNotes: 2, bigNotes: 3, seed: 20261121 }
       : { notes: 2000, folders: 120, rootNotes: 3, bigNotes: 12, seed: 20261121 },
@@ -634,7 +642,17 @@ interface Target {
   /** Waits until what the workload wrote is on the service (txtfs: write-behind delivery). */
   settle?(): Promise<void>;
   stop(): Promise<void>;
+  /**
+   * Bash that unmounts `$DIR` as a user would and returns once the daemon is gone (its writes
+   * flushed), with `$PID` the daemon's pid; `remount` mounts again afterwards.
+   */
+  unmountScript: string;
+  pid(): number | undefined;
+  remount(): Promise<void>;
 }
+
+/** Unmount as fstab and systemd do, then wait for the daemon to exit (it flushes first). */
+const UMOUNT_AND_WAIT = 'umount "$DIR" && while kill -0 "$PID" 2>/dev/null; do sleep 0.002; done';
 
 function treeHashes(dir: string) {
   const m = readTree(dir);
@@ -765,6 +783,10 @@ async function makeLocal(base: string, corpus: Corpus): Promise<Target> {
     fresh: async () => {},
     backing: async () => treeHashes(dir),
     stop: async () => {},
+    // A local directory has nothing to unmount: what stands for it is writing its data to disk.
+    unmountScript: 'sync -f "$DIR"',
+    pid: () => undefined,
+    remount: async () => {},
   };
 }
 
@@ -858,6 +880,12 @@ async function makeSshfs(base: string, corpus: Corpus, res: Resources): Promise<
     },
     backing: async () => treeHashes(remote),
     stop: unmount,
+    unmountScript: UMOUNT_AND_WAIT,
+    pid: () => sshfs?.pid,
+    remount: async () => {
+      await unmount(); // the daemon is gone already: forget it
+      await mount();
+    },
   };
 }
 
@@ -909,6 +937,17 @@ async function makeTxtfs(base: string, corpus: Corpus, res: Resources, settings:
       check(pending === 0, `txtfs sync: ${pending} saves still pending`);
     },
     stop,
+    unmountScript: UMOUNT_AND_WAIT,
+    pid: () => mount?.daemon.pid,
+    remount: async () => {
+      if (mount) {
+        const how = await mount.daemon.stop(15_000); // exited already: its exit status
+        check(how === "exit code 0", `txtfs mount exited after umount with ${how}`);
+        forget(res, mount.daemon);
+        mount = undefined;
+      }
+      await start();
+    },
   };
 }
 
@@ -939,6 +978,8 @@ interface Workload {
   /** What "per item" counts for the request ratio, and how many there are. */
   items: (s: Settings, m: Model) => { n: number; unit: string };
   prepare?: (ctx: Ctx) => Promise<Prepared> | Prepared;
+  /** The script unmounts the target (`$UNMOUNT`); it is mounted again right after. */
+  unmounts?: boolean;
   script: string;
   check: (out: string, ctx: Ctx) => void;
 }
@@ -950,8 +991,7 @@ function writeList(ctx: Ctx, id: string, paths: string[]): string {
 }
 
 /** Notes the benchmark's own write workloads made in this run are left out of the samples. */
-const corpusFiles = (m: Model) =>
-  m.sortedFiles().filter((p) => !p.startsWith("new-r") && !p.startsWith("big-r"));
+const corpusFiles = (m: Model) => m.sortedFiles().filter((p) => !/^(new|big|unmount)-r/.test(p));
 
 function checkListing(out: string, ctx: Ctx): void {
   let files = 0;
@@ -1108,6 +1148,52 @@ const WRITE_WORKLOADS: Workload[] = [
     check: () => {},
   },
   {
+    id: "append-cold",
+    label: "append >> to notes not read since the mount",
+    cold: true,
+    items: (s) => ({ n: s.appends, unit: "note" }),
+    prepare: (ctx) => {
+      const paths = sample(corpusFiles(ctx.model), ctx.settings.appends, 5000 + ctx.run);
+      return {
+        env: { LIST: writeList(ctx, "append-cold", paths), RUN: String(ctx.run) },
+        apply: () => {
+          for (const p of paths)
+            ctx.model.files.set(p, `${ctx.model.content(p)}appended cold in run ${ctx.run}\n`);
+        },
+        readBack: paths,
+      };
+    },
+    script: 'cd "$DIR" && while IFS= read -r p; do echo "appended cold in run $RUN" >> "$p"; done < "$LIST"',
+    check: () => {},
+  },
+  {
+    id: "unmount",
+    label: "unmount right after writes (flush included)",
+    cold: false,
+    unmounts: true,
+    items: (s) => ({ n: s.newNotes, unit: "note" }),
+    prepare: async (ctx) => {
+      // The writes (untimed) right before the unmount: txtfs still holds them in its write-behind window.
+      const dir = `unmount-r${ctx.run}`;
+      const paths = Array.from({ length: ctx.settings.newNotes }, (_, i) => `${dir}/u-${i}.md`);
+      await shOk(
+        "writes before the unmount",
+        `cd "$DIR" && mkdir "$D" && for i in $(seq 0 $((N - 1))); do echo "note $i of run $RUN" > "$D/u-$i.md"; done`,
+        { DIR: ctx.target.dir, D: dir, N: String(paths.length), RUN: String(ctx.run) },
+      );
+      ctx.model.mkdirp(dir);
+      return {
+        env: {},
+        apply: () => {
+          for (const [i, p] of paths.entries()) ctx.model.write(p, `note ${i} of run ${ctx.run}\n`);
+        },
+        readBack: paths,
+      };
+    },
+    script: 'cd / && eval "$UNMOUNT"',
+    check: () => {},
+  },
+  {
     id: "sed",
     label: "sed -i on notes",
     cold: false,
@@ -1132,7 +1218,7 @@ const WRITE_WORKLOADS: Workload[] = [
     cold: false,
     items: (s) => ({ n: s.moves, unit: "note" }),
     prepare: (ctx) => {
-      const dirs = [...ctx.model.dirs].filter((d) => !d.startsWith("new-r")).sort();
+      const dirs = [...ctx.model.dirs].filter((d) => !/^(new|unmount)-r/.test(d)).sort();
       const dest = dirs[(ctx.run * 37) % dirs.length]!;
       const candidates = corpusFiles(ctx.model).filter((p) => p.slice(0, p.lastIndexOf("/")) !== dest);
       const paths = sample(candidates, ctx.settings.moves, 3000 + ctx.run);
@@ -1211,7 +1297,9 @@ const WRITE_WORKLOADS: Workload[] = [
   },
 ];
 
-const WORKLOADS: Workload[][] = [...READ_GROUPS, ...WRITE_WORKLOADS.map((w) => [w])];
+const ALL_WORKLOADS: Workload[][] = [...READ_GROUPS, ...WRITE_WORKLOADS.map((w) => [w])];
+/** The workloads of this run (`--only` picks some). */
+let WORKLOADS = ALL_WORKLOADS;
 
 // ---------------------------------------------------------------------------------------------
 // Running
@@ -1248,15 +1336,22 @@ async function runOne(w: Workload, t: Target, ctx: Ctx, settings: Settings, resu
     await t.fresh();
     results.remounts.push({ target: t.name, ms: performance.now() - t0 });
   }
-  await t.requests?.quiet(200);
+  await t.requests?.quiet(w.unmounts ? 0 : 200); // an unmount comes right after the writes
   const before = t.requests?.snapshot();
   const opsBefore = t.ops?.snapshot();
-  const r = await sh(w.script, { env: { DIR: t.dir, ...prepared.env }, timeoutMs: 300_000 });
+  const unmountEnv: Record<string, string> = w.unmounts
+    ? { UNMOUNT: t.unmountScript, PID: String(t.pid() ?? "") }
+    : {};
+  const r = await sh(w.script, {
+    env: { DIR: t.dir, ...unmountEnv, ...prepared.env },
+    timeoutMs: 300_000,
+  });
   if (r.code !== 0) {
     throw new Error(
       `${w.label} on ${t.name} (run ${ctx.run}) failed: exit ${r.code ?? r.signal} after ${Math.round(r.ms)} ms\n${r.stderr.slice(-2000)}`,
     );
   }
+  if (w.unmounts) await t.remount();
   let settleMs: number | undefined;
   if (t.settle) {
     const s0 = performance.now();
@@ -1297,10 +1392,12 @@ async function runOne(w: Workload, t: Target, ctx: Ctx, settings: Settings, resu
 
 /** The end of a run: remove what the write workloads made, then compare each backing store with its model. */
 async function endRun(t: Target, run: number): Promise<void> {
-  await shOk(`clean up run ${run} on ${t.name}`, 'cd "$DIR" && rm -rf "new-r$RUN" "big-r$RUN.md"', {
-    DIR: t.dir,
-    RUN: String(run),
-  });
+  await shOk(
+    `clean up run ${run} on ${t.name}`,
+    'cd "$DIR" && rm -rf "new-r$RUN" "big-r$RUN.md" "unmount-r$RUN"',
+    { DIR: t.dir, RUN: String(run) },
+  );
+  t.model.remove(`unmount-r${run}`);
   t.model.remove(`new-r${run}`);
   t.model.remove(`big-r${run}.md`);
   await t.settle?.(); // txtfs: the deletes are write-behind too
@@ -1460,13 +1557,24 @@ interface Report {
   machine: ReturnType<typeof machineInfo>;
   corpus: { files: number; dirs: number; bytes: number; md: number; txt: number; largest: number };
   results: Results;
-  memory: MemoryReport;
+  memory: MemoryReport | undefined;
   droppedCaches: boolean;
   seconds: number;
 }
 
 async function main() {
   const settings = settingsFromArgs();
+  if (settings.only) {
+    const known = new Set(ALL_WORKLOADS.flat().map((w) => w.id));
+    const unknown = [...settings.only].filter((id) => !known.has(id));
+    if (unknown.length) {
+      process.stderr.write(
+        `--only: unknown workload ${unknown.join(", ")} (known: ${[...known].join(", ")})\n`,
+      );
+      process.exit(2);
+    }
+    WORKLOADS = ALL_WORKLOADS.map((g) => g.filter((w) => settings.only!.has(w.id))).filter((g) => g.length);
+  }
   const machine = machineInfo();
   const started = performance.now();
   if (settings.logs) {
@@ -1623,7 +1731,7 @@ async function run(
 
   // Free the main targets before the memory phase, so it measures alone.
   for (const t of targets.splice(0)) await t.stop();
-  const memory = await memoryPhase(base, settings, res);
+  const memory = settings.memory ? await memoryPhase(base, settings, res) : undefined;
 
   const commitAtEnd = await gitState();
   const commit =
@@ -1772,25 +1880,27 @@ function summarize(report: Report): Summary {
   );
 
   const m = report.memory;
-  const memRows = [
-    ["notes mounted", `${fmtInt(m.files)} (${fmtMiB(m.bytes)} of content)`],
-    ["mount time (listing the account)", fmtTime(m.mountMs)],
-    ["daemon RSS after mounting", `${fmtInt(m.rssAfterMountKb / 1024)} MiB`],
-    [`daemon RSS after reading every note (cache full)`, `${fmtInt(m.rssAfterReadKb / 1024)} MiB`],
-    ["daemon peak RSS (VmHWM)", `${fmtInt(m.peakRssKb / 1024)} MiB`],
-    [
-      `content cache (--cache-size ${settings.memCacheSize})`,
-      `max ${fmtMiB(m.maxCacheBytes)} seen in ${m.samples} samples; at the end ${fmtMiB(m.finalCacheBytes)} in ${fmtInt(m.finalCacheEntries)} notes -> ${m.maxCacheBytes <= m.cacheBound ? "within the bound" : "OVER the bound"}`,
-    ],
-    [
-      "reading every note (find | sort | xargs cat)",
-      `${fmtTime(m.readMs)}, ${fmtInt(m.requests)} requests in all (mount included)`,
-    ],
-  ];
-  const fill = m.finalCacheBytes / m.cacheBound;
-  goals.push(
-    `daemon memory with ${fmtInt(m.files)} notes and a full ${settings.memCacheSize} cache: RSS ${fmtInt(m.rssAfterReadKb / 1024)} MiB (peak ${fmtInt(m.peakRssKb / 1024)} MiB); cache max ${fmtMiB(m.maxCacheBytes)} <= ${fmtMiB(m.cacheBound)} -> ${m.maxCacheBytes <= m.cacheBound ? "met" : "NOT met"}`,
-  );
+  const memRows = !m
+    ? [["memory phase", "skipped (--no-memory)"]]
+    : [
+        ["notes mounted", `${fmtInt(m.files)} (${fmtMiB(m.bytes)} of content)`],
+        ["mount time (listing the account)", fmtTime(m.mountMs)],
+        ["daemon RSS after mounting", `${fmtInt(m.rssAfterMountKb / 1024)} MiB`],
+        [`daemon RSS after reading every note (cache full)`, `${fmtInt(m.rssAfterReadKb / 1024)} MiB`],
+        ["daemon peak RSS (VmHWM)", `${fmtInt(m.peakRssKb / 1024)} MiB`],
+        [
+          `content cache (--cache-size ${settings.memCacheSize})`,
+          `max ${fmtMiB(m.maxCacheBytes)} seen in ${m.samples} samples; at the end ${fmtMiB(m.finalCacheBytes)} in ${fmtInt(m.finalCacheEntries)} notes -> ${m.maxCacheBytes <= m.cacheBound ? "within the bound" : "OVER the bound"}`,
+        ],
+        [
+          "reading every note (find | sort | xargs cat)",
+          `${fmtTime(m.readMs)}, ${fmtInt(m.requests)} requests in all (mount included)`,
+        ],
+      ];
+  if (m)
+    goals.push(
+      `daemon memory with ${fmtInt(m.files)} notes and a full ${settings.memCacheSize} cache: RSS ${fmtInt(m.rssAfterReadKb / 1024)} MiB (peak ${fmtInt(m.peakRssKb / 1024)} MiB); cache max ${fmtMiB(m.maxCacheBytes)} <= ${fmtMiB(m.cacheBound)} -> ${m.maxCacheBytes <= m.cacheBound ? "met" : "NOT met"}`,
+    );
 
   const notes: string[] = [];
   notes.push(
@@ -1808,9 +1918,9 @@ function summarize(report: Report): Summary {
   notes.push(
     `Remounting before a cold run (untimed) took a median ${fmtTime(remount("sshfs"))} for sshfs and ${fmtTime(remount("txtfs"))} for txtfs (stop, start, list the account), plus dropping the caches.`,
   );
-  if (fill < 0.8)
+  if (m && m.finalCacheBytes / m.cacheBound < 0.8)
     notes.push(
-      `The content cache ended ${Math.round(fill * 100)}% full after reading ${fmtMiB(m.bytes)}: it did not fill up.`,
+      `The content cache ended ${Math.round((m.finalCacheBytes / m.cacheBound) * 100)}% full after reading ${fmtMiB(m.bytes)}: it did not fill up.`,
     );
   return {
     head: [

@@ -280,13 +280,15 @@ export function registerMount(program: Command): void {
         stopRefresh();
         await vfs.stop();
         control?.close();
-        await mounted.unmount();
+        if (signal !== "unmounted") await mounted.unmount();
         await client.close();
         await stopServer?.();
         removeMountRecord(process.pid);
         log.flush();
         process.exit(0);
       };
+      // `umount DIR` (fstab, systemd, a script): the saves still on their way go up, then exit.
+      mounted.onUnmounted(() => void stop("unmounted"));
       process.on("SIGINT", () => void stop("SIGINT"));
       process.on("SIGTERM", () => void stop("SIGTERM"));
       process.on("SIGHUP", () => void stop("SIGHUP"));
@@ -300,8 +302,9 @@ export function registerMount(program: Command): void {
       const rec = listMounts().find((m) => m.mountpoint === mountpoint);
       if (rec) {
         process.kill(rec.pid, "SIGTERM");
-        for (let i = 0; i < 300; i++) {
-          await new Promise((r) => setTimeout(r, 100));
+        // The daemon removes its record once everything is delivered and unmounted, just before it exits.
+        for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+          await new Promise((r) => setTimeout(r, 10));
           if (!listMounts().some((m) => m.pid === rec.pid)) return;
         }
         throw new Error(`the daemon (pid ${rec.pid}) did not stop within 30 s`);

@@ -32,6 +32,10 @@ declare module "fuse-native" {
     static invalidatePath?: (path: string, parent: boolean) => void;
     /** txtfs patch: keeps `stat` (cacheable) as what `path` answers until its next change. */
     static putAttrs?: (path: string, stat: object) => void;
+    /** txtfs patch: keeps `names` as the listing of the folder `path` until its next change. */
+    static putDir?: (path: string, names: string[]) => void;
+    /** txtfs patch: called once the FUSE loop ended (unmounted by us or from outside). */
+    onLoopExit?: () => void;
   }
   export type { Cb };
 }

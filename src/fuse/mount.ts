@@ -5,7 +5,9 @@ import { readdir, stat } from "node:fs/promises";
 import { promisify } from "node:util";
 import type { Logger } from "../lib/logger.ts";
 import type { Vfs } from "../vfs/vfs.ts";
+import { NativePrefill } from "./nativePrefill.ts";
 import { fuseOps } from "./ops.ts";
+import { KERNEL_ATTR_TIMEOUT_S, StaleWindow } from "./staleWindow.ts";
 
 const run = promisify(execFile);
 
@@ -86,6 +88,8 @@ export async function prepareMountpoint(dir: string, log: Logger): Promise<void>
 
 export interface Mounted {
   unmount(): Promise<void>;
+  /** Called when the file system was unmounted from outside (`umount DIR`, `fusermount -u`). */
+  onUnmounted(listener: () => void): void;
 }
 
 export async function mountVfs(
@@ -102,22 +106,20 @@ export async function mountVfs(
       `cannot load FUSE support (${(err as Error).message.split("\n")[0]}); install libfuse2 and fuse3 (apt-get install libfuse2 fuse3), or run scripts/setup`,
     );
   }
-  const fuse = new Fuse(mountpoint, fuseOps(vfs, log, opts.trace), {
+  const stale = new StaleWindow();
+  const directIo = (path: string) => stale.mayBeStale(path) && vfs.isNote(path);
+  const fuse = new Fuse(mountpoint, fuseOps(vfs, log, { trace: opts.trace, directIo }), {
     // fuse-native cannot pass big_writes; libfuse splits this option string on commas, so it rides
     // along with fsname: writes then arrive in 128 KiB pieces instead of 4 KiB.
     fsname: "txtfs,big_writes",
     subtype: "txtfs",
-    // Keep the page cache while mtime and size are unchanged (they change with every version
-    // shown: a remote edit, our save kept as a conflict copy) — checked at every open, and the
-    // kernel asks for attributes every time it needs them (answered in C from the native cache
-    // below, no JavaScript). With the 1 s timeouts a program could, for up to a second, read the
-    // previous version's pages or size and write at offsets into bytes it never saw (an append
-    // landing on another version: a save altered); libfuse2's high-level API cannot push
-    // invalidations to the kernel, so its caches must not outlive a change. Strings: fuse-native
-    // drops a numeric 0.
+    // The kernel keeps attributes for a second (a warm `ls -lR` asks nothing); a note that changed
+    // without it meanwhile is opened with direct I/O until then (staleWindow.ts). Pages are kept
+    // while mtime and size are unchanged, checked at every open (a string: fuse-native drops a
+    // numeric 0); every version a note shows changes one of them.
     autoCache: true,
     acAttrTimeout: "0",
-    attrTimeout: "0",
+    attrTimeout: KERNEL_ATTR_TIMEOUT_S,
     entryTimeout: 1,
     autoUnmount: true,
     allowOther: opts.allowOther,
@@ -125,26 +127,41 @@ export async function mountVfs(
     gid: opts.gid,
     ...opts.extra,
   });
-  // getattr answers of the tree are kept in C (patches/fuse-native.patch) until anything changes:
-  // operations drop them natively, the vfs reports every other change (feed, uploads, journal).
-  if (Fuse.fastPaths?.(ATTR_CACHE_TTL_MS) && Fuse.invalidateAttrs && Fuse.invalidatePath && Fuse.putAttrs) {
-    const { invalidateAttrs, invalidatePath, putAttrs } = Fuse;
-    vfs.onAttrsChanged((path) => {
-      if (path === undefined) return invalidateAttrs();
-      invalidatePath(path, true);
-      // Once the change is complete (the tree changes synchronously), its fresh attributes are
-      // kept natively, so the next lookup of this path (the next `>>`, `ls -l`) is answered in C.
-      queueMicrotask(() => {
-        const st = vfs.statIfKnown(path);
-        if (st) putAttrs(path, { ...st, cacheable: true });
-      });
+  // getattr answers and listings of the tree are kept in C (patches/fuse-native.patch) until
+  // anything changes: operations drop them natively, the vfs reports every other change (feed,
+  // uploads, journal). The whole tree is put there at once, so even a first `ls -lR` or `find`
+  // never crosses into JavaScript.
+  const native = Fuse.fastPaths?.(ATTR_CACHE_TTL_MS) ? Fuse : undefined;
+  const prefill = native ? new NativePrefill(vfs, native) : undefined;
+  vfs.onRemoteChange((path) => stale.changed(path));
+  vfs.onAttrsChanged((path) => {
+    if (!native) return;
+    if (path === undefined) {
+      native.invalidateAttrs?.();
+      prefill?.soon();
+      return;
+    }
+    native.invalidatePath?.(path, true);
+    // Once the change is complete (the tree changes synchronously), its fresh attributes are
+    // kept natively, so the next lookup of this path (the next `>>`, `ls -l`) is answered in C.
+    queueMicrotask(() => {
+      const st = vfs.statIfKnown(path);
+      if (st) native.putAttrs?.(path, { ...st, cacheable: true });
     });
-  }
+  });
+  let loopEnded: (() => void) | undefined;
+  fuse.onLoopExit = () => loopEnded?.();
   await new Promise<void>((resolve, reject) =>
     fuse.mount((err) => (err ? reject(new MountError(`mount failed: ${err.message}`)) : resolve())),
   );
+  prefill?.now();
   let done: Promise<void> | undefined;
   return {
+    onUnmounted(listener) {
+      loopEnded = () => {
+        if (!done) listener(); // not our own unmount: one from outside (`umount DIR`)
+      };
+    },
     unmount() {
       done ??= new Promise<void>((resolve) =>
         fuse.unmount((err) => {

@@ -26,7 +26,17 @@ export function toErrno(err: unknown, log: Logger, op: string, path: string): nu
 
 const omitted = (ms: number): number | undefined => (ms > Number.MAX_SAFE_INTEGER ? undefined : ms);
 
-export function fuseOps(vfs: Vfs, log: Logger, trace = false) {
+export interface FuseOpsOptions {
+  /** Log every operation (debug). */
+  trace?: boolean;
+  /** Whether an open of `path` must bypass the kernel's page cache (staleWindow.ts). */
+  directIo?: (path: string) => boolean;
+}
+
+/** The open reply's flag for direct I/O (the patched fuse-native's open callback). */
+const OPEN_DIRECT_IO = 1;
+
+export function fuseOps(vfs: Vfs, log: Logger, { trace = false, directIo }: FuseOpsOptions = {}) {
   const run = <T>(
     op: string,
     path: string,
@@ -98,7 +108,7 @@ export function fuseOps(vfs: Vfs, log: Logger, trace = false) {
         path,
         cb,
         () => vfs.open(path, flags),
-        (fd) => [fd],
+        (fd) => [fd, directIo?.(path) ? OPEN_DIRECT_IO : 0],
       ),
     create: (path: string, mode: number, cb: Cb) =>
       run(

@@ -130,6 +130,12 @@ export class Tree {
    */
   onChange: (changed?: Node) => void = () => {};
   /**
+   * Called after a change no program here made: a note shows bytes it did not write (a remote
+   * edit), or a path shows another note than before (created, renamed or moved elsewhere).
+   * `changed`: that note's path; none: any path may show something else.
+   */
+  onRemoteChange: (changed?: Node) => void = () => {};
+  /**
    * Where a record is to be shown: its own place, or the one a rename made here that the service
    * has not received yet (so the change feed never moves a renamed note back meanwhile).
    */
@@ -205,6 +211,7 @@ export class Tree {
   /** Loads a whole listing at once (mount time): two passes so parents may come after children. */
   load(folders: TxtFolder[], files: TxtFile[]): void {
     this.onChange();
+    this.onRemoteChange();
     for (const f of folders) {
       this.dirs.set(f.id, {
         kind: "dir",
@@ -259,12 +266,14 @@ export class Tree {
       this.files.set(meta.id, node);
       this.place(parent, node);
       this.onChange(node);
+      if (!own) this.onRemoteChange(node);
       return node;
     }
     // A feed page read before our own write landed may arrive after it: never step back.
     if (node.meta && meta.updatedAt < node.meta.updatedAt) return node;
     const moved = node.parent !== parent;
     const renamed = node.meta?.name !== meta.name || node.meta?.type !== meta.type;
+    const contentChanged = node.meta?.contentHash !== meta.contentHash;
     if (!own && node.meta && this.lifecycle(node, "remote-change") === "apply-remote") {
       // mtime follows the content: a remote edit shows its own time (and auto_cache drops stale
       // pages), a metadata-only change keeps the time shown so far.
@@ -279,6 +288,8 @@ export class Tree {
     else if (renamed && node.name !== wantedName(node)) this.relayout(parent);
     else this.onChange(node); // in place: only its own attributes changed
     if (moved) this.pruneShared(from);
+    if (!own && (moved || renamed)) this.onRemoteChange();
+    else if (!own && contentChanged) this.onRemoteChange(node);
     return node;
   }
 
@@ -332,6 +343,7 @@ export class Tree {
       this.pruneShared(from);
     } else if (renamed) this.relayout(parent);
     else this.onChange(dir); // in place: only its own attributes changed
+    if (dir.parent !== from || renamed) this.onRemoteChange(); // every path below it changed
     return dir;
   }
 

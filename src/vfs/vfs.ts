@@ -20,6 +20,7 @@ import { Attributes } from "./meta/attributes.ts";
 import { isNoteName } from "./names.ts";
 import { Namespace } from "./namespace.ts";
 import type { RefusedSave } from "./reports.ts";
+import type { DirNode } from "./tree.ts";
 
 export { conflictName } from "./conflicts.ts";
 export type { Stat, VfsOptions } from "./core.ts";
@@ -162,6 +163,16 @@ export class Vfs {
     this.c.tree.onChange = (changed) => listener(changed?.parent ? this.c.tree.pathOf(changed) : undefined);
   }
 
+  /**
+   * Registers who must hear when a path shows what no program here wrote: a remote edit, a note
+   * created, renamed or moved elsewhere, our save kept as a conflict copy (the kernel may still
+   * hold that path's previous size: staleWindow.ts). No path: any path may.
+   */
+  onRemoteChange(listener: (path?: string) => void): void {
+    this.c.tree.onRemoteChange = (changed) =>
+      listener(changed?.parent ? this.c.tree.pathOf(changed) : undefined);
+  }
+
   /** Waits until every save is on the service, or it is found unreachable: the saves still journalled. */
   drain(): Promise<number> {
     return this.c.delivery.drain();
@@ -181,6 +192,24 @@ export class Vfs {
   }
   statfs() {
     return this.c.attrs.statfs();
+  }
+  /** Whether `path` is a note: its bytes can change without the kernel (a remote edit, a conflict). */
+  isNote(path: string): boolean {
+    return this.c.tree.lookup(path)?.kind === "file";
+  }
+  /** Every folder's path, the root ("/") first: what a mount can answer before it is asked. */
+  folderPaths(): string[] {
+    const paths = ["/"];
+    const walk = (dir: DirNode, path: string) => {
+      for (const [name, child] of dir.children) {
+        if (child.kind !== "dir") continue;
+        const p = `${path}/${name}`;
+        paths.push(p);
+        walk(child, p);
+      }
+    };
+    walk(this.c.tree.root, "");
+    return paths;
   }
 
   // ---------------------------------------------------------------- open files

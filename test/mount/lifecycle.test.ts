@@ -1,7 +1,7 @@
 // The mount's lifecycle with the real binary: refusing bad mountpoints, recovering from a killed
 // daemon, clean SIGTERM, `txtfs status` / `unmount`, and --read-only.
 import { spawn } from "node:child_process";
-import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { requestSync } from "../../src/lib/mountControl.ts";
@@ -111,6 +111,27 @@ describe("daemon lifecycle", () => {
     const second = await mount(d);
     expect((await sh("cat keep/k.md", { cwd: d.mnt })).stdout).toBe("kept\n");
     expect(await contentAt(second.api, "keep/k.md")).toBe("kept\n");
+  });
+
+  it("an unmount from outside (umount DIR, as fstab and systemd do) delivers the pending saves, then the daemon exits 0", async () => {
+    const d = dirs();
+    const first = await mount(d);
+    // Written and unmounted with no pause: the saves are still in the write-behind window.
+    const r = await sh(
+      `mkdir u && for i in $(seq 1 40); do echo "note $i" > u/n$i.md; done && cd / && umount ${q(d.mnt)}`,
+      { cwd: d.mnt },
+    );
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(await first.exited).toBe(0);
+    expect(isMounted(d.mnt)).toBe(false);
+    expect(first.stderr()).toMatch(/"signal":"unmounted"/);
+    expect(first.stderr()).not.toMatch(/still journalled/);
+    const journal = join(d.cache, "journal", "log");
+    expect(existsSync(journal) ? readFileSync(journal, "utf8") : "").toBe("");
+    const second = await mount(d);
+    for (const i of [1, 20, 40]) expect(await contentAt(second.api, `u/n${i}.md`)).toBe(`note ${i}\n`);
+    expect((await flatIndex(second.api)).files.filter((f) => f.name.startsWith("n")).length).toBe(40);
   });
 
   it("SIGTERM while a file is open for writing uploads what was written", async () => {

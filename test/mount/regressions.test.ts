@@ -365,6 +365,42 @@ describe("issue 13: found by the soak", () => {
     expect(await conflictCopies(d)).toEqual(["mine1\n"]);
   });
 
+  // The kernel keeps a note's attributes for a second (attr_timeout): reads through its page cache
+  // stop at the size it holds. A remote edit that arrives within that second must still read whole
+  // (the open gets direct I/O), and an append must land after it.
+  it("a remote edit read within the kernel's attribute timeout reads whole, and an append lands after it", async () => {
+    const d = await folder();
+    expect((await m.sh(`printf 'short\\n' > ${d}/g.md`)).code).toBe(0);
+    const note = await noteAt(api(), `${d}/g.md`);
+    const script = [
+      "import json,os,sys,time,urllib.request",
+      `p='${d}/g.md'`,
+      "print(repr(open(p,'rb').read()), flush=True)",
+      // A stat with no read after it (a read makes the next stat ask again): the kernel holds size 6.
+      "time.sleep(1.2); os.stat(p); t=time.time()",
+      `req=urllib.request.Request(sys.argv[1]+'/api/v1/files/${note.id}', method='PUT', data=json.dumps({'content':'short\\nand a much longer remote edit\\n'}).encode(), headers={'authorization':'Bearer '+sys.argv[2],'content-type':'application/json'})`,
+      "etag=urllib.request.urlopen(req).headers['etag']",
+      // Until the feed brought the edit to the mount (the xattr asks the daemon, not the kernel).
+      "while os.getxattr(p, 'user.txtfs.etag').decode().strip('\"') != etag.strip('\"') and time.time()-t < 5: time.sleep(0.005)",
+      "print(time.time()-t < 0.8, flush=True)",
+      "print(repr(open(p,'rb').read()), flush=True)",
+      "f=open(p,'ab'); f.write(b'x\\n'); f.close()",
+      "print(repr(open(p,'rb').read()), flush=True)",
+    ].join("\n");
+    const r = await run(`${PYTHON} -c ${q(script)} ${q(api().base)} ${q(api().token ?? "")}`);
+    expect(r.stderr).toBe("");
+    const [first, inTime, whole, appended] = r.stdout.trim().split("\n");
+    expect(first).toBe("b'short\\n'");
+    expect(whole).toBe("b'short\\nand a much longer remote edit\\n'");
+    expect(appended).toBe("b'short\\nand a much longer remote edit\\nx\\n'");
+    await m.sync();
+    expect((await api().get(`/api/v1/files/${note.id}`)).body.content).toBe(
+      "short\nand a much longer remote edit\nx\n",
+    );
+    // Within the window, or the test proved nothing about it (the machine was too slow this time).
+    if (inTime !== "True") console.warn("the remote edit arrived after the attribute timeout: not tested");
+  });
+
   it("a note renamed remotely onto the name of one deleted remotely reads as itself, though both had the same size and time", async () => {
     const d = await folder();
     // Same size, same mtime: to the kernel's cache of the path, the two are alike.

@@ -184,6 +184,7 @@ export class Attributes {
     node.localMtimeMs = node.localCtimeMs = undefined;
     if (this.statOf(node).mtime.getTime() === before) node.localMtimeMs = before + 1;
     this.c.attrsChanged(node);
+    this.c.tree.onRemoteChange(node);
   }
 
   /** Keeps a delivered note's times for the next mount (a pending one's are kept once it is delivered). */

@@ -1,0 +1,52 @@
+// Which paths the kernel may still hold stale attributes for. The kernel keeps a path's attributes
+// (its size above all) for the attribute timeout after it last asked, and libfuse2's high-level API
+// cannot tell it that they changed. A note whose content changed without the kernel (a remote edit,
+// our save kept as a conflict copy, another note taking the name) may therefore show its previous
+// size for up to that long: reads through the page cache stop at that size (a cut-off file, which
+// an editor would save back) and appends land at it. Opens of such a note within the window get
+// direct I/O (reads and writes go to the daemon, never cut at the kernel's size); after it, the
+// kernel has asked again and the page cache is safe (auto_cache drops pages whose mtime or size
+// changed at every open).
+
+/** How long the kernel keeps a path's attributes (seconds; the mount's attr_timeout). */
+export const KERNEL_ATTR_TIMEOUT_S = 1;
+
+/** That timeout plus a margin for answers in flight while the change happened. */
+export const STALE_WINDOW_MS = KERNEL_ATTR_TIMEOUT_S * 1000 + 500;
+
+const PRUNE_AT = 10_000;
+
+export class StaleWindow {
+  private readonly changedAt = new Map<string, number>();
+  private anyChangedAt = Number.NEGATIVE_INFINITY;
+  private readonly windowMs: number;
+  private readonly now: () => number;
+
+  constructor(windowMs = STALE_WINDOW_MS, now: () => number = performance.now.bind(performance)) {
+    this.windowMs = windowMs;
+    this.now = now;
+  }
+
+  /** What `path` answers changed (no path: what anything answers may have). */
+  changed(path?: string): void {
+    const now = this.now();
+    if (path !== undefined && this.changedAt.size >= PRUNE_AT) this.prune(now);
+    // Too many at once (a burst of remote changes): as if anything changed.
+    if (path === undefined || this.changedAt.size >= PRUNE_AT) {
+      this.anyChangedAt = now;
+      this.changedAt.clear(); // all covered by anyChangedAt for the next window
+      return;
+    }
+    this.changedAt.set(path, now);
+  }
+
+  /** Whether the kernel may hold attributes of `path` from before its last change. */
+  mayBeStale(path: string): boolean {
+    const since = this.now() - this.windowMs;
+    return this.anyChangedAt > since || (this.changedAt.get(path) ?? Number.NEGATIVE_INFINITY) > since;
+  }
+
+  private prune(now: number): void {
+    for (const [path, at] of this.changedAt) if (at <= now - this.windowMs) this.changedAt.delete(path);
+  }
+}
