@@ -63,7 +63,7 @@ interface Call {
 export interface SyncPushItem {
   /** Unique in the request; a later item names the folder an earlier one creates as `{ ref: id }`. */
   id: string;
-  op: "file.create" | "file.update" | "file.delete" | "folder.create" | "folder.delete";
+  op: "file.create" | "file.update" | "file.append" | "file.delete" | "folder.create" | "folder.delete";
   target?: string;
   /** The ETag the change is based on: never applied over a newer remote version. */
   baseEtag?: string;

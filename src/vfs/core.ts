@@ -73,6 +73,13 @@ export interface OpenNote {
   created: boolean;
   /** Spare capacity behind `content`, so a file written 4 KiB at a time is not copied each time. */
   backing?: Buffer;
+  /**
+   * Append-only (opened O_WRONLY|O_APPEND, body not here): the bytes appended since the last save,
+   * the body never loaded. Saved as an append (`file.append`); anything else done with the note
+   * loads the body first and turns this into `content` (handles.ts, materialize).
+   */
+  tail?: Buffer;
+  materializing?: Promise<void>;
 }
 
 export interface OpenSidecar {
@@ -285,6 +292,8 @@ export class VfsCore {
   async body(node: FileNode): Promise<Buffer> {
     const journalled = this.overlay.get(node);
     if (journalled) return journalled;
+    // Appended to without its body: the appends go first, then the body is the service's.
+    if (this.journal.get(journalKey(node))?.append) await this.delivery.settle(node);
     if (!node.id) return this.openNotes.get(node)?.content ?? Buffer.alloc(0);
     const etag = node.meta?.etag;
     const cached = this.cache.fresh(node.id, etag);
@@ -336,8 +345,16 @@ export class VfsCore {
     // An open buffer with unsaved writes, or one the note no longer shows (detached): every read
     // of the note goes to that buffer while it is open.
     const buffer = open?.content && (open.dirty || open.detached) ? open.content : undefined;
-    node.dirtySize = buffer?.length ?? this.overlay.get(node)?.length;
+    node.dirtySize = buffer?.length ?? this.overlay.get(node)?.length ?? this.appendedSize(node);
     this.attrsChanged(node);
+  }
+
+  /** The size of a note only appended to (its body never loaded): the service's plus what is on its way. */
+  appendedSize(node: FileNode): number | undefined {
+    const entry = this.journal.get(journalKey(node));
+    const journalled = entry?.append ? Buffer.byteLength(entry.content ?? "", "utf8") : 0;
+    const open = this.openNotes.get(node)?.tail?.length ?? 0;
+    return journalled || open ? (node.meta?.size ?? 0) + journalled + open : undefined;
   }
 
   /** Where a journal entry's item lives: its folder, or the folder made here it waits for. */

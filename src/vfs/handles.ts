@@ -96,7 +96,7 @@ export class OpenFiles {
     return h;
   }
 
-  openNote(node: FileNode): OpenNote {
+  openNote(node: FileNode, appendOnly = false): OpenNote {
     let open = this.c.openNotes.get(node);
     if (!open) {
       open = {
@@ -106,6 +106,7 @@ export class OpenFiles {
         base: this.baseAtOpen(node),
         dirty: false,
         created: false,
+        ...(appendOnly ? { tail: Buffer.alloc(0) } : {}),
       };
       this.c.openNotes.set(node, open);
     } else if (!open.dirty && open.content === null) {
@@ -144,7 +145,42 @@ export class OpenFiles {
     if (node.kind === "local") {
       return this.addHandle({ kind: "local", node, fh: LocalHandle.open(node.blob, writable), append });
     }
-    return this.addHandle({ kind: "note", open: this.openNote(node), append, writable });
+    const appendOnly = append && (flags & 3) === fsc.O_WRONLY && this.appendsBlind(node);
+    return this.addHandle({ kind: "note", open: this.openNote(node, appendOnly), append, writable });
+  }
+
+  /**
+   * Whether appends to `node` can go without its body (`>>` to a note not read since the mount):
+   * it is on the service, its body is not here, and nothing else of it is open or on its way
+   * but other appends.
+   */
+  appendsBlind(node: FileNode): boolean {
+    if (!node.id || !this.c.writeBehind || this.c.openNotes.has(node)) return false;
+    if (this.c.pins.stateOf(node) !== "online-only") return false; // kept here: its body is at hand
+    const pending = this.c.journal.get(journalKey(node));
+    if (pending && !pending.append) return false;
+    return !this.c.overlay.get(node) && !this.c.cache.fresh(node.id, node.meta?.etag);
+  }
+
+  /**
+   * An append-only note is needed whole (read, written elsewhere, truncated): its body is loaded
+   * (after the appends already saved have reached the service) and what was appended since goes on
+   * it. Unreachable service: EIO, as for any note whose body is not here.
+   */
+  materialize(open: OpenNote): Promise<void> {
+    open.materializing ??= (async () => {
+      try {
+        const body = await this.c.body(open.node);
+        open.base = baseOf(open.node.meta);
+        const tail = open.tail ?? Buffer.alloc(0);
+        open.content = Buffer.concat([body, tail]);
+        if (tail.length) open.dirty = true;
+        open.tail = undefined;
+      } finally {
+        open.materializing = undefined;
+      }
+    })();
+    return open.materializing;
   }
 
   async read(fd: number, length: number, position: number): Promise<Buffer> {
@@ -156,6 +192,7 @@ export class OpenFiles {
     // A reader keeps the body it read, so a large note reads consistently across calls, until the
     // note changes (a remote edit, another process's save): then it reads what stat now reports
     // (`tail -f` shows remote appends).
+    if (h.open.tail) await this.materialize(h.open);
     if (!h.open.content) {
       const version = this.versionOf(h.open.node);
       if (!h.snapshot || h.snapshotOf !== version) {
@@ -184,6 +221,7 @@ export class OpenFiles {
     }
     if (!h.writable) throw fail("EBADF");
     const open = h.open;
+    if (open.tail && h.append) return this.appendBlind(open, data);
     const content = await this.editable(open);
     // O_APPEND writes arrive at the kernel's idea of the size: append to the real end instead.
     const at = h.append ? content.length : position;
@@ -203,8 +241,21 @@ export class OpenFiles {
     return this.c.overlay.get(node) ?? node.meta?.etag;
   }
 
+  /** An O_APPEND write to a note whose body is not here: kept as bytes to append. */
+  appendBlind(open: OpenNote, data: Buffer): number {
+    const size = this.c.appendedSize(open.node) ?? open.node.meta?.size ?? 0;
+    if (size >= NOTE_CONTENT_BYTES) throw fail("EFBIG");
+    const fits = data.subarray(0, NOTE_CONTENT_BYTES - size);
+    open.tail = Buffer.concat([open.tail!, fits]);
+    open.dirty = true;
+    open.node.dirtySize = size + fits.length;
+    touched(open.node);
+    return fits.length;
+  }
+
   /** Loads the body an edit starts from (once), remembering its ETag for If-Match. */
   async editable(open: OpenNote): Promise<Buffer> {
+    if (open.tail) await this.materialize(open);
     if (open.content) return open.content;
     // The base stays what it was at open (close-to-open), whatever the body is by now.
     open.content = Buffer.from(await this.c.body(open.node));
@@ -339,6 +390,18 @@ export class OpenFiles {
    */
   async upload(open: OpenNote): Promise<void> {
     const node = open.node;
+    if (open.tail) {
+      const pending = this.c.journal.get(journalKey(node));
+      // Appended bytes go as an append, unless they are not text or the note was changed here
+      // meanwhile (renamed: its appends go first): then as a whole body.
+      if (isUtf8(open.tail) && (!pending || pending.append)) {
+        await this.c.delivery.journalAppend(node, open.tail);
+        open.tail = Buffer.alloc(0);
+        open.dirty = false;
+        return;
+      }
+      await this.materialize(open);
+    }
     const content = open.content ?? (await this.c.body(node));
     if (!isUtf8(content)) return this.c.claims.becomeLocal(open, content);
     // A note with a journalled write waits its turn behind it, so saves reach the service in order.

@@ -290,6 +290,10 @@ export class Namespace {
     if (target === src) return;
     if (src.kind === "dir") return this.renameDir(src, destDir, name, target);
     if (target?.kind === "dir") throw fail("EISDIR");
+    // Appends made without the note's body go first: a rename is sent on its own after them.
+    if (src.kind === "file" && this.c.journal.get(journalKey(src))?.append) await this.c.delivery.settle(src);
+    if (target?.kind === "file" && this.c.journal.get(journalKey(target))?.append)
+      await this.c.delivery.settle(target);
     try {
       if (target?.kind === "file" && isNoteName(name)) {
         await this.c.delivery.settle(src); // its remote copy is deleted once its content moved over

@@ -134,3 +134,54 @@ describe("sync", () => {
     expect((await reader.api.get("/api/me/files")).body.files).toEqual([]);
   });
 });
+
+// An extension of the spec (docs/api.md, "Appends"): `file.append` adds bytes at the end of
+// whatever version the file has, so a writer that only appends never reads it and never conflicts.
+describe("file.append", () => {
+  it("appends to the current version without a base; with a stale one it conflicts, changing nothing", async () => {
+    const u = await t.user();
+    const note = await mkfile(u, { name: "log.md", content: "one\n" });
+    await u.api.put(`/api/v1/files/${note.id}`, { content: "one\nremote\n" }); // the appender never saw it
+    const r = await u.api.post("/api/v1/sync", {
+      cursor: "latest",
+      push: [{ id: "a", op: "file.append", target: note.id, body: { content: "two\n" } }],
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.pushResults[0].status).toBe(200);
+    expect(r.body.pushResults[0].body.file.size).toBe("one\nremote\ntwo\n".length);
+    const after = await u.api.get(`/api/v1/files/${note.id}`);
+    expect(after.body.content).toBe("one\nremote\ntwo\n");
+
+    const stale = await u.api.post("/api/v1/sync", {
+      cursor: "latest",
+      push: [{ id: "b", op: "file.append", target: note.id, baseEtag: note.etag, body: { content: "x" } }],
+    });
+    expect(stale.body.pushResults[0]).toMatchObject({ status: 409, conflict: { reason: "changed_remotely" } });
+    expect((await u.api.get(`/api/v1/files/${note.id}`)).body.content).toBe("one\nremote\ntwo\n");
+  });
+
+  it("to a deleted file: a conflict saying so; an empty or missing tail and a note past its limit are refused", async () => {
+    const u = await t.user();
+    const gone = await mkfile(u, { name: "gone.md", content: "g" });
+    await u.api.delete(`/api/v1/files/${gone.id}`);
+    const r = await u.api.post("/api/v1/sync", {
+      cursor: "latest",
+      push: [{ id: "a", op: "file.append", target: gone.id, body: { content: "x" } }],
+    });
+    expect(r.body.pushResults[0]).toMatchObject({ status: 409, conflict: { reason: "deleted_remotely" } });
+
+    const note = await mkfile(u, { name: "n.md", content: "n" });
+    for (const body of [{ content: "" }, {}, { content: "x", name: "other.md" }]) {
+      const bad = await u.api.post("/api/v1/sync", {
+        cursor: "latest",
+        push: [{ op: "file.append", target: note.id, body }],
+      });
+      expect(bad.status).toBe(400);
+    }
+    const big = await u.api.post("/api/v1/batch", {
+      operations: [{ op: "file.append", target: note.id, body: { content: "x".repeat(5 * 1024 * 1024) } }],
+    });
+    expect(big.body.results?.[0]?.status ?? big.status).toBe(413);
+    expect((await u.api.get(`/api/v1/files/${note.id}`)).body.content).toBe("n");
+  });
+});

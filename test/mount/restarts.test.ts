@@ -96,6 +96,35 @@ describe("restarts", () => {
     expect(await contentAt(m.api, "kept/b.md")).toBe("new\n");
   });
 
+  it("appends sent without the body (file.append) land exactly once across kill -9 at any moment of their delivery", async () => {
+    const { dirs, first } = await withService();
+    let m = await mountOn(dirs, first.url, first.key);
+    const notes = Array.from({ length: 8 }, (_, i) => `log/n${i}.md`);
+    expect(
+      (await sh(`mkdir log && for f in ${notes.join(" ")}; do echo first > $f; done`, { cwd: m.mnt })).code,
+    ).toBe(0);
+    expect((await runTxtfs(["sync", m.mnt], txtfsEnv(dirs))).code).toBe(0);
+    // Each round: a new daemon (no body cached), appends to every note, and a kill -9 at a
+    // different moment: before delivery, while the bulk request is on its way, after it.
+    const delays = [0, 5, 15, 30, 60, 120];
+    for (const [round, delay] of delays.entries()) {
+      await killDaemon(m, dirs.mnt);
+      m = await mountOn(dirs, first.url, first.key);
+      const r = await sh(
+        `for f in ${notes.join(" ")}; do echo "round ${round}" >> $f; done; sleep ${delay / 1000}`,
+        { cwd: m.mnt },
+      );
+      expect(r.code, r.stderr).toBe(0);
+    }
+    await killDaemon(m, dirs.mnt);
+    m = await mountOn(dirs, first.url, first.key);
+    const sync = await runTxtfs(["sync", m.mnt], txtfsEnv(dirs));
+    expect(sync.code, sync.stdout + sync.stderr).toBe(0);
+    const want = `first\n${delays.map((_, round) => `round ${round}\n`).join("")}`;
+    for (const note of notes) expect(await contentAt(m.api, note)).toBe(want);
+    expect((await sh(`cat ${notes[3]}`, { cwd: m.mnt })).stdout).toBe(want);
+  });
+
   it("an orphaned journal of another key is left where it is", async () => {
     const { dirs, first } = await withService();
     let m = await mountOn(dirs, first.url, first.key);

@@ -6,6 +6,7 @@ import type { Actor } from "./actor.ts";
 import { connectFiles, disconnectFiles } from "./connections.ts";
 import { ServiceError } from "./errors.ts";
 import {
+  appendToFile,
   createFile,
   deleteFile,
   type FileCreateInput,
@@ -26,6 +27,7 @@ import { toTxtFile, toTxtFolder } from "./records.ts";
 export type BatchOpName =
   | "file.create"
   | "file.update"
+  | "file.append"
   | "file.delete"
   | "folder.create"
   | "folder.update"
@@ -62,6 +64,7 @@ export type Refs = Map<string, string | null>;
 const SCOPE: Record<BatchOpName, string> = {
   "file.create": "files:write",
   "file.update": "files:write",
+  "file.append": "files:write",
   "file.delete": "files:write",
   "folder.create": "folders:write",
   "folder.update": "folders:write",
@@ -176,6 +179,17 @@ export async function applyOperation(
     }
     case "file.update": {
       const r = await updateFile(tx, actor, requireTarget(op, refs), body as FilePatch, ifMatch);
+      return {
+        status: 200,
+        itemId: r.file.id,
+        etag: r.file.etag,
+        seq: r.seq,
+        body: { file: toTxtFile(r.file, r.role) },
+      };
+    }
+    case "file.append": {
+      const tail = (body as { content: string }).content;
+      const r = await appendToFile(tx, actor, requireTarget(op, refs), tail, ifMatch);
       return {
         status: 200,
         itemId: r.file.id,

@@ -132,6 +132,23 @@ export async function getFile(tx: Tx, actor: Actor, id: string): Promise<FileRes
   return requireFile(tx, actor, id, "reader");
 }
 
+/**
+ * Adds `tail` at the end of the file's current content, whatever version that is (an extension of
+ * the spec: `file.append` in batch and sync). A writer that only appends (a log, `>>`) then never
+ * reads the file and never conflicts; with `ifMatch` it appends only to that version.
+ */
+export async function appendToFile(
+  tx: Tx,
+  actor: Actor,
+  id: string,
+  tail: string,
+  ifMatch?: IfMatch,
+): Promise<FileResult> {
+  const { file } = await requireFile(tx, actor, id, "writer");
+  checkIfMatch(ifMatch, file.etag);
+  return updateFile(tx, actor, id, { content: file.content + tail }, ifMatch);
+}
+
 export async function updateFile(
   tx: Tx,
   actor: Actor,

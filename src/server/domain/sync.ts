@@ -131,7 +131,7 @@ export async function sync(tx: Tx, actor: Actor, req: SyncRequest) {
     } catch (err) {
       const { status, ...error } = errorOf(err);
       refs.set(id, null);
-      const isFile = item.op === "file.update" || item.op === "file.delete";
+      const isFile = item.op === "file.update" || item.op === "file.append" || item.op === "file.delete";
       const stale = isFile && status === 412;
       const gone = isFile && status === 404 && typeof item.target === "string";
       if (!stale && !gone) {

@@ -36,6 +36,8 @@ export const OP_BODIES: Record<BatchOpName, TSchema> = {
     { name: Type.Optional(Type.String()), ...fileFields },
     { additionalProperties: false },
   ),
+  // An extension of the spec: the bytes to add at the end of the file's current version.
+  "file.append": Type.Object({ content: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
   "file.delete": Empty,
   "folder.create": Type.Object({ name: Type.String(), ...folderFields }, { additionalProperties: false }),
   "folder.update": Type.Object(

@@ -12,7 +12,14 @@ import {
   unsentName,
   type VfsCore,
 } from "../core.ts";
-import { type Bulk, type BulkItem, type BulkResult, bulksOf, pushBulk } from "../delivery/bulk.ts";
+import {
+  BULK_ITEMS,
+  type Bulk,
+  type BulkItem,
+  type BulkResult,
+  bulksOf,
+  pushBulk,
+} from "../delivery/bulk.ts";
 import { Journal, type JournalEntry } from "../delivery/journal.ts";
 import { fail } from "../errors.ts";
 import type { DirNode, FileNode, Node } from "../tree.ts";
@@ -72,6 +79,24 @@ export class Delivery {
     this.c.overlay.set(node, Buffer.from(content));
     node.dirtySize = content.length;
     this.c.attrsChanged(node);
+    this.deliverSoon();
+  }
+  /** Records bytes appended to `node` without its body (handles.ts, appendBlind): sent as `file.append`. */
+  async journalAppend(node: FileNode, tail: Buffer): Promise<void> {
+    await this.c.journal.put(
+      {
+        fileId: node.id,
+        createKey: node.createKey,
+        name: node.remoteName,
+        ...this.c.placeOf(node.parent),
+        content: tail.toString("utf8"),
+        append: true,
+        baseEtag: null,
+        path: this.c.tree.pathOf(node),
+      },
+      false,
+    );
+    this.c.refreshDirtySize(node);
     this.deliverSoon();
   }
 
@@ -159,7 +184,9 @@ export class Delivery {
    * Saves gather for a moment before they are delivered, so a burst (a shell loop, `cp -r`, a
    * build) goes up in a few bulk requests instead of one each, and `echo x > note` (truncate,
    * flush, write, flush) never sends its empty step. Delivery starts once no save came for
-   * DELIVERY_QUIET_MS, at the latest DELIVERY_MAX_WAIT_MS after the first one waiting; fsync(2),
+   * DELIVERY_QUIET_MS, at the latest DELIVERY_MAX_WAIT_MS after the first one waiting, or at once
+   * when a whole request's worth is waiting (a long burst is then sent while it goes on, and an
+   * unmount right after it has little left to send); fsync(2),
    * `txtfs sync`, unmount and operations that need a note on the service (settle) deliver at once.
    * While the service is unreachable, its retry timer does.
    */
@@ -167,7 +194,8 @@ export class Delivery {
     if (this.unreachable) return;
     const now = Date.now();
     this.gatheringSince ??= now;
-    const wait = Math.min(DELIVERY_QUIET_MS, this.gatheringSince + DELIVERY_MAX_WAIT_MS - now);
+    const full = this.c.journal.size >= BULK_ITEMS && !this.replaying;
+    const wait = full ? 0 : Math.min(DELIVERY_QUIET_MS, this.gatheringSince + DELIVERY_MAX_WAIT_MS - now);
     clearTimeout(this.replayTimer);
     this.replayTimer = setTimeout(
       () => {
@@ -280,6 +308,10 @@ export class Delivery {
         }
         continue;
       }
+      if (entry.append && !entry.move) {
+        if (!(await this.appendAlone(entry))) return false;
+        continue;
+      }
       const node = this.c.nodeFor(entry);
       // Its folder, made here, is created first (later this round; then another round follows).
       if (this.c.isPending(node.parent) && this.c.journal.get(dirKey(node.parent))) continue;
@@ -309,31 +341,74 @@ export class Delivery {
         this.logDelivered(entry.path, "journalled write delivered");
       } catch (err) {
         if (isTransient(err)) return false;
-        // The service refused it for good (e.g. a limit): keep the bytes as a local file, visibly,
-        // and say so in the log, `txtfs sync` (which then fails) and `txtfs status`.
-        const reason = (err as Error).message;
-        let keptAs: string | undefined;
-        if (entry.content !== undefined) {
-          const kept = this.c.newLocal(
-            node.parent,
-            this.c.freeName(node.parent, unsentName(node.name)),
-            0o644,
-            Buffer.from(entry.content, "utf8"),
-          );
-          keptAs = this.c.tree.pathOf(kept);
-        }
-        this.c.log.error(
-          { err, path: entry.path, keptAs },
-          "the service refused a save; its bytes are kept as a local file",
-        );
-        this.c.reports.saveRefused({ path: entry.path, reason, keptAs, at: new Date().toISOString() });
-        await this.c.journal.done(entry);
-        this.c.overlay.delete(node);
-        if (!node.id) this.c.tree.detach(node); // never created: its bytes are in the kept file
-        // A refused rename: show the note where the service has it.
-        if (entry.move && node.id) await this.reloadNote(node.id);
+        await this.refused(entry, node, err as Error);
       }
     }
+    return true;
+  }
+
+  /**
+   * The service refused a save for good (e.g. a limit): its bytes are kept as a local file,
+   * visibly, and it is said in the log, `txtfs sync` (which then fails) and `txtfs status`.
+   */
+  async refused(entry: JournalEntry, node: FileNode, err: Error): Promise<void> {
+    const reason = err.message;
+    let keptAs: string | undefined;
+    if (entry.content !== undefined) {
+      const kept = this.c.newLocal(
+        node.parent,
+        this.c.freeName(node.parent, unsentName(node.name)),
+        0o644,
+        Buffer.from(entry.content, "utf8"),
+      );
+      keptAs = this.c.tree.pathOf(kept);
+    }
+    this.c.log.error(
+      { err, path: entry.path, keptAs },
+      "the service refused a save; its bytes are kept as a local file",
+    );
+    this.c.reports.saveRefused({ path: entry.path, reason, keptAs, at: new Date().toISOString() });
+    await this.c.journal.done(entry);
+    this.c.overlay.delete(node);
+    this.c.refreshDirtySize(node);
+    if (!node.id) this.c.tree.detach(node); // never created: its bytes are in the kept file
+    // A refused rename: show the note where the service has it.
+    if (entry.move && node.id) await this.reloadNote(node.id);
+  }
+
+  /**
+   * An append left after the bulk round (its bulk was refused as a whole): alone, still as a bulk
+   * request kept on disk until answered. False when the service is unreachable.
+   */
+  async appendAlone(entry: JournalEntry): Promise<boolean> {
+    const node = this.c.nodeFor(entry);
+    const item: BulkItem = {
+      key: Journal.keyOf(entry),
+      rev: entry.rev,
+      op: "file.append",
+      target: entry.fileId!,
+      body: { content: entry.content ?? "" },
+    };
+    const bulk: Bulk = { idempotencyKey: randomUUID(), items: [item] };
+    this.c.journal.setInflightBulk(bulk);
+    let r: BulkResult | undefined;
+    try {
+      r = (await pushBulk(this.c.client, bulk)).find((x) => x.item.key === item.key);
+    } catch (err) {
+      if (isTransient(err)) return false;
+      this.c.journal.setInflightBulk(undefined);
+      await this.refused(entry, node, err as Error);
+      return true;
+    }
+    this.c.journal.setInflightBulk(undefined);
+    if (r?.meta) await this.appendDelivered(entry, r.item, r.meta);
+    else if (r?.gone) await this.appendToDeleted(entry);
+    else
+      await this.refused(
+        entry,
+        node,
+        new Error(`the service refused the append (${r?.status ?? "no answer"})`),
+      );
     return true;
   }
 
@@ -362,6 +437,9 @@ export class Delivery {
           else if (r.conflict) await this.deleteUndone(entry, "it changed remotely since it was read");
         } else if (entry?.folder) {
           if (r.folder) await this.folderMade(entry, r.folder);
+        } else if (entry?.append && r.item.op === "file.append") {
+          if (r.meta) await this.appendDelivered(entry, r.item, r.meta);
+          else if (r.gone) await this.appendToDeleted(entry);
         } else if (entry && r.meta) await this.applyBulkItem(entry, r.item, r.meta);
       }
       this.c.journal.setInflightBulk(undefined);
@@ -408,6 +486,18 @@ export class Delivery {
         });
         continue;
       }
+      if (e.append) {
+        // Renamed meanwhile: the rename settles the appends first (namespace.ts), so not here.
+        if (!e.move && e.content)
+          items.push({
+            key: Journal.keyOf(e),
+            rev: e.rev,
+            op: "file.append",
+            target: e.fileId,
+            body: { content: e.content },
+          });
+        continue;
+      }
       if (!e.baseEtag) continue;
       const base = this.c.rebase.ownSuccessor(e.fileId, { etag: e.baseEtag, hash: e.baseHash ?? "" })!;
       const update = {
@@ -427,12 +517,43 @@ export class Delivery {
         body: { ...place, content: e.content, ...this.c.nodeFor(e).pendingMeta },
       });
     }
-    return items.length < 2 ? [] : bulksOf(items);
+    // Appends always go in bulk: the request is kept on disk until answered, so an append whose
+    // answer was lost is sent again as the same request and never applied twice.
+    return items.length < 2 && !items.some((i) => i.op === "file.append") ? [] : bulksOf(items);
   }
 
   /** A folder in a bulk request: its id, or a reference to the item of the same request creating it. */
   refTo(dir: DirNode): FolderRef {
     return this.c.isPending(dir) ? { ref: dirKey(dir) } : dir.id;
+  }
+
+  /** Bytes appended in bulk are on the service: the note is `meta` now; appends made since stay in line. */
+  async appendDelivered(entry: JournalEntry, item: BulkItem, meta: TxtFile): Promise<void> {
+    const node = this.c.nodeFor(entry);
+    this.c.tree.upsertFile(meta, true);
+    await this.c.journal.done(entry.rev === item.rev ? entry : { ...entry }, meta, item.body?.content);
+    this.c.refreshDirtySize(node);
+    this.c.attrs.rememberTimes(node);
+    this.logDelivered(entry.path, "journalled append delivered (bulk)");
+  }
+
+  /**
+   * The note appended to was deleted remotely: the appended bytes are all this mount has of it, so
+   * they become the note again (as a save to a deleted note does: nothing written here is lost).
+   */
+  async appendToDeleted(entry: JournalEntry): Promise<void> {
+    const node = this.c.nodeFor(entry);
+    this.c.log.warn(
+      { path: entry.path },
+      "note appended to was deleted remotely; saving the appended text as it",
+    );
+    await this.c.journal.done(entry);
+    if (node.id) this.c.tree.removeFile(node.id);
+    node.id = null;
+    node.meta = null;
+    node.createKey = randomUUID();
+    this.c.tree.addChild(node.parent, node);
+    await this.journalSave(node, Buffer.from(entry.content ?? "", "utf8"), null, false);
   }
 
   /** A save the service took in bulk: the note now has `meta`; a newer save of it stays in line. */
@@ -525,6 +646,10 @@ export class Delivery {
         this.c.names.placeLocally(node, this.c.parentFor(entry), entry.name);
       }
       if (entry.content === undefined) continue;
+      if (entry.append) {
+        node.dirtySize = this.c.appendedSize(node);
+        continue;
+      }
       const body = Buffer.from(entry.content, "utf8");
       this.c.overlay.set(node, body);
       node.dirtySize = body.length;

@@ -40,8 +40,14 @@ export interface JournalEntry {
   createKey: string;
   name: string;
   folderId: string | null;
-  /** The body to save; absent when only the note's place changed. */
+  /** The body to save; absent when only the note's place changed. With `append`: bytes to add. */
   content?: string;
+  /**
+   * `content` is to be added at the end of whatever version the service has (`file.append`): a
+   * note only appended to (`>>`) is never read. Later appends add to it; it always goes in bulk
+   * (its request is kept on disk until answered: an append is never applied twice).
+   */
+  append?: true;
   /** The note was renamed or moved here: `name` and `folderId` are to be sent too. */
   move?: boolean;
   /** The note (or folder) was deleted here: that is all there is to send. */
@@ -181,12 +187,16 @@ export class Journal {
       ? { ...entry, seq: previous?.seq ?? ++this.seq, savedAt: new Date().toISOString(), rev }
       : {
           ...entry,
-          // A rename keeps a pending body, a save keeps a pending rename.
-          content: entry.content ?? previous?.content,
+          // A rename keeps a pending body, a save keeps a pending rename; appends add up.
+          content:
+            entry.append && previous?.append
+              ? (previous.content ?? "") + (entry.content ?? "")
+              : (entry.content ?? previous?.content),
+          append: entry.content === undefined ? previous?.append : entry.append,
           move: entry.move || previous?.move || undefined,
-          // Keep the first base: the remote never saw the saves in between.
-          baseEtag: previous ? previous.baseEtag : entry.baseEtag,
-          baseHash: previous ? previous.baseHash : entry.baseHash,
+          // Keep the first base: the remote never saw the saves in between (an append has none).
+          baseEtag: previous && !previous.append ? previous.baseEtag : entry.baseEtag,
+          baseHash: previous && !previous.append ? previous.baseHash : entry.baseHash,
           seq: previous?.seq ?? ++this.seq,
           savedAt: new Date().toISOString(),
           rev,
@@ -215,19 +225,33 @@ export class Journal {
    * with nothing delivered, on the base it had (it builds on the same edit, so it must not
    * overwrite what the service has now either).
    */
-  done(entry: JournalEntry, delivered?: { id: string; etag: string; contentHash: string }): Promise<void> {
+  done(
+    entry: JournalEntry,
+    delivered?: { id: string; etag: string; contentHash: string },
+    appended?: string,
+  ): Promise<void> {
     return this.lock.run(async () => {
       const key = Journal.keyOf(entry);
       const current = this.entries.get(key);
       // Saved again while it was being delivered: `current` is a newer object (savedAt may be
       // equal). It becomes a fresh entry based on what was delivered, recorded before the old one
-      // goes, so the journal never looks empty meanwhile.
+      // goes, so the journal never looks empty meanwhile. Appended to again: what is left to append
+      // is what came after the `appended` bytes that went.
       if (current && current !== entry && delivered) {
+        const rest =
+          appended !== undefined && current.append && current.content?.startsWith(appended)
+            ? current.content.slice(appended.length)
+            : undefined;
+        if (rest === "") {
+          this.append({ del: key });
+          return;
+        }
         const next = {
           ...current,
+          ...(rest !== undefined ? { content: rest } : {}),
           fileId: delivered.id,
-          baseEtag: delivered.etag,
-          baseHash: delivered.contentHash,
+          baseEtag: current.append ? null : delivered.etag,
+          baseHash: current.append ? null : delivered.contentHash,
         };
         await this.write(next, this.durable.has(key), true);
         if (Journal.keyOf(next) !== key) this.append({ del: key });
