@@ -2,7 +2,7 @@
 // ln, rm, setfattr, find, grep, du, rsync), checked through the API; request counts are read from
 // the daemon's request trace (--trace logs one line per request the mount sends).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type MountFixture, mountFixture, noteAt, q, updateNote } from "../helpers/mount.ts";
+import { type MountFixture, mountFixture, noteAt, q, updateNote, waitFor } from "../helpers/mount.ts";
 
 let m: MountFixture;
 let note: any;
@@ -174,5 +174,180 @@ describe(".txtfs/versions", () => {
     expect(r.stderr).toMatch(/h: Operation not supported/);
     expect((await fileNow()).content).toBe("two\n");
     expect(await versionsNow()).toHaveLength(5);
+  });
+});
+
+describe(".txtfs/tags", () => {
+  const tagsOf = async (path: string) => (await noteAt(api(), path)).tags;
+
+  it("shows a tag set through the service within 2 s, as symlinks to its notes", async () => {
+    const b = await noteAt(api(), "h/b.md");
+    await updateNote(api(), b.id, { tags: ["idea"] });
+    const r = await m.sh(
+      `(${waitFor("[ -L .txtfs/tags/idea/b.md ]")}) && ls .txtfs/tags && readlink .txtfs/tags/idea/b.md && cat .txtfs/tags/idea/b.md`,
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("idea\n../../../h/b.md\nother\n");
+  });
+
+  it("ln -s tags a note (relative or absolute target), rm untags it", async () => {
+    let r = await m.sh(
+      'ln -s ../../../top.md .txtfs/tags/idea/ && ln -s "$PWD/h/a.md" .txtfs/tags/idea/ && ls .txtfs/tags/idea',
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("a.md\nb.md\ntop.md\n");
+    expect(await tagsOf("top.md")).toEqual(["idea"]);
+    expect(await tagsOf("h/a.md")).toEqual(["idea"]);
+    r = await m.sh("rm .txtfs/tags/idea/top.md && ls .txtfs/tags/idea");
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("a.md\nb.md\n");
+    expect(await tagsOf("top.md")).toEqual([]);
+    expect((await fileNow()).content).toBe("two\n"); // tags only: the text is untouched
+  });
+
+  it("mkdir makes an empty tag folder; rmdir removes it; a bad tag or target fails and changes nothing", async () => {
+    let r = await m.sh(
+      "mkdir .txtfs/tags/later && ls .txtfs/tags && ls -A .txtfs/tags/later && rmdir .txtfs/tags/later && ls .txtfs/tags",
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("idea\nlater\nidea\n");
+    r = await m.sh(
+      "mkdir .txtfs/tags/a,b; mkdir .txtfs/tags/idea; ln -s ../../../nope.md .txtfs/tags/idea/; ln -s ../../../h .txtfs/tags/idea/; rmdir .txtfs/tags/idea",
+    );
+    expect(r.stderr).toMatch(/a,b.*Invalid argument/);
+    expect(r.stderr).toMatch(/idea.*File exists/);
+    expect(r.stderr).toMatch(/nope.md.*No such file or directory/);
+    expect(r.stderr).toMatch(/'.txtfs\/tags\/idea\/h'.*Invalid argument/);
+    expect(r.stderr).toMatch(/rmdir: .*Directory not empty/);
+    expect(await tagsOf("h/a.md")).toEqual(["idea"]);
+    expect(await tagsOf("h/b.md")).toEqual(["idea"]);
+    expect((await m.sh("ls .txtfs/tags")).stdout).toBe("idea\n");
+  });
+});
+
+describe(".txtfs/related", () => {
+  const dir = ".txtfs/related/h/a.md";
+  const connections = async () => (await api().get(`/api/v1/files/${note.id}/connections`)).body.connections;
+
+  it("ln -s connects two notes (with the folder's user.txtfs.reason); the link shows ranked", async () => {
+    const top = await noteAt(api(), "top.md");
+    const r = await m.sh(
+      `setfattr -n user.txtfs.reason -v 'see also' ${dir} && ln -s ../../../../top.md ${dir}/ && ls ${dir}`,
+    );
+    expect(r.stderr).toBe("");
+    const names = r.stdout.trim().split("\n");
+    expect(names).toContain("01 top.md"); // explicit first
+    const explicit = (await connections()).find((c: any) => c.file.id === top.id);
+    expect(explicit.reasons).toContainEqual(
+      expect.objectContaining({ type: "explicit", reason: "see also" }),
+    );
+    const link = await m.sh(`readlink ${q(`${dir}/01 top.md`)} && cat ${q(`${dir}/01 top.md`)}`);
+    expect(link.stdout).toBe("../../../../top.md\ntop\n");
+  });
+
+  it("user.txtfs.reasons tells why each is related", async () => {
+    const r = await m.sh(`getfattr --only-values -n user.txtfs.reasons ${dir}`);
+    expect(r.stderr).toBe("");
+    const reasons = JSON.parse(r.stdout);
+    expect(reasons["01 top.md"]).toContainEqual(
+      expect.objectContaining({ type: "explicit", reason: "see also" }),
+    );
+    const inferred = Object.entries(reasons).find(([name]) => name.endsWith(" b.md"));
+    expect(inferred?.[1]).toContainEqual(expect.objectContaining({ type: "same_folder" }));
+  });
+
+  it("rm disconnects an explicit connection; an inferred one cannot be removed (EPERM)", async () => {
+    const listing = (await m.sh(`ls ${dir}`)).stdout.trim().split("\n");
+    const b = listing.find((n) => n.endsWith(" b.md"))!;
+    let r = await m.sh(`rm ${q(`${dir}/${b}`)}`);
+    expect(r.stderr).toMatch(/Operation not permitted/);
+    r = await m.sh(`rm ${q(`${dir}/01 top.md`)} && ls ${dir}`);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).not.toMatch(/top\.md/);
+    expect((await connections()).some((c: any) => c.reasons.some((x: any) => x.type === "explicit"))).toBe(
+      false,
+    );
+  });
+});
+
+describe(".txtfs/search", () => {
+  it("ls .txtfs/search/QUERY/ lists ranked links to the matching notes, in one request", async () => {
+    await settleLog();
+    const before = requestsTo("/api/v1/search");
+    const r = await m.sh(
+      "ls -l .txtfs/search/oth/ | tail -n +2 | sed 's/.* 01 /01 /' && cat '.txtfs/search/oth/01 b.md'",
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("01 b.md -> ../../../h/b.md\nother\n");
+    await settleLog();
+    expect(requestsTo("/api/v1/search") - before).toBe(1);
+  });
+
+  it("a query of several words needs them all; a query with no word is absent", async () => {
+    const b = await noteAt(api(), "h/b.md");
+    await updateNote(api(), b.id, { content: "other words here\n" });
+    const r = await m.sh(
+      `(${waitFor("[ -n \"$(ls '.txtfs/search/words other')\" ]")}) && ls '.txtfs/search/words other' && ls '.txtfs/search/words nothing' && ls '.txtfs/search/!!'`,
+    );
+    expect(r.stdout).toBe("01 b.md\n");
+    expect(r.stderr).toMatch(/'.txtfs\/search\/!!'.*No such file or directory/);
+  });
+});
+
+describe(".txtfs/comments", () => {
+  const file = ".txtfs/comments/h/b.md";
+  const commentsNow = async () => {
+    const b = await noteAt(api(), "h/b.md");
+    return (await api().get(`/api/v1/files/${b.id}/comments`)).body.comments;
+  };
+
+  it("renders the note's comments and pending suggestions as Markdown", async () => {
+    const r = await m.sh(`ls .txtfs/comments/h && cat ${file}`);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe(
+      "a.md\nb.md\n# Comments on h/b.md\n\nNo comments.\n\n# Pending suggestions\n\nNone.\n",
+    );
+  });
+
+  it("appending '> quote' then a comment adds a comment anchored at the quote", async () => {
+    const r = await m.sh(`printf '> words\\nWhich words?\\n' >> ${file} && cat ${file}`);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toMatch(/^## .*, \d{4}-\d\d-\d\d \d\d:\d\d UTC\n\n> words\n\nWhich words\?\n/m);
+    const comments = await commentsNow();
+    expect(comments).toHaveLength(1);
+    expect(comments[0]).toMatchObject({
+      body: "Which words?",
+      selected_text: "words",
+      selection_start: 6,
+      selection_end: 11,
+    });
+  });
+
+  it("anything else is refused with EINVAL and adds nothing", async () => {
+    const r = await m.sh(
+      [
+        `echo 'no quote' >> ${file}`,
+        `printf '> not in the note\\nx\\n' >> ${file}`,
+        `echo 'rewrite' > ${file}`,
+        // A quote with no comment after it is refused when the file is closed (shells ignore
+        // close errors; python reports them).
+        `python3 -c "import os; fd = os.open('${file}', os.O_WRONLY | os.O_APPEND); os.write(fd, b'> words\\n'); print('written'); os.close(fd)"`,
+      ].join("; "),
+    );
+    expect(r.stderr.match(/Invalid argument/g)?.length).toBe(4);
+    expect(r.stdout).toBe("written\n"); // the write was taken; its close failed
+    expect(r.stderr).toMatch(/OSError: \[Errno 22\] Invalid argument/);
+    expect(await commentsNow()).toHaveLength(1);
+  });
+
+  it("a comment or suggestion made through the service shows within 2 s", async () => {
+    const b = await noteAt(api(), "h/b.md");
+    await api().post(`/api/v1/files/${b.id}/suggestions`, {
+      selection_start: 0,
+      selection_end: 5,
+      suggested_text: "another",
+    });
+    const r = await m.sh(`(${waitFor(`grep -q another ${file}`)}) && sed -n '/# Pending/,$p' ${file}`);
+    expect(r.stdout).toMatch(/# Pending suggestions\n\n## .*\n\n> other\n\nReplace with:\n\n> another\n$/);
   });
 });

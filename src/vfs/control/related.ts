@@ -73,8 +73,10 @@ export class RelatedNotes implements Area {
     });
   }
 
+  /** By its ranked name, or by the note's own name (what `ln -s` names the link it makes). */
   private async one(node: FileNode, name: string): Promise<Related> {
-    const hit = (await this.related(node)).find((r) => r.name === name);
+    const all = await this.related(node);
+    const hit = all.find((r) => r.name === name) ?? all.find((r) => r.node.name === name);
     if (!hit) throw fail("ENOENT");
     return hit;
   }
