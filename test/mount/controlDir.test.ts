@@ -351,3 +351,41 @@ describe(".txtfs/comments", () => {
     expect(r.stdout).toMatch(/# Pending suggestions\n\n## .*\n\n> other\n\nReplace with:\n\n> another\n$/);
   });
 });
+
+describe("following the service", () => {
+  it("a new version, connection or tag made elsewhere shows within 2 s (an absent path is not remembered)", async () => {
+    const dir = ".txtfs/versions/h/a.md";
+    const count = Number((await m.sh(`ls ${q(dir)} | wc -l`)).stdout.trim());
+    let r = await m.sh("ls .txtfs/tags/fresh; ls .txtfs/related/top.md");
+    expect(r.stderr).toMatch(/fresh.*No such file or directory/);
+    expect(r.stdout).not.toMatch(/b\.md/);
+    const top = await noteAt(api(), "top.md");
+    const b = await noteAt(api(), "h/b.md");
+    await updateNote(api(), note.id, { content: "from elsewhere\n" });
+    await api().post(`/api/v1/files/${top.id}/connections`, { targetFileId: b.id, reason: "elsewhere" });
+    await updateNote(api(), top.id, { tags: ["fresh"] });
+    const started = Date.now();
+    r = await m.sh(
+      [
+        `(${waitFor(`[ "$(ls ${q(dir)} | wc -l)" = ${count + 1} ]`)})`,
+        `(${waitFor("ls .txtfs/related/top.md | grep -q ' b.md$'")})`,
+        `(${waitFor("[ -L .txtfs/tags/fresh/top.md ]")})`,
+        `cat ${q(dir)}/$(ls ${q(dir)} | tail -1 | cut -c1-4)`,
+      ].join(" && "),
+    );
+    expect(r.stdout).toBe("from elsewhere\n");
+    expect(Date.now() - started).toBeLessThan(4000); // three waits of at most 2 s, in sequence
+  });
+});
+
+describe("the mount's whole tree, removed", () => {
+  it("rm -rf of everything in the mount leaves .txtfs alone; --show-control-dir lists it", async () => {
+    let r = await m.sh("rm -rf ./* ./.[!.]* && ls -A && cat .txtfs/README | head -1 && ls .txtfs/versions");
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("txtfs control directory\n");
+    expect((await api().get("/api/me/files")).body.files).toHaveLength(0);
+    await m.remount({ args: ["--show-control-dir"] });
+    r = await m.sh("ls -A && ls .txtfs | head -1");
+    expect(r.stdout).toBe(".txtfs\nREADME\n");
+  }, 30_000);
+});
