@@ -82,3 +82,32 @@ describe(".txtfs/ for a reader", () => {
     expect(comments[0]).toMatchObject({ body: "Why twice?", selected_text: "twice", user_email: bob.email });
   });
 });
+
+describe(".txtfs/ on a --read-only mount", () => {
+  it("reads, and refuses every change with EROFS", async () => {
+    const roDirs = makeMountDirs();
+    const ro = await startMount(roDirs, { service: { url: t.url, key: bob.key }, args: ["--read-only"] });
+    try {
+      const r = await sh(
+        [
+          "cat .txtfs/versions/mine.md/1",
+          "stat -c %A .txtfs/comments/mine.md .txtfs/tags",
+          "mkdir .txtfs/tags/y",
+          "ln -s ../../../../mine.md '.txtfs/related/Shared with me'/*/solo.md/",
+          "printf '> own\\nx\\n' >> .txtfs/comments/mine.md",
+          "setfattr -n user.txtfs.commit -v v1 mine.md",
+        ].join("; "),
+        { cwd: roDirs.mnt },
+      );
+      expect(r.stdout).toBe("bob's own\n-r--r--r--\ndr-xr-xr-x\n");
+      expect(r.stderr.match(/Read-only file system/g)?.length, r.stderr).toBe(4);
+    } finally {
+      await ro.stop();
+      await removeMountDirs(roDirs);
+    }
+    const mine = (await bob.api.get("/api/me/files")).body.files.find((f: any) => f.name === "mine.md");
+    expect((await bob.api.get(`/api/v1/files/${mine.id}/comments`)).body.comments).toHaveLength(0);
+    const versions = (await bob.api.get(`/api/v1/files/${mine.id}/versions`)).body.versions;
+    expect(versions.map((v: any) => v.label)).toEqual([null]);
+  }, 30_000);
+});
