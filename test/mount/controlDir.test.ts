@@ -212,15 +212,17 @@ describe(".txtfs/tags", () => {
     expect(r.stderr).toBe("");
     expect(r.stdout).toBe("idea\nlater\nidea\n");
     r = await m.sh(
-      "mkdir .txtfs/tags/a,b; mkdir .txtfs/tags/idea; ln -s ../../../nope.md .txtfs/tags/idea/; ln -s ../../../h .txtfs/tags/idea/; rmdir .txtfs/tags/idea",
+      "mkdir .txtfs/tags/a,b; mkdir .txtfs/tags/idea; ln -s ../../../nope.md .txtfs/tags/idea/; ln -s ../../../h .txtfs/tags/idea/; ln -s ../../../top.md .txtfs/tags/idea/other.md; rmdir .txtfs/tags/idea",
     );
     expect(r.stderr).toMatch(/a,b.*Invalid argument/);
     expect(r.stderr).toMatch(/idea.*File exists/);
     expect(r.stderr).toMatch(/nope.md.*No such file or directory/);
     expect(r.stderr).toMatch(/'.txtfs\/tags\/idea\/h'.*Invalid argument/);
+    expect(r.stderr).toMatch(/'.txtfs\/tags\/idea\/other.md'.*Invalid argument/); // not the note's name
     expect(r.stderr).toMatch(/rmdir: .*Directory not empty/);
     expect(await tagsOf("h/a.md")).toEqual(["idea"]);
     expect(await tagsOf("h/b.md")).toEqual(["idea"]);
+    expect(await tagsOf("top.md")).toEqual([]);
     expect((await m.sh("ls .txtfs/tags")).stdout).toBe("idea\n");
   });
 });

@@ -71,23 +71,22 @@ export class Comments implements Area {
     return found.node.kind === "dir" ? { dir: mirrorChildren(found.node) } : found.node;
   }
 
-  private render(node: FileNode): Promise<Buffer> {
-    return (async () => {
-      await this.c.delivery.settle(node);
-      const id = node.id;
-      if (!id) return Buffer.from(renderComments(this.c.tree.pathOf(node), [], []));
-      return this.rendered.get(id, async () => {
-        try {
-          const [comments, suggestions] = await Promise.all([
-            this.c.client.comments(id),
-            this.c.client.suggestions(id, "pending"),
-          ]);
-          return Buffer.from(renderComments(this.c.tree.pathOf(node).slice(1), comments, suggestions));
-        } catch (err) {
-          throw toVfsError(err);
-        }
-      });
-    })();
+  private async render(node: FileNode): Promise<Buffer> {
+    await this.c.delivery.settle(node);
+    const id = node.id;
+    const path = this.c.tree.pathOf(node).slice(1);
+    if (!id) return Buffer.from(renderComments(path, [], []));
+    return this.rendered.get(id, async () => {
+      try {
+        const [comments, suggestions] = await Promise.all([
+          this.c.client.comments(id),
+          this.c.client.suggestions(id, "pending"),
+        ]);
+        return Buffer.from(renderComments(path, comments, suggestions));
+      } catch (err) {
+        throw toVfsError(err);
+      }
+    });
   }
 
   async stat(parts: string[]): Promise<Entry> {

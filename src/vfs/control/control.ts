@@ -160,10 +160,13 @@ export class ControlDir {
 
   async read(fd: number, length: number, position: number): Promise<Buffer> {
     const h = this.handle(fd);
-    h.body ??= this.body(h.parts);
-    h.body.catch(() => {
-      h.body = undefined; // a failed fetch is asked again by the next read
-    });
+    if (!h.body) {
+      const fetching = this.body(h.parts);
+      h.body = fetching;
+      fetching.catch(() => {
+        if (h.body === fetching) h.body = undefined; // a failed fetch is asked again by the next read
+      });
+    }
     const body = await h.body;
     return body.subarray(Math.min(position, body.length), Math.min(position + length, body.length));
   }
@@ -233,7 +236,11 @@ export class ControlDir {
     const { area, rest } = this.area(parts);
     if (!area.symlink) throw fail("EROFS");
     if (this.c.opts.readOnly) throw fail("EROFS");
-    await area.symlink(rest, await this.noteOf(target, path));
+    const note = await this.noteOf(target, path);
+    // The link is listed under the note's name: any other name would be gone the moment it is
+    // made (and `ln` would report the lookup that follows as a failure after the change was done).
+    if (parts.at(-1) !== note.name) throw fail("EINVAL", "name the link as the note (ln -s NOTE DIR/)");
+    await area.symlink(rest, note);
   }
 
   /** The note a symlink's text names: relative to the link's folder, or an absolute path into this mount. */

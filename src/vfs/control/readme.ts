@@ -18,7 +18,8 @@ versions/PATH/      every version of the note at PATH, newest first, read-only:
 
 tags/TAG/           a symlink to every note tagged TAG.
                     ln -s ../../../PATH .txtfs/tags/TAG/   tags the note (the link's target is
-                                              relative to .txtfs/tags/TAG/, or give an absolute path)
+                                              relative to .txtfs/tags/TAG/, or give an absolute path;
+                                              the link is named as the note)
                     rm .txtfs/tags/TAG/NAME   untags that note
                     mkdir .txtfs/tags/TAG     a new tag, empty until a note gets it
 
