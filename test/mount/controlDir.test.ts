@@ -247,6 +247,16 @@ describe(".txtfs/related", () => {
     expect(link.stdout).toBe("../../../../top.md\ntop\n");
   });
 
+  it("ls -l of a note's related notes costs one request", async () => {
+    await new Promise((r) => setTimeout(r, 1000)); // what the last test listed is no longer kept
+    await settleLog();
+    const before = requestsTo(`/api/v1/files/${note.id}/connections`);
+    const r = await m.sh(`ls -l ${dir} | grep -c -- '->'`);
+    expect(r.stdout).toBe("2\n"); // top.md (explicit) and b.md (same folder)
+    await settleLog();
+    expect(requestsTo(`/api/v1/files/${note.id}/connections`) - before).toBe(1);
+  });
+
   it("user.txtfs.reasons tells why each is related", async () => {
     const r = await m.sh(`getfattr --only-values -n user.txtfs.reasons ${dir}`);
     expect(r.stderr).toBe("");
