@@ -127,6 +127,10 @@ export function registerMount(program: Command): void {
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
     )
+    .option(
+      "--show-control-dir",
+      "list .txtfs/ (history, tags, related notes, search, comments) in the root folder; it is always reachable by its path",
+    )
     .option("--trace", "log every FUSE operation (debug level)")
     .action(async (mountpointArg: string, opts) => {
       const mountpoint = resolve(mountpointArg);
@@ -228,6 +232,8 @@ export function registerMount(program: Command): void {
         pollWait: opts.pollWait,
         writeBehind: !opts.writeThrough,
         localDirs: opts.localDir,
+        mountpoint,
+        showControlDir: Boolean(opts.showControlDir),
       });
       const started = Date.now();
       await vfs.start((message) => process.stderr.write(`txtfs: ${message}\n`));

@@ -1,7 +1,15 @@
 // Typed client of the txtfs HTTP API over one keep-alive pool. Used by the mount and the CLI; it
 // imports nothing from the server. Every call has a deadline, so a dead server is an error, never a hang.
 import { Pool } from "undici";
-import type { ChangeRecord, TxtFile, TxtFileDetail, TxtFolder } from "../lib/apiTypes.ts";
+import type {
+  ChangeRecord,
+  TxtComment,
+  TxtFile,
+  TxtFileDetail,
+  TxtFolder,
+  TxtSuggestion,
+  TxtVersion,
+} from "../lib/apiTypes.ts";
 import type { Logger } from "../lib/logger.ts";
 
 export type { ChangeRecord, TxtFile, TxtFileDetail, TxtFolder };
@@ -294,6 +302,83 @@ export class TxtfsClient {
       method: "DELETE",
       path: `/api/v1/files/${id}/connections?targetFileId=${encodeURIComponent(targetFileId)}`,
     });
+  }
+
+  // ---------------------------------------------------------------- history, search, comments (.txtfs/)
+
+  /** A note's versions, newest first, without bodies (one page of up to 1000: every version kept). */
+  versions(id: string) {
+    return this.json<{ fileId: string; currentVersion: number; versions: TxtVersion[]; hasMore: boolean }>({
+      method: "GET",
+      path: `/api/v1/files/${id}/versions?limit=1000`,
+    });
+  }
+
+  async version(id: string, n: number): Promise<TxtVersion & { content: string }> {
+    return (
+      await this.json<{ version: TxtVersion & { content: string } }>({
+        method: "GET",
+        path: `/api/v1/files/${id}/versions/${n}`,
+      })
+    ).version;
+  }
+
+  /** The service's restore: version `n`'s text becomes a new current version (If-Match guards the note). */
+  async restoreVersion(id: string, n: number, ifMatch?: string): Promise<TxtFileDetail> {
+    return (
+      await this.json<{ file: TxtFileDetail }>({
+        method: "POST",
+        path: `/api/v1/files/${id}/versions/${n}/restore`,
+        headers: ifMatch ? { "if-match": ifMatch } : {},
+      })
+    ).file;
+  }
+
+  /** Labels the current version. */
+  async commitVersion(id: string, label: string): Promise<TxtVersion> {
+    return (
+      await this.json<{ version: TxtVersion }>({
+        method: "POST",
+        path: `/api/v1/files/${id}/versions`,
+        json: { label },
+      })
+    ).version;
+  }
+
+  /** Ranked full-text search over every note the caller can read. */
+  search(q: string, limit: number) {
+    return this.json<{ results: { file: TxtFile; score: number }[] }>({
+      method: "GET",
+      path: `/api/v1/search?q=${encodeURIComponent(q)}&limit=${limit}`,
+    });
+  }
+
+  async comments(id: string): Promise<TxtComment[]> {
+    return (
+      await this.json<{ comments: TxtComment[] }>({ method: "GET", path: `/api/v1/files/${id}/comments` })
+    ).comments;
+  }
+
+  async suggestions(id: string, status: "pending"): Promise<TxtSuggestion[]> {
+    return (
+      await this.json<{ suggestions: TxtSuggestion[] }>({
+        method: "GET",
+        path: `/api/v1/files/${id}/suggestions?status=${status}`,
+      })
+    ).suggestions;
+  }
+
+  async comment(
+    id: string,
+    body: { body: string; selection_start: number; selection_end: number; selected_text: string },
+  ): Promise<TxtComment> {
+    return (
+      await this.json<{ comment: TxtComment }>({
+        method: "POST",
+        path: `/api/v1/files/${id}/comments`,
+        json: body,
+      })
+    ).comment;
   }
 
   /**

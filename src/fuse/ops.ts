@@ -87,6 +87,14 @@ export function fuseOps(vfs: Vfs, log: Logger, { trace = false, directIo }: Fuse
       );
     },
     readdir: (path: string, cb: Cb) => {
+      if (vfs.isControl(path))
+        return run(
+          "readdir",
+          path,
+          cb,
+          () => vfs.readdirControl(path),
+          (names) => [names],
+        );
       try {
         cb(0, vfs.readdir(path));
       } catch (err) {
@@ -187,9 +195,19 @@ export function fuseOps(vfs: Vfs, log: Logger, { trace = false, directIo }: Fuse
         (l) => [l],
       ),
     removexattr: (_path: string, _name: string, cb: Cb) => cb(-constants.errno.ENOTSUP),
-    // Links and device nodes have no remote counterpart: refuse them clearly.
+    // Symlinks exist only in `.txtfs/` (tags, related notes); hard links and device nodes have no
+    // remote counterpart: refused clearly.
     link: (_src: string, _dest: string, cb: Cb) => cb(-constants.errno.EPERM),
-    symlink: (_src: string, _dest: string, cb: Cb) => cb(-constants.errno.EPERM),
+    symlink: (target: string, path: string, cb: Cb) =>
+      run("symlink", path, cb, () => vfs.symlink(target, path)),
+    readlink: (path: string, cb: Cb) =>
+      run(
+        "readlink",
+        path,
+        cb,
+        () => vfs.readlink(path),
+        (target) => [target],
+      ),
     mknod: (_path: string, _mode: number, _dev: number, cb: Cb) => cb(-constants.errno.EPERM),
   };
 }

@@ -66,3 +66,51 @@ export interface ChangeRecord {
   suggestion?: Record<string, unknown>;
   version?: Record<string, unknown>;
 }
+
+/** A version of a note (SPEC `TxtVersion`); `content` only when one version is fetched. */
+export interface TxtVersion {
+  id: string;
+  file_id: string;
+  content?: string;
+  version_number: number;
+  content_hash: string | null;
+  byte_size: number;
+  author_user_id: string | null;
+  author_name: string | null;
+  source: string;
+  label: string | null;
+  commit_id: string | null;
+  created_at: string;
+}
+
+/** A comment on a note (SPEC `TxtComment`). */
+export interface TxtComment {
+  id: string;
+  file_id: string;
+  user_id: string;
+  user_email: string;
+  user_name: string | null;
+  body: string;
+  selection_start: number | null;
+  selection_end: number | null;
+  selected_text: string | null;
+  resolved: boolean;
+  created_at: string;
+  updated_at: string;
+  anchor_state?: string;
+}
+
+/** A suggested replacement of a selection (SPEC `TxtSuggestion`). */
+export interface TxtSuggestion {
+  id: string;
+  file_id: string;
+  user_id: string;
+  user_email: string;
+  user_name: string | null;
+  original_text: string;
+  suggested_text: string;
+  selection_start: number;
+  selection_end: number;
+  status: "pending" | "accepted" | "rejected";
+  created_at: string;
+}

@@ -42,6 +42,10 @@ export interface VfsOptions {
   deviceId?: string;
   /** More folder names whose content stays local (see localDirs.ts). */
   localDirs?: string[];
+  /** Where the mount is: absolute symlink targets into `.txtfs/` (ln -s "$PWD/note.md") are found by it. */
+  mountpoint?: string;
+  /** List `.txtfs/` in the root folder (it is always reachable by its path). */
+  showControlDir?: boolean;
 }
 
 export interface Stat {

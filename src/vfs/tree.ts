@@ -417,7 +417,12 @@ export class Tree {
     this.detach(node);
     if (newName !== undefined) node.name = newName;
     node.parent = to;
-    to.children.set(node.name, node);
+    // Never over another item of that name: it would vanish from the listing while still indexed
+    // (the feed's copy of a note moved into the folder made here, beside the note it copies, before
+    // the create's answer binds them). Both stay; relayout names them apart.
+    const taken = to.children.get(node.name);
+    const key = taken && taken !== node && node.kind !== "local" ? `\0${node.id ?? node.name}` : node.name;
+    to.children.set(key, node);
     if (node.kind === "local") this.locals.add(node);
     if (node.kind === "dir" && node.localOnly) this.localDirs.add(node);
     this.relayout(to);

@@ -10,7 +10,11 @@
 //   local/               local-only files, folders kept local, claims (identity kept across rewrites)
 //   meta/                stat and times, xattrs, sidecars, pins (availability), note times
 //   follower.ts          the change feed -> the tree; contentCache.ts: bodies by ETag
+//   control/             `.txtfs/`: history, tags, related notes, search, comments as files
+//                        (every operation on a path below it is handed there first)
 import { Conflicts } from "./conflicts.ts";
+import { ControlDir } from "./control/control.ts";
+import { CONTROL_DIR } from "./control/entries.ts";
 import { type Stat, VfsCore, type VfsOptions } from "./core.ts";
 import { Delivery } from "./delivery/deliver.ts";
 import { VfsError } from "./errors.ts";
@@ -28,6 +32,7 @@ export type { RefusedSave } from "./reports.ts";
 
 export class Vfs {
   private readonly c: VfsCore;
+  private readonly control: ControlDir;
 
   constructor(opts: VfsOptions) {
     const c = new VfsCore(opts);
@@ -38,6 +43,7 @@ export class Vfs {
     c.rebase = new Conflicts(c);
     c.attrs = new Attributes(c);
     this.c = c;
+    this.control = new ControlDir(c);
   }
 
   get tree() {
@@ -160,6 +166,7 @@ export class Vfs {
    * `listener(path)`: what that path and its folder answer changed; no path: anything may have.
    */
   onAttrsChanged(listener: (path?: string) => void): void {
+    this.control.notify = listener;
     this.c.tree.onChange = (changed) => listener(changed?.parent ? this.c.tree.pathOf(changed) : undefined);
   }
 
@@ -182,13 +189,36 @@ export class Vfs {
 
   /** getattr of anything in the tree, synchronously (the hot path); undefined for sidecars or misses. */
   statIfKnown(path: string): Stat | undefined {
+    if (ControlDir.owns(path)) return undefined;
     return this.c.attrs.statIfKnown(path);
   }
   getattr(path: string): Promise<Stat> {
+    if (ControlDir.owns(path)) return this.control.getattr(path);
     return this.c.attrs.getattr(path);
   }
+  /** A folder of the tree (synchronous); paths below `.txtfs/` go to `readdirControl`. */
   readdir(path: string): string[] {
-    return this.c.attrs.readdir(path);
+    const names = this.c.attrs.readdir(path);
+    if (path !== "/") return names;
+    // `.txtfs` is the control directory's name at the root, whatever else is named so.
+    const shown = names.filter((n) => n !== CONTROL_DIR);
+    return this.c.opts.showControlDir ? [...shown, CONTROL_DIR] : shown;
+  }
+  /** Whether a path is in the control directory (`.txtfs/`): its listings are asynchronous. */
+  isControl(path: string): boolean {
+    return ControlDir.owns(path);
+  }
+  readdirControl(path: string): Promise<string[]> {
+    return this.control.readdir(path);
+  }
+  readlink(path: string): Promise<string> {
+    if (ControlDir.owns(path)) return this.control.readlink(path);
+    return Promise.reject(new VfsError("EINVAL"));
+  }
+  /** Symlinks exist only in `.txtfs/` (tags, related notes); notes have no remote counterpart for one. */
+  symlink(target: string, path: string): Promise<void> {
+    if (ControlDir.owns(path)) return this.control.symlink(target, path);
+    return Promise.reject(new VfsError("EPERM"));
   }
   statfs() {
     return this.c.attrs.statfs();
@@ -215,48 +245,61 @@ export class Vfs {
   // ---------------------------------------------------------------- open files
 
   open(path: string, flags: number): Promise<number> {
+    if (ControlDir.owns(path)) return this.control.open(path, flags);
     return this.c.io.open(path, flags);
   }
   read(fd: number, length: number, position: number): Promise<Buffer> {
+    if (this.control.ownsFd(fd)) return this.control.read(fd, length, position);
     return this.c.io.read(fd, length, position);
   }
   write(fd: number, data: Buffer, position: number): Promise<number> {
+    if (this.control.ownsFd(fd)) return this.control.write(fd, data);
     return this.c.io.write(fd, data, position);
   }
   ftruncate(fd: number, size: number): Promise<void> {
+    if (this.control.ownsFd(fd)) return Promise.reject(new VfsError("EINVAL"));
     return this.c.io.ftruncate(fd, size);
   }
   truncate(path: string, size: number): Promise<void> {
+    if (ControlDir.owns(path)) return this.control.truncate(path);
     return this.c.io.truncate(path, size);
   }
   flush(fd: number): Promise<void> {
+    if (this.control.ownsFd(fd)) return this.control.flush(fd);
     return this.c.io.flush(fd);
   }
   fsync(fd: number): Promise<void> {
+    if (this.control.ownsFd(fd)) return Promise.resolve();
     return this.c.io.fsync(fd);
   }
   release(fd: number): Promise<void> {
+    if (this.control.ownsFd(fd)) return this.control.release(fd);
     return this.c.io.release(fd);
   }
 
   // ---------------------------------------------------------------- names
 
   create(path: string, mode: number): Promise<number> {
+    if (ControlDir.owns(path)) return Promise.reject(new VfsError("EROFS"));
     return this.c.names.create(path, mode);
   }
   // What these change among local-only files and folders is on disk before they return, as a
   // close of a written file is: `sed -i.bak` then a kill -9 of the daemon keeps `a.md.bak`, an `rm`
   // does not come back.
   mkdir(path: string): Promise<void> {
+    if (ControlDir.owns(path)) return this.control.mkdir(path);
     return this.durably(() => this.c.names.mkdir(path));
   }
   rmdir(path: string): Promise<void> {
+    if (ControlDir.owns(path)) return this.control.rmdir(path);
     return this.durably(() => this.c.names.rmdir(path));
   }
   unlink(path: string): Promise<void> {
+    if (ControlDir.owns(path)) return this.control.unlink(path);
     return this.durably(() => this.c.names.unlink(path));
   }
   rename(from: string, to: string): Promise<void> {
+    if (ControlDir.owns(from) || ControlDir.owns(to)) return Promise.reject(new VfsError("EPERM"));
     return this.durably(() => this.c.names.rename(from, to));
   }
 
@@ -272,21 +315,29 @@ export class Vfs {
 
   /** Sets the times a program asked for (undefined: UTIME_OMIT, that one stays). */
   utimens(path: string, atime: number | undefined, mtime: number | undefined): Promise<void> {
+    if (ControlDir.owns(path)) return Promise.reject(new VfsError("EROFS"));
     return this.c.attrs.utimens(path, atime, mtime);
   }
   chmod(path: string, mode: number): Promise<void> {
+    if (ControlDir.owns(path)) return Promise.reject(new VfsError("EROFS"));
     return this.c.attrs.chmod(path, mode);
   }
   chown(path: string): Promise<void> {
+    if (ControlDir.owns(path)) return Promise.reject(new VfsError("EROFS"));
     return this.c.attrs.chown(path);
   }
   getxattr(path: string, name: string): Promise<Buffer | null> {
+    if (ControlDir.owns(path)) return this.control.getxattr(path, name);
     return this.c.attrs.getxattr(path, name);
   }
   listxattr(path: string): string[] {
+    if (ControlDir.owns(path)) return this.control.listxattr(path);
     return this.c.attrs.listxattr(path);
   }
   setxattr(path: string, name: string, value: Buffer): Promise<void> {
+    if (ControlDir.owns(path)) return this.control.setxattr(path, name, value);
+    // user.txtfs.restore and user.txtfs.commit on a note: the service's verbs (control/).
+    if (this.control.isNoteVerb(name)) return this.control.noteVerb(path, name, value);
     return this.c.attrs.setxattr(path, name, value);
   }
 }

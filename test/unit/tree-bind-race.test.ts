@@ -1,0 +1,82 @@
+// A folder and notes made here, whose change-feed records arrive before the answer of the bulk
+// request that created them: every note stays listed in its folder (seen with 10 folders of 100
+// notes made by one shell loop: the first request's 198 notes vanished from `ls`, while the
+// service had them all).
+import { describe, expect, it } from "vitest";
+import type { TxtFile, TxtFolder } from "../../src/lib/apiTypes.ts";
+import { type DirNode, type FileNode, Tree } from "../../src/vfs/tree.ts";
+
+const at = "2026-01-01T00:00:00.000Z";
+const folder = (id: string, name: string): TxtFolder => ({
+  id,
+  name,
+  context: "",
+  tags: [],
+  parentFolderId: null,
+  fileCount: 0,
+  createdAt: at,
+  updatedAt: at,
+  endpoint: "",
+  access: "owner",
+  role: "owner",
+});
+const file = (id: string, name: string, folderId: string): TxtFile => ({
+  id,
+  name,
+  context: "",
+  tags: [],
+  type: "md",
+  availability: "cloud",
+  size: 1,
+  folderId,
+  createdAt: at,
+  updatedAt: at,
+  endpoint: "",
+  raw: "",
+  access: "owner",
+  role: "owner",
+  etag: `"${id}"`,
+  contentHash: "",
+});
+
+describe("the feed before the bulk answer", () => {
+  it("keeps every note made here in its folder, under its own name", () => {
+    const tree = new Tree();
+    const dir: DirNode = {
+      kind: "dir",
+      name: "d",
+      parent: tree.root,
+      id: null,
+      meta: null,
+      children: new Map(),
+      createKey: "k",
+    };
+    tree.addChild(tree.root, dir);
+    const made: FileNode[] = ["a.md", "b.md"].map((name) => {
+      const node: FileNode = {
+        kind: "file",
+        name,
+        parent: dir,
+        id: null,
+        meta: null,
+        remoteName: name,
+        createKey: `k-${name}`,
+      };
+      tree.addChild(dir, node);
+      return node;
+    });
+    // The feed: the folder, then its notes (not known by id yet: their creates are on their way).
+    tree.upsertFolder(folder("d_1", "d"));
+    tree.upsertFile(file("f_a", "a.md", "d_1"));
+    tree.upsertFile(file("f_b", "b.md", "d_1"));
+    // The bulk answer: the folder, then each note.
+    tree.bindFolder(dir, folder("d_1", "d"));
+    tree.bindFile(made[0]!, file("f_a", "a.md", "d_1"));
+    tree.bindFile(made[1]!, file("f_b", "b.md", "d_1"));
+    expect([...dir.children.keys()].sort()).toEqual(["a.md", "b.md"]);
+    expect(tree.lookup("/d/a.md")).toBe(made[0]);
+    expect(tree.lookup("/d/b.md")).toBe(made[1]);
+    expect(tree.files.get("f_a")).toBe(made[0]);
+    expect([...tree.root.children.keys()]).toEqual(["d"]);
+  });
+});
