@@ -41,6 +41,14 @@ registerMcp(program);
 
 try {
   checkLogLevel();
+  // /sbin/mount.fuse.txtfs and umount.fuse.txtfs (scripts/install-mount-helper) call these.
+  const helper = argv[2];
+  if (helper === "mount-helper" || helper === "umount-helper") {
+    const { mountHelperArgs, umountHelperArgs } = await import("./mountHelper.ts");
+    const args = (helper === "mount-helper" ? mountHelperArgs : umountHelperArgs)(argv.slice(3));
+    if (!args) process.exit(0); // mount -f: checked, nothing to do
+    argv.splice(2, argv.length, ...args);
+  }
   if (typed) {
     process.stderr.write(
       "txtfs: note: --key is readable by other users (ps) until txtfs hides it; prefer --key-file, TXTFS_API_KEY or the config file\n",

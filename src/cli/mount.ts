@@ -1,12 +1,13 @@
 // txtfs mount / unmount / status.
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, fchmodSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, fchmodSync, fstatSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import type { TxtfsClient } from "../client/api.ts";
 import type { StoredSignIn } from "../client/signIn.ts";
 import type { Logger } from "../lib/logger.ts";
+import { LOG_LEVELS } from "../lib/logLevels.ts";
 import { listMounts, removeMountRecord, writeMountRecord } from "../lib/mountRegistry.ts";
 import { cacheDir, dataDir } from "../lib/paths.ts";
 import { readCliConfig, resolveCredentials } from "./credentials.ts";
@@ -19,7 +20,7 @@ import {
   rememberedPort,
   rememberPort,
 } from "./mountIdentity.ts";
-import { parseId, parsePollWait, parseSeconds, parseSize, parseUrl } from "./options.ts";
+import { parseId, parsePollWait, parseSeconds, parseSize, parseUrl, UsageError } from "./options.ts";
 import { checkNotMounted, explainConnectError } from "./preflight.ts";
 import { BIN_ARGS } from "./version.ts";
 
@@ -35,6 +36,8 @@ const lazy = {
   server: () => import("../server/serve.ts"),
   vfs: () => import("../vfs/vfs.ts"),
   device: () => import("./device.ts"),
+  notify: () => import("../lib/sdNotify.ts"),
+  watch: () => import("../lib/mountWatch.ts"),
 };
 
 /** Refresh the signed-in access token this long before it expires (a mount outlives tokens). */
@@ -115,7 +118,15 @@ export function registerMount(program: Command): void {
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
     )
+    .option("--allow-non-empty", "mount over a directory that is not empty (hiding what is in it)")
     .option("--daemon", "detach once mounted")
+    .option("--quiet", "print nothing once mounted (with --daemon; what mount(8) helpers do)")
+    .addOption(
+      new Option("--log-level <level>", "log level")
+        .choices(LOG_LEVELS)
+        .default(process.env.TXTFS_LOG_LEVEL ?? "info"),
+    )
+    .option("--log-file <file>", "append logs to FILE instead of stderr (reopened on SIGHUP, for logrotate)")
     .option("--poll-wait <seconds>", "long-poll wait of the change feed (0-60)", parsePollWait, 25)
     .option(
       "--write-through",
@@ -130,34 +141,45 @@ export function registerMount(program: Command): void {
     .option("--trace", "log every FUSE operation (debug level)")
     .action(async (mountpointArg: string, opts) => {
       const mountpoint = resolve(mountpointArg);
-      if (opts.daemon) return daemonize(mountpoint);
-      // Everything given is checked before any network call or mount.
+      // Everything given is checked before any network call, mount or detaching: a bad option is
+      // one line and exit 2, and nothing is mounted.
       const creds = resolveCredentials(opts, readCliConfig());
+      const fuse = await lazy.fuse();
+      let extra: Record<string, string | boolean>;
+      try {
+        extra = fuse.parseMountOptions(opts.options);
+      } catch (err) {
+        throw new UsageError((err as Error).message);
+      }
+      // The daemon checks the mountpoint and says what is wrong in its log (and daemonize repeats it).
+      if (opts.daemon) return daemonize(mountpoint, opts.quiet);
       const [
         { TxtfsClient },
         { currentSignIn },
-        fuse,
-        { createLogger },
+        { createLogger, logFile },
         { serveControl },
         { Vfs },
         { ensureDevice },
+        { sdNotify },
+        { watchMountpoint },
       ] = await Promise.all([
         lazy.client(),
         lazy.signIn(),
-        lazy.fuse(),
         lazy.logger(),
         lazy.control(),
         lazy.vfs(),
         lazy.device(),
+        lazy.notify(),
+        lazy.watch(),
       ]);
-      const { MountError, mountVfs, parseMountOptions, prepareMountpoint } = fuse;
-      const log = createLogger("txtfs-mount", opts.trace ? "debug" : undefined);
-      const extra = parseMountOptions(opts.options);
+      const { MountError, mountVfs, prepareMountpoint } = fuse;
+      const file = opts.logFile ? logFile(opts.logFile) : undefined;
+      const log = createLogger("txtfs-mount", opts.trace ? "debug" : opts.logLevel, file);
       const readOnly = Boolean(
         opts.readOnly || (opts.options as string[]).some((o) => o.split(",").includes("ro")),
       );
       checkNotMounted(mountpoint);
-      await prepareMountpoint(mountpoint, log);
+      await prepareMountpoint(mountpoint, log, { allowNonEmpty: opts.allowNonEmpty });
 
       let url = creds.url as string;
       let key = creds.key as string;
@@ -234,7 +256,14 @@ export function registerMount(program: Command): void {
       const mounted = await mountVfs(
         vfs,
         mountpoint,
-        { allowOther: opts.allowOther, uid: opts.uid, gid: opts.gid, extra, trace: opts.trace },
+        {
+          allowOther: opts.allowOther,
+          allowNonEmpty: opts.allowNonEmpty,
+          uid: opts.uid,
+          gid: opts.gid,
+          extra,
+          trace: opts.trace,
+        },
         log,
       );
       const control = await serveControl(cache, async (waitMs) => {
@@ -251,6 +280,8 @@ export function registerMount(program: Command): void {
         return undefined;
       });
       process.stdout.write(`mounted ${mountpoint} (${Date.now() - started} ms)\n`);
+      // Under systemd (Type=notify): the unit is started once the directory is mounted.
+      void sdNotify(["READY=1", `STATUS=mounted ${mountpoint} from ${url}`], log);
 
       const record = () =>
         writeMountRecord({
@@ -276,6 +307,8 @@ export function registerMount(program: Command): void {
         if (stopping) return;
         stopping = true;
         log.info({ signal }, "unmounting: flushing pending writes");
+        await sdNotify(["STOPPING=1", "STATUS=flushing pending writes"], log);
+        stopWatch();
         clearInterval(timer);
         stopRefresh();
         await vfs.stop();
@@ -289,7 +322,35 @@ export function registerMount(program: Command): void {
       };
       process.on("SIGINT", () => void stop("SIGINT"));
       process.on("SIGTERM", () => void stop("SIGTERM"));
-      process.on("SIGHUP", () => void stop("SIGHUP"));
+      // SIGHUP (systemctl reload): what can change without a remount is read again, as rclone does.
+      process.on("SIGHUP", () => {
+        file?.reopen(); // logrotate moved the log file
+        const changes: string[] = [];
+        if (!opts.serve && !signedIn) {
+          try {
+            const fresh = resolveCredentials(
+              opts,
+              readCliConfig((line) => log.warn(line)),
+            );
+            if (fresh.key && fresh.key !== key) {
+              key = fresh.key;
+              client.setKey(key);
+              changes.push(`the key from ${fresh.keyFrom}`);
+            }
+          } catch (err) {
+            log.error(
+              { err: (err as Error).message },
+              "SIGHUP: the credentials could not be read again; keeping the old ones",
+            );
+          }
+        }
+        vfs.relist();
+        changes.push("the directory listing (refetched)");
+        log.info({ reloaded: changes }, "SIGHUP: reloaded");
+      });
+      // `umount DIR` without the umount helper (or fusermount -u by hand) ends the mount under us:
+      // deliver what is pending and exit as at SIGTERM.
+      const stopWatch = watchMountpoint(mountpoint, () => void stop("unmounted"));
     });
 
   program
@@ -401,7 +462,7 @@ function privateLog(file: string): number {
 }
 
 /** --daemon: run the same command detached, return once it reports "mounted". */
-async function daemonize(mountpoint: string): Promise<void> {
+async function daemonize(mountpoint: string, quiet = false): Promise<void> {
   const logDir = join(cacheDir(), "logs");
   mkdirSync(logDir, { recursive: true });
   const logFile = join(
@@ -410,22 +471,37 @@ async function daemonize(mountpoint: string): Promise<void> {
   );
   // The key never rides in the child's arguments (visible in ps for the daemon's life).
   const { args, key } = hideKeyArgument(process.argv.slice(2).filter((a) => a !== "--daemon"));
+  const logFd = privateLog(logFile);
+  const logStart = fstatSync(logFd).size; // this run's lines start here
   const child = spawn(process.execPath, [...BIN_ARGS, ...args], {
     detached: true,
     env: key === undefined ? process.env : { ...process.env, [KEY_ENV]: key },
-    stdio: ["ignore", "pipe", privateLog(logFile)],
+    stdio: ["ignore", "pipe", logFd],
   });
   await new Promise<void>((resolveMount, reject) => {
     let out = "";
     child.stdout!.on("data", (d) => {
       out += d;
-      process.stdout.write(d);
+      if (!quiet) process.stdout.write(d);
       if (/^mounted /m.test(out)) resolveMount();
     });
-    child.once("exit", (code) => reject(new Error(`the mount daemon exited (${code}); see ${logFile}`)));
+    child.once("exit", (code) => {
+      // Its own one-line reason (the last `txtfs: ...` it wrote), then where the rest is.
+      let reason = "";
+      try {
+        reason =
+          readFileSync(logFile)
+            .subarray(logStart)
+            .toString("utf8")
+            .match(/^txtfs: .*$/gm)
+            ?.pop()
+            ?.slice(7) ?? "";
+      } catch {}
+      reject(new Error(`${reason ? `${reason}; ` : ""}the mount daemon exited (${code}); see ${logFile}`));
+    });
   });
   child.stdout!.destroy();
   child.unref();
-  process.stdout.write(`daemon pid ${child.pid}, log ${logFile}\n`);
+  if (!quiet) process.stdout.write(`daemon pid ${child.pid}, log ${logFile}\n`);
   process.exit(0);
 }

@@ -16,6 +16,8 @@ const ATTR_CACHE_TTL_MS = 10_000;
 
 export interface MountOptions {
   allowOther?: boolean;
+  /** Mount over a directory that is not empty (libfuse's `nonempty`). */
+  allowNonEmpty?: boolean;
   uid?: number;
   gid?: number;
   /** `-o` options passed through, e.g. `{ fsname: "txtfs", umask: "022" }`. */
@@ -64,7 +66,11 @@ async function isStale(dir: string): Promise<boolean> {
 }
 
 /** The mountpoint must be an existing, empty directory; a dead mount left by a crash is cleaned. */
-export async function prepareMountpoint(dir: string, log: Logger): Promise<void> {
+export async function prepareMountpoint(
+  dir: string,
+  log: Logger,
+  opts: { allowNonEmpty?: boolean } = {},
+): Promise<void> {
   if (await isStale(dir)) {
     log.warn({ mountpoint: dir }, "cleaning a stale mount (Transport endpoint is not connected)");
     await run("fusermount", ["-uz", dir]).catch(() => run("umount", ["-l", dir]));
@@ -76,10 +82,10 @@ export async function prepareMountpoint(dir: string, log: Logger): Promise<void>
     throw new MountError(`mountpoint ${dir} does not exist (create it first: mkdir -p ${dir})`);
   }
   if (!st.isDirectory()) throw new MountError(`mountpoint ${dir} is not a directory`);
-  const entries = await readdir(dir);
+  const entries = opts.allowNonEmpty ? [] : await readdir(dir);
   if (entries.length > 0) {
     throw new MountError(
-      `mountpoint ${dir} is not empty (${entries.length} entries): mount over an empty directory`,
+      `mountpoint ${dir} is not empty (${entries.length} entries): mount over an empty directory, or pass --allow-non-empty (-o nonempty)`,
     );
   }
 }
@@ -105,7 +111,7 @@ export async function mountVfs(
   const fuse = new Fuse(mountpoint, fuseOps(vfs, log, opts.trace), {
     // fuse-native cannot pass big_writes; libfuse splits this option string on commas, so it rides
     // along with fsname: writes then arrive in 128 KiB pieces instead of 4 KiB.
-    fsname: "txtfs,big_writes",
+    fsname: opts.allowNonEmpty ? "txtfs,big_writes,nonempty" : "txtfs,big_writes",
     subtype: "txtfs",
     // Keep the page cache while mtime and size are unchanged (they change with every version
     // shown: a remote edit, our save kept as a conflict copy) — checked at every open, and the

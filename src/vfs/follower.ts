@@ -17,7 +17,9 @@ export class ChangeFollower {
   private readonly log: Logger;
   private readonly waitSeconds: number;
   private wake: (() => void) | undefined;
-  private readonly abort = new AbortController();
+  private abort = new AbortController();
+  /** Asked to list the whole account again (SIGHUP), before the next poll. */
+  private relistWanted = false;
   /** Told whether each poll reached the service (a network failure or a 5xx: not). */
   onReach: (reachable: boolean) => void = () => {};
 
@@ -45,8 +47,16 @@ export class ChangeFollower {
   private async run(): Promise<void> {
     let backoff = 500;
     while (this.running) {
+      const poll = this.abort.signal;
       try {
-        const page = await this.client.changes(this.cursor, this.waitSeconds, 1000, this.abort.signal);
+        if (this.relistWanted) {
+          this.relistWanted = false;
+          await this.relist("asked to list again (SIGHUP)").catch((err) => {
+            this.relistWanted = true; // once the service answers again
+            throw err;
+          });
+        }
+        const page = await this.client.changes(this.cursor, this.waitSeconds, 1000, poll);
         if (!this.running) return;
         this.onReach(true);
         for (const change of page.changes) this.apply(change);
@@ -57,6 +67,8 @@ export class ChangeFollower {
         if (page.changes.length && !page.hasMore) await this.pause(BATCH_MS);
       } catch (err) {
         if (!this.running) return;
+        // The poll in flight was ended by requestRelist: not a failure of the service.
+        if (poll.aborted) continue;
         if (err instanceof ApiError && err.status === 410) {
           await this.relist();
           continue;
@@ -67,6 +79,19 @@ export class ChangeFollower {
         backoff = Math.min(backoff * 2, 10_000);
       }
     }
+  }
+
+  /**
+   * Lists the account again before the next poll (SIGHUP: "drop the directory cache", as rclone
+   * does): what the feed may have missed is fetched, what is gone is dropped. The long-poll in
+   * flight is ended so this happens now.
+   */
+  requestRelist(): void {
+    this.relistWanted = true;
+    const inFlight = this.abort;
+    this.abort = new AbortController();
+    inFlight.abort();
+    this.wake?.();
   }
 
   private pause(ms: number): Promise<void> {
@@ -98,9 +123,9 @@ export class ChangeFollower {
     }
   }
 
-  /** Our cursor is older than the retained history: list again and drop what is gone. */
-  private async relist(): Promise<void> {
-    this.log.warn("change feed cursor expired; re-listing");
+  /** List again and drop what is gone: our cursor is older than the retained history, or SIGHUP. */
+  private async relist(why = "change feed cursor expired"): Promise<void> {
+    this.log.warn(`${why}; re-listing`);
     const index = await this.client.flatIndex();
     for (const o of index.owners ?? []) this.tree.setOwner(o.id, o.email);
     const files = new Set(index.files.map((f) => f.id));

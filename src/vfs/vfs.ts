@@ -162,6 +162,12 @@ export class Vfs {
     this.c.tree.onChange = (changed) => listener(changed?.parent ? this.c.tree.pathOf(changed) : undefined);
   }
 
+  /** SIGHUP: the listing is fetched again and every cached attribute dropped. */
+  relist(): void {
+    this.c.follower.requestRelist();
+    this.c.tree.onChange?.(undefined);
+  }
+
   /** Waits until every save is on the service, or it is found unreachable: the saves still journalled. */
   drain(): Promise<number> {
     return this.c.delivery.drain();
