@@ -76,9 +76,11 @@ export function fuseOps(vfs: Vfs, log: Logger, trace = false) {
         (s) => [s],
       );
     },
+    // libfuse2's high-level API lists only what the filesystem gives: `ls -a` and programs walking
+    // a tree by its links expect `.` and `..` in every folder.
     readdir: (path: string, cb: Cb) => {
       try {
-        cb(0, vfs.readdir(path));
+        cb(0, [".", "..", ...vfs.readdir(path)]);
       } catch (err) {
         cb(toErrno(err, log, "readdir", path));
       }

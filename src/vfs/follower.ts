@@ -109,6 +109,7 @@ export class ChangeFollower {
       return;
     }
     if (change.kind !== "file" && change.kind !== "folder") return; // comments, suggestions, versions
+    this.tree.sawChange(change.changedAt); // a delete too: the root's mtime
     if (change.kind === "file") {
       if (change.deleted) {
         this.tree.remoteDelete(change.id);

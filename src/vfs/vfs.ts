@@ -185,7 +185,7 @@ export class Vfs {
   readdir(path: string): string[] {
     return this.c.attrs.readdir(path);
   }
-  statfs() {
+  statfs(): ReturnType<Attributes["statfs"]> {
     return this.c.attrs.statfs();
   }
 
