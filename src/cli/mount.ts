@@ -266,16 +266,25 @@ export function registerMount(program: Command): void {
         },
         log,
       );
-      const control = await serveControl(cache, async (waitMs) => {
-        // While the service is unreachable, try again every second until the wait is over.
-        const deadline = Date.now() + waitMs;
-        let pending = await vfs.drain();
-        while (pending > 0 && Date.now() < deadline) {
-          await new Promise((r) => setTimeout(r, Math.min(1000, deadline - Date.now())));
-          pending = await vfs.drain();
-        }
-        return { pending, refused: vfs.takeRefused() };
-      }).catch((err) => {
+      const control = await serveControl(
+        cache,
+        async (waitMs) => {
+          // While the service is unreachable, try again every second until the wait is over.
+          const deadline = Date.now() + waitMs;
+          let pending = await vfs.drain();
+          while (pending > 0 && Date.now() < deadline) {
+            await new Promise((r) => setTimeout(r, Math.min(1000, deadline - Date.now())));
+            pending = await vfs.drain();
+          }
+          return { pending, refused: vfs.takeRefused() };
+        },
+        () => ({
+          pid: process.pid,
+          mountpoint,
+          uptimeSeconds: (Date.now() - started) / 1000,
+          ...vfs.metrics(),
+        }),
+      ).catch((err) => {
         log.warn({ err: (err as Error).message }, "no control socket: `txtfs sync` cannot reach this mount");
         return undefined;
       });
@@ -419,11 +428,23 @@ export function registerMount(program: Command): void {
   program
     .command("status")
     .description("Show mounts: pending uploads, local-only files, conflicts, cache.")
-    .option("--json", "machine-readable")
-    .action((opts: { json?: boolean }) => {
+    .option(
+      "--json",
+      "machine-readable, with each daemon's live statistics (cache hits/misses, requests by kind, pending saves and their age, feed position and lag)",
+    )
+    .action(async (opts: { json?: boolean }) => {
       const mounts = listMounts();
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify(mounts, null, 2)}\n`);
+        // Each daemon answers on its control socket; one that does not (busy, older txtfs) keeps
+        // the snapshot of its record (written every 2 s), and `live.error` says why.
+        const { requestStats } = await lazy.control();
+        const out = await Promise.all(
+          mounts.map(async (m) => ({
+            ...m,
+            live: await requestStats(m.cacheDir).catch((err: Error) => ({ error: err.message })),
+          })),
+        );
+        process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
         return;
       }
       if (mounts.length === 0) {

@@ -18,6 +18,10 @@ export class ChangeFollower {
   private readonly waitSeconds: number;
   private wake: (() => void) | undefined;
   private abort = new AbortController();
+  /** When the feed last answered with every change there was (hasMore false); 0: never. */
+  private caughtUpAt = 0;
+  /** A long-poll is waiting right after such an answer: nothing is missed while it waits. */
+  private waitingCurrent = false;
   /** Asked to list the whole account again (SIGHUP), before the next poll. */
   private relistWanted = false;
   /** Told whether each poll reached the service (a network failure or a 5xx: not). */
@@ -33,6 +37,7 @@ export class ChangeFollower {
 
   start(cursor: number): void {
     this.cursor = cursor;
+    this.caughtUpAt = Date.now(); // the listing just loaded was complete as of `cursor`
     this.running = true;
     this.loop = this.run();
   }
@@ -56,16 +61,20 @@ export class ChangeFollower {
             throw err;
           });
         }
+        this.waitingCurrent = this.caughtUpAt > 0;
         const page = await this.client.changes(this.cursor, this.waitSeconds, 1000, poll);
+        this.waitingCurrent = false;
         if (!this.running) return;
         this.onReach(true);
         for (const change of page.changes) this.apply(change);
         this.cursor = page.cursor;
+        if (!page.hasMore) this.caughtUpAt = Date.now();
         backoff = 500;
         // After a change, gather for a moment before asking again: a burst of writes (ours, mostly)
         // then costs one poll instead of one per write, and changes still show within ~0.5 s.
         if (page.changes.length && !page.hasMore) await this.pause(BATCH_MS);
       } catch (err) {
+        this.waitingCurrent = false;
         if (!this.running) return;
         // The poll in flight was ended by requestRelist: not a failure of the service.
         if (poll.aborted) continue;
@@ -79,6 +88,19 @@ export class ChangeFollower {
         backoff = Math.min(backoff * 2, 10_000);
       }
     }
+  }
+
+  /**
+   * Where the mount is in the change feed: its cursor, when it last had every change, and how far
+   * behind it may be (0 while a long-poll waits right after such an answer: the service answers it
+   * at the next change; otherwise the seconds since then).
+   */
+  position(now = Date.now()): { cursor: number; currentAt: string | null; lagSeconds: number | null } {
+    return {
+      cursor: this.cursor,
+      currentAt: this.caughtUpAt ? new Date(this.caughtUpAt).toISOString() : null,
+      lagSeconds: this.caughtUpAt === 0 ? null : this.waitingCurrent ? 0 : (now - this.caughtUpAt) / 1000,
+    };
   }
 
   /**
@@ -136,5 +158,6 @@ export class ChangeFollower {
     for (const id of [...this.tree.files.keys()]) if (!files.has(id)) this.tree.remoteDelete(id);
     for (const id of [...this.tree.dirs.keys()]) if (!folders.has(id)) this.tree.removeFolder(id);
     this.cursor = index.cursor;
+    this.caughtUpAt = Date.now();
   }
 }
