@@ -62,5 +62,6 @@ try {
   // A ServiceError (domain rule broken by an admin command) also says how to fix it.
   const resolution = (err as { resolution?: unknown } | null)?.resolution;
   process.stderr.write(`txtfs: ${message}\n${typeof resolution === "string" ? `${resolution}\n` : ""}`);
-  process.exit(err instanceof UsageError ? 2 : 1);
+  // A config file that cannot be used (src/lib/cliConfig.ts) is a usage error too.
+  process.exit(err instanceof UsageError || (err as Error | null)?.name === "ConfigError" ? 2 : 1);
 }

@@ -143,7 +143,7 @@ export function registerMount(program: Command): void {
       const mountpoint = resolve(mountpointArg);
       // Everything given is checked before any network call, mount or detaching: a bad option is
       // one line and exit 2, and nothing is mounted.
-      const creds = resolveCredentials(opts, readCliConfig());
+      const creds = resolveCredentials(opts, await readCliConfig());
       const fuse = await lazy.fuse();
       let extra: Record<string, string | boolean>;
       try {
@@ -332,15 +332,12 @@ export function registerMount(program: Command): void {
       process.on("SIGINT", () => void stop("SIGINT"));
       process.on("SIGTERM", () => void stop("SIGTERM"));
       // SIGHUP (systemctl reload): what can change without a remount is read again, as rclone does.
-      process.on("SIGHUP", () => {
+      const reload = async () => {
         file?.reopen(); // logrotate moved the log file
         const changes: string[] = [];
         if (!opts.serve && !signedIn) {
           try {
-            const fresh = resolveCredentials(
-              opts,
-              readCliConfig((line) => log.warn(line)),
-            );
+            const fresh = resolveCredentials(opts, await readCliConfig());
             if (fresh.key && fresh.key !== key) {
               key = fresh.key;
               client.setKey(key);
@@ -356,7 +353,8 @@ export function registerMount(program: Command): void {
         vfs.relist();
         changes.push("the directory listing (refetched)");
         log.info({ reloaded: changes }, "SIGHUP: reloaded");
-      });
+      };
+      process.on("SIGHUP", () => void reload());
       // `umount DIR` without the umount helper (or fusermount -u by hand) ends the mount under us:
       // deliver what is pending and exit as at SIGTERM.
       const stopWatch = watchMountpoint(mountpoint, () => void stop("unmounted"));

@@ -2,34 +2,16 @@
 // browser, with a one-shot redirect listener on 127.0.0.1 and a random port. The tokens live in
 // ~/.config/txtfs/config.json (mode 0600) and are refreshed before they expire. No server imports.
 import { createHash, randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { dirname, join } from "node:path";
-import { configDir } from "../lib/paths.ts";
+import { type CliConfig, loadCliConfig, type StoredSignIn, updateCliConfig } from "../lib/cliConfig.ts";
+
+export type { CliConfig, StoredSignIn };
 
 export interface SignInConfig {
   provider: string;
   issuer: string;
   clientId: string;
   audience: string;
-}
-
-export interface StoredSignIn extends SignInConfig {
-  url: string;
-  tokenEndpoint: string;
-  revocationEndpoint: string | null;
-  accessToken: string;
-  refreshToken: string | null;
-  /** ISO time the access token expires. */
-  expiresAt: string;
-  scope: string;
-}
-
-export interface CliConfig {
-  url?: string;
-  key?: string;
-  signIn?: StoredSignIn;
-  [other: string]: unknown;
 }
 
 export class SignInError extends Error {
@@ -44,26 +26,6 @@ export const SIGN_IN_SCOPE =
 /** Refresh when less than this is left, so a request never leaves with a token about to die. */
 export const REFRESH_MARGIN_MS = 60_000;
 const TIMEOUT_MS = 10_000;
-
-export const configFile = () => join(configDir(), "config.json");
-
-export function loadConfig(): CliConfig {
-  try {
-    return JSON.parse(readFileSync(configFile(), "utf8")) as CliConfig;
-  } catch {
-    return {};
-  }
-}
-
-/** Writes the config atomically with mode 0600 (it holds credentials). */
-export function saveConfig(cfg: CliConfig): void {
-  const file = configFile();
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(cfg, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, file);
-}
 
 async function getJson(url: string): Promise<Record<string, unknown>> {
   let res: Response;
@@ -223,7 +185,7 @@ export async function login(opts: LoginOptions): Promise<StoredSignIn> {
       revocationEndpoint: found.revocationEndpoint,
       ...tokens,
     };
-    saveConfig({ ...loadConfig(), url, signIn: stored });
+    await updateCliConfig((cfg) => ({ ...cfg, url, signIn: stored }));
     return stored;
   } finally {
     server.closeAllConnections();
@@ -247,14 +209,13 @@ export async function refreshSignIn(s: StoredSignIn): Promise<StoredSignIn> {
     throw new SignInError(`${(err as Error).message}; run txtfs login again`);
   }
   const next: StoredSignIn = { ...s, ...tokens, refreshToken: tokens.refreshToken ?? s.refreshToken };
-  const cfg = loadConfig();
-  saveConfig({ ...cfg, signIn: next });
+  await updateCliConfig((cfg) => ({ ...cfg, signIn: next }));
   return next;
 }
 
 /** The stored sign-in with an access token valid for at least `marginMs` (refreshed if needed). */
 export async function currentSignIn(marginMs = REFRESH_MARGIN_MS): Promise<StoredSignIn | null> {
-  const s = loadConfig().signIn;
+  const s = (await loadCliConfig()).signIn;
   if (!s) return null;
   if (Date.parse(s.expiresAt) - Date.now() > marginMs) return s;
   return refreshSignIn(s);
@@ -262,8 +223,7 @@ export async function currentSignIn(marginMs = REFRESH_MARGIN_MS): Promise<Store
 
 /** Revokes the tokens at the provider (best effort) and forgets them. Returns whether any were held. */
 export async function logout(): Promise<{ hadSignIn: boolean; revoked: boolean }> {
-  const cfg = loadConfig();
-  const s = cfg.signIn;
+  const s = (await loadCliConfig()).signIn;
   if (!s) return { hadSignIn: false, revoked: false };
   let revoked = false;
   if (s.revocationEndpoint) {
@@ -284,7 +244,6 @@ export async function logout(): Promise<{ hadSignIn: boolean; revoked: boolean }
       revoked = false;
     }
   }
-  const { signIn: _gone, ...rest } = cfg;
-  saveConfig(rest);
+  await updateCliConfig(({ signIn: _gone, ...rest }) => rest);
   return { hadSignIn: true, revoked };
 }
