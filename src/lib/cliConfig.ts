@@ -81,9 +81,42 @@ function explain(err: unknown, file: string): Error {
   return err as Error;
 }
 
+/**
+ * `conf`, loaded once. Its atomic writer (`atomically`, through `when-exit`) hooks SIGHUP, SIGINT,
+ * SIGTERM and a dozen other signals at import and, at the first one, raises that signal again:
+ * the mount daemon's own SIGHUP handler (reload) would then run twice, and a signal it leaves to
+ * Node's default would be handled by a stranger. Those signal hooks are taken off again (the hook
+ * on process exit, which removes a half-written temporary file, stays): signals are txtfs's own.
+ */
+let confModule: Promise<typeof import("conf")> | undefined;
+function loadConf(): Promise<typeof import("conf")> {
+  confModule ??= (async () => {
+    const signals = ["SIGHUP", "SIGINT", "SIGTERM", "SIGALRM", "SIGABRT", "SIGVTALRM", "SIGXCPU", "SIGXFSZ"];
+    const more = [
+      "SIGUSR2",
+      "SIGTRAP",
+      "SIGSYS",
+      "SIGQUIT",
+      "SIGIOT",
+      "SIGIO",
+      "SIGPOLL",
+      "SIGPWR",
+      "SIGSTKFLT",
+    ];
+    const all = [...signals, ...more] as NodeJS.Signals[];
+    const before = new Map(all.map((s) => [s, new Set(process.listeners(s))]));
+    const mod = await import("conf");
+    for (const s of all)
+      for (const listener of process.listeners(s))
+        if (!before.get(s)!.has(listener)) process.removeListener(s, listener);
+    return mod;
+  })();
+  return confModule;
+}
+
 async function open() {
   const file = configFile();
-  const { default: Conf } = await import("conf");
+  const { default: Conf } = await loadConf();
   try {
     return new Conf<CliConfig>({
       cwd: configDir(),
