@@ -141,6 +141,14 @@ export function registerMount(program: Command): void {
     .option("--trace", "log every FUSE operation (debug level)")
     .action(async (mountpointArg: string, opts) => {
       const mountpoint = resolve(mountpointArg);
+      // Before anything touches the mountpoint: an automount point (x-systemd.automount) would make
+      // that touch wait for this very mount. Node's stat is statx, which (unlike stat(2)) triggers
+      // it, and fuse-native stats the mountpoint when it mounts: refused rather than hung.
+      const { isAutomountPoint } = await lazy.watch();
+      if (isAutomountPoint(mountpoint))
+        throw new Error(
+          `${mountpoint} is an automount point (x-systemd.automount): not supported yet; mount it at boot instead (_netdev, without x-systemd.automount)`,
+        );
       // Everything given is checked before any network call, mount or detaching: a bad option is
       // one line and exit 2, and nothing is mounted.
       const creds = resolveCredentials(opts, await readCliConfig());
