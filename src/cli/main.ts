@@ -46,7 +46,7 @@ try {
   if (helper === "mount-helper" || helper === "umount-helper") {
     const { mountHelperArgs, umountHelperArgs } = await import("./mountHelper.ts");
     const args = (helper === "mount-helper" ? mountHelperArgs : umountHelperArgs)(argv.slice(3));
-    if (!args) process.exit(0); // mount -f: checked, nothing to do
+    if (!args) process.exit(0); // mount -f (fake): the options are known, nothing is mounted
     argv.splice(2, argv.length, ...args);
   }
   if (typed) {

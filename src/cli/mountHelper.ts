@@ -120,7 +120,7 @@ function optionArgs(list: string): string[] {
 
 /**
  * `mount.fuse.txtfs SOURCE DIR [-sfnv] [-N NS] [-o OPTS] [-t TYPE]` -> `txtfs mount` arguments;
- * null for `mount -f` (fake: everything checked, nothing mounted).
+ * null for `mount -f` (fake: the options are known ones, nothing is mounted).
  */
 export function mountHelperArgs(argv: string[]): string[] | null {
   const positional: string[] = [];

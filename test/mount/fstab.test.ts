@@ -2,6 +2,8 @@
 // real mount and umount. Helpers are looked up in /sbin only, so each scenario runs in a private
 // mount namespace (unshare -m) where an overlay over /usr/sbin holds the helpers: the machine's own
 // /sbin is never touched, and the mount lives and dies with the namespace.
+
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -200,6 +202,16 @@ describe("mount -t fuse.txtfs and fstab", () => {
       expect(err.status).toBe(2);
       expect(err.stderr).toMatch(message);
     }
+    // mount -f (fake): nothing is done, but an unknown option still fails.
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, [BIN, "mount-helper", `serve:${dirs.data}`, dirs.mnt, ...args], {
+        env: txtfsEnv(dirs),
+        encoding: "utf8",
+      });
+    const fake = run("-f", "-o", "noauto,cache_size=64M,local_dir=.git,local_dir=node_modules");
+    expect([fake.status, fake.stdout, fake.stderr]).toEqual([0, "", ""]);
+    expect(run("-fv", "-o", "bogus").status).toBe(2);
+    expect(isMounted(dirs.mnt)).toBe(false);
     expect(readdirSync(dirs.config)).toEqual([]); // no mount record, ever
   }, 90_000);
 });
