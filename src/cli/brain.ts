@@ -4,7 +4,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { basename, extname } from "node:path";
 import type { Command } from "commander";
-import { configDir } from "../lib/paths.ts";
+import { readCliConfig } from "./credentials.ts";
 
 interface Service {
   url: string;
@@ -19,10 +19,8 @@ export class BrainCliError extends Error {
 }
 
 async function service(opts: { url?: string; key?: string }): Promise<Service> {
-  let saved: { url?: string; key?: string } = {};
-  try {
-    saved = JSON.parse(readFileSync(`${configDir()}/config.json`, "utf8"));
-  } catch {}
+  // The config file, checked (a malformed one is an error naming it, not silently skipped).
+  const saved = await readCliConfig();
   let url = opts.url ?? process.env.TXTFS_URL ?? saved.url;
   let key = opts.key ?? process.env.TXTFS_API_KEY ?? saved.key;
   if (!key) {

@@ -3,56 +3,16 @@
 // --key (visible in `ps` while typed; hidden at once, but prefer the others), --key-file PATH,
 // TXTFS_API_KEY, TXTFS_API_KEY_FILE, then the config file's `key` or `keyFile`.
 import { readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { InvalidArgumentError } from "commander";
-import type { CliConfig } from "../client/signIn.ts";
-import { configDir } from "../lib/paths.ts";
+import { type CliConfig, configFile, loadCliConfig } from "../lib/cliConfig.ts";
 import { parseUrl, UsageError } from "./options.ts";
 
-/** Where `txtfs login` keeps its sign-in and the user keeps url/key (not importing the sign-in client). */
-const configFile = () => join(configDir(), "config.json");
-
-const CONFIG_KEYS: Record<string, "string" | "object"> = {
-  url: "string",
-  key: "string",
-  keyFile: "string",
-  signIn: "object",
-};
-
 /**
- * The config file, checked: malformed JSON or a value of the wrong type is an error naming the
- * file; an unknown key is reported on stderr (a typo would otherwise silently do nothing).
+ * The config file, checked by its schema (src/lib/cliConfig.ts): malformed JSON, a value of the
+ * wrong type or an unknown setting is one line naming the file (exit 2).
  */
-export function readCliConfig(
-  warn: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
-): CliConfig {
-  const file = configFile();
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return {};
-    throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
-  }
-  let config: unknown;
-  try {
-    config = JSON.parse(text);
-  } catch (err) {
-    throw new UsageError(`${file} is not valid JSON (${(err as Error).message}); fix or remove it`);
-  }
-  if (!config || typeof config !== "object" || Array.isArray(config))
-    throw new UsageError(`${file} must hold a JSON object like {"url": "...", "keyFile": "..."}`);
-  for (const [name, value] of Object.entries(config)) {
-    const type = CONFIG_KEYS[name];
-    if (!type) {
-      warn(
-        `txtfs: ${file}: unknown setting "${name}" ignored (known: ${Object.keys(CONFIG_KEYS).join(", ")})`,
-      );
-    } else if (typeof value !== type || value === null) {
-      throw new UsageError(`${file}: "${name}" must be a ${type}`);
-    }
-  }
-  return config as CliConfig;
+export function readCliConfig(): Promise<CliConfig> {
+  return loadCliConfig();
 }
 
 export interface Credentials {
@@ -93,7 +53,7 @@ function checkedUrl(value: string, from: string): string {
 /** Resolves URL and key from flags, environment and config, without any network call. */
 export function resolveCredentials(
   flags: { url?: string; key?: string; keyFile?: string },
-  config: CliConfig = readCliConfig(),
+  config: CliConfig,
 ): Credentials {
   const out: Credentials = {};
   const env = process.env;

@@ -15,7 +15,7 @@ export function registerLogin(program: Command): void {
     .option("--timeout <seconds>", "how long to wait for the browser", parsePositiveInt, 300)
     .action(async (opts) => {
       // A malformed config file is reported, not silently replaced by the sign-in's save.
-      const config = readCliConfig();
+      const config = await readCliConfig();
       const { login, SignInError } = await signIn();
       const url: string | undefined = opts.url ?? fromEnv("TXTFS_URL", parseUrl) ?? config.url;
       if (!url) throw new SignInError("no service: pass --url URL (or set TXTFS_URL)");
@@ -61,7 +61,7 @@ export function registerLogin(program: Command): void {
     .description("Show the signed-in identity (refreshing the access token when it is about to expire).")
     .option("--json", "print the service's answer as JSON")
     .action(async (opts) => {
-      readCliConfig();
+      await readCliConfig();
       const { currentSignIn, SignInError } = await signIn();
       const s = await currentSignIn();
       if (!s) throw new SignInError("not signed in: run txtfs login --url URL");

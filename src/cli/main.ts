@@ -41,6 +41,14 @@ registerMcp(program);
 
 try {
   checkLogLevel();
+  // /sbin/mount.fuse.txtfs and umount.fuse.txtfs (scripts/install-mount-helper) call these.
+  const helper = argv[2];
+  if (helper === "mount-helper" || helper === "umount-helper") {
+    const { mountHelperArgs, umountHelperArgs } = await import("./mountHelper.ts");
+    const args = (helper === "mount-helper" ? mountHelperArgs : umountHelperArgs)(argv.slice(3));
+    if (!args) process.exit(0); // mount -f (fake): the options are known, nothing is mounted
+    argv.splice(2, argv.length, ...args);
+  }
   if (typed) {
     process.stderr.write(
       "txtfs: note: --key is readable by other users (ps) until txtfs hides it; prefer --key-file, TXTFS_API_KEY or the config file\n",
@@ -54,5 +62,6 @@ try {
   // A ServiceError (domain rule broken by an admin command) also says how to fix it.
   const resolution = (err as { resolution?: unknown } | null)?.resolution;
   process.stderr.write(`txtfs: ${message}\n${typeof resolution === "string" ? `${resolution}\n` : ""}`);
-  process.exit(err instanceof UsageError ? 2 : 1);
+  // A config file that cannot be used (src/lib/cliConfig.ts) is a usage error too.
+  process.exit(err instanceof UsageError || (err as Error | null)?.name === "ConfigError" ? 2 : 1);
 }

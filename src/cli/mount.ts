@@ -1,12 +1,13 @@
 // txtfs mount / unmount / status.
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, fchmodSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, fchmodSync, fstatSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import type { TxtfsClient } from "../client/api.ts";
 import type { StoredSignIn } from "../client/signIn.ts";
 import type { Logger } from "../lib/logger.ts";
+import { LOG_LEVELS } from "../lib/logLevels.ts";
 import { listMounts, removeMountRecord, writeMountRecord } from "../lib/mountRegistry.ts";
 import { cacheDir, dataDir } from "../lib/paths.ts";
 import { readCliConfig, resolveCredentials } from "./credentials.ts";
@@ -19,7 +20,7 @@ import {
   rememberedPort,
   rememberPort,
 } from "./mountIdentity.ts";
-import { parseId, parsePollWait, parseSeconds, parseSize, parseUrl } from "./options.ts";
+import { parseId, parsePollWait, parseSeconds, parseSize, parseUrl, UsageError } from "./options.ts";
 import { checkNotMounted, explainConnectError } from "./preflight.ts";
 import { BIN_ARGS } from "./version.ts";
 
@@ -35,6 +36,8 @@ const lazy = {
   server: () => import("../server/serve.ts"),
   vfs: () => import("../vfs/vfs.ts"),
   device: () => import("./device.ts"),
+  notify: () => import("../lib/sdNotify.ts"),
+  watch: () => import("../lib/mountWatch.ts"),
 };
 
 /** Refresh the signed-in access token this long before it expires (a mount outlives tokens). */
@@ -115,7 +118,15 @@ export function registerMount(program: Command): void {
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
     )
+    .option("--allow-non-empty", "mount over a directory that is not empty (hiding what is in it)")
     .option("--daemon", "detach once mounted")
+    .option("--quiet", "print nothing once mounted (with --daemon; what mount(8) helpers do)")
+    .addOption(
+      new Option("--log-level <level>", "log level")
+        .choices(LOG_LEVELS)
+        .default(process.env.TXTFS_LOG_LEVEL ?? "info"),
+    )
+    .option("--log-file <file>", "append logs to FILE instead of stderr (reopened on SIGHUP, for logrotate)")
     .option("--poll-wait <seconds>", "long-poll wait of the change feed (0-60)", parsePollWait, 25)
     .option(
       "--write-through",
@@ -134,34 +145,53 @@ export function registerMount(program: Command): void {
     .option("--trace", "log every FUSE operation (debug level)")
     .action(async (mountpointArg: string, opts) => {
       const mountpoint = resolve(mountpointArg);
-      if (opts.daemon) return daemonize(mountpoint);
-      // Everything given is checked before any network call or mount.
-      const creds = resolveCredentials(opts, readCliConfig());
+      // Before anything touches the mountpoint: an automount point (x-systemd.automount) would make
+      // that touch wait for this very mount. Node's stat is statx, which (unlike stat(2)) triggers
+      // it, and fuse-native stats the mountpoint when it mounts: refused rather than hung.
+      const { isAutomountPoint } = await lazy.watch();
+      if (isAutomountPoint(mountpoint))
+        throw new Error(
+          `${mountpoint} is an automount point (x-systemd.automount): not supported yet; mount it at boot instead (_netdev, without x-systemd.automount)`,
+        );
+      // Everything given is checked before any network call, mount or detaching: a bad option is
+      // one line and exit 2, and nothing is mounted.
+      const creds = resolveCredentials(opts, await readCliConfig());
+      const fuse = await lazy.fuse();
+      let extra: Record<string, string | boolean>;
+      try {
+        extra = fuse.parseMountOptions(opts.options);
+      } catch (err) {
+        throw new UsageError((err as Error).message);
+      }
+      // The daemon checks the mountpoint and says what is wrong in its log (and daemonize repeats it).
+      if (opts.daemon) return daemonize(mountpoint, opts.quiet);
       const [
         { TxtfsClient },
         { currentSignIn },
-        fuse,
-        { createLogger },
+        { createLogger, logFile },
         { serveControl },
         { Vfs },
         { ensureDevice },
+        { sdNotify },
+        { watchMountpoint },
       ] = await Promise.all([
         lazy.client(),
         lazy.signIn(),
-        lazy.fuse(),
         lazy.logger(),
         lazy.control(),
         lazy.vfs(),
         lazy.device(),
+        lazy.notify(),
+        lazy.watch(),
       ]);
-      const { MountError, mountVfs, parseMountOptions, prepareMountpoint } = fuse;
-      const log = createLogger("txtfs-mount", opts.trace ? "debug" : undefined);
-      const extra = parseMountOptions(opts.options);
+      const { MountError, mountVfs, prepareMountpoint } = fuse;
+      const file = opts.logFile ? logFile(opts.logFile) : undefined;
+      const log = createLogger("txtfs-mount", opts.trace ? "debug" : opts.logLevel, file);
       const readOnly = Boolean(
         opts.readOnly || (opts.options as string[]).some((o) => o.split(",").includes("ro")),
       );
       checkNotMounted(mountpoint);
-      await prepareMountpoint(mountpoint, log);
+      await prepareMountpoint(mountpoint, log, { allowNonEmpty: opts.allowNonEmpty });
 
       let url = creds.url as string;
       let key = creds.key as string;
@@ -240,23 +270,41 @@ export function registerMount(program: Command): void {
       const mounted = await mountVfs(
         vfs,
         mountpoint,
-        { allowOther: opts.allowOther, uid: opts.uid, gid: opts.gid, extra, trace: opts.trace },
+        {
+          allowOther: opts.allowOther,
+          allowNonEmpty: opts.allowNonEmpty,
+          uid: opts.uid,
+          gid: opts.gid,
+          extra,
+          trace: opts.trace,
+        },
         log,
       );
-      const control = await serveControl(cache, async (waitMs) => {
-        // While the service is unreachable, try again every second until the wait is over.
-        const deadline = Date.now() + waitMs;
-        let pending = await vfs.drain();
-        while (pending > 0 && Date.now() < deadline) {
-          await new Promise((r) => setTimeout(r, Math.min(1000, deadline - Date.now())));
-          pending = await vfs.drain();
-        }
-        return { pending, refused: vfs.takeRefused() };
-      }).catch((err) => {
+      const control = await serveControl(
+        cache,
+        async (waitMs) => {
+          // While the service is unreachable, try again every second until the wait is over.
+          const deadline = Date.now() + waitMs;
+          let pending = await vfs.drain();
+          while (pending > 0 && Date.now() < deadline) {
+            await new Promise((r) => setTimeout(r, Math.min(1000, deadline - Date.now())));
+            pending = await vfs.drain();
+          }
+          return { pending, refused: vfs.takeRefused() };
+        },
+        () => ({
+          pid: process.pid,
+          mountpoint,
+          uptimeSeconds: (Date.now() - started) / 1000,
+          ...vfs.metrics(),
+        }),
+      ).catch((err) => {
         log.warn({ err: (err as Error).message }, "no control socket: `txtfs sync` cannot reach this mount");
         return undefined;
       });
       process.stdout.write(`mounted ${mountpoint} (${Date.now() - started} ms)\n`);
+      // Under systemd (Type=notify): the unit is started once the directory is mounted.
+      void sdNotify(["READY=1", `STATUS=mounted ${mountpoint} from ${url}`], log);
 
       const record = () =>
         writeMountRecord({
@@ -282,6 +330,8 @@ export function registerMount(program: Command): void {
         if (stopping) return;
         stopping = true;
         log.info({ signal }, "unmounting: flushing pending writes");
+        await sdNotify(["STOPPING=1", "STATUS=flushing pending writes"], log);
+        stopWatch();
         clearInterval(timer);
         stopRefresh();
         await vfs.stop();
@@ -293,11 +343,39 @@ export function registerMount(program: Command): void {
         log.flush();
         process.exit(0);
       };
-      // `umount DIR` (fstab, systemd, a script): the saves still on their way go up, then exit.
+      // Unmounted from outside (`umount DIR`, fusermount -u): the saves still on their way go up, then exit.
       mounted.onUnmounted(() => void stop("unmounted"));
       process.on("SIGINT", () => void stop("SIGINT"));
       process.on("SIGTERM", () => void stop("SIGTERM"));
-      process.on("SIGHUP", () => void stop("SIGHUP"));
+      // SIGHUP (systemctl reload): what can change without a remount is read again, as rclone does.
+      const reload = async () => {
+        file?.reopen(); // logrotate moved the log file
+        const changes: string[] = [];
+        if (!opts.serve && !signedIn) {
+          try {
+            const fresh = resolveCredentials(opts, await readCliConfig());
+            if (fresh.key && fresh.key !== key) {
+              key = fresh.key;
+              client.setKey(key);
+              changes.push(`the key from ${fresh.keyFrom}`);
+            }
+          } catch (err) {
+            log.error(
+              { err: (err as Error).message },
+              "SIGHUP: the credentials could not be read again; keeping the old ones",
+            );
+          }
+        }
+        vfs.relist();
+        changes.push("the directory listing (refetched)");
+        log.info({ reloaded: changes }, "SIGHUP: reloaded");
+      };
+      process.on("SIGHUP", () => void reload());
+      // `umount DIR` without the umount helper (or fusermount -u by hand) ends the mount under us:
+      // deliver what is pending and exit as at SIGTERM. The patched fuse-native says so at once
+      // (mounted.onUnmounted above); this look at the mount table every second is the fallback
+      // for its stock prebuild.
+      const stopWatch = watchMountpoint(mountpoint, () => void stop("unmounted"));
     });
 
   program
@@ -367,11 +445,23 @@ export function registerMount(program: Command): void {
   program
     .command("status")
     .description("Show mounts: pending uploads, local-only files, conflicts, cache.")
-    .option("--json", "machine-readable")
-    .action((opts: { json?: boolean }) => {
+    .option(
+      "--json",
+      "machine-readable, with each daemon's live statistics (cache hits/misses, requests by kind, pending saves and their age, feed position and lag)",
+    )
+    .action(async (opts: { json?: boolean }) => {
       const mounts = listMounts();
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify(mounts, null, 2)}\n`);
+        // Each daemon answers on its control socket; one that does not (busy, older txtfs) keeps
+        // the snapshot of its record (written every 2 s), and `live.error` says why.
+        const { requestStats } = await lazy.control();
+        const out = await Promise.all(
+          mounts.map(async (m) => ({
+            ...m,
+            live: await requestStats(m.cacheDir).catch((err: Error) => ({ error: err.message })),
+          })),
+        );
+        process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
         return;
       }
       if (mounts.length === 0) {
@@ -410,7 +500,7 @@ function privateLog(file: string): number {
 }
 
 /** --daemon: run the same command detached, return once it reports "mounted". */
-async function daemonize(mountpoint: string): Promise<void> {
+async function daemonize(mountpoint: string, quiet = false): Promise<void> {
   const logDir = join(cacheDir(), "logs");
   mkdirSync(logDir, { recursive: true });
   const logFile = join(
@@ -419,22 +509,37 @@ async function daemonize(mountpoint: string): Promise<void> {
   );
   // The key never rides in the child's arguments (visible in ps for the daemon's life).
   const { args, key } = hideKeyArgument(process.argv.slice(2).filter((a) => a !== "--daemon"));
+  const logFd = privateLog(logFile);
+  const logStart = fstatSync(logFd).size; // this run's lines start here
   const child = spawn(process.execPath, [...BIN_ARGS, ...args], {
     detached: true,
     env: key === undefined ? process.env : { ...process.env, [KEY_ENV]: key },
-    stdio: ["ignore", "pipe", privateLog(logFile)],
+    stdio: ["ignore", "pipe", logFd],
   });
   await new Promise<void>((resolveMount, reject) => {
     let out = "";
     child.stdout!.on("data", (d) => {
       out += d;
-      process.stdout.write(d);
+      if (!quiet) process.stdout.write(d);
       if (/^mounted /m.test(out)) resolveMount();
     });
-    child.once("exit", (code) => reject(new Error(`the mount daemon exited (${code}); see ${logFile}`)));
+    child.once("exit", (code) => {
+      // Its own one-line reason (the last `txtfs: ...` it wrote), then where the rest is.
+      let reason = "";
+      try {
+        reason =
+          readFileSync(logFile)
+            .subarray(logStart)
+            .toString("utf8")
+            .match(/^txtfs: .*$/gm)
+            ?.pop()
+            ?.slice(7) ?? "";
+      } catch {}
+      reject(new Error(`${reason ? `${reason}; ` : ""}the mount daemon exited (${code}); see ${logFile}`));
+    });
   });
   child.stdout!.destroy();
   child.unref();
-  process.stdout.write(`daemon pid ${child.pid}, log ${logFile}\n`);
+  if (!quiet) process.stdout.write(`daemon pid ${child.pid}, log ${logFile}\n`);
   process.exit(0);
 }

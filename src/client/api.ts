@@ -96,6 +96,15 @@ export interface SyncPushResult {
   conflict?: { reason: "changed_remotely" | "deleted_remotely" };
 }
 
+/** `GET /api/v1/files/f_01H...?x=1` -> `GET /api/v1/files/:id`: ids and queries left out. */
+export function requestKind(method: string, path: string): string {
+  const route = (path.split("?")[0] ?? "")
+    .split("/")
+    .map((part) => (/^[a-z]{1,3}_[0-9A-Za-z]{8,}$/.test(part) ? ":id" : part))
+    .join("/");
+  return `${method} ${route}`;
+}
+
 export class TxtfsClient {
   private readonly pool: Pool;
   private key: string;
@@ -104,6 +113,8 @@ export class TxtfsClient {
   private readonly log: Logger | undefined;
   /** Requests sent, for status output and benchmarks. */
   requests = 0;
+  /** Requests by kind, e.g. `GET /api/v1/files/:id` (`txtfs status --json`). */
+  readonly requestsByKind: Record<string, number> = {};
 
   /** Swaps the credential (a refreshed OAuth access token) for the following requests. */
   setKey(key: string): void {
@@ -137,6 +148,8 @@ export class TxtfsClient {
       headers["content-type"] = "application/json";
     }
     this.requests++;
+    const kind = requestKind(c.method, c.path);
+    this.requestsByKind[kind] = (this.requestsByKind[kind] ?? 0) + 1;
     const started = Date.now();
     let res: Awaited<ReturnType<Pool["request"]>>;
     let text: string;

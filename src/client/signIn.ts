@@ -1,35 +1,20 @@
 // Signing in from the command line (RFC 8252): authorization code + PKCE (S256) in the system
 // browser, with a one-shot redirect listener on 127.0.0.1 and a random port. The tokens live in
-// ~/.config/txtfs/config.json (mode 0600) and are refreshed before they expire. No server imports.
-import { createHash, randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+// ~/.config/txtfs/config.json (mode 0600) and are refreshed before they expire. The protocol
+// (discovery, PKCE, the authorization response's state and RFC 9207 `iss`, the token, refresh and
+// revocation requests, the ID token's claims) is oauth4webapi's, as on the server's side
+// (src/server/identity/provider.ts). No server imports.
 import { createServer } from "node:http";
-import { dirname, join } from "node:path";
-import { configDir } from "../lib/paths.ts";
+import * as oauth from "oauth4webapi";
+import { type CliConfig, loadCliConfig, type StoredSignIn, updateCliConfig } from "../lib/cliConfig.ts";
+
+export type { CliConfig, StoredSignIn };
 
 export interface SignInConfig {
   provider: string;
   issuer: string;
   clientId: string;
   audience: string;
-}
-
-export interface StoredSignIn extends SignInConfig {
-  url: string;
-  tokenEndpoint: string;
-  revocationEndpoint: string | null;
-  accessToken: string;
-  refreshToken: string | null;
-  /** ISO time the access token expires. */
-  expiresAt: string;
-  scope: string;
-}
-
-export interface CliConfig {
-  url?: string;
-  key?: string;
-  signIn?: StoredSignIn;
-  [other: string]: unknown;
 }
 
 export class SignInError extends Error {
@@ -45,26 +30,6 @@ export const SIGN_IN_SCOPE =
 export const REFRESH_MARGIN_MS = 60_000;
 const TIMEOUT_MS = 10_000;
 
-export const configFile = () => join(configDir(), "config.json");
-
-export function loadConfig(): CliConfig {
-  try {
-    return JSON.parse(readFileSync(configFile(), "utf8")) as CliConfig;
-  } catch {
-    return {};
-  }
-}
-
-/** Writes the config atomically with mode 0600 (it holds credentials). */
-export function saveConfig(cfg: CliConfig): void {
-  const file = configFile();
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(cfg, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, file);
-}
-
 async function getJson(url: string): Promise<Record<string, unknown>> {
   let res: Response;
   try {
@@ -79,46 +44,64 @@ async function getJson(url: string): Promise<Record<string, unknown>> {
   return (await res.json()) as Record<string, unknown>;
 }
 
-/** What the txtfs server says about its identity provider, and that provider's endpoints. */
+/** How oauth4webapi reaches the provider: a deadline, and plain HTTP only for an http: issuer. */
+const httpOptions = (issuer: string) => ({
+  signal: () => AbortSignal.timeout(TIMEOUT_MS),
+  [oauth.allowInsecureRequests]: issuer.startsWith("http:"),
+});
+
+/** txtfs is a public client (PKCE, no secret): it authenticates with its client_id alone. */
+const publicClient = (clientId: string): oauth.Client => ({
+  client_id: clientId,
+  [oauth.clockTolerance]: 30,
+});
+
+/** The provider as a stored sign-in knows it (no discovery needed to refresh or revoke). */
+const storedServer = (s: StoredSignIn): oauth.AuthorizationServer => ({
+  issuer: s.issuer,
+  token_endpoint: s.tokenEndpoint,
+  revocation_endpoint: s.revocationEndpoint ?? undefined,
+});
+
+/** What the txtfs server says about its identity provider, and that provider's metadata. */
 export async function discoverSignIn(url: string) {
   const discover = await getJson(`${url.replace(/\/$/, "")}/api/v1`);
-  const oauth = (discover.authentication as { oauth?: SignInConfig | null } | undefined)?.oauth;
-  if (!oauth) throw new SignInError(`${url} has no identity provider: use an API key (txtfs mount --key)`);
-  const meta = await getJson(`${oauth.issuer}/.well-known/openid-configuration`);
-  if (String(meta.issuer).replace(/\/$/, "") !== oauth.issuer.replace(/\/$/, "")) {
-    throw new SignInError(`the provider's discovery names issuer ${meta.issuer}, not ${oauth.issuer}`);
+  const config = (discover.authentication as { oauth?: SignInConfig | null } | undefined)?.oauth;
+  if (!config) throw new SignInError(`${url} has no identity provider: use an API key (txtfs mount --key)`);
+  // OpenID discovery; oauth4webapi checks that the metadata names this issuer exactly.
+  const issuer = new URL(config.issuer);
+  let server: oauth.AuthorizationServer;
+  try {
+    const res = await oauth.discoveryRequest(issuer, { algorithm: "oidc", ...httpOptions(config.issuer) });
+    server = await oauth.processDiscoveryResponse(issuer, res);
+  } catch (err) {
+    throw new SignInError(`the discovery of ${config.issuer} failed: ${(err as Error).message}`);
   }
-  return {
-    config: oauth,
-    authorizationEndpoint: String(meta.authorization_endpoint),
-    tokenEndpoint: String(meta.token_endpoint),
-    revocationEndpoint: typeof meta.revocation_endpoint === "string" ? meta.revocation_endpoint : null,
-  };
+  if (!server.authorization_endpoint || !server.token_endpoint)
+    throw new SignInError(`${config.issuer} names no authorization or token endpoint`);
+  return { config, server };
 }
 
-async function tokenRequest(endpoint: string, form: Record<string, string>) {
-  let res: Response;
+/** A token endpoint's answer, or the provider's refusal as one SignInError. */
+async function tokens(
+  send: () => Promise<Response>,
+  read: (res: Response) => Promise<oauth.TokenEndpointResponse>,
+) {
+  let body: oauth.TokenEndpointResponse;
   try {
-    res = await fetch(endpoint, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
-      body: new URLSearchParams(form),
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    });
+    body = await read(await send());
   } catch (err) {
-    throw new SignInError(`cannot reach the token endpoint: ${(err as Error).message}`);
-  }
-  const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
-  if (!res.ok || typeof body.access_token !== "string") {
-    throw new SignInError(
-      `the identity provider refused: ${String(body.error ?? res.status)}${body.error_description ? ` (${body.error_description})` : ""}`,
-    );
+    if (err instanceof oauth.ResponseBodyError)
+      throw new SignInError(
+        `the identity provider refused: ${err.error}${err.error_description ? ` (${err.error_description})` : ""}`,
+      );
+    throw new SignInError(`the token endpoint failed: ${(err as Error).message}`);
   }
   return {
     accessToken: body.access_token,
-    refreshToken: typeof body.refresh_token === "string" ? body.refresh_token : null,
-    expiresAt: new Date(Date.now() + Number(body.expires_in ?? 3600) * 1000).toISOString(),
-    scope: String(body.scope ?? ""),
+    refreshToken: body.refresh_token ?? null,
+    expiresAt: new Date(Date.now() + (body.expires_in ?? 3600) * 1000).toISOString(),
+    scope: body.scope ?? "",
   };
 }
 
@@ -135,17 +118,18 @@ export interface LoginOptions {
 /** The whole sign-in; returns (and saves) the stored tokens. */
 export async function login(opts: LoginOptions): Promise<StoredSignIn> {
   const url = opts.url.replace(/\/$/, "");
-  const found = await discoverSignIn(url);
-  const verifier = randomBytes(32).toString("base64url");
-  const challenge = createHash("sha256").update(verifier).digest("base64url");
-  const state = randomBytes(16).toString("base64url");
+  const { config, server: provider } = await discoverSignIn(url);
+  const client = publicClient(config.clientId);
+  const verifier = oauth.generateRandomCodeVerifier();
+  const challenge = await oauth.calculatePKCECodeChallenge(verifier);
+  const state = oauth.generateRandomState();
 
   // One-shot loopback listener for the redirect (RFC 8252 §7.3: 127.0.0.1, any free port).
-  let settle!: (v: { code: string } | { error: string }) => void;
-  const result = new Promise<{ code: string } | { error: string }>((resolve) => {
+  let settle!: (v: { params: URLSearchParams } | { error: string }) => void;
+  const result = new Promise<{ params: URLSearchParams } | { error: string }>((resolve) => {
     settle = resolve;
   });
-  const server = createServer((req, res) => {
+  const listener = createServer((req, res) => {
     const u = new URL(req.url ?? "/", "http://127.0.0.1");
     if (u.pathname !== "/callback") {
       res.writeHead(404).end();
@@ -159,39 +143,37 @@ export async function login(opts: LoginOptions): Promise<StoredSignIn> {
       html(400, "Sign-in failed", "The answer does not belong to this sign-in. Run txtfs login again.");
       return; // a stray or forged request: keep waiting for the real one
     }
-    const iss = u.searchParams.get("iss");
-    const error = u.searchParams.get("error");
-    const code = u.searchParams.get("code");
-    if (iss && iss.replace(/\/$/, "") !== found.config.issuer.replace(/\/$/, "")) {
-      html(400, "Sign-in failed", "The answer came from another issuer.");
-      settle({ error: `the answer came from another issuer (${iss})` }); // RFC 9207 mix-up defence
-    } else if (error || !code) {
-      html(400, "Sign-in failed", `The identity provider said: ${error ?? "no code"}.`);
-      settle({
-        error: `the identity provider said ${error ?? "no code"}: ${u.searchParams.get("error_description") ?? ""}`,
-      });
-    } else {
+    // state, the RFC 9207 `iss` (the mix-up defence) and an `error` answer, checked by oauth4webapi.
+    try {
+      const params = oauth.validateAuthResponse(provider, client, u.searchParams, state);
       html(200, "Signed in", "You are signed in to txtfs. You can close this tab.");
-      settle({ code });
+      settle({ params });
+    } catch (err) {
+      const said =
+        err instanceof oauth.AuthorizationResponseError
+          ? `the identity provider said ${err.error}${err.error_description ? `: ${err.error_description}` : ""}`
+          : `the answer is not valid: ${(err as Error).message}`;
+      html(400, "Sign-in failed", `${said[0]!.toUpperCase()}${said.slice(1)}.`);
+      settle({ error: said });
     }
   });
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
+    listener.once("error", reject);
+    listener.listen(0, "127.0.0.1", resolve);
   });
   try {
-    const port = (server.address() as { port: number }).port;
+    const port = (listener.address() as { port: number }).port;
     const redirectUri = `http://127.0.0.1:${port}/callback`;
-    const authUrl = new URL(found.authorizationEndpoint);
+    const authUrl = new URL(provider.authorization_endpoint!);
     authUrl.search = new URLSearchParams({
       response_type: "code",
-      client_id: found.config.clientId,
+      client_id: config.clientId,
       redirect_uri: redirectUri,
       scope: SIGN_IN_SCOPE,
       state,
       code_challenge: challenge,
       code_challenge_method: "S256",
-      resource: found.config.audience,
+      resource: config.audience,
       prompt: "consent", // needed for offline_access (the refresh token)
     }).toString();
     await opts.onAuthorizationUrl(authUrl.toString());
@@ -208,53 +190,64 @@ export async function login(opts: LoginOptions): Promise<StoredSignIn> {
     ]);
     clearTimeout(timer);
     if ("error" in outcome) throw new SignInError(`sign-in failed: ${outcome.error}`);
-    const tokens = await tokenRequest(found.tokenEndpoint, {
-      grant_type: "authorization_code",
-      client_id: found.config.clientId,
-      code: outcome.code,
-      redirect_uri: redirectUri,
-      code_verifier: verifier,
-      resource: found.config.audience,
-    });
+    const got = await tokens(
+      () =>
+        oauth.authorizationCodeGrantRequest(
+          provider,
+          client,
+          oauth.None(),
+          outcome.params,
+          redirectUri,
+          verifier,
+          {
+            additionalParameters: { resource: config.audience },
+            ...httpOptions(config.issuer),
+          },
+        ),
+      (res) => oauth.processAuthorizationCodeResponse(provider, client, res),
+    );
     const stored: StoredSignIn = {
-      ...found.config,
+      ...config,
       url,
-      tokenEndpoint: found.tokenEndpoint,
-      revocationEndpoint: found.revocationEndpoint,
-      ...tokens,
+      tokenEndpoint: provider.token_endpoint!,
+      revocationEndpoint: provider.revocation_endpoint ?? null,
+      ...got,
     };
-    saveConfig({ ...loadConfig(), url, signIn: stored });
+    await updateCliConfig((cfg) => ({ ...cfg, url, signIn: stored }));
     return stored;
   } finally {
-    server.closeAllConnections();
-    server.close();
+    listener.closeAllConnections();
+    listener.close();
   }
 }
 
 /** Refreshes the stored tokens (the provider rotates the refresh token); saves and returns them. */
 export async function refreshSignIn(s: StoredSignIn): Promise<StoredSignIn> {
-  if (!s.refreshToken)
+  const refreshToken = s.refreshToken;
+  if (!refreshToken)
     throw new SignInError("the sign-in has expired and holds no refresh token: run txtfs login");
-  let tokens: Awaited<ReturnType<typeof tokenRequest>>;
+  const client = publicClient(s.clientId);
+  let got: Awaited<ReturnType<typeof tokens>>;
   try {
-    tokens = await tokenRequest(s.tokenEndpoint, {
-      grant_type: "refresh_token",
-      client_id: s.clientId,
-      refresh_token: s.refreshToken,
-      resource: s.audience,
-    });
+    got = await tokens(
+      () =>
+        oauth.refreshTokenGrantRequest(storedServer(s), client, oauth.None(), refreshToken, {
+          additionalParameters: { resource: s.audience },
+          ...httpOptions(s.issuer),
+        }),
+      (res) => oauth.processRefreshTokenResponse(storedServer(s), client, res),
+    );
   } catch (err) {
     throw new SignInError(`${(err as Error).message}; run txtfs login again`);
   }
-  const next: StoredSignIn = { ...s, ...tokens, refreshToken: tokens.refreshToken ?? s.refreshToken };
-  const cfg = loadConfig();
-  saveConfig({ ...cfg, signIn: next });
+  const next: StoredSignIn = { ...s, ...got, refreshToken: got.refreshToken ?? refreshToken };
+  await updateCliConfig((cfg) => ({ ...cfg, signIn: next }));
   return next;
 }
 
 /** The stored sign-in with an access token valid for at least `marginMs` (refreshed if needed). */
 export async function currentSignIn(marginMs = REFRESH_MARGIN_MS): Promise<StoredSignIn | null> {
-  const s = loadConfig().signIn;
+  const s = (await loadCliConfig()).signIn;
   if (!s) return null;
   if (Date.parse(s.expiresAt) - Date.now() > marginMs) return s;
   return refreshSignIn(s);
@@ -262,8 +255,7 @@ export async function currentSignIn(marginMs = REFRESH_MARGIN_MS): Promise<Store
 
 /** Revokes the tokens at the provider (best effort) and forgets them. Returns whether any were held. */
 export async function logout(): Promise<{ hadSignIn: boolean; revoked: boolean }> {
-  const cfg = loadConfig();
-  const s = cfg.signIn;
+  const s = (await loadCliConfig()).signIn;
   if (!s) return { hadSignIn: false, revoked: false };
   let revoked = false;
   if (s.revocationEndpoint) {
@@ -273,18 +265,22 @@ export async function logout(): Promise<{ hadSignIn: boolean; revoked: boolean }
       ? [s.refreshToken, "refresh_token"]
       : [s.accessToken, "access_token"];
     try {
-      const res = await fetch(s.revocationEndpoint, {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ token, token_type_hint: hint, client_id: s.clientId }),
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-      });
-      revoked = res.ok;
+      const res = await oauth.revocationRequest(
+        storedServer(s),
+        publicClient(s.clientId),
+        oauth.None(),
+        token,
+        {
+          additionalParameters: { token_type_hint: hint },
+          ...httpOptions(s.issuer),
+        },
+      );
+      await oauth.processRevocationResponse(res);
+      revoked = true;
     } catch {
       revoked = false;
     }
   }
-  const { signIn: _gone, ...rest } = cfg;
-  saveConfig(rest);
+  await updateCliConfig(({ signIn: _gone, ...rest }) => rest);
   return { hadSignIn: true, revoked };
 }

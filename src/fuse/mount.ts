@@ -18,6 +18,8 @@ const ATTR_CACHE_TTL_MS = 10_000;
 
 export interface MountOptions {
   allowOther?: boolean;
+  /** Mount over a directory that is not empty (libfuse's `nonempty`). */
+  allowNonEmpty?: boolean;
   uid?: number;
   gid?: number;
   /** `-o` options passed through, e.g. `{ fsname: "txtfs", umask: "022" }`. */
@@ -66,7 +68,11 @@ async function isStale(dir: string): Promise<boolean> {
 }
 
 /** The mountpoint must be an existing, empty directory; a dead mount left by a crash is cleaned. */
-export async function prepareMountpoint(dir: string, log: Logger): Promise<void> {
+export async function prepareMountpoint(
+  dir: string,
+  log: Logger,
+  opts: { allowNonEmpty?: boolean } = {},
+): Promise<void> {
   if (await isStale(dir)) {
     log.warn({ mountpoint: dir }, "cleaning a stale mount (Transport endpoint is not connected)");
     await run("fusermount", ["-uz", dir]).catch(() => run("umount", ["-l", dir]));
@@ -78,10 +84,10 @@ export async function prepareMountpoint(dir: string, log: Logger): Promise<void>
     throw new MountError(`mountpoint ${dir} does not exist (create it first: mkdir -p ${dir})`);
   }
   if (!st.isDirectory()) throw new MountError(`mountpoint ${dir} is not a directory`);
-  const entries = await readdir(dir);
+  const entries = opts.allowNonEmpty ? [] : await readdir(dir);
   if (entries.length > 0) {
     throw new MountError(
-      `mountpoint ${dir} is not empty (${entries.length} entries): mount over an empty directory`,
+      `mountpoint ${dir} is not empty (${entries.length} entries): mount over an empty directory, or pass --allow-non-empty (-o nonempty)`,
     );
   }
 }
@@ -111,7 +117,7 @@ export async function mountVfs(
   const fuse = new Fuse(mountpoint, fuseOps(vfs, log, { trace: opts.trace, directIo }), {
     // fuse-native cannot pass big_writes; libfuse splits this option string on commas, so it rides
     // along with fsname: writes then arrive in 128 KiB pieces instead of 4 KiB.
-    fsname: "txtfs,big_writes",
+    fsname: opts.allowNonEmpty ? "txtfs,big_writes,nonempty" : "txtfs,big_writes",
     subtype: "txtfs",
     // The kernel keeps attributes for a second (a warm `ls -lR` asks nothing); a note that changed
     // without it meanwhile is opened with direct I/O until then (staleWindow.ts). Pages are kept

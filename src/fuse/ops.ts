@@ -86,6 +86,8 @@ export function fuseOps(vfs: Vfs, log: Logger, { trace = false, directIo }: Fuse
         (s) => [s],
       );
     },
+    // libfuse2's high-level API lists only what the filesystem gives: `ls -a` and programs walking
+    // a tree by its links expect `.` and `..` in every folder.
     readdir: (path: string, cb: Cb) => {
       if (vfs.isControl(path))
         return run(
@@ -96,7 +98,7 @@ export function fuseOps(vfs: Vfs, log: Logger, { trace = false, directIo }: Fuse
           (names) => [names],
         );
       try {
-        cb(0, vfs.readdir(path));
+        cb(0, [".", "..", ...vfs.readdir(path)]);
       } catch (err) {
         cb(toErrno(err, log, "readdir", path));
       }

@@ -1,6 +1,7 @@
 // A mount daemon's control socket, in its cache dir: `txtfs sync` asks the daemon to deliver every
 // pending save and answers once it has (or found the service unreachable, after waiting for it as
-// long as it was asked to). One line each way: `sync [WAIT_MS]`, then the JSON answer.
+// long as it was asked to); `txtfs status --json` asks for its live statistics. One line each way:
+// `sync [WAIT_MS]` or `stats`, then the JSON answer.
 import { rmSync } from "node:fs";
 import { createConnection, createServer, type Server } from "node:net";
 import { join } from "node:path";
@@ -17,6 +18,7 @@ export const controlSocketPath = (cacheDir: string) => join(cacheDir, "control.s
 export async function serveControl(
   cacheDir: string,
   sync: (waitMs: number) => Promise<SyncResult>,
+  stats: () => object = () => ({ error: "no statistics" }),
 ): Promise<Server> {
   const path = controlSocketPath(cacheDir);
   rmSync(path, { force: true }); // left by a daemon that was killed
@@ -28,9 +30,11 @@ export async function serveControl(
       if (!line.includes("\n")) return;
       const request = line.trim();
       const wait = /^sync(?: (\d{1,10}))?$/.exec(request);
-      const reply: Promise<SyncResult | { error: string }> = wait
+      const reply: Promise<object> = wait
         ? sync(Number(wait[1] ?? 0))
-        : Promise.resolve({ error: `unknown request ${JSON.stringify(request)}` });
+        : request === "stats"
+          ? Promise.resolve().then(stats)
+          : Promise.resolve({ error: `unknown request ${JSON.stringify(request)}` });
       void reply.then(
         (r) => socket.end(`${JSON.stringify(r)}\n`),
         (err: Error) => socket.end(`${JSON.stringify({ error: err.message })}\n`),
@@ -46,11 +50,21 @@ export async function serveControl(
   return server;
 }
 
+/** The daemon's live statistics (Vfs.metrics), or an error when it does not answer in time. */
+export function requestStats(cacheDir: string, timeoutMs = 2000): Promise<Record<string, unknown>> {
+  return ask(cacheDir, "stats\n", timeoutMs);
+}
+
 /**
  * Asks the daemon to deliver every save. `waitMs`: while the service is unreachable, keep trying
  * that long before answering (0: answer as soon as it is found unreachable).
  */
 export function requestSync(cacheDir: string, timeoutMs = 60_000, waitMs = 0): Promise<SyncResult> {
+  return ask(cacheDir, waitMs > 0 ? `sync ${Math.round(waitMs)}\n` : "sync\n", timeoutMs);
+}
+
+/** One request line, one JSON answer (an `error` in it rejects). */
+function ask<T>(cacheDir: string, line: string, timeoutMs: number): Promise<T> {
   return new Promise((resolve, reject) => {
     const socket = createConnection(controlSocketPath(cacheDir));
     let answer = "";
@@ -59,7 +73,7 @@ export function requestSync(cacheDir: string, timeoutMs = 60_000, waitMs = 0): P
       reject(new Error(`no answer from the mount daemon within ${timeoutMs / 1000} s`));
     }, timeoutMs);
     socket.setEncoding("utf8");
-    socket.on("connect", () => socket.write(waitMs > 0 ? `sync ${Math.round(waitMs)}\n` : "sync\n"));
+    socket.on("connect", () => socket.write(line));
     socket.on("data", (chunk) => {
       answer += chunk;
     });
@@ -70,7 +84,7 @@ export function requestSync(cacheDir: string, timeoutMs = 60_000, waitMs = 0): P
     socket.on("end", () => {
       clearTimeout(timer);
       try {
-        const parsed = JSON.parse(answer) as SyncResult & { error?: string };
+        const parsed = JSON.parse(answer) as T & { error?: string };
         if (parsed.error) reject(new Error(parsed.error));
         else resolve(parsed);
       } catch {

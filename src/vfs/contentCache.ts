@@ -8,6 +8,11 @@ export interface CachedBody {
 /** Note bodies by file id, bounded in bytes (`--cache-size`); the least recently used go first. */
 export class ContentCache {
   private readonly lru: LRUCache<string, CachedBody>;
+  /**
+   * Bodies handed to opened notes (`txtfs status --json`): a hit needed no download (this cache, a
+   * copy kept on disk, or a 304 to a conditional GET), a miss downloaded the body.
+   */
+  readonly served = { hits: 0, misses: 0, bytesFromCache: 0, bytesDownloaded: 0 };
 
   constructor(maxBytes: number) {
     this.lru = new LRUCache<string, CachedBody>({
@@ -33,6 +38,18 @@ export class ContentCache {
 
   delete(id: string): void {
     this.lru.delete(id);
+  }
+
+  /** Counts a body handed out: from a copy held here (`hit`) or downloaded. */
+  count(body: Buffer, hit: boolean): Buffer {
+    if (hit) {
+      this.served.hits++;
+      this.served.bytesFromCache += body.length;
+    } else {
+      this.served.misses++;
+      this.served.bytesDownloaded += body.length;
+    }
+    return body;
   }
 
   get bytes(): number {

@@ -301,32 +301,32 @@ export class VfsCore {
     if (!node.id) return this.openNotes.get(node)?.content ?? Buffer.alloc(0);
     const etag = node.meta?.etag;
     const cached = this.cache.fresh(node.id, etag);
-    if (cached) return cached;
+    if (cached) return this.cache.count(cached, true);
     const kept = await this.pins.read(node.id, etag);
     if (kept && etag) {
       this.cache.set(node.id, etag, kept);
-      return kept;
+      return this.cache.count(kept, true);
     }
     const pending = this.prefetchFolder(node.parent);
     if (pending) {
       await pending;
       const now = this.cache.fresh(node.id, node.meta?.etag);
-      if (now) return now;
+      if (now) return this.cache.count(now, false); // downloaded with its folder
     }
     const old = this.cache.get(node.id);
     try {
       const detail = await this.client.readFile(node.id, old?.etag);
-      if (!detail) return old!.body; // 304: our copy is current
+      if (!detail) return this.cache.count(old!.body, true); // 304: our copy is current
       const body = Buffer.from(detail.content, "utf8");
       this.cache.set(node.id, detail.etag, body);
       this.tree.upsertFile(withoutContent(detail));
       await this.pins.remember(node, detail.etag, body);
-      return body;
+      return this.cache.count(body, false);
     } catch (err) {
       // Offline: an older cached copy is better than no copy; a pinned note's kept body is one.
-      if (old && isTransient(err)) return old.body;
+      if (old && isTransient(err)) return this.cache.count(old.body, true);
       const keptAny = isTransient(err) ? await this.pins.read(node.id, undefined, true) : undefined;
-      if (keptAny) return keptAny;
+      if (keptAny) return this.cache.count(keptAny, true);
       throw toVfsError(err);
     }
   }

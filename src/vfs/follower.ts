@@ -17,7 +17,13 @@ export class ChangeFollower {
   private readonly log: Logger;
   private readonly waitSeconds: number;
   private wake: (() => void) | undefined;
-  private readonly abort = new AbortController();
+  private abort = new AbortController();
+  /** When the feed last answered with every change there was (hasMore false); 0: never. */
+  private caughtUpAt = 0;
+  /** A long-poll is waiting right after such an answer: nothing is missed while it waits. */
+  private waitingCurrent = false;
+  /** Asked to list the whole account again (SIGHUP), before the next poll. */
+  private relistWanted = false;
   /** Told whether each poll reached the service (a network failure or a 5xx: not). */
   onReach: (reachable: boolean) => void = () => {};
 
@@ -31,6 +37,7 @@ export class ChangeFollower {
 
   start(cursor: number): void {
     this.cursor = cursor;
+    this.caughtUpAt = Date.now(); // the listing just loaded was complete as of `cursor`
     this.running = true;
     this.loop = this.run();
   }
@@ -45,18 +52,32 @@ export class ChangeFollower {
   private async run(): Promise<void> {
     let backoff = 500;
     while (this.running) {
+      const poll = this.abort.signal;
       try {
-        const page = await this.client.changes(this.cursor, this.waitSeconds, 1000, this.abort.signal);
+        if (this.relistWanted) {
+          this.relistWanted = false;
+          await this.relist("asked to list again (SIGHUP)").catch((err) => {
+            this.relistWanted = true; // once the service answers again
+            throw err;
+          });
+        }
+        this.waitingCurrent = this.caughtUpAt > 0;
+        const page = await this.client.changes(this.cursor, this.waitSeconds, 1000, poll);
+        this.waitingCurrent = false;
         if (!this.running) return;
         this.onReach(true);
         for (const change of page.changes) this.apply(change);
         this.cursor = page.cursor;
+        if (!page.hasMore) this.caughtUpAt = Date.now();
         backoff = 500;
         // After a change, gather for a moment before asking again: a burst of writes (ours, mostly)
         // then costs one poll instead of one per write, and changes still show within ~0.5 s.
         if (page.changes.length && !page.hasMore) await this.pause(BATCH_MS);
       } catch (err) {
+        this.waitingCurrent = false;
         if (!this.running) return;
+        // The poll in flight was ended by requestRelist: not a failure of the service.
+        if (poll.aborted) continue;
         if (err instanceof ApiError && err.status === 410) {
           await this.relist();
           continue;
@@ -67,6 +88,32 @@ export class ChangeFollower {
         backoff = Math.min(backoff * 2, 10_000);
       }
     }
+  }
+
+  /**
+   * Where the mount is in the change feed: its cursor, when it last had every change, and how far
+   * behind it may be (0 while a long-poll waits right after such an answer: the service answers it
+   * at the next change; otherwise the seconds since then).
+   */
+  position(now = Date.now()): { cursor: number; currentAt: string | null; lagSeconds: number | null } {
+    return {
+      cursor: this.cursor,
+      currentAt: this.caughtUpAt ? new Date(this.caughtUpAt).toISOString() : null,
+      lagSeconds: this.caughtUpAt === 0 ? null : this.waitingCurrent ? 0 : (now - this.caughtUpAt) / 1000,
+    };
+  }
+
+  /**
+   * Lists the account again before the next poll (SIGHUP: "drop the directory cache", as rclone
+   * does): what the feed may have missed is fetched, what is gone is dropped. The long-poll in
+   * flight is ended so this happens now.
+   */
+  requestRelist(): void {
+    this.relistWanted = true;
+    const inFlight = this.abort;
+    this.abort = new AbortController();
+    inFlight.abort();
+    this.wake?.();
   }
 
   private pause(ms: number): Promise<void> {
@@ -84,6 +131,7 @@ export class ChangeFollower {
       return;
     }
     if (change.kind !== "file" && change.kind !== "folder") return; // comments, suggestions, versions
+    this.tree.sawChange(change.changedAt); // a delete too: the root's mtime
     if (change.kind === "file") {
       if (change.deleted) {
         this.tree.remoteDelete(change.id);
@@ -98,9 +146,9 @@ export class ChangeFollower {
     }
   }
 
-  /** Our cursor is older than the retained history: list again and drop what is gone. */
-  private async relist(): Promise<void> {
-    this.log.warn("change feed cursor expired; re-listing");
+  /** List again and drop what is gone: our cursor is older than the retained history, or SIGHUP. */
+  private async relist(why = "change feed cursor expired"): Promise<void> {
+    this.log.warn(`${why}; re-listing`);
     const index = await this.client.flatIndex();
     for (const o of index.owners ?? []) this.tree.setOwner(o.id, o.email);
     const files = new Set(index.files.map((f) => f.id));
@@ -110,5 +158,6 @@ export class ChangeFollower {
     for (const id of [...this.tree.files.keys()]) if (!files.has(id)) this.tree.remoteDelete(id);
     for (const id of [...this.tree.dirs.keys()]) if (!folders.has(id)) this.tree.removeFolder(id);
     this.cursor = index.cursor;
+    this.caughtUpAt = Date.now();
   }
 }

@@ -113,6 +113,14 @@ function syntheticDir(name: string, parent: DirNode): DirNode {
 
 export class Tree {
   readonly root: DirNode = { kind: "dir", name: "", parent: null, id: null, meta: null, children: new Map() };
+  /** The account's newest change seen (ms): the root's mtime (it has no record of its own). */
+  newestChangeMs = 0;
+
+  /** A change at `iso` (an updatedAt, a feed record's changedAt) moves the newest change on. */
+  sawChange(iso: string | undefined): void {
+    const ms = iso ? Date.parse(iso) : Number.NaN;
+    if (ms > this.newestChangeMs) this.newestChangeMs = ms;
+  }
   readonly files = new Map<string, FileNode>();
   readonly dirs = new Map<string, DirNode>();
   /** Ids hidden because a ghost holds them (their note was renamed away locally). */
@@ -212,6 +220,8 @@ export class Tree {
   load(folders: TxtFolder[], files: TxtFile[]): void {
     this.onChange();
     this.onRemoteChange();
+    for (const f of folders) this.sawChange(f.updatedAt);
+    for (const f of files) this.sawChange(f.updatedAt);
     for (const f of folders) {
       this.dirs.set(f.id, {
         kind: "dir",
@@ -249,6 +259,7 @@ export class Tree {
 
   /** `own`: the record our own save produced (its times stay as this mount set them). */
   upsertFile(remote: TxtFile, own = false): FileNode | undefined {
+    this.sawChange(remote.updatedAt);
     let node = this.files.get(remote.id);
     const meta = this.placement(remote, node);
     if (this.ghosted.has(meta.id) || this.deleting.has(meta.id)) return undefined;
@@ -323,6 +334,7 @@ export class Tree {
   }
 
   upsertFolder(meta: TxtFolder): DirNode | undefined {
+    this.sawChange(meta.updatedAt);
     if (this.deleting.has(meta.id)) return undefined;
     const parent = this.dirs.get(meta.parentFolderId ?? "") ?? this.orphanParent(meta);
     let dir = this.dirs.get(meta.id);

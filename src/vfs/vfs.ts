@@ -130,6 +130,40 @@ export class Vfs {
     };
   }
 
+  /**
+   * What a monitoring script reads (`txtfs status --json`, over the control socket; like rclone's
+   * `rc vfs/stats`): the cache's hits and misses, requests by kind, pending saves and the age of
+   * the oldest, the change feed's position and lag.
+   */
+  metrics(now = Date.now()) {
+    const c = this.c;
+    const journalled = c.journal.pending();
+    const open = [...c.openNotes.values()].filter((o) => o.dirty).length;
+    const oldest = Math.min(...journalled.map((e) => Date.parse(e.savedAt)).filter(Number.isFinite));
+    const served = c.cache.served;
+    const reads = served.hits + served.misses;
+    return {
+      at: new Date(now).toISOString(),
+      cache: {
+        ...served,
+        hitRatio: reads ? served.hits / reads : null,
+        bytes: c.cache.bytes,
+        entries: c.cache.entries,
+        keptOnDisk: c.pins.keptBodies,
+      },
+      requests: { total: c.client.requests, byKind: { ...c.client.requestsByKind } },
+      saves: {
+        pending: journalled.length + open,
+        journalled: journalled.length,
+        unsavedOpen: open,
+        oldestPendingSeconds: Number.isFinite(oldest) ? Math.max(0, (now - oldest) / 1000) : null,
+        refused: c.reports.refused.length,
+        conflicts: c.conflicts.length,
+      },
+      feed: { ...c.follower.position(now), unreachableSince: this.unreachableSince() },
+    };
+  }
+
   /** Since when the service cannot be reached (ISO time), or null while it answers. */
   unreachableSince(): string | null {
     const since = this.c.reports.unreachableSince;
@@ -180,6 +214,12 @@ export class Vfs {
       listener(changed?.parent ? this.c.tree.pathOf(changed) : undefined);
   }
 
+  /** SIGHUP: the listing is fetched again and every cached attribute dropped. */
+  relist(): void {
+    this.c.follower.requestRelist();
+    this.c.tree.onChange?.(undefined);
+  }
+
   /** Waits until every save is on the service, or it is found unreachable: the saves still journalled. */
   drain(): Promise<number> {
     return this.c.delivery.drain();
@@ -220,7 +260,7 @@ export class Vfs {
     if (ControlDir.owns(path)) return this.control.symlink(target, path);
     return Promise.reject(new VfsError("EPERM"));
   }
-  statfs() {
+  statfs(): ReturnType<Attributes["statfs"]> {
     return this.c.attrs.statfs();
   }
   /** Whether `path` is a note: its bytes can change without the kernel (a remote edit, a conflict). */

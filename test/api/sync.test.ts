@@ -156,7 +156,10 @@ describe("file.append", () => {
       cursor: "latest",
       push: [{ id: "b", op: "file.append", target: note.id, baseEtag: note.etag, body: { content: "x" } }],
     });
-    expect(stale.body.pushResults[0]).toMatchObject({ status: 409, conflict: { reason: "changed_remotely" } });
+    expect(stale.body.pushResults[0]).toMatchObject({
+      status: 409,
+      conflict: { reason: "changed_remotely" },
+    });
     expect((await u.api.get(`/api/v1/files/${note.id}`)).body.content).toBe("one\nremote\ntwo\n");
   });
 

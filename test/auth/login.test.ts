@@ -1,6 +1,6 @@
 // txtfs login / whoami / logout as child processes against a server with the dev identity
 // provider: PKCE with a loopback redirect, tokens stored mode 0600, refresh, revocation.
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
@@ -106,4 +106,42 @@ test("txtfs serve --dev-idp runs the provider in-process and accepts its sign-in
     await serve.stop();
     rmSync(data, { recursive: true, force: true });
   }
+});
+
+test("the redirect is checked (oauth4webapi): a stray state is ignored, another issuer or an error ends the sign-in", async () => {
+  const callback = (authUrl: string, params: Record<string, string>) => {
+    const auth = new URL(authUrl);
+    const target = new URL(auth.searchParams.get("redirect_uri")!);
+    target.search = new URLSearchParams(params).toString();
+    return fetch(target);
+  };
+  const issuer = `${srv.url}/dev-idp`;
+  // A forged answer with the wrong issuer (RFC 9207 mix-up): refused, and the sign-in ends.
+  const mixUp = await spawnLogin(["--url", srv.url], env());
+  const state = new URL(mixUp.authUrl).searchParams.get("state")!;
+  const stray = await callback(mixUp.authUrl, { state: "not-ours", code: "x", iss: issuer });
+  expect(stray.status).toBe(400);
+  expect(await stray.text()).toContain("does not belong to this sign-in");
+  expect(mixUp.child.exitCode).toBe(null); // still waiting for the real answer
+  const forged = await callback(mixUp.authUrl, { state, code: "x", iss: "http://127.0.0.1:1/evil" });
+  expect(forged.status).toBe(400);
+  expect(await mixUp.exited).toBe(1);
+  expect(mixUp.stderr()).toMatch(/sign-in failed: the answer is not valid: .*iss/);
+
+  // The provider's own refusal is said as it was given.
+  const denied = await spawnLogin(["--url", srv.url], env());
+  const deniedState = new URL(denied.authUrl).searchParams.get("state")!;
+  await callback(denied.authUrl, {
+    state: deniedState,
+    iss: issuer,
+    error: "access_denied",
+    error_description: "the user said no",
+  });
+  expect(await denied.exited).toBe(1);
+  expect(denied.stderr()).toContain(
+    "sign-in failed: the identity provider said access_denied: the user said no",
+  );
+  // Nothing was saved.
+  const saved = existsSync(join(configDir, "config.json")) ? config() : {};
+  expect(saved.signIn).toBeUndefined();
 });

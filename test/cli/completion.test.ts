@@ -74,7 +74,62 @@ describe("txtfs completion bash", () => {
     expect(zsh.stdout).toContain("complete -F _txtfs txtfs");
     const bad = await runTxtfs(["completion", "tcsh"]);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain("choose bash or zsh");
+    expect(bad.stderr).toContain("choose bash, zsh or fish");
+  });
+});
+
+describe("txtfs completion fish", () => {
+  let fishScript: string;
+  beforeAll(async () => {
+    const r = await runTxtfs(["completion", "fish"]);
+    expect(r.code, r.stderr).toBe(0);
+    fishScript = join(dir, "txtfs.fish");
+    writeFileSync(fishScript, r.stdout);
+  });
+
+  /** What a real fish offers for the command line (`complete -C`), names only, sorted. */
+  function fish(line: string): string[] {
+    const out = execFileSync("fish", ["--no-config", "-c", `source '${fishScript}'; complete -C '${line}'`], {
+      cwd: dir,
+      encoding: "utf8",
+    });
+    return out
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => l.split("\t")[0]!)
+      .sort();
+  }
+
+  it("completes commands with their descriptions, nested subcommands, options and their choices", () => {
+    expect(fish("txtfs se")).toEqual(["serve"]);
+    expect(fish("txtfs admin ")).toEqual(["backup", "key", "migrate", "restore", "user"]);
+    expect(fish("txtfs admin key ")).toEqual(["add", "list", "revoke"]);
+    expect(fish("txtfs serve --log-level ")).toEqual([
+      "debug",
+      "error",
+      "fatal",
+      "info",
+      "silent",
+      "trace",
+      "warn",
+    ]);
+    // an option's value is skipped when finding the command; other commands' options are not offered
+    expect(fish("txtfs serve --port 80 --tr")).toEqual(["--trust-proxy"]);
+    expect(fish("txtfs mount --tr")).toEqual(["--trace"]);
+    const described = execFileSync(
+      "fish",
+      ["--no-config", "-c", `source '${fishScript}'; complete -C 'txtfs unm'`],
+      {
+        encoding: "utf8",
+      },
+    );
+    expect(described).toBe("unmount\tUnmount: the daemon flushes pending writes first.\n");
+  });
+
+  it("offers files for arguments and option values, none where a subcommand is expected", () => {
+    expect(fish("txtfs mount no")).toEqual(["notes.md"]);
+    expect(fish("txtfs admin restore --from no")).toEqual(["notes.md"]);
+    expect(fish("txtfs admin no")).toEqual([]);
   });
 });
 

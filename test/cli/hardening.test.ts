@@ -196,7 +196,7 @@ describe("flags, variables and the config file are checked first: one line, exit
     });
   }
 
-  it("a malformed config.json is an error naming the file; an unknown key is reported", async () => {
+  it("a malformed config.json is an error naming the file, and so is an unknown key", async () => {
     const config = tempDir();
     writeFileSync(join(config, "config.json"), '{"url": "http://x",');
     const bad = await runTxtfs(["mount", tempDir()], {
@@ -219,15 +219,13 @@ describe("flags, variables and the config file are checked first: one line, exit
       TXTFS_URL: "",
       TXTFS_API_KEY: "",
     });
-    expect(typo.code).toBe(1);
-    expect(typo.stderr).toMatch(/unknown setting "kye" ignored \(known: url, key, keyFile, signIn\)/);
-    expect(typo.stderr).toMatch(/no service to mount/);
+    expectOneLineUsageError(typo, /unknown setting "kye" \(known: url, key, keyFile, signIn\)/);
     expect(counted).toBe(before);
 
     writeFileSync(join(config, "config.json"), JSON.stringify({ url: 42 }));
     expectOneLineUsageError(
       await runTxtfs(["mount", tempDir()], { TXTFS_CONFIG: config, TXTFS_URL: "", TXTFS_API_KEY: "" }),
-      /"url" must be a string/,
+      /"url" must be string/,
     );
   });
 });

@@ -33,6 +33,8 @@ export interface MountOptions {
   defaultCacheDir?: boolean;
   /** Mount this service instead of running one in-process (`--serve`); no key: the signed-in identity. */
   service?: { url: string; key?: string };
+  /** More environment for the daemon (e.g. NOTIFY_SOCKET). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface RunningMount {
@@ -119,7 +121,7 @@ export function startMount(dirs: MountDirs, opts: MountOptions = {}): Promise<Ru
   ];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: txtfsEnv(dirs),
+    env: { ...txtfsEnv(dirs), ...opts.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";

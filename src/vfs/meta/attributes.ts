@@ -1,3 +1,4 @@
+import { statfs } from "node:fs/promises";
 import { BoundedMap, S_IFDIR, S_IFREG, STATE_XATTR, type Stat, type VfsCore } from "../core.ts";
 import { fail, toVfsError } from "../errors.ts";
 import { noteState } from "../lifecycle.ts";
@@ -91,8 +92,10 @@ export class Attributes {
       const reader = node.meta?.role === "reader";
       mode = S_IFDIR | (ro || reader ? 0o555 : 0o755);
       size = 4096;
-      mtimeMs = node.meta ? Date.parse(node.meta.updatedAt) : 0;
-      ctimeMs = node.meta ? Date.parse(node.meta.createdAt) : 0;
+      // The mount's root has no record of its own: its times are the account's newest change.
+      const own = node === this.c.tree.root ? this.c.tree.newestChangeMs : 0;
+      mtimeMs = node.meta ? Date.parse(node.meta.updatedAt) : own;
+      ctimeMs = node.meta ? Date.parse(node.meta.createdAt) : own;
     } else if (node.kind === "local") {
       mode = S_IFREG | (ro ? node.mode & 0o555 : node.mode);
       size = node.size;
@@ -127,17 +130,27 @@ export class Attributes {
     return [...this.c.findDir(path).children.keys()];
   }
 
-  statfs() {
-    const files = this.c.tree.files.size + this.c.tree.dirs.size;
+  /**
+   * `df`: the free space of the disk holding the cache dir, which is what a write can fill here —
+   * every save is journalled there before it is delivered, local-only files live there, and the
+   * service has no storage quota to report. Files: the notes and folders, plus the disk's free inodes.
+   */
+  async statfs() {
+    const disk = await statfs(this.c.opts.cacheDir);
+    const MAX = 0xffff_ffff; // fuse-native passes 32-bit counts: bigger disks are counted in bigger blocks
+    let frsize = disk.bsize;
+    while (disk.blocks * (disk.bsize / frsize) > MAX) frsize *= 2;
+    const scale = (n: number) => Math.min(MAX, Math.floor((n * disk.bsize) / frsize));
+    const items = this.c.tree.files.size + this.c.tree.dirs.size + this.c.tree.locals.size;
     return {
-      bsize: 4096,
-      frsize: 4096,
-      blocks: 1 << 24,
-      bfree: 1 << 23,
-      bavail: 1 << 23,
-      files: files + 1_000_000,
-      ffree: 1_000_000,
-      favail: 1_000_000,
+      bsize: disk.bsize,
+      frsize,
+      blocks: scale(disk.blocks),
+      bfree: scale(disk.bfree),
+      bavail: scale(disk.bavail),
+      files: Math.min(MAX, items + disk.ffree),
+      ffree: Math.min(MAX, disk.ffree),
+      favail: Math.min(MAX, disk.ffree),
       fsid: 0x7874,
       flag: 0,
       namemax: 255,
