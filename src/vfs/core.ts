@@ -102,6 +102,8 @@ export type Handle =
       /** What a reader reads while nothing is written through the note, and what it is a copy of. */
       snapshot?: Buffer;
       snapshotOf?: unknown;
+      /** The version that snapshot is: a write through this handle builds on it (handles.ts). */
+      snapshotBase?: Base;
     }
   | { kind: "sidecar"; open: OpenSidecar }
   | { kind: "local"; node: LocalNode; fh: LocalHandle; append: boolean; written?: boolean }

@@ -196,8 +196,10 @@ export class OpenFiles {
     if (!h.open.content) {
       const version = this.versionOf(h.open.node);
       if (!h.snapshot || h.snapshotOf !== version) {
+        const base = this.baseAtOpen(h.open.node);
         h.snapshot = await this.c.body(h.open.node);
         h.snapshotOf = version;
+        h.snapshotBase = base;
       }
     }
     const content = h.open.content ?? h.snapshot!;
@@ -222,6 +224,7 @@ export class OpenFiles {
     if (!h.writable) throw fail("EBADF");
     const open = h.open;
     if (open.tail && h.append) return this.appendBlind(open, data);
+    this.buildOnRead(h);
     const content = await this.editable(open);
     // O_APPEND writes arrive at the kernel's idea of the size: append to the real end instead.
     const at = h.append ? content.length : position;
@@ -239,6 +242,19 @@ export class OpenFiles {
   /** What identifies a note's current content: its pending local save, or the service's version. */
   versionOf(node: FileNode): unknown {
     return this.c.overlay.get(node) ?? node.meta?.etag;
+  }
+
+  /**
+   * The first write to a note (nothing written yet) through a handle that read it builds on what
+   * that handle read, not on a version another open of the note found since: a program that read
+   * version 1, then wrote, saved over version 1 (a remote version 2 meanwhile makes it a conflict
+   * copy), whatever was opened after it.
+   */
+  buildOnRead(h: Extract<Handle, { kind: "note" }>): void {
+    const open = h.open;
+    if (open.content || open.dirty || open.tail || !h.snapshot || !h.snapshotBase) return;
+    open.content = Buffer.from(h.snapshot);
+    open.base = h.snapshotBase;
   }
 
   /** An O_APPEND write to a note whose body is not here: kept as bytes to append. */
@@ -278,6 +294,7 @@ export class OpenFiles {
     }
     const open = h.open;
     if (size > NOTE_CONTENT_BYTES) throw fail("EFBIG");
+    this.buildOnRead(h);
     // A truncate only changes the buffer: the upload happens at flush, never an empty body by itself.
     const content = size === 0 ? Buffer.alloc(0) : await this.editable(open);
     open.content = resize(content, size);
@@ -395,9 +412,17 @@ export class OpenFiles {
       // Appended bytes go as an append, unless they are not text or the note was changed here
       // meanwhile (renamed: its appends go first): then as a whole body.
       if (isUtf8(open.tail) && (!pending || pending.append)) {
-        await this.c.delivery.journalAppend(node, open.tail);
+        // Taken out of the buffer first: stat counts the journal's bytes and the buffer's.
+        const tail = open.tail;
         open.tail = Buffer.alloc(0);
         open.dirty = false;
+        try {
+          await this.c.delivery.journalAppend(node, tail);
+        } catch (err) {
+          open.tail = Buffer.concat([tail, open.tail]);
+          open.dirty = true;
+          throw err;
+        }
         return;
       }
       await this.materialize(open);

@@ -17492,7 +17492,7 @@ export interface operations {
                     atomic?: boolean;
                     operations: {
                         id?: string;
-                        op: "file.create" | "file.update" | "file.delete" | "folder.create" | "folder.update" | "folder.delete" | "connection.create" | "connection.delete";
+                        op: "file.create" | "file.update" | "file.append" | "file.delete" | "folder.create" | "folder.update" | "folder.delete" | "connection.create" | "connection.delete";
                         target?: string | {
                             ref: string;
                         };
@@ -18591,7 +18591,7 @@ export interface operations {
                     limit?: number;
                     push?: {
                         id?: string;
-                        op: "file.create" | "file.update" | "file.delete" | "folder.create" | "folder.update" | "folder.delete" | "connection.create" | "connection.delete";
+                        op: "file.create" | "file.update" | "file.append" | "file.delete" | "folder.create" | "folder.update" | "folder.delete" | "connection.create" | "connection.delete";
                         target?: string | {
                             ref: string;
                         };
