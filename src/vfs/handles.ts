@@ -170,7 +170,10 @@ export class OpenFiles {
   materialize(open: OpenNote): Promise<void> {
     open.materializing ??= (async () => {
       try {
-        const body = await this.c.body(open.node);
+        // body() sends the journalled appends first; one journalled meanwhile (a flush through
+        // another descriptor) is not in what it fetched: fetch again after it.
+        let body = await this.c.body(open.node);
+        while (this.c.journal.get(journalKey(open.node))?.append) body = await this.c.body(open.node);
         open.base = baseOf(open.node.meta);
         const tail = open.tail ?? Buffer.alloc(0);
         open.content = Buffer.concat([body, tail]);

@@ -109,3 +109,43 @@ describe("journal", () => {
     j.close();
   });
 });
+
+describe("journal: appends (file.append)", () => {
+  const append = (content: string) => ({
+    ...save("log.md", content, "f_log"),
+    append: true as const,
+    baseEtag: null,
+  });
+
+  it("appends add up; once some went, what came after them is what is left, across a restart", async () => {
+    const j = new Journal(dir);
+    await j.load();
+    const first = await j.put(append("one\n"), false);
+    await j.put(append("two\n"), false); // while `first` was on its way
+    expect(j.get("f_log")?.content).toBe("one\ntwo\n");
+    await j.done(first, { id: "f_log", etag: '"2-y"', contentHash: "h" }, "one\n");
+    expect(j.get("f_log")).toMatchObject({ content: "two\n", append: true, baseEtag: null });
+    j.close();
+    expect(await reopened()).toEqual([["log.md", "two\n"]]);
+  });
+
+  it("all that was appended went: nothing is left", async () => {
+    const j = new Journal(dir);
+    await j.load();
+    const first = await j.put(append("one\n"), false);
+    await j.done({ ...first }, { id: "f_log", etag: '"2-y"', contentHash: "h" }, "one\n");
+    expect(j.get("f_log")).toBeUndefined();
+    j.close();
+  });
+
+  it("a rename keeps the appends; a whole body over appends still waiting is refused, changing nothing", async () => {
+    const j = new Journal(dir);
+    await j.load();
+    await j.put(append("one\n"), false);
+    await j.put({ ...save("renamed.md", "", "f_log"), content: undefined, move: true }, false);
+    expect(j.get("f_log")).toMatchObject({ content: "one\n", append: true, move: true });
+    await expect(j.put(save("log.md", "whole body", "f_log"), false)).rejects.toThrow(/over appends/);
+    expect(j.get("f_log")?.content).toBe("one\n");
+    j.close();
+  });
+});

@@ -181,6 +181,10 @@ export class Journal {
   ): Promise<JournalEntry> {
     const key = Journal.keyOf(entry);
     const previous = fresh ? undefined : this.entries.get(key);
+    // A whole body is built on the note with its appends delivered (handles.ts, materialize):
+    // one replacing appends still waiting would drop them.
+    if (previous?.append && !entry.delete && !entry.append && entry.content !== undefined)
+      throw new Error(`a whole body of ${entry.path} over appends still on their way`);
     // A delete replaces whatever was pending for the note (a rename of a deleted note is moot).
     const rev = (previous?.rev ?? 0) + 1;
     const full: JournalEntry = entry.delete
