@@ -12,32 +12,56 @@ interface NativeCache {
 /** After a change dropped everything, the tree is put there again once changes pause this long. */
 const AGAIN_AFTER_MS = 200;
 
+/** Folders put in the native cache per turn of the event loop (a few milliseconds each). */
+const FOLDERS_PER_TURN = 100;
+
 export class NativePrefill {
   private readonly vfs: Vfs;
   private readonly native: NativeCache;
   private timer: NodeJS.Timeout | undefined;
+  /** Counts walks: a newer one stops an older one. */
+  private run = 0;
 
   constructor(vfs: Vfs, native: NativeCache) {
     this.vfs = vfs;
     this.native = native;
   }
 
-  /** Everything, now (synchronously: nothing changes meanwhile). */
+  /**
+   * Everything, a few hundred folders per turn of the event loop: a mount of 100,000 notes answers
+   * at once, and each folder's listing and attributes are put in one synchronous step (so they
+   * agree with each other; a change after it drops them natively, a change that drops everything
+   * starts the walk again).
+   */
   now(): void {
     const { putAttrs, putDir } = this.native;
     if (!putAttrs || !putDir) return;
+    const run = ++this.run;
     const root = this.vfs.statIfKnown("/");
     if (root) putAttrs("/", { ...root, cacheable: true });
-    for (const dir of this.vfs.folderPaths()) {
-      const names = this.vfs.readdir(dir);
-      putDir(dir, names);
-      const prefix = dir === "/" ? "/" : `${dir}/`;
-      for (const name of names) {
-        if (name === "." || name === "..") continue;
-        const st = this.vfs.statIfKnown(prefix + name);
-        if (st) putAttrs(prefix + name, { ...st, cacheable: true });
+    const dirs = this.vfs.folderPaths();
+    let next = 0;
+    const step = () => {
+      if (run !== this.run) return; // started again
+      for (const end = Math.min(dirs.length, next + FOLDERS_PER_TURN); next < end; next++) {
+        const dir = dirs[next]!;
+        let names: string[];
+        try {
+          names = this.vfs.readdir(dir);
+        } catch {
+          continue; // gone meanwhile
+        }
+        putDir(dir, names);
+        const prefix = dir === "/" ? "/" : `${dir}/`;
+        for (const name of names) {
+          if (name === "." || name === "..") continue;
+          const st = this.vfs.statIfKnown(prefix + name);
+          if (st) putAttrs(prefix + name, { ...st, cacheable: true });
+        }
       }
-    }
+      if (next < dirs.length) setImmediate(step);
+    };
+    step();
   }
 
   soon(): void {

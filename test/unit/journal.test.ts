@@ -138,14 +138,18 @@ describe("journal: appends (file.append)", () => {
     j.close();
   });
 
-  it("a rename keeps the appends; a whole body over appends still waiting is refused, changing nothing", async () => {
+  it("a rename keeps the appends; a whole body written after them supersedes them, on the base it was given", async () => {
     const j = new Journal(dir);
     await j.load();
-    await j.put(append("one\n"), false);
+    const first = await j.put(append("one\n"), false);
     await j.put({ ...save("renamed.md", "", "f_log"), content: undefined, move: true }, false);
     expect(j.get("f_log")).toMatchObject({ content: "one\n", append: true, move: true });
-    await expect(j.put(save("log.md", "whole body", "f_log"), false)).rejects.toThrow(/over appends/);
-    expect(j.get("f_log")?.content).toBe("one\n");
+    await j.put(save("log.md", "whole body", "f_log"), false); // `> log.md` after `>> log.md`
+    expect(j.get("f_log")).toMatchObject({ content: "whole body", baseEtag: '"1-x"', move: true });
+    expect(j.get("f_log")?.append).toBeUndefined();
+    // The appends were on their way meanwhile: the body goes on the version they made.
+    await j.done(first, { id: "f_log", etag: '"2-y"', contentHash: "h" }, "one\n");
+    expect(j.get("f_log")).toMatchObject({ content: "whole body", baseEtag: '"2-y"' });
     j.close();
   });
 });

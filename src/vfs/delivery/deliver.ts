@@ -437,7 +437,8 @@ export class Delivery {
           else if (r.conflict) await this.deleteUndone(entry, "it changed remotely since it was read");
         } else if (entry?.folder) {
           if (r.folder) await this.folderMade(entry, r.folder);
-        } else if (entry?.append && r.item.op === "file.append") {
+        } else if (entry && r.item.op === "file.append") {
+          // (The entry may be a whole body by now, written over the appends while they went.)
           if (r.meta) await this.appendDelivered(entry, r.item, r.meta);
           else if (r.gone) await this.appendToDeleted(entry);
         } else if (entry && r.meta) await this.applyBulkItem(entry, r.item, r.meta);

@@ -181,10 +181,6 @@ export class Journal {
   ): Promise<JournalEntry> {
     const key = Journal.keyOf(entry);
     const previous = fresh ? undefined : this.entries.get(key);
-    // A whole body is built on the note with its appends delivered (handles.ts, materialize):
-    // one replacing appends still waiting would drop them.
-    if (previous?.append && !entry.delete && !entry.append && entry.content !== undefined)
-      throw new Error(`a whole body of ${entry.path} over appends still on their way`);
     // A delete replaces whatever was pending for the note (a rename of a deleted note is moot).
     const rev = (previous?.rev ?? 0) + 1;
     const full: JournalEntry = entry.delete
@@ -198,7 +194,10 @@ export class Journal {
               : (entry.content ?? previous?.content),
           append: entry.content === undefined ? previous?.append : entry.append,
           move: entry.move || previous?.move || undefined,
-          // Keep the first base: the remote never saw the saves in between (an append has none).
+          // Keep the first base: the remote never saw the saves in between. A whole body over
+          // appends still waiting supersedes them (it was written after them: `> note` after
+          // `>> note`, or built on them, handles.ts materialize) on the base it was given: the
+          // version they were going onto.
           baseEtag: previous && !previous.append ? previous.baseEtag : entry.baseEtag,
           baseHash: previous && !previous.append ? previous.baseHash : entry.baseHash,
           seq: previous?.seq ?? ++this.seq,
