@@ -14,7 +14,15 @@ import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { type ChildServer, fmtInt, machineInfo, markdownTable, numberOption, startChild } from "./lib.ts";
+import {
+  type ChildServer,
+  fmtInt,
+  machineInfo,
+  markdownTable,
+  median,
+  numberOption,
+  startChild,
+} from "./lib.ts";
 import { isMounted, mountsUnder, type SshfsResources, startSshfs, unmountFuse } from "./sshfs.ts";
 
 const root = resolve(import.meta.dirname, "../..");
@@ -25,6 +33,7 @@ const HELP = `usage: node scripts/bench/mount-large.ts [options]
   --notes <n>          notes in the tree (default 100000)
   --folders <n>        folders holding them, in groups of 20 (default 2000)
   --changes <n>        remote changes to follow (default 10000, at most --notes)
+  --runs <n>           interleaved runs of the read figures; times are their medians (default 3)
   --out <file>         Markdown report (default bench-results/mount-large.md)
   --timeout <s>        watchdog: give up (and clean up) after this many seconds (default 3600)
   --no-drop-caches     never write /proc/sys/vm/drop_caches (it empties the page cache of the whole machine)`;
@@ -33,6 +42,7 @@ interface Settings {
   notes: number;
   folders: number;
   changes: number;
+  runs: number;
   out: string;
   timeoutSeconds: number;
   dropCaches: boolean;
@@ -44,6 +54,7 @@ function settingsFromArgs(): Settings {
       notes: { type: "string" },
       folders: { type: "string" },
       changes: { type: "string" },
+      runs: { type: "string" },
       out: { type: "string" },
       timeout: { type: "string" },
       "no-drop-caches": { type: "boolean", default: false },
@@ -63,6 +74,7 @@ function settingsFromArgs(): Settings {
       notes,
       folders,
       changes: Math.min(notes, numberOption("changes", values.changes, 10_000, 100, true)),
+      runs: numberOption("runs", values.runs, 3, 1, true),
       out: resolve(values.out ?? join(root, "bench-results/mount-large.md")),
       timeoutSeconds: numberOption("timeout", values.timeout, 3600, 30, true),
       dropCaches: !values["no-drop-caches"],
@@ -213,7 +225,7 @@ function procStatusKb(pid: number, field: "VmRSS" | "VmHWM"): number {
 // The targets
 
 interface Target {
-  name: "sshfs" | "txtfs";
+  name: "local" | "sshfs" | "txtfs";
   dir: string;
   /** Mounts; resolves once the mount is up (txtfs: "mounted"; sshfs: in the mount table). */
   mount(): Promise<void>;
@@ -342,13 +354,36 @@ async function makeTxtfs(
   };
 }
 
-async function makeSshfs(base: string, tree: Tree, res: SshfsResources): Promise<Target> {
-  const remote = join(base, "sshfs-remote");
-  mkdirSync(remote, { mode: 0o700 });
-  for (const f of tree.folders) mkdirSync(join(remote, f), { recursive: true });
-  for (let i = 0; i < tree.paths.length; i++) writeFileSync(join(remote, tree.paths[i]!), tree.contents[i]!);
-  const s = await startSshfs({ base, remote, mnt: join(base, "sshfs-mnt"), res, log, pollMs: 2 });
-  await s.unmount(); // mounted again, timed, by the first figure
+function writeTree(dir: string, tree: Tree): void {
+  mkdirSync(dir, { mode: 0o700 });
+  for (const f of tree.folders) mkdirSync(join(dir, f), { recursive: true });
+  for (let i = 0; i < tree.paths.length; i++) writeFileSync(join(dir, tree.paths[i]!), tree.contents[i]!);
+}
+
+/** The directory behind sshfs itself, read directly: the floor of the read figures. */
+function makeLocal(dir: string): Target {
+  return {
+    name: "local",
+    dir,
+    mount: async () => {},
+    unmount: async () => {},
+    pid: () => undefined,
+    change: async () => {
+      throw new Error("the local directory follows no remote changes");
+    },
+  };
+}
+
+async function makeSshfs(base: string, remote: string, tree: Tree, res: SshfsResources): Promise<Target> {
+  const s = await startSshfs({
+    base,
+    remote,
+    mnt: join(base, "sshfs-mnt"),
+    res,
+    log,
+    pollMs: 2,
+    mountNow: false,
+  }); // mounted, timed, by the first figure
   return {
     name: "sshfs",
     dir: s.mnt,
@@ -376,7 +411,8 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 interface Figure {
   id: string;
   label: string;
-  ms: Partial<Record<Target["name"], number>>;
+  /** Every run's time, per target. */
+  ms: Partial<Record<Target["name"], number[]>>;
   /** What was checked, per target. */
   checked: Partial<Record<Target["name"], string>>;
   /** The goal: at most this ratio txtfs/sshfs (undefined: reported only). */
@@ -558,14 +594,17 @@ async function main() {
     log(
       `tree: ${fmtInt(tree.paths.length)} notes in ${fmtInt(tree.folders.length)} folders, ${(tree.bytes / 2 ** 20).toFixed(1)} MiB; grep over ${tree.grepDir}/ (${tree.grepNotes} notes)`,
     );
-    const sshfs = await makeSshfs(base, tree, res);
+    const remote = join(base, "sshfs-remote");
+    writeTree(remote, tree);
+    const local = makeLocal(remote);
+    const sshfs = await makeSshfs(base, remote, tree, res);
     targets.push(sshfs);
     const txtfs = await makeTxtfs(base, tree, res);
     targets.push(txtfs);
 
     const figures: Figure[] = [];
     const record = (f: Figure, t: Target, r: { ms: number; checked: string }) => {
-      f.ms[t.name] = r.ms;
+      f.ms[t.name] = [...(f.ms[t.name] ?? []), r.ms];
       f.checked[t.name] = r.checked;
       log(`${t.name} ${f.id}: ${Math.round(r.ms)} ms (${r.checked})`);
     };
@@ -589,36 +628,47 @@ async function main() {
       0.8,
     );
     const fGrepWarm = fig("grep-warm", `\`grep -r ${GREP_WORD}\` again (warm)`, 0.8);
-    const memory: Partial<Record<Target["name"], { listed: Memory; end: Memory }>> = {};
+    const memory: Partial<Record<Target["name"], { listed: Memory[]; end?: Memory }>> = {};
     const mem = (t: Target): Memory => {
       const pid = t.pid();
       check(pid !== undefined, `${t.name} is running`);
       return { rssKb: procStatusKb(pid, "VmRSS"), hwmKb: procStatusKb(pid, "VmHWM") };
     };
-    const pair = (first: number) => (first % 2 === 0 ? [sshfs, txtfs] : [txtfs, sshfs]);
+    // Which target goes first rotates from run to run and phase to phase.
+    const all = [local, sshfs, txtfs];
+    const order = (k: number) => all.map((_, i) => all[(i + k) % all.length]!);
+    const pair = (k: number) => (k % 2 === 0 ? [sshfs, txtfs] : [txtfs, sshfs]);
 
-    // Mount, cold and warm listing (then the memory with the whole tree listed).
-    for (const t of pair(0)) {
-      await dropCaches();
-      record(fMount, t, await mountAndList(t, tree));
-      record(fCold, t, await lsLR(t, tree, "cold ls -lR"));
-      record(fWarm, t, await lsLR(t, tree, "warm ls -lR"));
-      memory[t.name] = { listed: mem(t), end: mem(t) };
-      await t.unmount();
-    }
-    for (const t of pair(1)) {
-      await dropCaches();
-      await t.mount();
-      record(fFindCold, t, await find(t, tree));
-      record(fFindWarm, t, await find(t, tree));
-      await t.unmount();
-    }
-    for (const t of pair(0)) {
-      await dropCaches();
-      await t.mount();
-      record(fGrepCold, t, await grep(t, tree));
-      record(fGrepWarm, t, await grep(t, tree));
-      await t.unmount();
+    for (let run = 0; run < settings.runs; run++) {
+      // Mount, cold and warm listing (then the memory with the whole tree listed).
+      for (const t of order(run)) {
+        await dropCaches();
+        if (t === local) await t.mount();
+        else record(fMount, t, await mountAndList(t, tree));
+        record(fCold, t, await lsLR(t, tree, "cold ls -lR"));
+        record(fWarm, t, await lsLR(t, tree, "warm ls -lR"));
+        if (t !== local) {
+          const m = memory[t.name] ?? { listed: [] };
+          m.listed.push(mem(t));
+          memory[t.name] = m;
+        }
+        await t.unmount();
+      }
+      for (const t of order(run + 1)) {
+        await dropCaches();
+        await t.mount();
+        record(fFindCold, t, await find(t, tree));
+        record(fFindWarm, t, await find(t, tree));
+        await t.unmount();
+      }
+      for (const t of order(run + 2)) {
+        await dropCaches();
+        await t.mount();
+        record(fGrepCold, t, await grep(t, tree));
+        record(fGrepWarm, t, await grep(t, tree));
+        await t.unmount();
+      }
+      log(`run ${run + 1}/${settings.runs} of the read figures done`);
     }
     // Remote changes: spread over the tree, the same notes for both.
     const step = tree.paths.length / settings.changes;
@@ -667,6 +717,16 @@ const fmtTime = (ms: number | undefined) =>
       ? `${(ms / 1000).toFixed(2)} s`
       : `${Math.round(ms)} ms`;
 const fmtMiB = (kb: number) => `${(kb / 1024).toFixed(1)} MiB`;
+const med = (ms: number[] | undefined) => (ms?.length ? median(ms) : Number.NaN);
+/** The median of the per-run ratios txtfs/sshfs (runs pair up by index). */
+function figureRatio(f: Figure): number {
+  const t = f.ms.txtfs ?? [];
+  const s = f.ms.sshfs ?? [];
+  const ratios = t.slice(0, s.length).map((x, i) => x / s[i]!);
+  return ratios.length ? median(ratios) : Number.NaN;
+}
+const peakOf = (m: { listed: Memory[]; end?: Memory }) =>
+  Math.max(...m.listed.map((l) => l.hwmKb), m.end?.hwmKb ?? 0);
 const ratioOf = (a: number | undefined, b: number | undefined) =>
   a === undefined || b === undefined || b === 0 ? Number.NaN : a / b;
 
@@ -678,20 +738,22 @@ function markdownReport(r: {
   importMs: number;
   figures: Figure[];
   follows: Partial<Record<Target["name"], Follow>>;
-  memory: Partial<Record<Target["name"], { listed: Memory; end: Memory }>>;
+  memory: Partial<Record<Target["name"], { listed: Memory[]; end?: Memory }>>;
   droppedCaches: boolean;
   seconds: number;
 }): string {
   const { tree, machine: m } = r;
   const rows = r.figures.map((f) => {
-    const ratio = ratioOf(f.ms.txtfs, f.ms.sshfs);
+    const ratio = figureRatio(f);
+    const checks = new Set(Object.values(f.checked));
     return [
       f.label,
-      fmtTime(f.ms.sshfs),
-      fmtTime(f.ms.txtfs),
+      fmtTime(med(f.ms.local)),
+      fmtTime(med(f.ms.sshfs)),
+      fmtTime(med(f.ms.txtfs)),
       Number.isFinite(ratio) ? `${ratio.toFixed(2)}x` : "-",
       f.goalRatio === undefined ? "-" : ratio <= f.goalRatio ? "met" : "NOT met",
-      `sshfs ${f.checked.sshfs ?? "-"}; txtfs ${f.checked.txtfs ?? "-"}`,
+      `${[...checks].join(" / ")}${checks.size === 1 && Object.keys(f.checked).length > 1 ? " (each)" : ""}`,
     ];
   });
   const fs = r.follows.sshfs;
@@ -714,32 +776,31 @@ function markdownReport(r: {
     const x = r.memory[n];
     return [
       n === "txtfs" ? "txtfs mount daemon" : "sshfs process",
-      x ? fmtMiB(x.listed.rssKb) : "-",
-      x ? fmtMiB(x.end.rssKb) : "-",
-      x ? fmtMiB(Math.max(x.listed.hwmKb, x.end.hwmKb)) : "-",
+      x ? x.listed.map((l) => fmtMiB(l.rssKb)).join(", ") : "-",
+      x?.end ? fmtMiB(x.end.rssKb) : "-",
+      x ? fmtMiB(peakOf(x)) : "-",
     ];
   });
-  const mountMs = r.figures.find((f) => f.id === "mount")?.ms.txtfs ?? Number.NaN;
+  const mountMs = med(r.figures.find((f) => f.id === "mount")?.ms.txtfs);
   const followRatio = ratioOf(ft?.totalMs, fs?.totalMs);
   const txtMem = r.memory.txtfs;
-  const peakKb = txtMem ? Math.max(txtMem.listed.hwmKb, txtMem.end.hwmKb) : Number.NaN;
+  const peakKb = txtMem ? peakOf(txtMem) : Number.NaN;
   const memGoalKb = 250 * 1024;
   const scaled =
     tree.paths.length === 100_000
       ? ""
       : ` (the goal is for 100,000 notes; this run has ${fmtInt(tree.paths.length)})`;
-  const slower = r.figures.filter(
-    (f) => f.goalRatio !== undefined && !(ratioOf(f.ms.txtfs, f.ms.sshfs) <= f.goalRatio),
-  );
+  const slower = r.figures.filter((f) => f.goalRatio !== undefined && !(figureRatio(f) <= f.goalRatio));
   return [
     `# The mount at scale: ${fmtInt(tree.paths.length)} notes, txtfs beside sshfs`,
     "",
     `\`npm run bench:mount-large -- --notes ${tree.paths.length} --folders ${tree.folders.length}\` on ${m.date} at ${r.commit}: ${m.cpus} cpus (${m.cpuModel}), ${m.memory}, Node ${m.node}, ${m.os}, load at start ${m.load}; ${Math.round(r.seconds)} s in all.`,
     "",
-    `Tree: ${fmtInt(tree.paths.length)} notes (${(tree.bytes / 2 ** 20).toFixed(1)} MiB) in ${fmtInt(tree.folders.length)} folders (\`gGGG/fFFFFF\`, 20 per group, ${fmtInt(tree.folders.length / 20)} groups). txtfs: a real \`txtfs serve\` (SQLite) on 127.0.0.1, the notes imported through \`POST /api/v1/files/import\` (1,000 per request: ${(r.importMs / 1000).toFixed(1)} s), a \`txtfs mount\` with an empty cache dir at every mount. sshfs: the same tree in a local directory, Debian sshfs (default options) over a throwaway OpenSSH sshd on 127.0.0.1. One run, sshfs and txtfs alternating which goes first; ${r.droppedCaches ? "`sync; echo 3 > /proc/sys/vm/drop_caches` before every cold figure" : "the page cache could NOT be dropped (cold figures read the page cache)"}. Every figure is a program in a child process, its result checked (last column).`,
+    `Tree: ${fmtInt(tree.paths.length)} notes (${(tree.bytes / 2 ** 20).toFixed(1)} MiB) in ${fmtInt(tree.folders.length)} folders (\`gGGG/fFFFFF\`, 20 per group, ${fmtInt(tree.folders.length / 20)} groups). txtfs: a real \`txtfs serve\` (SQLite) on 127.0.0.1, the notes imported through \`POST /api/v1/files/import\` (1,000 per request: ${(r.importMs / 1000).toFixed(1)} s), a \`txtfs mount\` with an empty cache dir at every mount. sshfs: the same tree in a local directory, Debian sshfs (default options) over a throwaway OpenSSH sshd on 127.0.0.1. sshfs also beside the directory it serves (local: the floor). ${r.settings.runs} interleaved run${r.settings.runs === 1 ? "" : "s"} of the read figures (which target goes first rotates), times are medians, txtfs/sshfs the median of per-run ratios; the remote changes once; ${r.droppedCaches ? "`sync; echo 3 > /proc/sys/vm/drop_caches` before every cold figure" : "the page cache could NOT be dropped (cold figures read the page cache)"}. Every figure is a program in a child process, its result checked (last column).`,
     "",
-    markdownTable(["figure", "sshfs", "txtfs", "txtfs/sshfs", "goal ≤ 0.8x", "checked"], rows, [
+    markdownTable(["figure", "local", "sshfs", "txtfs", "txtfs/sshfs", "goal ≤ 0.8x", "checked"], rows, [
       "l",
+      "r",
       "r",
       "r",
       "r",
@@ -760,7 +821,7 @@ function markdownReport(r: {
     markdownTable(
       [
         "process",
-        "RSS after cold + warm `ls -lR`",
+        "RSS after cold + warm `ls -lR` (each run)",
         `RSS after following ${fmtInt(r.settings.changes)} changes`,
         "peak (VmHWM)",
       ],
@@ -771,7 +832,7 @@ function markdownReport(r: {
     "### Goals (issue 19)",
     "",
     `- mounted and listable in under 3 s: ${fmtTime(mountMs)} -> ${mountMs < 3000 ? "met" : "NOT met"}`,
-    `- every figure at most 0.8x sshfs: ${slower.length ? `NOT met (${slower.map((f) => `${f.id} ${ratioOf(f.ms.txtfs, f.ms.sshfs).toFixed(2)}x`).join(", ")})` : "met"}`,
+    `- every figure at most 0.8x sshfs: ${slower.length ? `NOT met (${slower.map((f) => `${f.id} ${figureRatio(f).toFixed(2)}x`).join(", ")})` : "met"}`,
     `- following the changes: ${Number.isFinite(followRatio) ? `${followRatio.toFixed(2)}x sshfs` : "-"} (last change visible from the first sent; see above for what the sshfs figure measures)`,
     `- daemon RSS at most 250 MiB with 100,000 notes: peak ${fmtMiB(peakKb)} -> ${peakKb <= memGoalKb ? "met" : "NOT met"}${scaled}`,
     "",

@@ -109,7 +109,8 @@ function forget(res: SshfsResources, child: ChildServer): void {
 
 /**
  * Starts the sshd (keys and config in `<base>/ssh`) serving `remote` and mounts it with sshfs on
- * `mnt` (made here). Every process goes into `res.children`, the mountpoint into `res.mountpoints`.
+ * `mnt` (made here), unless `mountNow` is false. Every process goes into `res.children`, the
+ * mountpoint into `res.mountpoints`.
  */
 export async function startSshfs(opts: {
   base: string;
@@ -119,8 +120,10 @@ export async function startSshfs(opts: {
   log: (msg: string) => void;
   /** How often to look for the mount in the mount table (a timed mount wants it fine-grained). */
   pollMs?: number;
+  /** Mount at once (default) or leave the first mount to the caller (to time it). */
+  mountNow?: boolean;
 }): Promise<Sshfs> {
-  const { base, remote, mnt, res, log, pollMs = 50 } = opts;
+  const { base, remote, mnt, res, log, pollMs = 50, mountNow = true } = opts;
   const sshDir = join(base, "ssh");
   for (const d of [sshDir, mnt]) mkdirSync(d, { mode: 0o700 });
   await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", `${sshDir}/host_key`]);
@@ -194,6 +197,6 @@ export async function startSshfs(opts: {
     forget(res, s);
     if (isMounted(mnt)) throw new Error(`check failed: ${mnt} is unmounted`);
   };
-  await mount();
+  if (mountNow) await mount();
   return { mnt, port, sshdPid: sshd.pid, mount, unmount, pid: () => sshfs?.pid };
 }
