@@ -240,8 +240,12 @@ async function makeTxtfs(
   base: string,
   tree: Tree,
   res: SshfsResources,
-): Promise<Target & { importMs: number }> {
+): Promise<Target & { importMs: number; requests: string[]; listingMs: number[] }> {
   const mnt = join(base, "txtfs-mnt");
+  /** Every request the server logged, as `METHOD /path` with ids as `:id`. */
+  const requests: string[] = [];
+  /** The daemon's own figure for listing the account, per mount ("mounted DIR (N ms)"). */
+  const listingMs: number[] = [];
   const config = join(base, "txtfs-config");
   const cacheDir = join(base, "txtfs-cache");
   mkdirSync(mnt);
@@ -261,7 +265,7 @@ async function makeTxtfs(
       "--rate-limit",
       "100000000",
     ],
-    { cwd: root, env: cleanEnv({}) },
+    { cwd: root, env: cleanEnv({ TXTFS_LOG_REQUESTS: "1" }), onStderrLine: (l) => logRequest(l, requests) },
   );
   res.children.push(server);
   const url = (await server.waitForLine(/^txtfs (http:\/\/127\.0\.0\.1:\d+)\b/, 60_000))[1]!;
@@ -319,6 +323,8 @@ async function makeTxtfs(
     name: "txtfs",
     dir: mnt,
     importMs,
+    requests,
+    listingMs,
     mount: async () => {
       rmSync(cacheDir, { recursive: true, force: true }); // every mount starts with an empty cache
       mkdirSync(cacheDir);
@@ -330,7 +336,8 @@ async function makeTxtfs(
       );
       daemon = d;
       res.children.push(d);
-      await d.waitForLine(/^mounted \S+ \((\d+) ms\)/, 300_000);
+      const m = await d.waitForLine(/^mounted \S+ \((\d+) ms\)/, 300_000);
+      listingMs.push(Number(m[1]));
       check(isMounted(mnt), `${mnt} is mounted after "mounted"`);
     },
     unmount,
@@ -395,6 +402,24 @@ async function makeSshfs(base: string, remote: string, tree: Tree, res: SshfsRes
       for (const i of indexes) writeFileSync(join(remote, tree.paths[i]!), changed(tree, i));
     },
   };
+}
+
+function logRequest(line: string, into: string[]): void {
+  if (!line.includes('"msg":"incoming request"')) return;
+  try {
+    const rec = JSON.parse(line) as { req?: { method: string; url: string } };
+    if (rec.req)
+      into.push(
+        `${rec.req.method} ${rec.req.url.split("?")[0]!.replace(/\/(f|d|dv)_[0-9A-Za-z]{20,}/g, "/:id")}`,
+      );
+  } catch {}
+}
+
+/** `N (kind n, kind n)` of a list of requests. */
+function requestSummary(requests: string[]): string {
+  const kinds = new Map<string, number>();
+  for (const r of requests) kinds.set(r, (kinds.get(r) ?? 0) + 1);
+  return `${requests.length} (${[...kinds].map(([k, n]) => `${k} ${n}`).join(", ")})`;
 }
 
 /** Environment of txtfs children: no TXTFS_* of the developer's (a TXTFS_DB must never be used). */
@@ -639,12 +664,15 @@ async function main() {
     const order = (k: number) => all.map((_, i) => all[(i + k) % all.length]!);
     const pair = (k: number) => (k % 2 === 0 ? [sshfs, txtfs] : [txtfs, sshfs]);
 
+    const mountRequests: string[] = [];
     for (let run = 0; run < settings.runs; run++) {
       // Mount, cold and warm listing (then the memory with the whole tree listed).
       for (const t of order(run)) {
         await dropCaches();
+        const mark = txtfs.requests.length;
         if (t === local) await t.mount();
         else record(fMount, t, await mountAndList(t, tree));
+        if (t === txtfs) mountRequests.push(requestSummary(txtfs.requests.slice(mark)));
         record(fCold, t, await lsLR(t, tree, "cold ls -lR"));
         record(fWarm, t, await lsLR(t, tree, "warm ls -lR"));
         if (t !== local) {
@@ -674,11 +702,15 @@ async function main() {
     const step = tree.paths.length / settings.changes;
     const indexes = Array.from({ length: settings.changes }, (_, k) => Math.floor(k * step));
     const follows: Partial<Record<Target["name"], Follow>> = {};
+    let feedRequests = Number.NaN;
     for (const t of pair(1)) {
       await t.mount();
       await shOk(`${t.name} ls -lR before the changes`, `ls -lR '${t.dir}' >/dev/null`);
+      const mark = txtfs.requests.length;
       const f = await follow(t, tree, indexes, base);
       follows[t.name] = f;
+      if (t === txtfs)
+        feedRequests = txtfs.requests.slice(mark).filter((r) => r.endsWith(" /api/v1/changes")).length;
       log(
         `${t.name} follow: last change visible ${Math.round(f.totalMs)} ms after the first was sent (${Math.round(f.lagMs)} ms after the last), all ${fmtInt(indexes.length)} by ${Math.round(f.allMs)} ms`,
       );
@@ -692,6 +724,9 @@ async function main() {
       commit,
       tree,
       importMs: txtfs.importMs,
+      listingMs: txtfs.listingMs,
+      mountRequests,
+      feedRequests,
       figures,
       follows,
       memory,
@@ -736,6 +771,9 @@ function markdownReport(r: {
   commit: string;
   tree: Tree;
   importMs: number;
+  listingMs: number[];
+  mountRequests: string[];
+  feedRequests: number;
   figures: Figure[];
   follows: Partial<Record<Target["name"], Follow>>;
   memory: Partial<Record<Target["name"], { listed: Memory[]; end?: Memory }>>;
@@ -771,6 +809,7 @@ function markdownReport(r: {
     ],
     ["last change visible, from the last change made", fmtTime(fs?.lagMs), fmtTime(ft?.lagMs)],
     ["every change visible (stat of each), from the first change", fmtTime(fs?.allMs), fmtTime(ft?.allMs)],
+    ["change-feed requests of the mount meanwhile", "-", fmtInt(r.feedRequests)],
   ];
   const memRows = (["sshfs", "txtfs"] as const).map((n) => {
     const x = r.memory[n];
@@ -807,6 +846,8 @@ function markdownReport(r: {
       "l",
       "l",
     ]),
+    "",
+    `txtfs mount: the daemon reports listing the account in ${r.listingMs.map((n) => `${fmtInt(n)} ms`).join(", ")} (every mount, in order; the rest of "mount until listable" is Node and the daemon starting, the FUSE mount and the first \`ls\`). Requests from spawn to listable, each run: ${r.mountRequests.join("; ")}.`,
     "",
     `### Following ${fmtInt(r.settings.changes)} remote changes`,
     "",
