@@ -14,7 +14,6 @@ import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   appendFileSync,
-  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -23,7 +22,6 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
-import { createConnection, createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { requestSync } from "../../src/lib/mountControl.ts";
@@ -37,6 +35,7 @@ import {
   startChild,
   textTable,
 } from "./lib.ts";
+import { isMounted, mountsUnder, startSshfs, unmountFuse } from "./sshfs.ts";
 
 const root = resolve(import.meta.dirname, "../..");
 const BIN = join(root, "bin/txtfs");
@@ -374,52 +373,7 @@ async function shOk(what: string, script: string, env?: Record<string, string>, 
   return r;
 }
 
-/** Whether `dir` is a mountpoint right now (from /proc/mounts: never touches the mount). */
-function isMounted(dir: string): boolean {
-  const escaped = dir.replace(/ /g, "\\040");
-  return readFileSync("/proc/mounts", "utf8")
-    .split("\n")
-    .some((line) => line.split(" ")[1] === escaped);
-}
-
-function mountsUnder(base: string): string[] {
-  return readFileSync("/proc/mounts", "utf8")
-    .split("\n")
-    .map((line) => line.split(" ")[1] ?? "")
-    .filter((m) => m === base || m.startsWith(`${base}/`));
-}
-
-async function waitFor(what: string, cond: () => boolean, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolvePort(port));
-    });
-  });
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolveConn) => {
-    const s = createConnection({ host: "127.0.0.1", port });
-    s.once("connect", () => {
-      s.destroy();
-      resolveConn(true);
-    });
-    s.once("error", () => resolveConn(false));
-  });
-}
 
 function check(ok: boolean, what: string): asserts ok {
   if (!ok) throw new Error(`check failed: ${what}`);
@@ -685,16 +639,6 @@ function tee(name: string, next?: (line: string) => void): ((line: string) => vo
   };
 }
 
-async function unmountFuse(dir: string): Promise<void> {
-  if (!isMounted(dir)) return;
-  await sh(
-    `fusermount -u '${dir}' 2>/dev/null || fusermount -uz '${dir}' 2>/dev/null || umount -l '${dir}'`,
-    {
-      timeoutMs: 20_000,
-    },
-  );
-}
-
 interface Resources {
   children: ChildServer[];
   mountpoints: string[];
@@ -790,101 +734,27 @@ async function makeLocal(base: string, corpus: Corpus): Promise<Target> {
   };
 }
 
-/** A throwaway sshd on 127.0.0.1 (own host key, config and client key in `base`), and sshfs over it. */
+/** The sshfs target: the corpus in a plain directory, served by a throwaway loopback sshd (sshfs.ts). */
 async function makeSshfs(base: string, corpus: Corpus, res: Resources): Promise<Target> {
-  const sshDir = join(base, "ssh");
   const remote = join(base, "sshfs-remote");
-  const mnt = join(base, "sshfs-mnt");
-  for (const d of [sshDir, remote, mnt]) mkdirSync(d, { mode: 0o700 });
+  mkdirSync(remote, { mode: 0o700 });
   writeCorpus(remote, corpus);
-  await shOk(
-    "ssh-keygen",
-    `ssh-keygen -q -t ed25519 -N '' -f '${sshDir}/host_key' && ssh-keygen -q -t ed25519 -N '' -f '${sshDir}/client_key' && cp '${sshDir}/client_key.pub' '${sshDir}/authorized_keys'`,
-  );
-  const port = await freePort();
-  writeFileSync(
-    join(sshDir, "sshd_config"),
-    [
-      `Port ${port}`,
-      "ListenAddress 127.0.0.1",
-      `HostKey ${sshDir}/host_key`,
-      `PidFile ${sshDir}/sshd.pid`,
-      `AuthorizedKeysFile ${sshDir}/authorized_keys`,
-      "PermitRootLogin prohibit-password",
-      "PubkeyAuthentication yes",
-      "PasswordAuthentication no",
-      "KbdInteractiveAuthentication no",
-      "UsePAM no",
-      "StrictModes no", // the key lives under /var/tmp (world-writable parent)
-      "Subsystem sftp /usr/lib/openssh/sftp-server",
-      "LogLevel ERROR",
-      "",
-    ].join("\n"),
-  );
-  // sshd insists on its privilege-separation directory (normally made by systemd at boot).
-  if (!existsSync("/run/sshd")) {
-    mkdirSync("/run/sshd", { mode: 0o755 });
-    res.createdRunSshd = true;
-  }
-  const sshd = startChild("sshd", "/usr/sbin/sshd", ["-D", "-e", "-f", join(sshDir, "sshd_config")], {
-    cwd: "/",
-  });
-  res.children.push(sshd);
-  const until = Date.now() + 15_000;
-  while (!(await canConnect(port))) {
-    if (Date.now() > until) throw new Error(`sshd did not listen on ${port}:\n${sshd.stderrTail()}`);
-    await sleep(50);
-  }
-  log(`sshd (pid ${sshd.pid}) on 127.0.0.1:${port}`);
-  res.mountpoints.push(mnt);
-
-  let sshfs: ChildServer | undefined;
-  const mount = async () => {
-    sshfs = startChild(
-      "sshfs",
-      "sshfs",
-      [
-        "-f",
-        `root@127.0.0.1:${remote}`,
-        mnt,
-        "-p",
-        String(port),
-        "-o",
-        `IdentityFile=${sshDir}/client_key,StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,BatchMode=yes,LogLevel=ERROR`,
-      ],
-      { cwd: "/" },
-    );
-    res.children.push(sshfs);
-    await waitFor("the sshfs mount", () => isMounted(mnt), 20_000).catch((err: Error) => {
-      throw new Error(`${err.message}\n${sshfs?.stderrTail()}`);
-    });
-  };
-  const unmount = async () => {
-    if (!sshfs) return;
-    const s = sshfs;
-    sshfs = undefined;
-    await unmountFuse(mnt);
-    const how = await s.stop(5000); // sshfs exits by itself once unmounted
-    if (how !== "exit code 0" && how !== "signal SIGTERM") log(`sshfs (pid ${s.pid}) ended with ${how}`);
-    forget(res, s);
-    check(!isMounted(mnt), `${mnt} is unmounted`);
-  };
-  await mount();
+  const s = await startSshfs({ base, remote, mnt: join(base, "sshfs-mnt"), res, log });
   return {
     name: "sshfs",
-    dir: mnt,
+    dir: s.mnt,
     model: Model.of(corpus),
     fresh: async () => {
-      await unmount();
-      await mount();
+      await s.unmount();
+      await s.mount();
     },
     backing: async () => treeHashes(remote),
-    stop: unmount,
+    stop: s.unmount,
     unmountScript: UMOUNT_AND_WAIT,
-    pid: () => sshfs?.pid,
+    pid: s.pid,
     remount: async () => {
-      await unmount(); // the daemon is gone already: forget it
-      await mount();
+      await s.unmount(); // the daemon is gone already: forget it
+      await s.mount();
     },
   };
 }
