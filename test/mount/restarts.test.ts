@@ -125,6 +125,32 @@ describe("restarts", () => {
     expect((await sh(`cat ${notes[3]}`, { cwd: m.mnt })).stdout).toBe(want);
   });
 
+  it("a rewrite right after appends sent without the body is no conflict with them, across kill -9 at any moment", async () => {
+    const { dirs, first } = await withService();
+    let m = await mountOn(dirs, first.url, first.key);
+    const notes = Array.from({ length: 6 }, (_, i) => `rw/n${i}.md`);
+    expect(
+      (await sh(`mkdir rw && for f in ${notes.join(" ")}; do echo first > $f; done`, { cwd: m.mnt })).code,
+    ).toBe(0);
+    expect((await runTxtfs(["sync", m.mnt], txtfsEnv(dirs))).code).toBe(0);
+    for (const [round, delay] of [0, 10, 30, 80].entries()) {
+      await killDaemon(m, dirs.mnt);
+      m = await mountOn(dirs, first.url, first.key); // no body cached: `>>` goes without it
+      const r = await sh(
+        `for f in ${notes.join(" ")}; do echo "appended ${round}" >> $f; sleep 0.0${round}; printf 'rewritten ${round}\\n' > $f; done; sleep ${delay / 1000}`,
+        { cwd: m.mnt },
+      );
+      expect(r.code, r.stderr).toBe(0);
+    }
+    await killDaemon(m, dirs.mnt);
+    m = await mountOn(dirs, first.url, first.key);
+    const sync = await runTxtfs(["sync", m.mnt], txtfsEnv(dirs));
+    expect(sync.code, sync.stdout + sync.stderr).toBe(0);
+    for (const note of notes) expect(await contentAt(m.api, note)).toBe("rewritten 3\n");
+    const names = (await flatIndex(m.api)).files.map((f) => f.name);
+    expect(names.filter((n) => n.includes("conflict"))).toEqual([]);
+  });
+
   it("an orphaned journal of another key is left where it is", async () => {
     const { dirs, first } = await withService();
     let m = await mountOn(dirs, first.url, first.key);

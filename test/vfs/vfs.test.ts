@@ -601,3 +601,27 @@ describe("vfs", () => {
     expect(vfs.stats().cacheEntries).toBeGreaterThan(0);
   });
 });
+
+describe("appends without the body (file.append)", () => {
+  it("a save opened while our appends were on their way builds on them: no conflict, also after a restart", async () => {
+    const first = await mountVfs();
+    await writeFile(first, "/log.md", "first\n");
+    await first.stop();
+    const vfs = await mountVfs(); // a new daemon: the body is not here, `>>` goes without it
+    const a = await vfs.open("/log.md", fsc.O_WRONLY | fsc.O_APPEND);
+    await vfs.write(a, Buffer.from("appended\n"), 0);
+    await vfs.release(a);
+    // Opened while the append waits (its base: the version before it), written after it went.
+    const w = await vfs.open("/log.md", fsc.O_WRONLY);
+    await vfs.drain();
+    await vfs.ftruncate(w, 0);
+    await vfs.write(w, Buffer.from("rewritten\n"), 0);
+    await vfs.release(w);
+    await vfs.stop(); // the rewrite is journalled with the version the append made as its base
+    const again = await mountVfs();
+    expect(await again.drain()).toBe(0);
+    const files = await remote();
+    expect(files.map((f) => f.name)).toEqual(["log.md"]); // no conflict copy
+    expect(await readAll(again, "/log.md")).toBe("rewritten\n");
+  });
+});

@@ -26,6 +26,9 @@ import type { DirNode, FileNode, Node } from "../tree.ts";
 
 const DELIVERY_QUIET_MS = 20;
 
+/** The revision an ETag names (`"12-9f..."`): every change of a note moves it by one. */
+const revisionOf = (etag: string) => Number(/^"?(\d+)-/.exec(etag)?.[1] ?? Number.NaN);
+
 const DELIVERY_MAX_WAIT_MS = 1000;
 
 export class Delivery {
@@ -60,7 +63,10 @@ export class Delivery {
    * Records a save of `node` in the journal (the service gets it in order, in the background) and
    * shows it at once. `move`: its name and folder go too.
    */
-  async journalSave(node: FileNode, content: Buffer, base: Base, move: boolean): Promise<void> {
+  async journalSave(node: FileNode, content: Buffer, given: Base, move: boolean): Promise<void> {
+    // Built on a version an earlier save of ours replaced: on ours (kept on disk, so a restart
+    // still knows; see Conflicts.ownSuccessor).
+    const base = node.id ? this.c.rebase.ownSuccessor(node.id, given) : given;
     await this.c.journal.put(
       {
         fileId: node.id,
@@ -531,6 +537,13 @@ export class Delivery {
   /** Bytes appended in bulk are on the service: the note is `meta` now; appends made since stay in line. */
   async appendDelivered(entry: JournalEntry, item: BulkItem, meta: TxtFile): Promise<void> {
     const node = this.c.nodeFor(entry);
+    // The version it went onto is the one this mount showed when nothing else came between (the
+    // revision moved by exactly one): a save opened meanwhile on that version builds on ours, it is
+    // no conflict (`> note` right after `>> note`). Otherwise someone else's change came between,
+    // and such a save must not silently replace it.
+    const before = node.meta;
+    if (before && revisionOf(meta.etag) === revisionOf(before.etag) + 1)
+      this.c.rebase.replaced(meta.id, baseOf(before), meta);
     this.c.tree.upsertFile(meta, true);
     await this.c.journal.done(entry.rev === item.rev ? entry : { ...entry }, meta, item.body?.content);
     this.c.refreshDirtySize(node);
