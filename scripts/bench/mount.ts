@@ -1018,52 +1018,6 @@ const WRITE_WORKLOADS: Workload[] = [
     check: () => {},
   },
   {
-    id: "append-cold",
-    label: "append >> to notes not read since the mount",
-    cold: true,
-    items: (s) => ({ n: s.appends, unit: "note" }),
-    prepare: (ctx) => {
-      const paths = sample(corpusFiles(ctx.model), ctx.settings.appends, 5000 + ctx.run);
-      return {
-        env: { LIST: writeList(ctx, "append-cold", paths), RUN: String(ctx.run) },
-        apply: () => {
-          for (const p of paths)
-            ctx.model.files.set(p, `${ctx.model.content(p)}appended cold in run ${ctx.run}\n`);
-        },
-        readBack: paths,
-      };
-    },
-    script: 'cd "$DIR" && while IFS= read -r p; do echo "appended cold in run $RUN" >> "$p"; done < "$LIST"',
-    check: () => {},
-  },
-  {
-    id: "unmount",
-    label: "unmount right after writes (flush included)",
-    cold: false,
-    unmounts: true,
-    items: (s) => ({ n: s.newNotes, unit: "note" }),
-    prepare: async (ctx) => {
-      // The writes (untimed) right before the unmount: txtfs still holds them in its write-behind window.
-      const dir = `unmount-r${ctx.run}`;
-      const paths = Array.from({ length: ctx.settings.newNotes }, (_, i) => `${dir}/u-${i}.md`);
-      await shOk(
-        "writes before the unmount",
-        `cd "$DIR" && mkdir "$D" && for i in $(seq 0 $((N - 1))); do echo "note $i of run $RUN" > "$D/u-$i.md"; done`,
-        { DIR: ctx.target.dir, D: dir, N: String(paths.length), RUN: String(ctx.run) },
-      );
-      ctx.model.mkdirp(dir);
-      return {
-        env: {},
-        apply: () => {
-          for (const [i, p] of paths.entries()) ctx.model.write(p, `note ${i} of run ${ctx.run}\n`);
-        },
-        readBack: paths,
-      };
-    },
-    script: 'cd / && eval "$UNMOUNT"',
-    check: () => {},
-  },
-  {
     id: "sed",
     label: "sed -i on notes",
     cold: false,
@@ -1164,6 +1118,53 @@ const WRITE_WORKLOADS: Workload[] = [
         `read back of the 1 MB note on ${ctx.target.name}: ${out.trim()} != ${want}`,
       );
     },
+  },
+  // Last: each starts a new daemon (an empty cache), which would make the workloads after it cold.
+  {
+    id: "append-cold",
+    label: "append >> to notes not read since the mount",
+    cold: true,
+    items: (s) => ({ n: s.appends, unit: "note" }),
+    prepare: (ctx) => {
+      const paths = sample(corpusFiles(ctx.model), ctx.settings.appends, 5000 + ctx.run);
+      return {
+        env: { LIST: writeList(ctx, "append-cold", paths), RUN: String(ctx.run) },
+        apply: () => {
+          for (const p of paths)
+            ctx.model.files.set(p, `${ctx.model.content(p)}appended cold in run ${ctx.run}\n`);
+        },
+        readBack: paths,
+      };
+    },
+    script: 'cd "$DIR" && while IFS= read -r p; do echo "appended cold in run $RUN" >> "$p"; done < "$LIST"',
+    check: () => {},
+  },
+  {
+    id: "unmount",
+    label: "unmount right after writes (flush included)",
+    cold: false,
+    unmounts: true,
+    items: (s) => ({ n: s.newNotes, unit: "note" }),
+    prepare: async (ctx) => {
+      // The writes (untimed) right before the unmount: txtfs still holds them in its write-behind window.
+      const dir = `unmount-r${ctx.run}`;
+      const paths = Array.from({ length: ctx.settings.newNotes }, (_, i) => `${dir}/u-${i}.md`);
+      await shOk(
+        "writes before the unmount",
+        `cd "$DIR" && mkdir "$D" && for i in $(seq 0 $((N - 1))); do echo "note $i of run $RUN" > "$D/u-$i.md"; done`,
+        { DIR: ctx.target.dir, D: dir, N: String(paths.length), RUN: String(ctx.run) },
+      );
+      ctx.model.mkdirp(dir);
+      return {
+        env: {},
+        apply: () => {
+          for (const [i, p] of paths.entries()) ctx.model.write(p, `note ${i} of run ${ctx.run}\n`);
+        },
+        readBack: paths,
+      };
+    },
+    script: 'cd / && eval "$UNMOUNT"',
+    check: () => {},
   },
 ];
 
