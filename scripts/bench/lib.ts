@@ -349,3 +349,24 @@ export function numberOption(
   }
   return n;
 }
+
+/**
+ * A benchmark's cleanup (unmount, stop what it started) runs on Ctrl-C, SIGTERM and SIGHUP, and
+ * after `timeoutSeconds` (a watchdog: a hung workload never leaves mounts behind).
+ */
+export function cleanUpOnStop(
+  cleanup: () => Promise<void>,
+  timeoutSeconds: number,
+  log: (msg: string) => void,
+): void {
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.on(signal, () => {
+      log(`${signal}: cleaning up`);
+      void cleanup().finally(() => process.exit(130));
+    });
+  }
+  setTimeout(() => {
+    log(`gave up after ${timeoutSeconds} s (watchdog)`);
+    void cleanup().finally(() => process.exit(1));
+  }, timeoutSeconds * 1000).unref();
+}

@@ -16,6 +16,7 @@ import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import {
   type ChildServer,
+  cleanUpOnStop,
   fmtInt,
   machineInfo,
   markdownTable,
@@ -601,16 +602,7 @@ async function main() {
         } catch {}
       }
     })());
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    process.on(signal, () => {
-      log(`${signal}: cleaning up`);
-      void cleanup().finally(() => process.exit(130));
-    });
-  }
-  setTimeout(() => {
-    log(`gave up after ${settings.timeoutSeconds} s (watchdog)`);
-    void cleanup().finally(() => process.exit(1));
-  }, settings.timeoutSeconds * 1000).unref();
+  cleanUpOnStop(cleanup, settings.timeoutSeconds, log);
 
   try {
     if (!settings.dropCaches) dropCachesWorks = false;

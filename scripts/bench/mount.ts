@@ -27,6 +27,7 @@ import { parseArgs } from "node:util";
 import { requestSync } from "../../src/lib/mountControl.ts";
 import {
   type ChildServer,
+  cleanUpOnStop,
   fmtInt,
   machineInfo,
   markdownTable,
@@ -1480,16 +1481,7 @@ async function main() {
         } catch {}
       }
     })());
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    process.on(signal, () => {
-      log(`${signal}: cleaning up`);
-      void cleanup().finally(() => process.exit(130));
-    });
-  }
-  setTimeout(() => {
-    log(`gave up after ${settings.timeoutSeconds} s (watchdog)`);
-    void cleanup().finally(() => process.exit(1));
-  }, settings.timeoutSeconds * 1000).unref();
+  cleanUpOnStop(cleanup, settings.timeoutSeconds, log);
 
   try {
     const report = await run(settings, machine, base, res, targets, started);

@@ -96,56 +96,60 @@ describe("restarts", () => {
     expect(await contentAt(m.api, "kept/b.md")).toBe("new\n");
   });
 
-  it("appends sent without the body (file.append) land exactly once across kill -9 at any moment of their delivery", async () => {
+  /**
+   * `count` notes reading "first" on a service of their own, then one round per delay: a new daemon
+   * (no body cached: `>>` goes without it) runs `script(notes, round)` and is killed -9 `delay` ms
+   * after it returned (before delivery, while the bulk request is on its way, after it). Returns a
+   * last mount, its saves delivered.
+   */
+  async function killedRounds(
+    dir: string,
+    count: number,
+    delays: number[],
+    script: (notes: string, round: number) => string,
+  ) {
     const { dirs, first } = await withService();
     let m = await mountOn(dirs, first.url, first.key);
-    const notes = Array.from({ length: 8 }, (_, i) => `log/n${i}.md`);
-    expect(
-      (await sh(`mkdir log && for f in ${notes.join(" ")}; do echo first > $f; done`, { cwd: m.mnt })).code,
-    ).toBe(0);
+    const notes = Array.from({ length: count }, (_, i) => `${dir}/n${i}.md`);
+    const made = await sh(`mkdir ${dir} && for f in ${notes.join(" ")}; do echo first > $f; done`, {
+      cwd: m.mnt,
+    });
+    expect(made.code).toBe(0);
     expect((await runTxtfs(["sync", m.mnt], txtfsEnv(dirs))).code).toBe(0);
-    // Each round: a new daemon (no body cached), appends to every note, and a kill -9 at a
-    // different moment: before delivery, while the bulk request is on its way, after it.
-    const delays = [0, 5, 15, 30, 60, 120];
     for (const [round, delay] of delays.entries()) {
       await killDaemon(m, dirs.mnt);
       m = await mountOn(dirs, first.url, first.key);
-      const r = await sh(
-        `for f in ${notes.join(" ")}; do echo "round ${round}" >> $f; done; sleep ${delay / 1000}`,
-        { cwd: m.mnt },
-      );
+      const r = await sh(`${script(notes.join(" "), round)}; sleep ${delay / 1000}`, { cwd: m.mnt });
       expect(r.code, r.stderr).toBe(0);
     }
     await killDaemon(m, dirs.mnt);
     m = await mountOn(dirs, first.url, first.key);
     const sync = await runTxtfs(["sync", m.mnt], txtfsEnv(dirs));
     expect(sync.code, sync.stdout + sync.stderr).toBe(0);
+    return { m, notes };
+  }
+
+  it("appends sent without the body (file.append) land exactly once across kill -9 at any moment of their delivery", async () => {
+    const delays = [0, 5, 15, 30, 60, 120];
+    const { m, notes } = await killedRounds(
+      "log",
+      8,
+      delays,
+      (notes, round) => `for f in ${notes}; do echo "round ${round}" >> $f; done`,
+    );
     const want = `first\n${delays.map((_, round) => `round ${round}\n`).join("")}`;
     for (const note of notes) expect(await contentAt(m.api, note)).toBe(want);
     expect((await sh(`cat ${notes[3]}`, { cwd: m.mnt })).stdout).toBe(want);
   });
 
   it("a rewrite right after appends sent without the body is no conflict with them, across kill -9 at any moment", async () => {
-    const { dirs, first } = await withService();
-    let m = await mountOn(dirs, first.url, first.key);
-    const notes = Array.from({ length: 6 }, (_, i) => `rw/n${i}.md`);
-    expect(
-      (await sh(`mkdir rw && for f in ${notes.join(" ")}; do echo first > $f; done`, { cwd: m.mnt })).code,
-    ).toBe(0);
-    expect((await runTxtfs(["sync", m.mnt], txtfsEnv(dirs))).code).toBe(0);
-    for (const [round, delay] of [0, 10, 30, 80].entries()) {
-      await killDaemon(m, dirs.mnt);
-      m = await mountOn(dirs, first.url, first.key); // no body cached: `>>` goes without it
-      const r = await sh(
-        `for f in ${notes.join(" ")}; do echo "appended ${round}" >> $f; sleep 0.0${round}; printf 'rewritten ${round}\\n' > $f; done; sleep ${delay / 1000}`,
-        { cwd: m.mnt },
-      );
-      expect(r.code, r.stderr).toBe(0);
-    }
-    await killDaemon(m, dirs.mnt);
-    m = await mountOn(dirs, first.url, first.key);
-    const sync = await runTxtfs(["sync", m.mnt], txtfsEnv(dirs));
-    expect(sync.code, sync.stdout + sync.stderr).toBe(0);
+    const { m, notes } = await killedRounds(
+      "rw",
+      6,
+      [0, 10, 30, 80],
+      (notes, round) =>
+        `for f in ${notes}; do echo "appended ${round}" >> $f; sleep 0.0${round}; printf 'rewritten ${round}\\n' > $f; done`,
+    );
     for (const note of notes) expect(await contentAt(m.api, note)).toBe("rewritten 3\n");
     const names = (await flatIndex(m.api)).files.map((f) => f.name);
     expect(names.filter((n) => n.includes("conflict"))).toEqual([]);

@@ -73,6 +73,15 @@ const SCOPE: Record<BatchOpName, string> = {
   "connection.delete": "files:write",
 };
 
+/** A file operation's result: the file's id, ETag and record. */
+const fileResult = (status: number, r: Awaited<ReturnType<typeof updateFile>>) => ({
+  status,
+  itemId: r.file.id,
+  etag: r.file.etag,
+  seq: r.seq,
+  body: { file: toTxtFile(r.file, r.role) },
+});
+
 export const failedDependency = (ref: string) =>
   new ServiceError(
     424,
@@ -169,34 +178,16 @@ export async function applyOperation(
           [{ field: "ifMatch", code: "invalid", message: "not allowed on create" }],
         );
       const r = await createFile(tx, actor, body as unknown as FileCreateInput);
-      return {
-        status: 201,
-        itemId: r.file.id,
-        etag: r.file.etag,
-        seq: r.seq,
-        body: { file: toTxtFile(r.file, r.role) },
-      };
+      return fileResult(201, r);
     }
     case "file.update": {
       const r = await updateFile(tx, actor, requireTarget(op, refs), body as FilePatch, ifMatch);
-      return {
-        status: 200,
-        itemId: r.file.id,
-        etag: r.file.etag,
-        seq: r.seq,
-        body: { file: toTxtFile(r.file, r.role) },
-      };
+      return fileResult(200, r);
     }
     case "file.append": {
       const tail = (body as { content: string }).content;
       const r = await appendToFile(tx, actor, requireTarget(op, refs), tail, ifMatch);
-      return {
-        status: 200,
-        itemId: r.file.id,
-        etag: r.file.etag,
-        seq: r.seq,
-        body: { file: toTxtFile(r.file, r.role) },
-      };
+      return fileResult(200, r);
     }
     case "file.delete": {
       const r = await deleteFile(tx, actor, requireTarget(op, refs), ifMatch);

@@ -69,14 +69,10 @@ export class Delivery {
     const base = node.id ? this.c.rebase.ownSuccessor(node.id, given) : given;
     await this.c.journal.put(
       {
-        fileId: node.id,
-        createKey: node.createKey,
-        name: node.remoteName,
-        ...this.c.placeOf(node.parent),
+        ...this.entryOf(node),
         content: content.toString("utf8"),
         baseEtag: base?.etag ?? null,
         baseHash: base?.hash ?? null,
-        path: this.c.tree.pathOf(node),
         ...(move ? { move: true as const } : {}),
       },
       !this.c.writeBehind, // write-behind: fsync(2) makes it durable; write-through: only offline saves land here
@@ -87,19 +83,22 @@ export class Delivery {
     this.c.attrsChanged(node);
     this.deliverSoon();
   }
+
+  /** Who a journal entry of `node` is for: its id (or create key), name, place and path. */
+  private entryOf(node: FileNode) {
+    return {
+      fileId: node.id,
+      createKey: node.createKey,
+      name: node.remoteName,
+      ...this.c.placeOf(node.parent),
+      path: this.c.tree.pathOf(node),
+    };
+  }
+
   /** Records bytes appended to `node` without its body (handles.ts, appendBlind): sent as `file.append`. */
   async journalAppend(node: FileNode, tail: Buffer): Promise<void> {
     await this.c.journal.put(
-      {
-        fileId: node.id,
-        createKey: node.createKey,
-        name: node.remoteName,
-        ...this.c.placeOf(node.parent),
-        content: tail.toString("utf8"),
-        append: true,
-        baseEtag: null,
-        path: this.c.tree.pathOf(node),
-      },
+      { ...this.entryOf(node), content: tail.toString("utf8"), append: true, baseEtag: null },
       false,
     );
     this.c.refreshDirtySize(node);
