@@ -3,7 +3,7 @@
 // write data is copied first.
 import { constants } from "node:os";
 import type { Logger } from "../lib/logger.ts";
-import { VfsError } from "../vfs/errors.ts";
+import { fail, VfsError } from "../vfs/errors.ts";
 import type { Vfs } from "../vfs/vfs.ts";
 
 type Cb = (result: number, ...rest: unknown[]) => void;
@@ -22,6 +22,25 @@ export function toErrno(err: unknown, log: Logger, op: string, path: string): nu
   }
   log.error({ op, path, err }, "unexpected error in a filesystem operation");
   return -constants.errno.EIO;
+}
+
+/**
+ * Opens `path`. The kernel opens by a name it still remembers (it keeps names for a second); when
+ * that name is gone here, ESTALE has it look the name up again and go on with what it finds, as on
+ * a local disk: `> n.md.meta.json` right after n.md left creates the file instead of failing with
+ * ENOENT. Any other ENOENT stands (the kernel retries once; a second ESTALE would reach the program).
+ */
+async function openByName(vfs: Vfs, path: string, flags: number): Promise<number> {
+  try {
+    return await vfs.open(path, flags);
+  } catch (err) {
+    if (!(err instanceof VfsError) || err.errno !== "ENOENT") throw err;
+    const gone = await vfs.getattr(path).then(
+      () => false,
+      (e: unknown) => e instanceof VfsError && e.errno === "ENOENT",
+    );
+    throw gone ? fail("ESTALE", "the kernel remembered a name that is gone") : err;
+  }
 }
 
 const omitted = (ms: number): number | undefined => (ms > Number.MAX_SAFE_INTEGER ? undefined : ms);
@@ -108,7 +127,7 @@ export function fuseOps(vfs: Vfs, log: Logger, { trace = false, directIo }: Fuse
         "opendir",
         path,
         cb,
-        () => vfs.open(path, flags),
+        () => openByName(vfs, path, flags),
         (fd) => [fd],
       ),
     releasedir: (path: string, fd: number, cb: Cb) => run("releasedir", path, cb, () => vfs.release(fd)),
@@ -117,7 +136,7 @@ export function fuseOps(vfs: Vfs, log: Logger, { trace = false, directIo }: Fuse
         "open",
         path,
         cb,
-        () => vfs.open(path, flags),
+        () => openByName(vfs, path, flags),
         (fd) => [fd, directIo?.(path) ? OPEN_DIRECT_IO : 0],
       ),
     create: (path: string, mode: number, cb: Cb) =>

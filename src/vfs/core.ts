@@ -16,7 +16,7 @@ import { LocalFiles, type LocalHandle, type ManifestEntry } from "./local/localF
 import type { Attributes } from "./meta/attributes.ts";
 import { NoteTimes } from "./meta/noteTimes.ts";
 import { Pins } from "./meta/pins.ts";
-import { type SidecarNode, Sidecars } from "./meta/sidecars.ts";
+import { type SidecarNode, Sidecars, type SidecarTarget } from "./meta/sidecars.ts";
 import { parentAndName } from "./names.ts";
 import type { Namespace } from "./namespace.ts";
 import { Reports } from "./reports.ts";
@@ -187,7 +187,7 @@ export class VfsCore {
   readonly follower: ChangeFollower;
   readonly handles = new Map<number, Handle>();
   readonly openNotes = new Map<FileNode, OpenNote>();
-  readonly openSidecars = new Map<FileNode | DirNode, OpenSidecar>();
+  readonly openSidecars = new Map<SidecarTarget, OpenSidecar>();
   readonly sidecars: Sidecars;
   readonly prefetches = new Map<string, Promise<void>>();
   readonly journal: Journal;

@@ -495,6 +495,32 @@ describe("issue 13: found by the soak", () => {
     });
   });
 
+  it("a sidecar of a note kept local (a truncate split a character) takes tags that go with it when it is text again", async () => {
+    const d = await folder();
+    expect((await m.sh(`printf 'añejo' > ${d}/s.md`)).code).toBe(0);
+    const before = await noteAt(api(), `${d}/s.md`);
+    const r = await run(
+      // The first sidecar write leaves its name in the kernel's memory; the note is local right after.
+      `cd ${d} && printf '{"tags":["one"]}' > s.md.meta.json && truncate -s 2 s.md && ` +
+        `printf '{"tags":["side"]}' > s.md.meta.json && getfattr --only-values -n user.txtfs.tags s.md && echo && ` +
+        `ls -A && printf 'text again' > s.md && getfattr --only-values -n user.txtfs.tags s.md`,
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("side\ns.md\nside");
+    await m.sync();
+    expect(await noteAt(api(), `${d}/s.md`)).toMatchObject({ id: before.id, tags: ["side"], content: "text again" });
+  });
+
+  it("a sidecar path written right after its note was removed (the kernel still remembered the name) makes a plain file", async () => {
+    const d = await folder();
+    const r = await run(
+      `cd ${d} && echo x > g.md && cat g.md.meta.json > /dev/null && rm g.md && ` +
+        `printf '{"tags":["x"]}' > g.md.meta.json && ls -A && cat g.md.meta.json`,
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe('g.md.meta.json\n{"tags":["x"]}');
+  });
+
   it("a sidecar written right after its note is made (the kernel remembered the name as absent) sets the tags, never makes a file", async () => {
     const d = await folder();
     const r = await run(

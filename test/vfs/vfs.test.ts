@@ -16,8 +16,11 @@ let u: TestUser;
 let cacheDir: string;
 const vfss: Vfs[] = [];
 
-async function mountVfs(opts: { url?: string; cacheSize?: number; writeBehind?: boolean } = {}) {
-  const client = new TxtfsClient({ url: opts.url ?? t.url, key: u.key, source: "mount", timeoutMs: 2000 });
+async function mountVfs(
+  opts: { url?: string; cacheSize?: number; writeBehind?: boolean; client?: TxtfsClient } = {},
+) {
+  const client =
+    opts.client ?? new TxtfsClient({ url: opts.url ?? t.url, key: u.key, source: "mount", timeoutMs: 2000 });
   const vfs = new Vfs({
     client,
     cacheDir,
@@ -368,6 +371,76 @@ describe("vfs", () => {
     expect(await vfs.drain()).toBe(0);
     expect(vfs.stats().requests - before).toBe(0);
     expect(await remote()).toEqual([]);
+  });
+
+  describe("a note deleted and created again (tar -x, git checkout) continues", () => {
+    /** A client whose note creates wait until `open()`: a delivery round stays on its way meanwhile. */
+    function heldCreates() {
+      const client = new TxtfsClient({ url: t.url, key: u.key, source: "mount", timeoutMs: 5000 });
+      let open!: () => void;
+      const gate = new Promise<void>((r) => (open = r));
+      let held = 0;
+      const create = client.createFile.bind(client);
+      client.createFile = async (...args: Parameters<TxtfsClient["createFile"]>) => {
+        held++;
+        await gate;
+        return create(...args);
+      };
+      return { client, open, held: () => held };
+    }
+
+    async function tarOver(vfs: Vfs, path: string, text: string, pauseMs = 0) {
+      await vfs.unlink(path);
+      if (pauseMs) await sleep(pauseMs);
+      await writeFile(vfs, path, text);
+    }
+
+    it("while a delivery of other saves is on its way", async () => {
+      const { file } = (await u.api.post("/api/v1/files", { name: "a.md", content: "one", tags: ["t"] })).body;
+      const h = heldCreates();
+      const vfs = await mountVfs({ client: h.client });
+      const fd = await vfs.create("/other.md", 0o644);
+      await vfs.write(fd, Buffer.from("other"), 0);
+      await vfs.release(fd);
+      while (h.held() === 0) await sleep(5); // the round taking other.md's create is on its way
+      const unlinked = vfs.unlink("/a.md").then(() => {
+        const again = vfs.create("/a.md", 0o644);
+        return again.then(async (fd2) => {
+          await vfs.write(fd2, Buffer.from("two"), 0);
+          await vfs.release(fd2);
+        });
+      });
+      await unlinked;
+      h.open();
+      expect(await vfs.drain()).toBe(0);
+      const files = await remote();
+      expect(files.map((f) => f.name).sort()).toEqual(["a.md", "other.md"]);
+      expect(files.find((f) => f.name === "a.md")!.id).toBe(file.id);
+      expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({ content: "two", tags: ["t"] });
+    });
+
+    it("when a delivery would start between the delete and the create", async () => {
+      const { file } = (await u.api.post("/api/v1/files", { name: "a.md", content: "one", tags: ["t"] })).body;
+      const vfs = await mountVfs();
+      // Longer than the quiet moment after which a delivery starts (20 ms), within the delete's grace.
+      await tarOver(vfs, "/a.md", "two", 60);
+      const files = await remote();
+      expect(files.map((f) => f.id)).toEqual([file.id]);
+      expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({ content: "two", tags: ["t"] });
+    });
+
+    it("a delete with nothing after it still leaves on its own; `txtfs sync` takes it at once", async () => {
+      await u.api.post("/api/v1/files", { name: "a.md", content: "one" });
+      await u.api.post("/api/v1/files", { name: "b.md", content: "two" });
+      const vfs = await mountVfs();
+      await vfs.unlink("/a.md");
+      const deadline = Date.now() + 5000;
+      while ((await remote()).length > 1 && Date.now() < deadline) await sleep(20);
+      expect((await remote()).map((f) => f.name)).toEqual(["b.md"]);
+      await vfs.unlink("/b.md");
+      expect(await vfs.drain()).toBe(0);
+      expect(await remote()).toEqual([]);
+    });
   });
 
   it("deletes made offline are delivered later; one over a note changed remotely meanwhile is not applied", async () => {

@@ -31,6 +31,15 @@ const revisionOf = (etag: string) => Number(/^"?(\d+)-/.exec(etag)?.[1] ?? Numbe
 
 const DELIVERY_MAX_WAIT_MS = 1000;
 
+/**
+ * A note's delete waits this long in the journal before a delivery takes it (`txtfs sync`, fsync
+ * and unmount take it at once): a create of the same path meanwhile calls it off and the note
+ * continues (tar -x, git checkout: unlink, then create a moment later). Without it a delivery that
+ * happened to start between the two would send the delete, and the note would come back as a new
+ * one (new id, no tags, no history). Found by the soak (seeds 161, 173).
+ */
+const DELETE_GRACE_MS = 200;
+
 export class Delivery {
   readonly c: VfsCore;
 
@@ -51,12 +60,37 @@ export class Delivery {
   replaying: Promise<void> | undefined;
   replayAgain = false;
   unreachable = false;
-  /** Whether the journal entry `key` may be on its way to the service right now (then it is not ours to change). */
+  /** Keys of the journal entries the running delivery round took: any of them may reach the service any moment. */
+  private round: Set<string> | undefined;
+  /** When the deletes a round left for their grace (DELETE_GRACE_MS) may go. */
+  private heldUntil: number | undefined;
+  /** `txtfs sync`, fsync, unmount or settle is waiting: rounds take every entry, young deletes too. */
+  private draining = 0;
+
+  /**
+   * Whether the journal entry `key` may be on its way to the service right now (then it is not ours
+   * to change). An entry made after the running round started is not: the round never takes it.
+   */
   onItsWay(key: string): boolean {
     return (
-      this.replaying !== undefined ||
+      this.round?.has(key) === true ||
       this.c.journal.inflightBulk<Bulk>()?.items.some((i) => i.key === key) === true
     );
+  }
+
+  /**
+   * What a delivery round takes: the journal in order, up to the first delete still in its grace
+   * (the rest waits for it, so the service sees everything in the order it was done).
+   */
+  private takeRound(): JournalEntry[] {
+    const pending = this.c.journal.pending();
+    this.heldUntil = undefined;
+    if (this.draining) return pending;
+    const now = Date.now();
+    const young = pending.findIndex((e) => e.delete === "file" && Date.parse(e.savedAt) + DELETE_GRACE_MS > now);
+    if (young < 0) return pending;
+    this.heldUntil = Date.parse(pending[young]!.savedAt) + DELETE_GRACE_MS;
+    return pending.slice(0, young);
   }
 
   /**
@@ -200,7 +234,12 @@ export class Delivery {
     const now = Date.now();
     this.gatheringSince ??= now;
     const full = this.c.journal.size >= BULK_ITEMS && !this.replaying;
-    const wait = full ? 0 : Math.min(DELIVERY_QUIET_MS, this.gatheringSince + DELIVERY_MAX_WAIT_MS - now);
+    const wait = Math.max(
+      full ? 0 : Math.min(DELIVERY_QUIET_MS, this.gatheringSince + DELIVERY_MAX_WAIT_MS - now),
+      // A round now would stop at the delete the last one left for its grace (rm -rf: each unlink
+      // would start a round that takes nothing).
+      (this.heldUntil ?? 0) - now,
+    );
     clearTimeout(this.replayTimer);
     this.replayTimer = setTimeout(
       () => {
@@ -238,6 +277,7 @@ export class Delivery {
         if (this.unreachable) this.c.reports.reachability(false);
       } while (this.replayAgain && !this.unreachable);
       if (this.unreachable) this.scheduleReplay(2000);
+      else if (this.heldUntil !== undefined) this.scheduleReplay(Math.max(0, this.heldUntil - Date.now()));
     };
     this.replaying = run().finally(() => {
       this.replaying = undefined;
@@ -250,9 +290,14 @@ export class Delivery {
    * number of saves still journalled (`txtfs sync`, fsync, unmount).
    */
   async drain(): Promise<number> {
-    while (this.replaying || this.c.journal.size > 0) {
-      await (this.replaying ?? this.deliver());
-      if (this.unreachable) break;
+    this.draining++;
+    try {
+      while (this.replaying || this.c.journal.size > 0) {
+        await (this.replaying ?? this.deliver());
+        if (this.unreachable) break;
+      }
+    } finally {
+      this.draining--;
     }
     return this.c.journal.size;
   }
@@ -287,12 +332,23 @@ export class Delivery {
 
   /** Sends journalled writes in order. False when it stopped because the service is unreachable. */
   async replay(): Promise<boolean> {
-    const before = new Set(this.c.journal.pending());
-    if (!(await this.replayInBulk())) return false;
+    const atStart = new Set(this.c.journal.pending());
+    const taken = this.takeRound();
+    this.round = new Set(taken.map((e) => Journal.keyOf(e)));
+    try {
+      return await this.replayRound(new Set(taken), atStart);
+    } finally {
+      this.round = undefined;
+    }
+  }
+
+  private async replayRound(before: Set<JournalEntry>, atStart: Set<JournalEntry>): Promise<boolean> {
+    if (!(await this.replayInBulk(before))) return false;
     for (const entry of this.c.journal.pending()) {
-      // Saved while the bulk was on its way: the next round takes it (in bulk, with others).
       if (!before.has(entry)) {
-        this.replayAgain = true;
+        // Saved while the round went: the next round takes it (in bulk, with others). Left for
+        // its grace (or behind one): the timer set when the delivery ends does.
+        if (!atStart.has(entry)) this.replayAgain = true;
         continue;
       }
       if (entry.delete) {
@@ -421,9 +477,9 @@ export class Delivery {
    * Bursts of saves go up in bulk (journalSync.ts): new notes and edits of existing ones. False
    * when the service is unreachable (the bulk on its way is then sent again, unchanged).
    */
-  async replayInBulk(): Promise<boolean> {
+  async replayInBulk(taken: Iterable<JournalEntry>): Promise<boolean> {
     const waiting = this.c.journal.inflightBulk<Bulk>();
-    for (const bulk of waiting ? [waiting] : this.nextBulks()) {
+    for (const bulk of waiting ? [waiting] : this.nextBulks(taken)) {
       let results: BulkResult[];
       this.c.journal.setInflightBulk(bulk);
       try {
@@ -454,9 +510,9 @@ export class Delivery {
   }
 
   /** The journal's new notes, edits, renames and deletes, as bulk requests (none for fewer than two). */
-  nextBulks(): Bulk[] {
+  nextBulks(taken: Iterable<JournalEntry>): Bulk[] {
     const items: BulkItem[] = [];
-    for (const e of this.c.journal.pending()) {
+    for (const e of taken) {
       if (e.delete) {
         const base = e.delete === "file" ? this.deleteBase(e) : undefined;
         items.push({

@@ -51,7 +51,7 @@ export class Attributes {
     const open = this.c.openSidecars.get(sidecar.target);
     const size = (open?.content ?? (await this.renderSidecar(sidecar.target))).length;
     const base = this.statOf(sidecar.target);
-    const ro = this.c.opts.readOnly || sidecar.target.meta?.role === "reader";
+    const ro = this.c.opts.readOnly || (sidecar.target.kind !== "local" && sidecar.target.meta?.role === "reader");
     // Sidecars are rendered on demand and may differ from what was last written to them (a refused
     // edit): a fresh mtime makes every open drop cached pages (auto_cache), so reads see the truth.
     const mtime = new Date();
@@ -258,6 +258,7 @@ export class Attributes {
     await this.c.delivery.settle(sidecar.target);
     try {
       await this.c.sidecars.apply(sidecar.target, text);
+      if (sidecar.target.kind === "local") this.c.saveLocal();
     } catch (err) {
       const dir = this.c.tree.pathOf(sidecar.parent);
       this.c.reports.metadataRefused(`${dir === "/" ? "" : dir}/${sidecar.name}`, err);

@@ -3,7 +3,8 @@
 // them, like rclone's --vfs-metadata-extension). Writing one applies it; a bad one changes nothing.
 import { ApiError, type TxtfsClient, withoutContent } from "../../client/api.ts";
 import { fail, toVfsError } from "../errors.ts";
-import type { DirNode, FileNode, Tree } from "../tree.ts";
+import { isNoteName } from "../names.ts";
+import type { DirNode, FileNode, LocalNode, Tree } from "../tree.ts";
 import { parseTagsValue } from "./xattrs.ts";
 
 export const SIDECAR_SUFFIX = ".meta.json";
@@ -12,11 +13,14 @@ const MAX_CONTEXT = 4000;
 const MAX_TAGS = 16;
 const MAX_REASON = 500;
 
+/** What a sidecar describes: a note, a folder, or a file under a note's name kept local (its bytes are not text yet). */
+export type SidecarTarget = FileNode | DirNode | LocalNode;
+
 export interface SidecarNode {
   kind: "sidecar";
   name: string;
   parent: DirNode;
-  target: FileNode | DirNode;
+  target: SidecarTarget;
 }
 
 /** The sidecar a path names, if any: `dir/NAME.meta.json` for a note, `dir/.meta.json` for a folder. */
@@ -27,9 +31,12 @@ export function sidecarAt(dir: DirNode, name: string): SidecarNode | undefined {
   if (!name.endsWith(SIDECAR_SUFFIX)) return undefined;
   const target = dir.children.get(name.slice(0, -SIDECAR_SUFFIX.length));
   // A note still on its way has one too (a pending note is a note): it is rendered and applied once
-  // the note is on the service (Attributes.renderSidecar, delivery.settle).
-  if (target?.kind !== "file") return undefined;
-  return { kind: "sidecar", name, parent: dir, target };
+  // the note is on the service (Attributes.renderSidecar, delivery.settle). So does a file under a
+  // note's name kept local (a truncate split a character): like its xattrs, the context and tags
+  // set through it wait on the file and go with it when it is a note again.
+  if (target?.kind === "file" || (target?.kind === "local" && isNoteName(target.name)))
+    return { kind: "sidecar", name, parent: dir, target };
+  return undefined;
 }
 
 interface Rendered {
@@ -39,7 +46,7 @@ interface Rendered {
 
 /** Renders sidecars; a note's explicit connections are fetched once per version of the note. */
 export class Sidecars {
-  private readonly rendered = new Map<FileNode | DirNode, Rendered>();
+  private readonly rendered = new Map<SidecarTarget, Rendered>();
   private readonly client: TxtfsClient;
   private readonly tree: Tree;
 
@@ -48,16 +55,20 @@ export class Sidecars {
     this.tree = tree;
   }
 
-  private versionKey(target: FileNode | DirNode): string {
+  private versionKey(target: SidecarTarget): string {
+    if (target.kind === "local") return JSON.stringify(target.pendingMeta ?? {});
     return target.kind === "file" ? (target.meta?.etag ?? "") : `${target.meta?.updatedAt}`;
   }
 
-  async render(target: FileNode | DirNode): Promise<Buffer> {
+  async render(target: SidecarTarget): Promise<Buffer> {
     const key = this.versionKey(target);
     const hit = this.rendered.get(target);
     if (hit && hit.key === key) return hit.body;
     let doc: unknown;
-    if (target.kind === "dir") {
+    if (target.kind === "local") {
+      // What was set here (xattrs.ts reads the same); the rest is the service's, once it is a note.
+      doc = { name: target.name, context: target.pendingMeta?.context ?? "", tags: target.pendingMeta?.tags ?? [] };
+    } else if (target.kind === "dir") {
       const m = target.meta!;
       doc = {
         id: m.id,
@@ -114,7 +125,7 @@ export class Sidecars {
    * Applies an edited sidecar: context, tags and (for notes) the explicit connections. Everything
    * is checked before the first request, so a bad value fails with EINVAL and changes nothing.
    */
-  async apply(target: FileNode | DirNode, text: string): Promise<void> {
+  async apply(target: SidecarTarget, text: string): Promise<void> {
     let doc: unknown;
     try {
       doc = JSON.parse(text);
@@ -138,6 +149,13 @@ export class Sidecars {
           : null;
       if (!tags?.every((t) => typeof t === "string") || tags.length > MAX_TAGS) throw fail("EINVAL", "tags");
       patch.tags = tags as string[];
+    }
+    if (target.kind === "local") {
+      if (d.connections !== undefined && !(Array.isArray(d.connections) && d.connections.length === 0))
+        throw fail("EINVAL", "connections: a file kept local is not a note on the service yet");
+      target.pendingMeta = { ...target.pendingMeta, ...patch };
+      this.rendered.delete(target);
+      return;
     }
     let wanted: Map<string, string> | undefined;
     if (target.kind === "file" && d.connections !== undefined) {
