@@ -329,17 +329,20 @@ export function registerMount(program: Command): void {
       const stop = async (signal: string) => {
         if (stopping) return;
         stopping = true;
+        const stopStarted = Date.now();
         log.info({ signal }, "unmounting: flushing pending writes");
         await sdNotify(["STOPPING=1", "STATUS=flushing pending writes"], log);
         stopWatch();
         clearInterval(timer);
         stopRefresh();
         await vfs.stop();
+        const flushedMs = Date.now() - stopStarted;
         control?.close();
         if (signal !== "unmounted") await mounted.unmount();
         await client.close();
         await stopServer?.();
         removeMountRecord(process.pid);
+        log.info({ flushedMs, stoppedMs: Date.now() - stopStarted }, "unmounted");
         log.flush();
         process.exit(0);
       };

@@ -4,6 +4,7 @@
 // 0600 (it holds credentials). A malformed file, a value of the wrong type or an unknown setting is
 // one line naming the file (exit 2): never ignored, never overwritten by the next save.
 // `conf` (and its validator) is loaded only by the commands that read the config.
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { configDir } from "./paths.ts";
 
@@ -135,6 +136,15 @@ async function open() {
 
 /** The config, checked (none: `{}`). */
 export async function loadCliConfig(): Promise<CliConfig> {
+  // No file, nothing to check: `conf` (and the schema compiled at every open) costs a mount or a
+  // CLI command about 200 ms at start.
+  let exists = true;
+  try {
+    exists = statSync(configFile(), { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    // unreadable: opening it below says why
+  }
+  if (!exists) return {};
   const conf = await open();
   try {
     return { ...conf.store };

@@ -328,7 +328,9 @@ export class Namespace {
    */
   async replaceNote(src: FileNode | LocalNode, target: FileNode): Promise<void> {
     const content = src.kind === "local" ? this.c.local.read(src.blob) : await this.c.body(src);
-    if (src.kind === "local" && src.pendingMeta)
+    // A temp file's context and tags go to the note (rsync -X sets them on it); a note moved over
+    // another keeps none of its own, also when it is kept local for now (bytes that are not UTF-8).
+    if (src.kind === "local" && src.pendingMeta && (!src.ghostOf || src.ghostOf.id === target.id))
       target.pendingMeta = { ...target.pendingMeta, ...src.pendingMeta };
     const open = this.c.io.openNote(target);
     try {

@@ -477,6 +477,36 @@ describe("issue 13: found by the soak", () => {
     });
   });
 
+  it("a note kept local moved over another note leaves that note its own tags, as a note moved over it does", async () => {
+    const d = await folder();
+    expect(
+      (
+        await m.sh(
+          `printf 'text' > ${d}/k.md && printf 'other' > ${d}/t.md && setfattr -n user.txtfs.tags -v keep ${d}/t.md`,
+        )
+      ).code,
+    ).toBe(0);
+    await m.sync();
+    const target = await noteAt(api(), `${d}/t.md`);
+    const r = await run(
+      `cd ${d} && printf '\\377' | dd of=k.md bs=1 seek=1 conv=notrunc status=none && ` +
+        "setfattr -n user.txtfs.tags -v alpha k.md && mv -T k.md t.md && printf 'text again' > t.md && " +
+        "getfattr --only-values -n user.txtfs.tags t.md && echo && ls -A",
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("keep\nt.md\n");
+    await m.sync();
+    expect(await noteAt(api(), `${d}/t.md`)).toMatchObject({
+      id: target.id,
+      tags: ["keep"],
+      content: "text again",
+    });
+    const dir = await findByPath(api(), d);
+    expect((await flatIndex(api())).files.filter((f) => f.folderId === dir.id && f.name === "k.md")).toEqual(
+      [],
+    );
+  });
+
   it("os.replace over a note kept local (a truncate split a character) continues that note", async () => {
     const d = await folder();
     expect((await m.sh(`printf 'añejo' > ${d}/s.md`)).code).toBe(0);
@@ -508,7 +538,11 @@ describe("issue 13: found by the soak", () => {
     expect(r.stderr).toBe("");
     expect(r.stdout).toBe("side\ns.md\nside");
     await m.sync();
-    expect(await noteAt(api(), `${d}/s.md`)).toMatchObject({ id: before.id, tags: ["side"], content: "text again" });
+    expect(await noteAt(api(), `${d}/s.md`)).toMatchObject({
+      id: before.id,
+      tags: ["side"],
+      content: "text again",
+    });
   });
 
   it("a sidecar path written right after its note was removed (the kernel still remembered the name) makes a plain file", async () => {
