@@ -396,7 +396,8 @@ describe("vfs", () => {
     }
 
     it("while a delivery of other saves is on its way", async () => {
-      const { file } = (await u.api.post("/api/v1/files", { name: "a.md", content: "one", tags: ["t"] })).body;
+      const { file } = (await u.api.post("/api/v1/files", { name: "a.md", content: "one", tags: ["t"] }))
+        .body;
       const h = heldCreates();
       const vfs = await mountVfs({ client: h.client });
       const fd = await vfs.create("/other.md", 0o644);
@@ -416,17 +417,24 @@ describe("vfs", () => {
       const files = await remote();
       expect(files.map((f) => f.name).sort()).toEqual(["a.md", "other.md"]);
       expect(files.find((f) => f.name === "a.md")!.id).toBe(file.id);
-      expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({ content: "two", tags: ["t"] });
+      expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({
+        content: "two",
+        tags: ["t"],
+      });
     });
 
     it("when a delivery would start between the delete and the create", async () => {
-      const { file } = (await u.api.post("/api/v1/files", { name: "a.md", content: "one", tags: ["t"] })).body;
+      const { file } = (await u.api.post("/api/v1/files", { name: "a.md", content: "one", tags: ["t"] }))
+        .body;
       const vfs = await mountVfs();
       // Longer than the quiet moment after which a delivery starts (20 ms), within the delete's grace.
       await tarOver(vfs, "/a.md", "two", 60);
       const files = await remote();
       expect(files.map((f) => f.id)).toEqual([file.id]);
-      expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({ content: "two", tags: ["t"] });
+      expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({
+        content: "two",
+        tags: ["t"],
+      });
     });
 
     it("a delete with nothing after it still leaves on its own; `txtfs sync` takes it at once", async () => {

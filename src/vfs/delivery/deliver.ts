@@ -87,7 +87,9 @@ export class Delivery {
     this.heldUntil = undefined;
     if (this.draining) return pending;
     const now = Date.now();
-    const young = pending.findIndex((e) => e.delete === "file" && Date.parse(e.savedAt) + DELETE_GRACE_MS > now);
+    const young = pending.findIndex(
+      (e) => e.delete === "file" && Date.parse(e.savedAt) + DELETE_GRACE_MS > now,
+    );
     if (young < 0) return pending;
     this.heldUntil = Date.parse(pending[young]!.savedAt) + DELETE_GRACE_MS;
     return pending.slice(0, young);

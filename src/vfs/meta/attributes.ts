@@ -51,7 +51,8 @@ export class Attributes {
     const open = this.c.openSidecars.get(sidecar.target);
     const size = (open?.content ?? (await this.renderSidecar(sidecar.target))).length;
     const base = this.statOf(sidecar.target);
-    const ro = this.c.opts.readOnly || (sidecar.target.kind !== "local" && sidecar.target.meta?.role === "reader");
+    const ro =
+      this.c.opts.readOnly || (sidecar.target.kind !== "local" && sidecar.target.meta?.role === "reader");
     // Sidecars are rendered on demand and may differ from what was last written to them (a refused
     // edit): a fresh mtime makes every open drop cached pages (auto_cache), so reads see the truth.
     const mtime = new Date();

@@ -67,7 +67,11 @@ export class Sidecars {
     let doc: unknown;
     if (target.kind === "local") {
       // What was set here (xattrs.ts reads the same); the rest is the service's, once it is a note.
-      doc = { name: target.name, context: target.pendingMeta?.context ?? "", tags: target.pendingMeta?.tags ?? [] };
+      doc = {
+        name: target.name,
+        context: target.pendingMeta?.context ?? "",
+        tags: target.pendingMeta?.tags ?? [],
+      };
     } else if (target.kind === "dir") {
       const m = target.meta!;
       doc = {
