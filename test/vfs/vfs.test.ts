@@ -67,6 +67,21 @@ async function readAll(vfs: Vfs, path: string) {
   }
 }
 
+/** A client whose note creates wait until `open()`: a delivery round stays on its way meanwhile. */
+function heldCreates() {
+  const client = new TxtfsClient({ url: t.url, key: u.key, source: "mount", timeoutMs: 5000 });
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  let held = 0;
+  const create = client.createFile.bind(client);
+  client.createFile = async (...args: Parameters<TxtfsClient["createFile"]>) => {
+    held++;
+    await gate;
+    return create(...args);
+  };
+  return { client, open, held: () => held };
+}
+
 const remote = async () =>
   (await u.api.get("/api/me/files")).body.files as { id: string; name: string; size: number }[];
 
@@ -140,6 +155,31 @@ describe("vfs", () => {
     const files = await remote();
     expect(files.map((f) => f.name)).toEqual(["d.md"]);
     expect((await u.api.get(`/api/v1/files/${files[0]!.id}`)).body.content).toBe("ours");
+  });
+
+  it("a save made while a note deleted remotely is created again builds on it, never lost or split off", async () => {
+    const { file } = (await u.api.post("/api/v1/files", { name: "d.md", content: "base" })).body;
+    const h = heldCreates();
+    const vfs = await mountVfs({ client: h.client });
+    const fd = await vfs.open("/d.md", fsc.O_RDWR);
+    expect((await vfs.read(fd, 100, 0)).toString()).toBe("base");
+    await u.api.delete(`/api/v1/files/${file.id}`);
+    await vfs.write(fd, Buffer.from("ours"), 0);
+    await vfs.flush(fd); // delivered soon: the update finds the note gone and creates it again (held)
+    while (h.held() === 0) await sleep(5);
+    await vfs.write(fd, Buffer.from(" and more"), 4);
+    await vfs.flush(fd); // saved while the create is on its way
+    expect((await vfs.read(fd, 100, 0)).toString()).toBe("ours and more");
+    h.open();
+    expect(await vfs.drain()).toBe(0);
+    expect((await vfs.read(fd, 100, 0)).toString()).toBe("ours and more");
+    await vfs.release(fd);
+    expect(await readAll(vfs, "/d.md")).toBe("ours and more");
+    expect(vfs.readdir("/")).toEqual(["d.md"]);
+    const files = await remote();
+    expect(files.map((f) => f.name)).toEqual(["d.md"]);
+    expect((await u.api.get(`/api/v1/files/${files[0]!.id}`)).body.content).toBe("ours and more");
+    expect(vfs.refused).toEqual([]);
   });
 
   it("a clean note deleted remotely goes away", async () => {
@@ -374,21 +414,6 @@ describe("vfs", () => {
   });
 
   describe("a note deleted and created again (tar -x, git checkout) continues", () => {
-    /** A client whose note creates wait until `open()`: a delivery round stays on its way meanwhile. */
-    function heldCreates() {
-      const client = new TxtfsClient({ url: t.url, key: u.key, source: "mount", timeoutMs: 5000 });
-      let open!: () => void;
-      const gate = new Promise<void>((r) => (open = r));
-      let held = 0;
-      const create = client.createFile.bind(client);
-      client.createFile = async (...args: Parameters<TxtfsClient["createFile"]>) => {
-        held++;
-        await gate;
-        return create(...args);
-      };
-      return { client, open, held: () => held };
-    }
-
     async function tarOver(vfs: Vfs, path: string, text: string, pauseMs = 0) {
       await vfs.unlink(path);
       if (pauseMs) await sleep(pauseMs);

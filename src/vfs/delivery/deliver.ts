@@ -188,10 +188,14 @@ export class Delivery {
         if (!(err instanceof ApiError && err.status === 404)) throw err;
         this.c.log.warn({ path: this.c.tree.pathOf(node) }, "note was deleted remotely; saving it again");
         this.c.tree.removeFile(node.id);
+        const createKey = randomUUID();
         node.id = null;
-        node.createKey = randomUUID();
+        node.createKey = createKey;
         this.c.tree.addChild(node.parent, node);
-        return this.send(node, content, null);
+        const sent = await this.send(node, content, null);
+        // A save made meanwhile was keyed by this create: it builds on what it made (soak seed 158).
+        await this.c.journal.rekeyCreated(createKey, sent.meta);
+        return sent;
       }
     }
     this.c.cache.set(meta.id, meta.etag, Buffer.from(body!, "utf8"));

@@ -222,6 +222,30 @@ export class Journal {
   }
 
   /**
+   * A note deleted remotely was created again (under a new create key) as `delivered`: a save made
+   * while that create was on its way was keyed by the create, so it goes on under the note's id,
+   * based on what was delivered (as `done` does with a save made while its entry was on its way).
+   */
+  rekeyCreated(
+    createKey: string,
+    delivered: { id: string; etag: string; contentHash: string },
+  ): Promise<void> {
+    return this.lock.run(async () => {
+      const key = Journal.keyOf({ fileId: null, createKey });
+      const current = this.entries.get(key);
+      if (!current) return;
+      const next = {
+        ...current,
+        fileId: delivered.id,
+        baseEtag: current.append ? null : delivered.etag,
+        baseHash: current.append ? null : delivered.contentHash,
+      };
+      await this.write(next, this.durable.has(key), true);
+      this.append({ del: key });
+    });
+  }
+
+  /**
    * The entry is finished with: it reached the service (as `delivered`), or it was not applied
    * (kept as a conflict copy, refused, undone). If the note was saved again meanwhile, that newer
    * entry always stays: based on what was delivered (and keyed by the id a create received), or,
