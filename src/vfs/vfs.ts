@@ -68,9 +68,12 @@ export class Vfs {
   async start(onProgress?: (message: string) => void): Promise<void> {
     const c = this.c;
     onProgress?.("listing the account...");
-    const index = await c.client.flatIndex();
-    for (const o of index.owners ?? []) c.tree.setOwner(o.id, o.email);
-    c.tree.load(index.folders, index.files);
+    // The listing as parsed is let go once loaded (the tree keeps what it needs of each record).
+    const { cursor, notes, folders } = await c.client.flatIndex().then((index) => {
+      for (const o of index.owners ?? []) c.tree.setOwner(o.id, o.email);
+      c.tree.load(index.folders, index.files);
+      return { cursor: index.cursor, notes: index.files.length, folders: index.folders.length };
+    });
     c.times.load();
     for (const node of c.tree.files.values()) {
       const kept = node.meta && c.times.get(node.meta.id, node.meta.contentHash);
@@ -78,7 +81,7 @@ export class Vfs {
       node.localMtimeMs = kept.mtimeMs;
       node.localAtimeMs = kept.atimeMs;
     }
-    onProgress?.(`${index.files.length} notes in ${index.folders.length} folders`);
+    onProgress?.(`${notes} notes in ${folders} folders`);
     // Folders made here first (journal), then what is kept locally inside them.
     c.delivery.restoreJournal(await c.journal.load());
     const kept = await c.local.init();
@@ -88,7 +91,7 @@ export class Vfs {
     await c.pins.init();
     // The service's record of this device's states wins (fetched after the mount is up: no delay).
     void c.pins.loadRemote().finally(() => c.pins.startRefreshing(() => c.tree.files.values()));
-    c.follower.start(index.cursor);
+    c.follower.start(cursor);
   }
 
   /** Flushes every pending write (to the service, or to the journal when it is unreachable). */
