@@ -260,8 +260,11 @@ export class Tree {
     return `/${parts.join("/")}`;
   }
 
-  /** Loads a whole listing at once (mount time): two passes so parents may come after children. */
-  load(folders: TxtFolder[], files: TxtFile[]): void {
+  /**
+   * Loads a whole listing at once (mount time): two passes so parents may come after children.
+   * `files`: the records as kept (keep()), read before their folders were known.
+   */
+  load(folders: TxtFolder[], files: NoteMeta[]): void {
     this.onChange();
     this.onRemoteChange();
     for (const f of folders) this.sawChange(f.updatedAt);
@@ -282,10 +285,10 @@ export class Tree {
       dir.parent.children.set(`\0${dir.id}`, dir); // placeholder key; relayout names it
       touched.add(dir.parent);
     }
-    for (const listed of files) {
-      if (this.ghosted.has(listed.id)) continue;
-      const f = this.keep(listed);
+    for (const f of files) {
+      if (this.ghosted.has(f.id)) continue;
       const parent = this.dirs.get(f.folderId ?? "") ?? this.orphanParent(f);
+      if (parent.id === f.folderId) f.folderId = parent.id; // one copy of the folder's id
       const node: FileNode = {
         kind: "file",
         name: "",

@@ -24,7 +24,7 @@ import { Attributes } from "./meta/attributes.ts";
 import { isNoteName } from "./names.ts";
 import { Namespace } from "./namespace.ts";
 import type { RefusedSave } from "./reports.ts";
-import type { DirNode } from "./tree.ts";
+import type { DirNode, NoteMeta } from "./tree.ts";
 
 export { conflictName } from "./conflicts.ts";
 export type { Stat, VfsOptions } from "./core.ts";
@@ -68,12 +68,17 @@ export class Vfs {
   async start(onProgress?: (message: string) => void): Promise<void> {
     const c = this.c;
     onProgress?.("listing the account...");
-    // The listing as parsed is let go once loaded (the tree keeps what it needs of each record).
-    const { cursor, notes, folders } = await c.client.flatIndex().then((index) => {
-      for (const o of index.owners ?? []) c.tree.setOwner(o.id, o.email);
-      c.tree.load(index.folders, index.files);
-      return { cursor: index.cursor, notes: index.files.length, folders: index.folders.length };
+    // Read in batches as it arrives, each record kept only in part (tree.keep): a listing of
+    // 100,000 notes is never held whole, as text nor parsed.
+    const files: NoteMeta[] = [];
+    const index = await c.client.flatIndexInBatches((batch) => {
+      for (const f of batch) files.push(c.tree.keep(f));
     });
+    for (const o of index.owners ?? []) c.tree.setOwner(o.id, o.email);
+    c.tree.load(index.folders, files);
+    const { cursor } = index;
+    const notes = files.length;
+    const folders = index.folders.length;
     c.times.load();
     for (const node of c.tree.files.values()) {
       const kept = node.meta && c.times.get(node.meta.id, node.meta.contentHash);
