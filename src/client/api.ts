@@ -11,6 +11,7 @@ import type {
   TxtVersion,
 } from "../lib/apiTypes.ts";
 import type { Logger } from "../lib/logger.ts";
+import { ListingSplitter } from "./listingStream.ts";
 
 export type { ChangeRecord, TxtFile, TxtFileDetail, TxtFolder };
 
@@ -136,7 +137,14 @@ export class TxtfsClient {
     );
   }
 
-  private async call(c: Call): Promise<{ status: number; headers: Record<string, string>; text: string }> {
+  /**
+   * `consume`: reads a successful answer's body instead of it being kept as text (`text` is then
+   * what it returns).
+   */
+  private async call(
+    c: Call,
+    consume?: (body: AsyncIterable<Buffer>) => Promise<string>,
+  ): Promise<{ status: number; headers: Record<string, string>; text: string }> {
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.key}`,
       "x-txtfs-source": this.source,
@@ -163,7 +171,7 @@ export class TxtfsClient {
           ? AbortSignal.any([c.signal, AbortSignal.timeout(c.timeoutMs ?? this.timeoutMs)])
           : AbortSignal.timeout(c.timeoutMs ?? this.timeoutMs),
       });
-      text = await res.body.text();
+      text = consume && res.statusCode < 400 ? await consume(res.body) : await res.body.text();
     } catch (err) {
       this.trace(c, started, (err as { code?: string }).code ?? "network_error", body?.length ?? 0, 0);
       throw new NetworkError(`${c.method} ${c.path.split("?")[0]}: ${(err as Error).message}`, {
@@ -200,6 +208,33 @@ export class TxtfsClient {
     owners?: { id: string; email: string; name: string }[];
   }> {
     return this.json({ method: "GET", path: "/api/me/files", timeoutMs: 60_000 });
+  }
+
+  /**
+   * The same listing, its files handed to `onFiles` in batches as they arrive and left out of
+   * the result: the listing of 100,000 notes is never held whole (see listingStream.ts).
+   */
+  async flatIndexInBatches(onFiles: (files: TxtFile[]) => void): Promise<{
+    folders: TxtFolder[];
+    cursor: number;
+    owners?: { id: string; email: string; name: string }[];
+  }> {
+    let rest: unknown;
+    let received = 0;
+    await this.call({ method: "GET", path: "/api/me/files", timeoutMs: 60_000 }, async (body) => {
+      const splitter = new ListingSplitter(onFiles as (files: unknown[]) => void);
+      for await (const chunk of body) {
+        received += chunk.length;
+        splitter.push(chunk);
+      }
+      rest = splitter.end();
+      return `(${received} bytes read in batches)`;
+    });
+    return rest as {
+      folders: TxtFolder[];
+      cursor: number;
+      owners?: { id: string; email: string; name: string }[];
+    };
   }
 
   changes(cursor: number, waitSeconds = 0, limit = 1000, signal?: AbortSignal) {

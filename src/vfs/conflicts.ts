@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { ApiError, withoutContent } from "../client/api.ts";
 import type { TxtFile } from "../lib/apiTypes.ts";
 import { type Base, BoundedMap, baseOf, type VfsCore } from "./core.ts";
-import type { FileNode } from "./tree.ts";
+import type { FileNode, NoteMeta } from "./tree.ts";
 
 /**
  * `note.md` -> `note.conflict-host-20261121T223000-k3f9q2.md`: the time says when, the random tail
@@ -49,7 +49,7 @@ export class Conflicts {
   }
 
   /** Our save turned version `base` of note `id` into `meta` (see ownSuccessor). */
-  replaced(id: string, base: Base, meta: TxtFile): void {
+  replaced(id: string, base: Base, meta: NoteMeta): void {
     if (base && base.etag !== meta.etag) this.superseded.set(`${id} ${base.etag}`, baseOf(meta)!);
   }
 

@@ -5,6 +5,20 @@ export interface CachedBody {
   body: Buffer;
 }
 
+/** `text` as UTF-8 in an ArrayBuffer of its own, of its exact size (never in a shared slab). */
+export function ownBytes(text: string): Buffer {
+  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text, "utf8"));
+  bytes.write(text, "utf8");
+  return bytes;
+}
+
+/** `body` in an ArrayBuffer of its own, of its exact size. */
+function ownCopy(body: Buffer): Buffer {
+  const copy = Buffer.allocUnsafeSlow(body.length);
+  body.copy(copy);
+  return copy;
+}
+
 /** Note bodies by file id, bounded in bytes (`--cache-size`); the least recently used go first. */
 export class ContentCache {
   private readonly lru: LRUCache<string, CachedBody>;
@@ -31,9 +45,16 @@ export class ContentCache {
     return hit && etag && hit.etag === etag ? hit.body : undefined;
   }
 
-  set(id: string, etag: string, body: Buffer): void {
-    if (body.length > this.lru.maxSize) return; // larger than the whole cache: don't evict everything
-    this.lru.set(id, { etag, body });
+  /**
+   * Keeps `body` and returns the copy kept. A small Buffer is usually a view into a shared 64 KiB
+   * slab (Buffer.from(string) pools them): keeping the view would keep the whole slab alive, so
+   * the cache keeps an exact-size copy instead.
+   */
+  set(id: string, etag: string, body: Buffer): Buffer {
+    if (body.length > this.lru.maxSize) return body; // larger than the whole cache: don't evict everything
+    const kept = body.byteLength === body.buffer.byteLength ? body : ownCopy(body);
+    this.lru.set(id, { etag, body: kept });
+    return kept;
   }
 
   delete(id: string): void {

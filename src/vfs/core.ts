@@ -3,7 +3,7 @@ import { ApiError, NetworkError, type TxtfsClient, withoutContent } from "../cli
 import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Conflicts } from "./conflicts.ts";
-import { ContentCache } from "./contentCache.ts";
+import { ContentCache, ownBytes } from "./contentCache.ts";
 import type { Delivery } from "./delivery/deliver.ts";
 import { Journal, type JournalEntry } from "./delivery/journal.ts";
 import { fail, toVfsError } from "./errors.ts";
@@ -158,7 +158,7 @@ export function checkName(name: string): void {
 
 export type Base = { etag: string; hash: string } | null;
 
-export function baseOf(meta: TxtFile | null | undefined): Base {
+export function baseOf(meta: Pick<TxtFile, "etag" | "contentHash"> | null | undefined): Base {
   return meta ? { etag: meta.etag, hash: meta.contentHash } : null;
 }
 
@@ -282,8 +282,7 @@ export class VfsCore {
       .readFolderWithBodies(id)
       .then((folder) => {
         for (const f of folder.files) {
-          const body = Buffer.from(f.content, "utf8");
-          this.cache.set(f.id, f.etag, body);
+          const body = this.cache.set(f.id, f.etag, ownBytes(f.content));
           const node = this.tree.files.get(f.id);
           if (node) void this.pins.remember(node, f.etag, body); // kept on disk when available/pinned
         }
@@ -319,8 +318,7 @@ export class VfsCore {
     try {
       const detail = await this.client.readFile(node.id, old?.etag);
       if (!detail) return this.cache.count(old!.body, true); // 304: our copy is current
-      const body = Buffer.from(detail.content, "utf8");
-      this.cache.set(node.id, detail.etag, body);
+      const body = this.cache.set(node.id, detail.etag, ownBytes(detail.content));
       this.tree.upsertFile(withoutContent(detail));
       await this.pins.remember(node, detail.etag, body);
       return this.cache.count(body, false);

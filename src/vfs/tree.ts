@@ -4,13 +4,16 @@ import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
 import type { Action } from "./lifecycle.ts";
 import { disambiguated, displayName, splitPath } from "./names.ts";
 
+/** What the mount keeps of a note's record: all but its URLs (`endpoint`, `raw`), never read here. */
+export type NoteMeta = Omit<TxtFile, "endpoint" | "raw">;
+
 export interface FileNode {
   kind: "file";
   name: string;
   parent: DirNode;
   /** Remote id; null until a newly created note is first uploaded. */
   id: string | null;
-  meta: TxtFile | null;
+  meta: NoteMeta | null;
   /** The name to store remotely (what the user typed, or the remote name). */
   remoteName: string;
   /** Idempotency key of the create, so a retried upload never makes two notes. */
@@ -64,7 +67,7 @@ export interface Claim {
   name: string;
   shownAs: string;
   /** Its record, so a pending claimant shows its attributes (tags, context) at once. */
-  meta?: TxtFile;
+  meta?: NoteMeta;
   /** Tags or context set here that the note has not received yet (set while it was a local file). */
   pendingMeta?: { context?: string; tags?: string[] };
 }
@@ -91,6 +94,9 @@ export type Node = FileNode | LocalNode | DirNode;
 
 /** The top-level folder holding what others shared with you, one folder per owner inside. */
 export const SHARED_DIR = "Shared with me";
+
+/** The tags of every note without tags (most of them): one array, never changed in place. */
+const NO_TAGS: string[] = Object.freeze([]) as unknown as string[];
 
 /** A folder of the mount only (no remote id): read-only, so nothing can be created in it. */
 function syntheticDir(name: string, parent: DirNode): DirNode {
@@ -151,6 +157,44 @@ export class Tree {
   /** What a remote change or delete does to a note, by its state (lifecycle.ts). */
   lifecycle: (node: FileNode, event: "remote-change" | "remote-delete") => Action = (_, event) =>
     event === "remote-change" ? "apply-remote" : "remove";
+  /** One copy of the strings many records repeat (owner ids, availability): see keep(). */
+  private readonly repeated = new Map<string, string>();
+
+  /**
+   * What is kept of a note's record, for each of the (maybe 100,000) notes for the life of the
+   * mount: the fields the mount reads, always in one order (one hidden class), with one copy of the
+   * strings records repeat (its folder's id is that folder's own; owner ids, availability), one
+   * shared array for "no tags", and without the URLs it never reads.
+   */
+  keep(m: NoteMeta): NoteMeta {
+    const kept: NoteMeta = {
+      id: m.id,
+      name: m.name,
+      context: m.context,
+      tags: m.tags?.length === 0 ? NO_TAGS : m.tags,
+      type: m.type,
+      availability: this.once(m.availability) as NoteMeta["availability"],
+      size: m.size,
+      folderId: m.folderId === null ? null : (this.dirs.get(m.folderId)?.id ?? m.folderId),
+      createdAt: m.createdAt,
+      updatedAt: m.updatedAt,
+      access: m.access,
+      role: m.role,
+      etag: m.etag,
+      contentHash: m.contentHash,
+    };
+    if (m.ownerId !== undefined) kept.ownerId = this.once(m.ownerId);
+    return kept;
+  }
+
+  /** The copy of `s` kept before (a bounded few: owners are few, and so are availabilities). */
+  private once(s: string): string {
+    const known = this.repeated.get(s);
+    if (known !== undefined) return known;
+    if (this.repeated.size < 1000) this.repeated.set(s, s);
+    return s;
+  }
+
   /** Owner account id -> the name of their folder under `Shared with me/` (their email). */
   private readonly owners = new Map<string, string>();
   private sharedRoot: DirNode | null = null;
@@ -170,7 +214,7 @@ export class Tree {
    * Where an item goes whose folder is not visible to us: our own at the top (until its folder
    * arrives), shared ones under `Shared with me/OWNER/` (a shared folder's top, a file shared alone).
    */
-  private orphanParent(meta: TxtFile | TxtFolder): DirNode {
+  private orphanParent(meta: NoteMeta | TxtFolder): DirNode {
     if (meta.access !== "shared" || !meta.ownerId) return this.root;
     let dir = this.ownerDirs.get(meta.ownerId);
     if (dir) return dir;
@@ -216,8 +260,11 @@ export class Tree {
     return `/${parts.join("/")}`;
   }
 
-  /** Loads a whole listing at once (mount time): two passes so parents may come after children. */
-  load(folders: TxtFolder[], files: TxtFile[]): void {
+  /**
+   * Loads a whole listing at once (mount time): two passes so parents may come after children.
+   * `files`: the records as kept (keep()), read before their folders were known.
+   */
+  load(folders: TxtFolder[], files: NoteMeta[]): void {
     this.onChange();
     this.onRemoteChange();
     for (const f of folders) this.sawChange(f.updatedAt);
@@ -241,6 +288,7 @@ export class Tree {
     for (const f of files) {
       if (this.ghosted.has(f.id)) continue;
       const parent = this.dirs.get(f.folderId ?? "") ?? this.orphanParent(f);
+      if (parent.id === f.folderId) f.folderId = parent.id; // one copy of the folder's id
       const node: FileNode = {
         kind: "file",
         name: "",
@@ -261,7 +309,7 @@ export class Tree {
   upsertFile(remote: TxtFile, own = false): FileNode | undefined {
     this.sawChange(remote.updatedAt);
     let node = this.files.get(remote.id);
-    const meta = this.placement(remote, node);
+    const meta = this.keep(this.placement(remote, node));
     if (this.ghosted.has(meta.id) || this.deleting.has(meta.id)) return undefined;
     const parent = this.dirs.get(meta.folderId ?? "") ?? this.orphanParent(meta);
     if (!node) {

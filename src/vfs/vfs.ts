@@ -24,7 +24,7 @@ import { Attributes } from "./meta/attributes.ts";
 import { isNoteName } from "./names.ts";
 import { Namespace } from "./namespace.ts";
 import type { RefusedSave } from "./reports.ts";
-import type { DirNode } from "./tree.ts";
+import type { DirNode, NoteMeta } from "./tree.ts";
 
 export { conflictName } from "./conflicts.ts";
 export type { Stat, VfsOptions } from "./core.ts";
@@ -68,9 +68,17 @@ export class Vfs {
   async start(onProgress?: (message: string) => void): Promise<void> {
     const c = this.c;
     onProgress?.("listing the account...");
-    const index = await c.client.flatIndex();
+    // Read in batches as it arrives, each record kept only in part (tree.keep): a listing of
+    // 100,000 notes is never held whole, as text nor parsed.
+    const files: NoteMeta[] = [];
+    const index = await c.client.flatIndexInBatches((batch) => {
+      for (const f of batch) files.push(c.tree.keep(f));
+    });
     for (const o of index.owners ?? []) c.tree.setOwner(o.id, o.email);
-    c.tree.load(index.folders, index.files);
+    c.tree.load(index.folders, files);
+    const { cursor } = index;
+    const notes = files.length;
+    const folders = index.folders.length;
     c.times.load();
     for (const node of c.tree.files.values()) {
       const kept = node.meta && c.times.get(node.meta.id, node.meta.contentHash);
@@ -78,7 +86,7 @@ export class Vfs {
       node.localMtimeMs = kept.mtimeMs;
       node.localAtimeMs = kept.atimeMs;
     }
-    onProgress?.(`${index.files.length} notes in ${index.folders.length} folders`);
+    onProgress?.(`${notes} notes in ${folders} folders`);
     // Folders made here first (journal), then what is kept locally inside them.
     c.delivery.restoreJournal(await c.journal.load());
     const kept = await c.local.init();
@@ -88,7 +96,7 @@ export class Vfs {
     await c.pins.init();
     // The service's record of this device's states wins (fetched after the mount is up: no delay).
     void c.pins.loadRemote().finally(() => c.pins.startRefreshing(() => c.tree.files.values()));
-    c.follower.start(index.cursor);
+    c.follower.start(cursor);
   }
 
   /** Flushes every pending write (to the service, or to the journal when it is unreachable). */

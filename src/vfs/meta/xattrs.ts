@@ -2,9 +2,9 @@
 // and the identity fields (read-only). security.* and system.* are answered from memory: the kernel
 // asks for security.capability before every write, and sed/vim probe ACLs.
 import { ApiError, type TxtfsClient, withoutContent } from "../../client/api.ts";
-import type { TxtFile, TxtFolder } from "../../lib/apiTypes.ts";
+import type { TxtFolder } from "../../lib/apiTypes.ts";
 import { fail, toVfsError } from "../errors.ts";
-import type { Node, Tree } from "../tree.ts";
+import type { Node, NoteMeta, Tree } from "../tree.ts";
 
 const P = "user.txtfs.";
 export const XATTR_NAMES = [
@@ -33,7 +33,7 @@ export function xattrNames(node: Node): string[] {
 
 export async function readXattr(client: TxtfsClient, node: Node, name: string): Promise<Buffer | null> {
   if (!name.startsWith(P)) return null; // ENODATA
-  const meta: TxtFile | TxtFolder | null = node.kind === "local" ? null : node.meta;
+  const meta: NoteMeta | TxtFolder | null = node.kind === "local" ? null : node.meta;
   if (!meta) {
     // Not on the service (yet): what was set here.
     const pending = node.kind === "dir" ? undefined : node.pendingMeta;
