@@ -279,11 +279,16 @@ export class Tree {
         children: new Map(),
       });
     }
-    const touched = new Set<DirNode>([this.root]);
+    // Each folder's children, named once all are known (placeAll).
+    const kids = new Map<DirNode, (FileNode | DirNode)[]>();
+    const add = (parent: DirNode, node: FileNode | DirNode) => {
+      const list = kids.get(parent);
+      if (list) list.push(node);
+      else kids.set(parent, [node]);
+    };
     for (const dir of this.dirs.values()) {
       dir.parent = this.dirs.get(dir.meta!.parentFolderId ?? "") ?? this.orphanParent(dir.meta!);
-      dir.parent.children.set(`\0${dir.id}`, dir); // placeholder key; relayout names it
-      touched.add(dir.parent);
+      add(dir.parent, dir);
     }
     for (const f of files) {
       if (this.ghosted.has(f.id)) continue;
@@ -299,10 +304,28 @@ export class Tree {
         createKey: "",
       };
       this.files.set(f.id, node);
-      parent.children.set(`\0${f.id}`, node);
-      touched.add(parent);
+      add(parent, node);
     }
-    for (const dir of touched) this.relayout(dir);
+    for (const [dir, list] of kids) this.placeAll(dir, list);
+  }
+
+  /**
+   * Puts a folder's children in at once (mount time: 100,000 notes): each under the name it wants
+   * when no two want the same and nothing else is there yet, otherwise as relayout names them.
+   */
+  private placeAll(dir: DirNode, nodes: (FileNode | DirNode)[]): void {
+    if (dir.children.size === 0) {
+      const names = nodes.map(wantedName);
+      if (new Set(names).size === names.length) {
+        for (let i = 0; i < nodes.length; i++) {
+          nodes[i]!.name = names[i]!;
+          dir.children.set(names[i]!, nodes[i]!);
+        }
+        return;
+      }
+    }
+    for (const node of nodes) dir.children.set(`\0${node.id}`, node); // placeholder keys; relayout names them
+    this.relayout(dir);
   }
 
   /** `own`: the record our own save produced (its times stay as this mount set them). */

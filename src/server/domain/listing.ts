@@ -57,6 +57,35 @@ export async function listFilesPage(
 
 /** The flat metadata index (GET /api/me/files): every file and folder, plus the feed head to follow. */
 export async function flatIndex(tx: Tx, actor: Actor) {
+  const { rows, roles, folders, owners, cursor } = await flatIndexParts(tx, actor);
+  return { files: rows.map((r, i) => toTxtFile(r, roles[i]!)), folders, owners, cursor };
+}
+
+/** Files per chunk of a streamed listing: a few hundred KiB of JSON. */
+const LISTING_CHUNK_FILES = 1000;
+
+/**
+ * The flat index as JSON text in chunks, exactly `JSON.stringify(flatIndex(...))`: a listing of
+ * 100,000 notes (~55 MiB) starts reaching the client after its first thousand, the client parses
+ * while the rest is written, and the server never holds the whole text or every record at once.
+ */
+export function* flatIndexJson(parts: FlatIndexParts): Generator<string> {
+  const { rows, roles } = parts;
+  yield '{"files":[';
+  for (let i = 0; i < rows.length; i += LISTING_CHUNK_FILES) {
+    const end = Math.min(rows.length, i + LISTING_CHUNK_FILES);
+    const chunk: string[] = [];
+    for (let k = i; k < end; k++) chunk.push(JSON.stringify(toTxtFile(rows[k]!, roles[k]!)));
+    yield (i > 0 ? "," : "") + chunk.join(",");
+  }
+  const { folders, owners, cursor } = parts;
+  yield `],"folders":${JSON.stringify(folders)},"owners":${JSON.stringify(owners)},"cursor":${JSON.stringify(cursor)}}`;
+}
+
+export type FlatIndexParts = Awaited<ReturnType<typeof flatIndexParts>>;
+
+/** What the flat index is made of, read in one snapshot (the records are made from the rows as they are sent). */
+export async function flatIndexParts(tx: Tx, actor: Actor) {
   const scope = await loadScope(tx, actor);
   const rows = (await tx.files.list({
     ...visibleTo(scope),
@@ -73,7 +102,8 @@ export async function flatIndex(tx: Tx, actor: Actor) {
     if (u) owners.push({ id: u.id, email: u.email, name: u.name });
   }
   return {
-    files: rows.map((r) => toTxtFile(r, roleInScope(scope, r) ?? "reader")),
+    rows,
+    roles: rows.map((r) => roleInScope(scope, r) ?? "reader"),
     folders,
     owners,
     // Read in the same snapshot: following the feed from here misses nothing.
