@@ -305,3 +305,42 @@ describe("the top level as a folder", () => {
     ]);
   });
 });
+
+describe("listFlatFiles (GET /api/me/files)", () => {
+  it("streams the same JSON as one document: 2,500 notes over several chunks, a shared one, the feed head", async () => {
+    const bob = await t.user();
+    for (let b = 0; b < 5; b++) {
+      const push = Array.from({ length: 500 }, (_, i) => ({
+        id: `c${i}`,
+        op: "file.create",
+        body: { name: `n-${b}-${i}.md`, content: `note "${b}/${i}" ñ\n`, tags: i % 2 ? ["t"] : [] },
+      }));
+      expect((await bob.api.post("/api/v1/sync", { cursor: "latest", push })).status).toBe(200);
+    }
+    const shared = (await alice.api.post("/api/me/files", { name: "from-alice.md", content: "hi" })).body
+      .file;
+    expect(
+      (await alice.api.post("/api/v1/shares", { fileId: shared.id, email: bob.email, role: "reader" }))
+        .status,
+    ).toBe(201);
+    const res = await bob.api.get("/api/me/files");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    // Exactly what serializing the document at once gives (key order, escapes, no stray commas).
+    expect(res.text).toBe(JSON.stringify(res.body));
+    const { files, owners, cursor, folders } = res.body;
+    expect(files).toHaveLength(2501);
+    expect(files.map((f: { id: string }) => f.id)).toEqual(files.map((f: { id: string }) => f.id).toSorted());
+    expect(files.find((f: { name: string }) => f.name === "n-3-7.md")).toMatchObject({
+      tags: ["t"],
+      role: "owner",
+    });
+    expect(files.find((f: { id: string }) => f.id === shared.id)).toMatchObject({
+      role: "reader",
+      access: "shared",
+    });
+    expect(owners).toEqual([expect.objectContaining({ email: alice.email })]);
+    expect(folders).toEqual([]);
+    expect(cursor).toBeGreaterThanOrEqual(2501);
+  });
+});
