@@ -363,6 +363,9 @@ export class Tree {
       else node.localMtimeMs ??= Date.parse(node.meta.updatedAt);
       if (node.meta.etag !== meta.etag) node.localCtimeMs = undefined; // ctime: the service's change
     }
+    // The answer to our own save may carry a rename or move made elsewhere (a metadata-only change
+    // is merged, not a conflict): the kernel knows the names as they were, as for a remote change.
+    const foreign = !own || meta.name !== node.remoteName || moved;
     node.meta = meta;
     node.remoteName = meta.name;
     const from = node.parent;
@@ -370,7 +373,7 @@ export class Tree {
     else if (renamed && node.name !== wantedName(node)) this.relayout(parent);
     else this.onChange(node); // in place: only its own attributes changed
     if (moved) this.pruneShared(from);
-    if (!own && (moved || renamed)) this.onRemoteChange();
+    if (foreign && (moved || renamed)) this.onRemoteChange();
     else if (!own && contentChanged) this.onRemoteChange(node);
     return node;
   }
