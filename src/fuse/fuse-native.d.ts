@@ -33,7 +33,7 @@ declare module "fuse-native" {
     /** txtfs patch: keeps `stat` (cacheable) as what `path` answers until its next change. */
     static putAttrs?: (path: string, stat: object) => void;
     /** txtfs patch: keeps `names` as the listing of the folder `path` until its next change. */
-    static putDir?: (path: string, names: string[]) => void;
+    static putDir?: (path: string, names: string[], kinds?: string[]) => void;
     /** txtfs patch: called once the FUSE loop ended (unmounted by us or from outside). */
     onLoopExit?: () => void;
   }

@@ -2,11 +2,14 @@
 // mount holds its tree in memory from the first listing, so a first `ls -lR` or `find` is answered
 // in C as a warm one is, instead of crossing into JavaScript once per file. Done at mount and again
 // (debounced) after a change dropped everything (a feed batch, a rename of a folder).
+import { constants } from "node:fs";
 import type { Vfs } from "../vfs/vfs.ts";
+
+const { S_IFMT, S_IFDIR } = constants;
 
 interface NativeCache {
   putAttrs?: (path: string, stat: object) => void;
-  putDir?: (path: string, names: string[]) => void;
+  putDir?: (path: string, names: string[], kinds?: string[]) => void;
 }
 
 /** After a change dropped everything, the tree is put there again once changes pause this long. */
@@ -47,17 +50,23 @@ export class NativePrefill {
         const dir = dirs[next]!;
         let names: string[];
         try {
-          names = this.vfs.readdir(dir);
+          names = [".", "..", ...this.vfs.readdir(dir)]; // as ops.readdir answers (`ls -a`)
         } catch {
           continue; // gone meanwhile
         }
-        putDir(dir, names);
         const prefix = dir === "/" ? "/" : `${dir}/`;
+        // Each entry's type goes with the listing (d_type): `find -name` needs no lookup of a file.
+        const kinds: string[] = [];
         for (const name of names) {
-          if (name === "." || name === "..") continue;
+          if (name === "." || name === "..") {
+            kinds.push("d");
+            continue;
+          }
           const st = this.vfs.statIfKnown(prefix + name);
+          kinds.push(st ? ((st.mode & S_IFMT) === S_IFDIR ? "d" : "f") : "-");
           if (st) putAttrs(prefix + name, { ...st, cacheable: true });
         }
+        putDir(dir, names, kinds);
       }
       if (next < dirs.length) setImmediate(step);
     };

@@ -33,6 +33,23 @@ describe("the mount as system tools see it", () => {
     expect(dots.stdout).toBe("directory\ndirectory\n");
   });
 
+  it("a mount that put its whole tree into the native cache lists . and .. and tells each entry's type (no lstat)", async () => {
+    expect((await m.sh("set -e; mkdir -p typed/sub; printf 'x\\n' > typed/n.md")).code).toBe(0);
+    await m.sync();
+    await m.remount(); // the tree goes into the native cache at mount (nativePrefill.ts)
+    const r = await m.sh("ls -a typed; stat -c %F typed/. typed/..");
+    expect(r.stdout).toBe(".\n..\nn.md\nsub\ndirectory\ndirectory\n");
+    // d_type: scandir knows a file from a folder without a stat of either.
+    const py =
+      "import os; print(sorted((e.name, e.is_dir(follow_symlinks=False)) for e in os.scandir('typed')))";
+    const traced = await m.sh(
+      `strace -f -e trace=newfstatat,statx,lstat,stat python3 -c "${py}" 2>&1 >/dev/null | grep -c typed/ || true`,
+    );
+    const listed = await m.sh(`python3 -c "${py}"`);
+    expect(listed.stdout).toBe("[('n.md', False), ('sub', True)]\n");
+    expect(traced.stdout.trim()).toBe("0");
+  });
+
   it("the root's mtime is the account's newest change, and moves on with a remote change", async () => {
     await m.sh("printf 'a\\n' > root-a.md");
     const shown = Number((await sh(`stat -c %Y ${m.dirs.mnt}`)).stdout.trim());
