@@ -352,7 +352,7 @@ export class Tree {
       return node;
     }
     // A feed page read before our own write landed may arrive after it: never step back.
-    if (node.meta && meta.updatedAt < node.meta.updatedAt) return node;
+    if (node.meta && isOlder(meta, node.meta)) return node;
     const moved = node.parent !== parent;
     const renamed = node.meta?.name !== meta.name || node.meta?.type !== meta.type;
     const contentChanged = node.meta?.contentHash !== meta.contentHash;
@@ -586,6 +586,20 @@ export class Tree {
       }
     }
   }
+}
+
+/** The revision an ETag names (`"12-9f..."`): every change of a note moves it by one. */
+export const revisionOf = (etag: string) => Number(/^"?(\d+)-/.exec(etag)?.[1] ?? Number.NaN);
+
+/**
+ * Whether record `a` is an older version of the note than `b`, by revision: two versions may share
+ * a millisecond of updatedAt (our save and the next one), and the feed's record of the first,
+ * applied after the answer to the second, would show the older body again (soak seed 192).
+ */
+function isOlder(a: NoteMeta, b: NoteMeta): boolean {
+  const ra = revisionOf(a.etag);
+  const rb = revisionOf(b.etag);
+  return Number.isFinite(ra) && Number.isFinite(rb) ? ra < rb : a.updatedAt < b.updatedAt;
 }
 
 /** The name a child would have with no duplicate beside it (local files keep theirs). */

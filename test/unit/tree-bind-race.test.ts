@@ -80,3 +80,32 @@ describe("the feed before the bulk answer", () => {
     expect([...tree.root.children.keys()]).toEqual(["d"]);
   });
 });
+
+describe("records of one note arriving out of order", () => {
+  const version = (rev: number, size: number, updatedAt: string): TxtFile => ({
+    ...file("f1", "n.md", "d1"),
+    folderId: null,
+    etag: `"${rev}-h${rev}"`,
+    contentHash: `h${rev}`,
+    size,
+    updatedAt,
+  });
+
+  it("never steps back to an older revision, also when both share a millisecond (soak seed 192)", () => {
+    const tree = new Tree();
+    tree.upsertFile(version(1, 3, at));
+    const same = "2026-01-01T00:00:01.000Z";
+    tree.upsertFile(version(3, 4, same), true); // the answer to our second save
+    tree.upsertFile(version(2, 3, same)); // the feed's record of the first, read before it
+    expect(tree.files.get("f1")!.meta).toMatchObject({ etag: '"3-h3"', size: 4 });
+    tree.upsertFile(version(4, 9, "2026-01-01T00:00:02.000Z"));
+    expect(tree.files.get("f1")!.meta).toMatchObject({ etag: '"4-h4"', size: 9 });
+  });
+
+  it("orders by time when an ETag names no revision", () => {
+    const tree = new Tree();
+    tree.upsertFile({ ...version(1, 3, "2026-01-01T00:00:02.000Z"), etag: '"x"' });
+    tree.upsertFile({ ...version(1, 5, "2026-01-01T00:00:01.000Z"), etag: '"y"' });
+    expect(tree.files.get("f1")!.meta).toMatchObject({ etag: '"x"', size: 3 });
+  });
+});

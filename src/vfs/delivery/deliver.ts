@@ -22,12 +22,9 @@ import {
 } from "../delivery/bulk.ts";
 import { Journal, type JournalEntry } from "../delivery/journal.ts";
 import { fail } from "../errors.ts";
-import type { DirNode, FileNode, Node } from "../tree.ts";
+import { type DirNode, type FileNode, type Node, revisionOf } from "../tree.ts";
 
 const DELIVERY_QUIET_MS = 20;
-
-/** The revision an ETag names (`"12-9f..."`): every change of a note moves it by one. */
-const revisionOf = (etag: string) => Number(/^"?(\d+)-/.exec(etag)?.[1] ?? Number.NaN);
 
 const DELIVERY_MAX_WAIT_MS = 1000;
 
