@@ -597,6 +597,8 @@ export const revisionOf = (etag: string) => Number(/^"?(\d+)-/.exec(etag)?.[1] ?
  * applied after the answer to the second, would show the older body again (soak seed 192).
  */
 function isOlder(a: NoteMeta, b: NoteMeta): boolean {
+  // A note deleted remotely and created again by our save is a new note (new id, revision 1).
+  if (a.id !== b.id) return false;
   const ra = revisionOf(a.etag);
   const rb = revisionOf(b.etag);
   return Number.isFinite(ra) && Number.isFinite(rb) ? ra < rb : a.updatedAt < b.updatedAt;

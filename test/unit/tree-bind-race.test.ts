@@ -109,3 +109,17 @@ describe("records of one note arriving out of order", () => {
     expect(tree.files.get("f1")!.meta).toMatchObject({ etag: '"x"', size: 3 });
   });
 });
+
+describe("a note deleted remotely and created again by our save", () => {
+  it("takes the new note's record, though its revision starts again at 1", () => {
+    const tree = new Tree();
+    const old: TxtFile = { ...file("f1", "n.md", "d1"), folderId: null, etag: '"4-h4"', contentHash: "h4" };
+    tree.upsertFile(old);
+    const node = tree.files.get("f1")!;
+    tree.removeFile("f1");
+    node.id = null;
+    tree.addChild(tree.root, node);
+    tree.bindFile(node, { ...old, id: "f2", etag: '"1-h5"', contentHash: "h5", size: 7 });
+    expect(node.meta).toMatchObject({ id: "f2", etag: '"1-h5"', size: 7 });
+  });
+});
