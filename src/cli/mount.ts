@@ -339,7 +339,8 @@ export function registerMount(program: Command): void {
         const flushedMs = Date.now() - stopStarted;
         control?.close();
         if (signal !== "unmounted") await mounted.unmount();
-        await client.close();
+        // Everything is delivered (or journalled for the next mount): no connection needs a goodbye.
+        await client.destroy();
         await stopServer?.();
         removeMountRecord(process.pid);
         log.info({ flushedMs, stoppedMs: Date.now() - stopStarted }, "unmounted");

@@ -506,4 +506,9 @@ export class TxtfsClient {
   async close(): Promise<void> {
     await this.pool.close();
   }
+
+  /** Ends every connection now, without waiting for requests in flight (a daemon exiting: nothing is). */
+  async destroy(): Promise<void> {
+    await this.pool.destroy();
+  }
 }

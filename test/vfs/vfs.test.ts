@@ -330,6 +330,38 @@ describe("vfs", () => {
     expect(vfs.readdir("/to")).toHaveLength(20);
   });
 
+
+  it("a long burst goes up while it goes on, never waiting for a pause (there is none)", async () => {
+    const client = new TxtfsClient({ url: t.url, key: u.key, source: "mount", timeoutMs: 5000 });
+    let saves = 0;
+    let firstRoundAt: number | undefined;
+    const sync = client.sync.bind(client);
+    client.sync = (...args: Parameters<TxtfsClient["sync"]>) => {
+      firstRoundAt ??= saves;
+      return sync(...args);
+    };
+    const create = client.createFile.bind(client); // a round of one note
+    client.createFile = (...args: Parameters<TxtfsClient["createFile"]>) => {
+      firstRoundAt ??= saves;
+      return create(...args);
+    };
+    const vfs = await mountVfs({ client, writeBehind: true });
+    for (; saves < 300; saves++) {
+      const fd = await vfs.create(`/b${saves}.md`, 0o644);
+      await vfs.write(fd, Buffer.from(`burst ${saves}\n`), 0);
+      await vfs.release(fd);
+      await new Promise(setImmediate); // the next save is the next FUSE call: timers due run between
+    }
+    // The first round went once 64 saves were waiting (an unmount right after the burst then has
+    // only what came during the last round to send), not at 200 nor at the end.
+    expect(firstRoundAt).toBeGreaterThanOrEqual(1);
+    expect(firstRoundAt).toBeLessThan(100);
+    expect(await vfs.drain()).toBe(0);
+    const files = await remote();
+    expect(files).toHaveLength(300);
+    for (const f of files.filter((x) => ["b0.md", "b64.md", "b299.md"].includes(x.name)))
+      expect((await u.api.get(`/api/v1/files/${f.id}`)).body.content).toBe(`burst ${f.name.slice(1, -3)}\n`);
+  });
   it("a bulk delivery whose answer was lost goes again unchanged: no note is created twice", async () => {
     const journal = new Journal(cacheDir);
     await journal.load();

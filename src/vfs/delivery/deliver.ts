@@ -13,7 +13,6 @@ import {
   type VfsCore,
 } from "../core.ts";
 import {
-  BULK_ITEMS,
   type Bulk,
   type BulkItem,
   type BulkResult,
@@ -27,6 +26,12 @@ import { type DirNode, type FileNode, type Node, revisionOf } from "../tree.ts";
 const DELIVERY_QUIET_MS = 20;
 
 const DELIVERY_MAX_WAIT_MS = 1000;
+
+/**
+ * Saves waiting that make a burst: a round starts at once (right after the one on its way), so a
+ * long burst goes up while it goes on and little is left for an unmount or `txtfs sync` right after.
+ */
+const BURST_ITEMS = 64;
 
 /**
  * A note's delete waits this long in the journal before a delivery takes it (`txtfs sync`, fsync
@@ -47,10 +52,13 @@ export class Delivery {
   /** The daemon is stopping: no delivery is started any more. */
   stopTimers(): void {
     clearTimeout(this.replayTimer);
+    clearImmediate(this.burstStart);
   }
 
   /** The journal's next delivery: saves gathering (deliverSoon), or a retry while unreachable. */
   replayTimer: NodeJS.Timeout | undefined;
+  /** The next round of a burst, right after the operation that made it one (deliverSoon). */
+  private burstStart: NodeJS.Immediate | undefined;
   /** When the first save still gathering for the next delivery was made. */
   gatheringSince: number | undefined;
   /** The running delivery of the journal (one at a time), and whether saves arrived meanwhile. */
@@ -226,21 +234,34 @@ export class Delivery {
    * Saves gather for a moment before they are delivered, so a burst (a shell loop, `cp -r`, a
    * build) goes up in a few bulk requests instead of one each, and `echo x > note` (truncate,
    * flush, write, flush) never sends its empty step. Delivery starts once no save came for
-   * DELIVERY_QUIET_MS, at the latest DELIVERY_MAX_WAIT_MS after the first one waiting, or at once
-   * when a whole request's worth is waiting (a long burst is then sent while it goes on, and an
-   * unmount right after it has little left to send); fsync(2),
-   * `txtfs sync`, unmount and operations that need a note on the service (settle) deliver at once.
+   * DELIVERY_QUIET_MS, at the latest DELIVERY_MAX_WAIT_MS after the first one waiting, or as soon
+   * as BURST_ITEMS are waiting; fsync(2), `txtfs sync`, unmount and operations that need a note on the service (settle) deliver at once.
    * While the service is unreachable, its retry timer does.
    */
   deliverSoon(): void {
     if (this.unreachable) return;
     const now = Date.now();
+    // A round now would stop at the delete the last one left for its grace (rm -rf: each unlink
+    // would start a round that takes nothing).
+    const held = (this.heldUntil ?? 0) > now;
+    // What the running round took stays in the journal until answered: it is not waiting.
+    if (this.c.journal.size - (this.round?.size ?? 0) >= BURST_ITEMS && !held) {
+      // A burst: the round starts once this operation is done, or right after the one on its
+      // way. Not on a timer, which each save of the burst would put off again (saves less than a
+      // millisecond apart: due timers run only between them, and never did in a fast loop).
+      clearTimeout(this.replayTimer);
+      this.replayTimer = undefined;
+      this.gatheringSince = undefined;
+      if (!this.burstStart)
+        this.burstStart = setImmediate(() => {
+          this.burstStart = undefined;
+          void this.deliver();
+        });
+      return;
+    }
     this.gatheringSince ??= now;
-    const full = this.c.journal.size >= BULK_ITEMS && !this.replaying;
     const wait = Math.max(
-      full ? 0 : Math.min(DELIVERY_QUIET_MS, this.gatheringSince + DELIVERY_MAX_WAIT_MS - now),
-      // A round now would stop at the delete the last one left for its grace (rm -rf: each unlink
-      // would start a round that takes nothing).
+      Math.min(DELIVERY_QUIET_MS, this.gatheringSince + DELIVERY_MAX_WAIT_MS - now),
       (this.heldUntil ?? 0) - now,
     );
     clearTimeout(this.replayTimer);

@@ -2,7 +2,12 @@
 // the service keeps only its own updatedAt. They are kept here, per note and per content, so they
 // survive a remount while the content is the same: a second `rsync -a` then transfers nothing.
 // A remote edit changes the content hash, and the note shows the service's time again.
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+//
+// On disk: `times.json`, a snapshot, and `times.log`, the changes since it (a JSON line each). A
+// save appends only what changed, so its cost follows the changes, not the number of notes kept
+// (an unmount right after a burst of writes, 100,000 notes with times). The log is folded into a
+// new snapshot at load, once it is longer than the snapshot.
+import { appendFileSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export interface NoteTime {
@@ -12,17 +17,24 @@ export interface NoteTime {
   atimeMs?: number;
 }
 
-/** Changes gather this long before the file is written (a `cp -a` of 1,000 notes writes it once). */
+/** Changes gather this long before they are written (a `cp -a` of 1,000 notes writes once). */
 const SAVE_DELAY_MS = 200;
+
+/** A line of the log: the note's times, or null when they were dropped. */
+type Change = [id: string, time: NoteTime | null];
 
 export class NoteTimes {
   private readonly file: string;
+  private readonly log: string;
   private readonly times = new Map<string, NoteTime>();
+  /** Notes whose times changed since the last save. */
+  private readonly changed = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private readonly onError: (err: unknown) => void;
 
   constructor(cacheDir: string, onError: (err: unknown) => void) {
     this.file = join(cacheDir, "times.json");
+    this.log = join(cacheDir, "times.log");
     this.onError = onError;
   }
 
@@ -33,6 +45,24 @@ export class NoteTimes {
     } catch {
       // none yet, or torn by a crash: the notes show the service's times
     }
+    let lines: string[] = [];
+    try {
+      lines = readFileSync(this.log, "utf8").split("\n");
+    } catch {
+      return; // no changes since the snapshot
+    }
+    for (const line of lines) {
+      let change: Change;
+      try {
+        change = JSON.parse(line) as Change;
+      } catch {
+        continue; // the empty last line, or a line torn by a crash
+      }
+      if (change[1]) this.times.set(change[0], change[1]);
+      else this.times.delete(change[0]);
+    }
+    // A last line torn by a crash would join the next change appended: start a clean log.
+    if (lines.length > this.times.size || lines.at(-1) !== "") this.compact();
   }
 
   /** The times kept for note `id` while its content hash is `hash`. */
@@ -43,11 +73,14 @@ export class NoteTimes {
 
   set(id: string, time: NoteTime): void {
     this.times.set(id, time);
+    this.changed.add(id);
     this.saveSoon();
   }
 
   delete(id: string): void {
-    if (this.times.delete(id)) this.saveSoon();
+    if (!this.times.delete(id)) return;
+    this.changed.add(id);
+    this.saveSoon();
   }
 
   private saveSoon(): void {
@@ -59,13 +92,28 @@ export class NoteTimes {
     this.timer.unref();
   }
 
+  /** Appends what changed since the last save to the log (nothing to do when nothing did). */
   flush(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
+    if (!this.changed.size) return;
+    let text = "";
+    for (const id of this.changed) text += `${JSON.stringify([id, this.times.get(id) ?? null])}\n`;
+    try {
+      appendFileSync(this.log, text, { mode: 0o600 });
+      this.changed.clear();
+    } catch (err) {
+      this.onError(err);
+    }
+  }
+
+  /** Writes every note's times as the new snapshot and starts an empty log. */
+  private compact(): void {
     try {
       const tmp = `${this.file}.tmp`;
       writeFileSync(tmp, JSON.stringify(Object.fromEntries(this.times)), { mode: 0o600 });
       renameSync(tmp, this.file);
+      writeFileSync(this.log, "", { mode: 0o600 });
     } catch (err) {
       this.onError(err);
     }
