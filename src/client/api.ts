@@ -1,6 +1,5 @@
 // Typed client of the txtfs HTTP API over one keep-alive pool. Used by the mount and the CLI; it
 // imports nothing from the server. Every call has a deadline, so a dead server is an error, never a hang.
-import { Pool } from "undici";
 import type {
   ChangeRecord,
   TxtComment,
@@ -11,6 +10,7 @@ import type {
   TxtVersion,
 } from "../lib/apiTypes.ts";
 import type { Logger } from "../lib/logger.ts";
+import { HttpPool, type HttpResponse } from "./http.ts";
 import { ListingSplitter } from "./listingStream.ts";
 
 export type { ChangeRecord, TxtFile, TxtFileDetail, TxtFolder };
@@ -107,7 +107,7 @@ export function requestKind(method: string, path: string): string {
 }
 
 export class TxtfsClient {
-  private readonly pool: Pool;
+  private readonly pool: HttpPool;
   private key: string;
   private readonly timeoutMs: number;
   private readonly source: string;
@@ -123,7 +123,7 @@ export class TxtfsClient {
   }
 
   constructor(opts: ClientOptions) {
-    this.pool = new Pool(opts.url, { connections: opts.connections ?? 8, pipelining: 1 });
+    this.pool = new HttpPool(opts.url, opts.connections ?? 8);
     this.key = opts.key;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.source = opts.source ?? "api";
@@ -159,7 +159,7 @@ export class TxtfsClient {
     const kind = requestKind(c.method, c.path);
     this.requestsByKind[kind] = (this.requestsByKind[kind] ?? 0) + 1;
     const started = Date.now();
-    let res: Awaited<ReturnType<Pool["request"]>>;
+    let res: HttpResponse;
     let text: string;
     try {
       res = await this.pool.request({
@@ -171,7 +171,7 @@ export class TxtfsClient {
           ? AbortSignal.any([c.signal, AbortSignal.timeout(c.timeoutMs ?? this.timeoutMs)])
           : AbortSignal.timeout(c.timeoutMs ?? this.timeoutMs),
       });
-      text = consume && res.statusCode < 400 ? await consume(res.body) : await res.body.text();
+      text = consume && res.statusCode < 400 ? await consume(res.body) : await res.text();
     } catch (err) {
       this.trace(c, started, (err as { code?: string }).code ?? "network_error", body?.length ?? 0, 0);
       throw new NetworkError(`${c.method} ${c.path.split("?")[0]}: ${(err as Error).message}`, {
