@@ -208,7 +208,7 @@ export class VfsCore {
     this.opts = opts;
     this.client = opts.client;
     this.log = opts.logger;
-    this.cache = new ContentCache(opts.cacheSize);
+    this.cache = new ContentCache(opts.cacheSize, opts.cacheDir);
     this.local = new LocalFiles(opts.cacheDir, (err) =>
       this.log.error({ err }, "could not save the local-files manifest"),
     );
@@ -272,7 +272,7 @@ export class VfsCore {
     let missing = 0;
     let bytes = 0;
     for (const child of dir.children.values()) {
-      if (child.kind === "file" && child.id && child.meta && !this.cache.fresh(child.id, child.meta.etag)) {
+      if (child.kind === "file" && child.id && child.meta && !this.cache.isFresh(child.id, child.meta.etag)) {
         missing++;
         bytes += child.meta.size;
       }
@@ -316,15 +316,18 @@ export class VfsCore {
     }
     const old = this.cache.get(node.id);
     try {
-      const detail = await this.client.readFile(node.id, old?.etag);
-      if (!detail) return this.cache.count(old!.body, true); // 304: our copy is current
+      let detail = await this.client.readFile(node.id, old?.etag);
+      const current = detail ? undefined : old!.body();
+      if (current) return this.cache.count(current, true); // 304: our copy is current
+      detail ??= (await this.client.readFile(node.id))!; // ... but its file is gone: the body again (no 304 without an ETag)
       const body = this.cache.set(node.id, detail.etag, ownBytes(detail.content));
       this.tree.upsertFile(withoutContent(detail));
       await this.pins.remember(node, detail.etag, body);
       return this.cache.count(body, false);
     } catch (err) {
       // Offline: an older cached copy is better than no copy; a pinned note's kept body is one.
-      if (old && isTransient(err)) return this.cache.count(old.body, true);
+      const older = old && isTransient(err) ? old.body() : undefined;
+      if (older) return this.cache.count(older, true);
       const keptAny = isTransient(err) ? await this.pins.read(node.id, undefined, true) : undefined;
       if (keptAny) return this.cache.count(keptAny, true);
       throw toVfsError(err);

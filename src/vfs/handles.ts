@@ -159,7 +159,7 @@ export class OpenFiles {
     if (this.c.pins.stateOf(node) !== "online-only") return false; // kept here: its body is at hand
     const pending = this.c.journal.get(journalKey(node));
     if (pending && !pending.append) return false;
-    return !this.c.overlay.get(node) && !this.c.cache.fresh(node.id, node.meta?.etag);
+    return !this.c.overlay.get(node) && !this.c.cache.isFresh(node.id, node.meta?.etag);
   }
 
   /**

@@ -1,6 +1,6 @@
 // The mount's semantics in-process (no FUSE): a real server on loopback, the Vfs called directly.
 import { randomUUID } from "node:crypto";
-import { constants as fsc, mkdtempSync, rmSync } from "node:fs";
+import { constants as fsc, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -180,6 +180,27 @@ describe("vfs", () => {
     expect(files.map((f) => f.name)).toEqual(["d.md"]);
     expect((await u.api.get(`/api/v1/files/${files[0]!.id}`)).body.content).toBe("ours and more");
     expect(vfs.refused).toEqual([]);
+  });
+
+  it("note bodies are cached as files in the cache dir; one removed under the daemon is downloaded again", async () => {
+    const { file } = (await u.api.post("/api/v1/files", { name: "c.md", content: "cached body ✓" })).body;
+    const vfs = await mountVfs();
+    expect(await readAll(vfs, "/c.md")).toBe("cached body ✓");
+    const bodies = join(cacheDir, "bodies");
+    const kept = readdirSync(bodies);
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(join(bodies, kept[0]!), "utf8")).toBe("cached body ✓");
+    const before = vfs.stats().requests;
+    expect(await readAll(vfs, "/c.md")).toBe("cached body ✓"); // from the file: no request
+    expect(vfs.stats().requests).toBe(before);
+    rmSync(join(bodies, kept[0]!));
+    expect(await readAll(vfs, "/c.md")).toBe("cached body ✓");
+    expect(vfs.stats().requests).toBeGreaterThan(before);
+    await u.api.put(`/api/v1/files/${file.id}`, { content: "changed" });
+    const { content: _content, ...changed } = (await u.api.get(`/api/v1/files/${file.id}`)).body;
+    vfs.tree.upsertFile(changed); // as the change feed would
+    expect(await readAll(vfs, "/c.md")).toBe("changed");
+    expect(readdirSync(bodies).map((f) => readFileSync(join(bodies, f), "utf8"))).toEqual(["changed"]);
   });
 
   it("a clean note deleted remotely goes away", async () => {

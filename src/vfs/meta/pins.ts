@@ -1,7 +1,7 @@
 // Per-device availability in the mount (OneDrive's Files On-Demand): `pinned` notes are kept
 // complete on disk (and refreshed when they change remotely) so they read and edit with the service
 // unreachable; `available` notes are kept on disk once read; `online-only` notes live only in the
-// memory cache. States are set through the `user.txtfs.state` attribute (`txtfs pin`/`unpin`),
+// content cache (emptied at each start). States are set through the `user.txtfs.state` attribute (`txtfs pin`/`unpin`),
 // recorded on the service for this device, and a folder's state applies to everything below it.
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
