@@ -117,6 +117,7 @@ export class Vfs {
     c.delivery.stopTimers();
     c.times.flush();
     c.journal.close();
+    c.cache.close();
     if (c.journal.size)
       c.log.warn({ pending: c.journal.size }, "writes still journalled; they are sent at the next mount");
   }

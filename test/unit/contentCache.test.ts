@@ -1,73 +1,116 @@
-// The content cache (src/vfs/contentCache.ts): bodies as files in the cache dir, bounded in bytes,
-// least recently used first out; what is on disk is exactly what the index names.
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+// The content cache (src/vfs/contentCache.ts): the bodies used last in memory, the rest in a ring
+// file in the cache dir that wraps around; bounded in bytes, and never serving a body that was
+// overwritten, replaced or left by an earlier daemon.
+import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ContentCache } from "../../src/vfs/contentCache.ts";
 
 let dir: string;
-const bodies = () => join(dir, "bodies");
-const onDisk = () =>
-  readdirSync(bodies()).reduce((sum, f) => sum + statSync(join(bodies(), f)).size, 0);
+const ring = () => join(dir, "bodies.ring");
+const body = (n: number, size = 1000) => Buffer.alloc(size, 97 + (n % 26));
+const caches: ContentCache[] = [];
+const open = (max: number) => {
+  const c = new ContentCache(max, dir);
+  caches.push(c);
+  return c;
+};
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "txtfs-cc-"));
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => {
+  for (const c of caches.splice(0)) c.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 describe("content cache", () => {
-  it("keeps bodies on disk within its bound; the least recently used go, their files with them", () => {
-    const c = new ContentCache(10_000, dir);
-    for (let i = 0; i < 30; i++) c.set(`f_${i}`, `"${i}"`, Buffer.alloc(1000, 97 + (i % 26)));
+  it("keeps the last bodies in memory and the rest in the ring, within its bound; the oldest go", () => {
+    const c = open(10_000); // 2,500 bytes in memory, a ring of 7,500
+    for (let i = 0; i < 30; i++) c.set(`f_${i}`, `"${i}"`, body(i));
     expect(c.bytes).toBeLessThanOrEqual(10_000);
-    expect(onDisk()).toBe(c.bytes);
-    expect(readdirSync(bodies())).toHaveLength(c.entries);
-    expect(c.fresh("f_0", '"0"')).toBeUndefined(); // evicted
-    expect(c.fresh("f_29", '"29"')?.equals(Buffer.alloc(1000, 97 + 3))).toBe(true);
+    expect(statSync(ring()).size).toBeLessThanOrEqual(7_500);
+    for (let i = 0; i < 21; i++) expect(c.fresh(`f_${i}`, `"${i}"`)).toBeUndefined(); // overwritten
+    for (let i = 21; i < 30; i++) expect(c.fresh(`f_${i}`, `"${i}"`)?.equals(body(i))).toBe(true);
     expect(c.fresh("f_29", '"28"')).toBeUndefined(); // another version
+    expect(c.entries).toBe(9);
   });
 
-  it("a new version replaces the old one's file; a delete removes it", () => {
-    const c = new ContentCache(1 << 20, dir);
-    c.set("f_1", '"1"', Buffer.from("one"));
-    c.set("f_1", '"2"', Buffer.from("two!"));
-    expect(readdirSync(bodies())).toHaveLength(1);
-    expect(c.fresh("f_1", '"2"')?.toString()).toBe("two!");
+  it("random sets, reads and deletes against a model: a body served is always the one set last", () => {
+    const c = open(20_000);
+    const model = new Map<string, { etag: string; body: Buffer }>();
+    let seed = 7;
+    const rnd = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    for (let step = 0; step < 5_000; step++) {
+      const id = `f_${rnd(40)}`;
+      const op = rnd(10);
+      if (op < 4) {
+        const b = Buffer.alloc(1 + rnd(3_000), 33 + rnd(90));
+        const etag = `"${step}"`;
+        c.set(id, etag, b);
+        model.set(id, { etag, body: Buffer.from(b) });
+      } else if (op < 9) {
+        const m = model.get(id);
+        const got = c.fresh(id, m?.etag);
+        if (got) expect(got.equals(m!.body)).toBe(true); // a miss is allowed (bounded), a wrong body never
+        const old = c.get(id);
+        if (old) {
+          expect(old.etag).toBe(m?.etag);
+          const b = old.body();
+          if (b) expect(b.equals(m!.body)).toBe(true);
+        }
+      } else {
+        c.delete(id);
+        model.delete(id);
+        expect(c.get(id)).toBeUndefined();
+      }
+      expect(c.bytes).toBeLessThanOrEqual(20_000);
+    }
+  });
+
+  it("a new version replaces the old one; a delete forgets it", () => {
+    const c = open(1_000); // 250 bytes in memory, a ring of 750
+    c.set("f_1", '"1"', body(1, 300)); // too big for memory: to the ring at once
+    expect(c.fresh("f_1", '"1"')?.equals(body(1, 300))).toBe(true);
+    c.set("f_1", '"2"', body(2, 400));
     expect(c.isFresh("f_1", '"2"')).toBe(true);
     expect(c.isFresh("f_1", '"1"')).toBe(false);
-    expect(c.get("f_1")?.body()?.toString()).toBe("two!");
+    expect(c.get("f_1")?.body()?.equals(body(2, 400))).toBe(true);
+    c.set("f_1", '"3"', Buffer.from("small")); // in memory now
+    expect(c.fresh("f_1", '"3"')?.toString()).toBe("small");
+    expect(c.fresh("f_1", '"2"')).toBeUndefined();
     c.delete("f_1");
-    expect(readdirSync(bodies())).toEqual([]);
     expect(c.get("f_1")).toBeUndefined();
+    expect(c.entries).toBe(0);
   });
 
-  it("a body whose file was removed under it is a miss, never an error or another body", () => {
-    const c = new ContentCache(1 << 20, dir);
-    c.set("f_1", '"1"', Buffer.from("kept"));
-    for (const f of readdirSync(bodies())) rmSync(join(bodies(), f));
-    const old = c.get("f_1");
-    expect(old?.etag).toBe('"1"');
-    expect(old?.body()).toBeUndefined();
+  it("a ring cut short under it is a miss, never an error or another body", () => {
+    const c = open(1_000);
+    c.set("f_1", '"1"', body(1, 300));
+    truncateSync(ring(), 0);
+    expect(c.get("f_1")?.body()).toBeUndefined();
     expect(c.fresh("f_1", '"1"')).toBeUndefined();
     expect(c.entries).toBe(0);
   });
 
-  it("starts empty: bodies left by an earlier daemon (maybe torn by a crash) are removed", () => {
-    new ContentCache(1 << 20, dir).set("f_1", '"1"', Buffer.from("old"));
-    writeFileSync(join(bodies(), "f_2.7"), "torn");
-    const c = new ContentCache(1 << 20, dir);
-    expect(readdirSync(bodies())).toEqual([]);
+  it("starts empty: the ring of an earlier daemon (maybe torn by a crash) is never read", () => {
+    const first = open(1_000);
+    first.set("f_1", '"1"', body(1, 300));
+    writeFileSync(ring(), "torn", { flag: "a" });
+    const c = open(1_000);
+    expect(statSync(ring()).size).toBe(0);
     expect(c.fresh("f_1", '"1"')).toBeUndefined();
+    c.set("f_2", '"2"', body(2, 300));
+    expect(readFileSync(ring()).equals(body(2, 300))).toBe(true);
   });
 
   it("a body larger than the whole cache is handed back but not kept", () => {
-    const c = new ContentCache(100, dir);
+    const c = open(100);
     c.set("f_small", '"s"', Buffer.from("small"));
     const big = Buffer.alloc(101, 120);
     expect(c.set("f_big", '"b"', big)).toBe(big);
     expect(c.isFresh("f_big", '"b"')).toBe(false);
     expect(c.fresh("f_small", '"s"')?.toString()).toBe("small");
-    expect(existsSync(bodies())).toBe(true);
   });
 });
