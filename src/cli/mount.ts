@@ -109,7 +109,12 @@ export function registerMount(program: Command): void {
     .option("--read-only", "mount read-only")
     .option("--allow-other", "let other users access the mount (needs user_allow_other in /etc/fuse.conf)")
     .option("--cache-dir <dir>", "where local-only files and caches live")
-    .option("--cache-size <size>", "bound of the content cache (note bodies: the last 8M in memory, the rest in the cache dir)", parseSize, parseSize("256M"))
+    .option(
+      "--cache-size <size>",
+      "bound of the content cache (note bodies: the last 8M in memory, the rest in the cache dir)",
+      parseSize,
+      parseSize("256M"),
+    )
     .option("--uid <uid>", "owner uid of every file", parseId)
     .option("--gid <gid>", "owner gid of every file", parseId)
     .option(

@@ -1,7 +1,7 @@
 // The client's HTTP transport: Node's own http/https with a keep-alive agent (a few connections,
 // reused). Node's client is part of the binary, so the mount daemon loads ~4 MiB for it where
 // undici's Pool, with the rest of undici it pulls in, cost ~28 MiB of RSS (docs/benchmarks.md).
-import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from "node:http";
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 
 export interface HttpRequest {

@@ -319,7 +319,8 @@ export class VfsCore {
       let detail = await this.client.readFile(node.id, old?.etag);
       const current = detail ? undefined : old!.body();
       if (current) return this.cache.count(current, true); // 304: our copy is current
-      detail ??= (await this.client.readFile(node.id))!; // ... but its file is gone: the body again (no 304 without an ETag)
+      // ... but overwritten in the ring meanwhile: the body again (no 304 without an ETag)
+      detail ??= (await this.client.readFile(node.id))!;
       const body = this.cache.set(node.id, detail.etag, ownBytes(detail.content));
       this.tree.upsertFile(withoutContent(detail));
       await this.pins.remember(node, detail.etag, body);

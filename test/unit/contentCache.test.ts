@@ -41,7 +41,10 @@ describe("content cache", () => {
     const c = open(20_000);
     const model = new Map<string, { etag: string; body: Buffer }>();
     let seed = 7;
-    const rnd = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
     for (let step = 0; step < 5_000; step++) {
       const id = `f_${rnd(40)}`;
       const op = rnd(10);

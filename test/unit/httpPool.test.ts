@@ -44,7 +44,13 @@ async function rawServer(answer: (n: number, socket: Socket) => string | null) {
 const ok = (body: string) =>
   `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: keep-alive\r\n\r\n${body}`;
 const call = (pool: HttpPool, method: string, headers: Record<string, string> = {}, ms = 2000) =>
-  pool.request({ method, path: "/api/x?y=1", headers, body: method === "GET" ? undefined : "{}", signal: AbortSignal.timeout(ms) });
+  pool.request({
+    method,
+    path: "/api/x?y=1",
+    headers,
+    body: method === "GET" ? undefined : "{}",
+    signal: AbortSignal.timeout(ms),
+  });
 
 describe("the client's HTTP transport", () => {
   it("keeps one connection for requests one after another, and reads bodies whole (UTF-8 across chunks)", async () => {

@@ -349,7 +349,6 @@ describe("vfs", () => {
     expect(vfs.readdir("/to")).toHaveLength(20);
   });
 
-
   it("a long burst goes up while it goes on, never waiting for a pause (there is none)", async () => {
     const client = new TxtfsClient({ url: t.url, key: u.key, source: "mount", timeoutMs: 5000 });
     let saves = 0;

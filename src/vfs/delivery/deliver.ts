@@ -238,7 +238,8 @@ export class Delivery {
    * build) goes up in a few bulk requests instead of one each, and `echo x > note` (truncate,
    * flush, write, flush) never sends its empty step. Delivery starts once no save came for
    * DELIVERY_QUIET_MS, at the latest DELIVERY_MAX_WAIT_MS after the first one waiting, or as soon
-   * as BURST_ITEMS are waiting; fsync(2), `txtfs sync`, unmount and operations that need a note on the service (settle) deliver at once.
+   * as BURST_ITEMS are waiting; fsync(2), `txtfs sync`, unmount and operations that need a note
+   * on the service (settle) deliver at once.
    * While the service is unreachable, its retry timer does.
    */
   deliverSoon(): void {
