@@ -22,6 +22,7 @@ export interface CachedBody {
 
 /** A body in the ring: `start` counts every byte ever written (the ring's offset is start % size). */
 interface RingEntry {
+  id: string;
   etag: string;
   start: number;
   length: number;
@@ -48,6 +49,9 @@ export class ContentCache {
   /** The bodies used last; the ones pushed out go to the ring. */
   private readonly hot: LRUCache<string, { etag: string; body: Buffer }>;
   private readonly ring = new Map<string, RingEntry>();
+  /** Ring entries in the order written: the oldest are forgotten once overwritten. */
+  private written: RingEntry[] = [];
+  private oldest = 0;
   private readonly ringSize: number;
   private readonly fd: number;
   /** Bytes ever written to the ring: the next body goes at `head % ringSize`. */
@@ -153,8 +157,22 @@ export class ContentCache {
     } catch {
       return; // not kept (disk full): a miss later
     }
-    this.ring.set(id, { etag, start: this.head, length: body.length });
+    const entry = { id, etag, start: this.head, length: body.length };
+    this.ring.set(id, entry);
+    this.written.push(entry);
     this.head += body.length;
+    // The index forgets what this write (or an earlier one) overwrote.
+    while (
+      this.oldest < this.written.length &&
+      this.written[this.oldest]!.start < this.head - this.ringSize
+    ) {
+      const gone = this.written[this.oldest++]!;
+      if (this.ring.get(gone.id) === gone) this.ring.delete(gone.id);
+    }
+    if (this.oldest > 1024 && this.oldest * 2 > this.written.length) {
+      this.written = this.written.slice(this.oldest);
+      this.oldest = 0;
+    }
   }
 
   /** The ring entry of `id` if its bytes are not overwritten yet (one that is, is forgotten). */
