@@ -73,6 +73,20 @@ describe("note times", () => {
     expect(open().get("f_1", "h2")).toEqual(time(2));
   });
 
+  it("a running daemon folds a long log into the snapshot", () => {
+    const a = open();
+    a.set("f_1", time(1));
+    for (let i = 0; i < 10_001; i++) {
+      a.set("f_2", time(i));
+      a.flush();
+    }
+    const lines = readFileSync(join(dir, "times.log"), "utf8").split("\n").length - 1;
+    expect(lines).toBeLessThan(10_000);
+    const b = open();
+    expect(b.get("f_1", "h1")).toEqual(time(1));
+    expect(b.get("f_2", "h10000")).toEqual(time(10_000));
+  });
+
   it("a last line torn by a crash is dropped, and what is appended after it is whole", () => {
     const a = open();
     a.set("f_1", time(1));

@@ -6,7 +6,8 @@
 // On disk: `times.json`, a snapshot, and `times.log`, the changes since it (a JSON line each). A
 // save appends only what changed, so its cost follows the changes, not the number of notes kept
 // (an unmount right after a burst of writes, 100,000 notes with times). The log is folded into a
-// new snapshot at load, once it is longer than the snapshot.
+// new snapshot at load once it is longer than the snapshot, and while running once it is much
+// longer (a daemon up for months).
 import { appendFileSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -20,6 +21,9 @@ export interface NoteTime {
 /** Changes gather this long before they are written (a `cp -a` of 1,000 notes writes once). */
 const SAVE_DELAY_MS = 200;
 
+/** A running daemon folds the log into the snapshot past this many lines (and 4 per note kept). */
+const COMPACT_MIN_LINES = 10_000;
+
 /** A line of the log: the note's times, or null when they were dropped. */
 type Change = [id: string, time: NoteTime | null];
 
@@ -29,6 +33,8 @@ export class NoteTimes {
   private readonly times = new Map<string, NoteTime>();
   /** Notes whose times changed since the last save. */
   private readonly changed = new Set<string>();
+  /** Lines in the log. */
+  private logLines = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly onError: (err: unknown) => void;
 
@@ -61,6 +67,7 @@ export class NoteTimes {
       if (change[1]) this.times.set(change[0], change[1]);
       else this.times.delete(change[0]);
     }
+    this.logLines = lines.length - 1;
     // A last line torn by a crash would join the next change appended: start a clean log.
     if (lines.length > this.times.size || lines.at(-1) !== "") this.compact();
   }
@@ -101,10 +108,12 @@ export class NoteTimes {
     for (const id of this.changed) text += `${JSON.stringify([id, this.times.get(id) ?? null])}\n`;
     try {
       appendFileSync(this.log, text, { mode: 0o600 });
+      this.logLines += this.changed.size;
       this.changed.clear();
     } catch (err) {
       this.onError(err);
     }
+    if (this.logLines > Math.max(COMPACT_MIN_LINES, 4 * this.times.size)) this.compact();
   }
 
   /** Writes every note's times as the new snapshot and starts an empty log. */
@@ -114,6 +123,7 @@ export class NoteTimes {
       writeFileSync(tmp, JSON.stringify(Object.fromEntries(this.times)), { mode: 0o600 });
       renameSync(tmp, this.file);
       writeFileSync(this.log, "", { mode: 0o600 });
+      this.logLines = 0;
     } catch (err) {
       this.onError(err);
     }
