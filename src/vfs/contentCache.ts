@@ -48,6 +48,7 @@ function ownCopy(body: Buffer): Buffer {
 export class ContentCache {
   /** The bodies used last; the ones pushed out go to the ring. */
   private readonly hot: LRUCache<string, { etag: string; body: Buffer }>;
+  /** What the ring holds, by note: an entry goes as soon as a write overwrites its bytes. */
   private readonly ring = new Map<string, RingEntry>();
   /** Ring entries in the order written: the oldest are forgotten once overwritten. */
   private written: RingEntry[] = [];
@@ -81,13 +82,13 @@ export class ContentCache {
   get(id: string): CachedBody | undefined {
     const h = this.hot.get(id);
     if (h) return { etag: h.etag, body: () => h.body };
-    const e = this.ringEntry(id);
+    const e = this.ring.get(id);
     return e && { etag: e.etag, body: () => this.read(id, e) };
   }
 
   /** Whether the cached copy of `id` is the given version (nothing is read). */
   isFresh(id: string, etag: string | undefined): boolean {
-    return etag !== undefined && (this.hot.peek(id) ?? this.ringEntry(id))?.etag === etag;
+    return etag !== undefined && (this.hot.peek(id) ?? this.ring.get(id))?.etag === etag;
   }
 
   /** The body if the cached copy is the given version. */
@@ -95,7 +96,7 @@ export class ContentCache {
     if (!etag) return undefined;
     const h = this.hot.get(id);
     if (h) return h.etag === etag ? h.body : undefined;
-    const e = this.ringEntry(id);
+    const e = this.ring.get(id);
     return e?.etag === etag ? this.read(id, e) : undefined;
   }
 
@@ -173,16 +174,6 @@ export class ContentCache {
       this.written = this.written.slice(this.oldest);
       this.oldest = 0;
     }
-  }
-
-  /** The ring entry of `id` if its bytes are not overwritten yet (one that is, is forgotten). */
-  private ringEntry(id: string): RingEntry | undefined {
-    const e = this.ring.get(id);
-    if (e && e.start < this.head - this.ringSize) {
-      this.ring.delete(id);
-      return undefined;
-    }
-    return e;
   }
 
   /** A body read back from the ring; one cut short (the file truncated under us) is a miss. */
