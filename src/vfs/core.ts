@@ -193,6 +193,11 @@ export class VfsCore {
   readonly journal: Journal;
   /** Bodies of notes with a journalled (not yet delivered) write: what reads must see. */
   readonly overlay = new Map<FileNode, Buffer>();
+  /**
+   * Notes renamed here whose journal entry is not written yet (it waits while the journal is busy,
+   * e.g. with an fdatasync), by how many such renames: they already show at their new place.
+   */
+  readonly renaming = new Map<FileNode, number>();
   /** Folders made here and not created on the service yet, by their journal key. */
   readonly pendingDirs = new Map<string, DirNode>();
   stopped = false;
@@ -218,11 +223,14 @@ export class VfsCore {
     this.sidecars = new Sidecars(this.client, this.tree);
     this.tree.lifecycle = (node, event) => decide(noteState(this, node), event);
     this.tree.placement = (meta, node) => {
-      // By id, or, for a note whose create is just being delivered, by its create key.
+      if (!node) return { meta };
+      // A rename of ours not on the service yet: journalled (by id or, for a note whose create is
+      // just being delivered, by its create key), or its entry still waiting for the journal.
       const pending =
         this.journal.get(meta.id) ??
-        (node && this.journal.get(Journal.keyOf({ fileId: null, createKey: node.createKey })));
-      return pending?.move ? { ...meta, name: pending.name, folderId: pending.folderId } : meta;
+        this.journal.get(Journal.keyOf({ fileId: null, createKey: node.createKey }));
+      if (!pending?.move && !this.renaming.has(node)) return { meta };
+      return { meta: { ...meta, name: node.remoteName, folderId: node.parent.id }, parent: node.parent };
     };
     this.follower = new ChangeFollower(this.client, this.tree, this.cache, this.log, opts.pollWait ?? 25);
     this.reports = new Reports(this.log);

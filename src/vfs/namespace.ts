@@ -379,7 +379,9 @@ export class Namespace {
       this.placeLocally(src, destDir, name);
       const pending = this.c.journal.get(journalKey(src));
       if (src.id || pending) {
-        await this.c.journal.put(
+        const renaming = this.c.renaming;
+        renaming.set(src, (renaming.get(src) ?? 0) + 1);
+        const recorded = this.c.journal.put(
           {
             fileId: src.id,
             createKey: src.createKey,
@@ -393,6 +395,13 @@ export class Namespace {
           },
           !this.c.writeBehind,
         );
+        try {
+          await recorded;
+        } finally {
+          const left = renaming.get(src)! - 1;
+          if (left) renaming.set(src, left);
+          else renaming.delete(src);
+        }
         this.c.delivery.deliverSoon();
       }
       return;

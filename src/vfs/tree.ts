@@ -150,10 +150,14 @@ export class Tree {
    */
   onRemoteChange: (changed?: Node) => void = () => {};
   /**
-   * Where a record is to be shown: its own place, or the one a rename made here that the service
-   * has not received yet (so the change feed never moves a renamed note back meanwhile).
+   * Where a record is to be shown: its own place, or, with `parent`, where a rename made here put
+   * the note and the service has not received yet (so neither the change feed nor the answer to an
+   * earlier save moves a renamed note back meanwhile; `parent` may be a folder made here and not
+   * on the service yet, which no folder id names).
    */
-  placement: (meta: TxtFile, node: FileNode | undefined) => TxtFile = (meta) => meta;
+  placement: (meta: TxtFile, node: FileNode | undefined) => { meta: TxtFile; parent?: DirNode } = (meta) => ({
+    meta,
+  });
   /** What a remote change or delete does to a note, by its state (lifecycle.ts). */
   lifecycle: (node: FileNode, event: "remote-change" | "remote-delete") => Action = (_, event) =>
     event === "remote-change" ? "apply-remote" : "remove";
@@ -332,9 +336,10 @@ export class Tree {
   upsertFile(remote: TxtFile, own = false): FileNode | undefined {
     this.sawChange(remote.updatedAt);
     let node = this.files.get(remote.id);
-    const meta = this.keep(this.placement(remote, node));
+    const placed = this.placement(remote, node);
+    const meta = this.keep(placed.meta);
     if (this.ghosted.has(meta.id) || this.deleting.has(meta.id)) return undefined;
-    const parent = this.dirs.get(meta.folderId ?? "") ?? this.orphanParent(meta);
+    const parent = placed.parent ?? this.dirs.get(meta.folderId ?? "") ?? this.orphanParent(meta);
     if (!node) {
       node = {
         kind: "file",

@@ -781,3 +781,103 @@ describe("appends without the body (file.append)", () => {
     expect(await readAll(again, "/log.md")).toBe("rewritten\n");
   });
 });
+
+describe("a rename on its way is never undone by what comes back meanwhile", () => {
+  /** Waits until `check` holds (the change feed is polled in the background). */
+  async function until(check: () => Promise<boolean> | boolean, what: string) {
+    const deadline = Date.now() + 5000;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await sleep(5);
+    }
+  }
+  const remoteNote = async (id: string) => (await u.api.get(`/api/v1/files/${id}`)).body;
+
+  /** A client whose writes wait at a gate: `held()` of them are waiting; `open()` lets them all go. */
+  function gatedWrites() {
+    const client = new TxtfsClient({ url: t.url, key: u.key, source: "mount", timeoutMs: 5000 });
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let held = 0;
+    for (const m of ["sync", "createFolder", "createFile", "updateFile"] as const) {
+      const call = (client[m] as (...a: unknown[]) => Promise<unknown>).bind(client);
+      (client as unknown as Record<string, unknown>)[m] = async (...a: unknown[]) => {
+        held++;
+        await gate;
+        return call(...a);
+      };
+    }
+    return { client, open, held: () => held };
+  }
+
+  it("into a folder made here that the service has not got yet: the feed's record of its old place", async () => {
+    const { file } = (await u.api.post("/api/v1/files", { name: "r.md", content: "r" })).body;
+    const gated = gatedWrites();
+    const vfs = await mountVfs({ client: gated.client });
+    try {
+      await vfs.mkdir("/d");
+      await vfs.rename("/r.md", "/d/r2.md");
+      // Another client tags the note: the feed brings its record, still at the root as r.md.
+      const cursor = vfs.stats().cursor;
+      await u.api.put(`/api/v1/files/${file.id}`, { tags: ["theirs"] });
+      await until(() => vfs.stats().cursor !== cursor, "the feed");
+      expect(vfs.readdir("/")).toEqual(["d"]);
+      expect(vfs.readdir("/d")).toEqual(["r2.md"]);
+    } finally {
+      gated.open();
+    }
+    expect(await vfs.drain()).toBe(0);
+    const folders = (await u.api.get("/api/me/folders")).body.folders as { id: string; name: string }[];
+    expect(await remoteNote(file.id)).toMatchObject({
+      name: "r2.md",
+      folderId: folders.find((f) => f.name === "d")!.id,
+      content: "r",
+      tags: ["theirs"],
+    });
+  });
+
+  it.each([
+    ["a save", "r2"],
+    ["a rename", "r"],
+  ])(
+    "while its journal entry waits for the journal (an fdatasync): the answer to %s before it",
+    async (before, content) => {
+      const a = (await u.api.post("/api/v1/folders", { name: "a" })).body.folder;
+      const b = (await u.api.post("/api/v1/folders", { name: "b" })).body.folder;
+      const { file } = (await u.api.post("/api/v1/files", { name: "r.md", content: "r", folderId: a.id }))
+        .body;
+      const gated = gatedWrites();
+      const vfs = await mountVfs({ client: gated.client });
+      if (before === "a save") {
+        const fd = await vfs.open("/a/r.md", fsc.O_WRONLY | fsc.O_TRUNC);
+        await vfs.write(fd, Buffer.from("r2"), 0);
+        await vfs.release(fd);
+      } else {
+        await vfs.rename("/a/r.md", "/r.md");
+        await vfs.rename("/r.md", "/a/r.md");
+      }
+      await until(() => gated.held() > 0, `${before} on its way`);
+      // The journal is busy (as during a durable write's fdatasync): the rename is shown at once, its
+      // entry waits. The answer to what was on its way comes back meanwhile.
+      // The journal's lock, held from outside to open the window.
+      const lock = (vfs as any).c.journal.lock as { run(fn: () => Promise<void>): Promise<void> };
+      let release!: () => void;
+      const busy = lock.run(() => new Promise<void>((r) => (release = r)));
+      const renaming = vfs.rename("/a/r.md", "/b/r.md");
+      try {
+        gated.open();
+        await until(async () => (await remoteNote(file.id)).content === content, `${before} on the service`);
+        await sleep(50); // its answer applied
+        expect(vfs.readdir("/a")).toEqual([]);
+        expect(vfs.readdir("/b")).toEqual(["r.md"]);
+      } finally {
+        release();
+      }
+      await busy;
+      await renaming;
+      expect(await vfs.drain()).toBe(0);
+      expect(vfs.readdir("/b")).toEqual(["r.md"]);
+      expect(await remoteNote(file.id)).toMatchObject({ name: "r.md", folderId: b.id, content });
+    },
+  );
+});
