@@ -7,6 +7,7 @@ import { ContentCache, ownBytes } from "./contentCache.ts";
 import type { Delivery } from "./delivery/deliver.ts";
 import { Journal, type JournalEntry } from "./delivery/journal.ts";
 import { fail, toVfsError } from "./errors.ts";
+import { FolderPrefetch } from "./folderPrefetch.ts";
 import { ChangeFollower } from "./follower.ts";
 import type { OpenFiles } from "./handles.ts";
 import { decide, noteState } from "./lifecycle.ts";
@@ -136,8 +137,6 @@ export const STATE_XATTR = "user.txtfs.state";
 
 export const S_IFDIR = 0o040000;
 
-export const FOLDER_PREFETCH_MAX_BYTES = 8 * 1024 * 1024;
-
 export function unsentName(name: string): string {
   let stem = name;
   while (Buffer.byteLength(`${stem}.unsent.99`, "utf8") > 255) stem = stem.slice(0, -1);
@@ -189,7 +188,7 @@ export class VfsCore {
   readonly openNotes = new Map<FileNode, OpenNote>();
   readonly openSidecars = new Map<SidecarTarget, OpenSidecar>();
   readonly sidecars: Sidecars;
-  readonly prefetches = new Map<string, Promise<void>>();
+  readonly prefetch: FolderPrefetch;
   readonly journal: Journal;
   /** Bodies of notes with a journalled (not yet delivered) write: what reads must see. */
   readonly overlay = new Map<FileNode, Buffer>();
@@ -241,6 +240,14 @@ export class VfsCore {
       deviceId: opts.deviceId,
       logger: this.log,
     });
+    this.prefetch = new FolderPrefetch({
+      client: this.client,
+      cache: this.cache,
+      tree: this.tree,
+      pins: this.pins,
+      log: this.log,
+      cacheSize: opts.cacheSize,
+    });
   }
 
   /** `name`, or `name.1`, `name.2`... whichever is free in `dir`. */
@@ -267,40 +274,6 @@ export class VfsCore {
     this.tree.onChange(node);
   }
 
-  /**
-   * A cold `grep -r` or `cat *` opens every file of a folder in turn: the first body missing in a
-   * folder fetches all of the folder's bodies in one request, and the next opens find them cached.
-   * (Only on open: `ls -lR` and `find` never fetch bodies.)
-   */
-  prefetchFolder(dir: DirNode): Promise<void> | undefined {
-    if (!dir.id && dir !== this.tree.root) return undefined; // `Shared with me/` folders: nothing to fetch
-    const id = dir.id ?? "root";
-    const running = this.prefetches.get(id);
-    if (running) return running;
-    let missing = 0;
-    let bytes = 0;
-    for (const child of dir.children.values()) {
-      if (child.kind === "file" && child.id && child.meta && !this.cache.isFresh(child.id, child.meta.etag)) {
-        missing++;
-        bytes += child.meta.size;
-      }
-    }
-    if (missing < 2 || bytes > Math.min(FOLDER_PREFETCH_MAX_BYTES, this.opts.cacheSize / 2)) return undefined;
-    const job = this.client
-      .readFolderWithBodies(id)
-      .then((folder) => {
-        for (const f of folder.files) {
-          const body = this.cache.set(f.id, f.etag, ownBytes(f.content));
-          const node = this.tree.files.get(f.id);
-          if (node) void this.pins.remember(node, f.etag, body); // kept on disk when available/pinned
-        }
-      })
-      .catch((err) => this.log.debug({ err, folder: id }, "folder prefetch failed"))
-      .finally(() => this.prefetches.delete(id));
-    this.prefetches.set(id, job);
-    return job;
-  }
-
   /** The current body of a note: cache, or a conditional GET (304 moves no body). */
   async body(node: FileNode): Promise<Buffer> {
     const journalled = this.overlay.get(node);
@@ -308,6 +281,7 @@ export class VfsCore {
     // Appended to without its body: the appends go first, then the body is the service's.
     if (this.journal.get(journalKey(node))?.append) await this.delivery.settle(node);
     if (!node.id) return this.openNotes.get(node)?.content ?? Buffer.alloc(0);
+    this.prefetch.opened(node);
     const etag = node.meta?.etag;
     const cached = this.cache.fresh(node.id, etag);
     if (cached) return this.cache.count(cached, true);
@@ -316,7 +290,7 @@ export class VfsCore {
       this.cache.set(node.id, etag, kept);
       return this.cache.count(kept, true);
     }
-    const pending = this.prefetchFolder(node.parent);
+    const pending = this.prefetch.missing(node.parent);
     if (pending) {
       await pending;
       const now = this.cache.fresh(node.id, node.meta?.etag);

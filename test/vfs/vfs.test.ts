@@ -45,6 +45,15 @@ async function writeFile(vfs: Vfs, path: string, text: string) {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Waits until `check` holds (the change feed is polled in the background). */
+async function until(check: () => Promise<boolean> | boolean, what: string) {
+  const deadline = Date.now() + 5000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
 /** The service comes back (after `t.server.close()`) on the same port and data. */
 async function restartService(port: string) {
   const { startServer } = await import("../../src/server/serve.ts");
@@ -783,14 +792,6 @@ describe("appends without the body (file.append)", () => {
 });
 
 describe("a rename on its way is never undone by what comes back meanwhile", () => {
-  /** Waits until `check` holds (the change feed is polled in the background). */
-  async function until(check: () => Promise<boolean> | boolean, what: string) {
-    const deadline = Date.now() + 5000;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await sleep(5);
-    }
-  }
   const remoteNote = async (id: string) => (await u.api.get(`/api/v1/files/${id}`)).body;
 
   /** A client whose writes wait at a gate: `held()` of them are waiting; `open()` lets them all go. */
@@ -880,4 +881,38 @@ describe("a rename on its way is never undone by what comes back meanwhile", () 
       expect(await remoteNote(file.id)).toMatchObject({ name: "r.md", folderId: b.id, content });
     },
   );
+});
+
+describe("folder after folder (grep -r, cat */*)", () => {
+  const folderGets = (vfs: Vfs) => vfs.metrics().requests.byKind["GET /api/me/folders/:id"] ?? 0;
+  const noteGets = (vfs: Vfs) => vfs.metrics().requests.byKind["GET /api/v1/files/:id"] ?? 0;
+
+  beforeEach(async () => {
+    const files = [];
+    for (let f = 0; f < 5; f++)
+      for (let n = 0; n < 4; n++) files.push({ path: `f${f}/n${n}.md`, content: `${f}.${n}` });
+    await u.api.post("/api/v1/files/import", { files });
+  });
+
+  it("a reader walking through them finds each next folder fetched while it read the one before", async () => {
+    const vfs = await mountVfs();
+    for (let f = 0; f < 5; f++) {
+      // Reading f(n) fetches f(n+1) ahead (from the second folder on: a walk is seen); give it time.
+      if (f >= 2) await until(() => vfs.stats().cacheEntries === 4 * (f + 1), `f${f} fetched ahead`);
+      const misses = vfs.metrics().cache.misses;
+      for (let n = 0; n < 4; n++) expect(await readAll(vfs, `/f${f}/n${n}.md`)).toBe(`${f}.${n}`);
+      expect(vfs.metrics().cache.misses - misses).toBe(f < 2 ? 1 : 0); // the first note waits for its folder
+    }
+    expect(folderGets(vfs)).toBe(5); // each folder once, the last one fetched by nobody ahead of it
+    expect(noteGets(vfs)).toBe(0);
+  });
+
+  it("a reader jumping between folders gets no folder it did not open", async () => {
+    const vfs = await mountVfs();
+    expect(await readAll(vfs, "/f0/n0.md")).toBe("0.0");
+    expect(await readAll(vfs, "/f3/n1.md")).toBe("3.1");
+    expect(await readAll(vfs, "/f1/n2.md")).toBe("1.2");
+    await sleep(100);
+    expect(folderGets(vfs)).toBe(3);
+  });
 });
