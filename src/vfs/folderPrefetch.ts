@@ -6,13 +6,12 @@
 // never fetch bodies.
 import type { TxtfsClient } from "../client/api.ts";
 import type { Logger } from "../lib/logger.ts";
-import type { ContentCache } from "./contentCache.ts";
-import { ownBytes } from "./contentCache.ts";
+import { type ContentCache, ownBytes } from "./contentCache.ts";
 import type { Pins } from "./meta/pins.ts";
 import type { DirNode, FileNode, Tree } from "./tree.ts";
 
 /** A folder is fetched whole only up to this many bytes of missing bodies (and half the cache). */
-export const FOLDER_PREFETCH_MAX_BYTES = 8 * 1024 * 1024;
+const FOLDER_PREFETCH_MAX_BYTES = 8 * 1024 * 1024;
 /** Ahead of a walk, a quarter of the cache at most: what is read now must not be pushed out. */
 const AHEAD_CACHE_SHARE = 4;
 /** Siblings looked through for the next folder (a folder of 100,000 notes is no walk worth it). */
