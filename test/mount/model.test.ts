@@ -20,7 +20,7 @@ import { controlArb, type Op, opArb, PATHS, showOp } from "../helpers/model/ops.
 import { checkSeed, describeFailure, type SeedReport } from "../helpers/model/property.ts";
 import { type MixedOp, mixedArb, runMixed, showMixed } from "../helpers/model/remote.ts";
 import { readReplay, shrink } from "../helpers/model/replay.ts";
-import { type RunStats, removeLocal, runSequence } from "../helpers/model/runner.ts";
+import { type RunStats, removeLocal, runSequence, type ServiceView } from "../helpers/model/runner.ts";
 import { lazyUnmount, type MountFixture, mountFixture } from "../helpers/mount.ts";
 
 const env = process.env;
@@ -41,6 +41,19 @@ const opsFor = (mode: "step" | number) => (mode === 1000 && !soak ? Math.min(MAX
 const base = mkdtempSync("/var/tmp/txtfs-model-");
 let runCounter = 0;
 afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+/** The service behind a run's folder of the mount; `kill` is SIGKILL of the daemon and a new mount. */
+const serviceOf = (m: MountFixture, folder: string): ServiceView => ({
+  api: () => m.current.api,
+  folder,
+  sync: () => m.sync(),
+  async kill() {
+    m.current.child.kill("SIGKILL");
+    await m.current.exited;
+    await lazyUnmount(m.dirs.mnt);
+    await m.start();
+  },
+});
 
 function expectAgreement(report: SeedReport) {
   if (report.failed) console.error(report.text);
@@ -116,17 +129,7 @@ describe("the mount agrees with a local directory", () => {
       model: join(dir, "model"),
       stage: join(dir, "stage"),
       mode,
-      service: {
-        api: () => m.current.api,
-        folder: `r${n}`,
-        sync: () => m.sync(),
-        async kill() {
-          m.current.child.kill("SIGKILL");
-          await m.current.exited;
-          await lazyUnmount(m.dirs.mnt);
-          await m.start();
-        },
-      },
+      service: serviceOf(m, `r${n}`),
       stats,
     }).finally(() => removeLocal(dir));
   };
@@ -249,7 +252,7 @@ if (env.TXTFS_MODEL_REPLAY) {
         model: join(dir, "model"),
         stage: join(dir, "stage"),
         mode: replay.mode,
-        service: { api: () => m.current.api, folder: `r${n}`, sync: () => m.sync() },
+        service: serviceOf(m, `r${n}`),
       }).finally(() => removeLocal(dir));
     };
     const show = (ops: (Op | MixedOp)[], problems: string[]) =>

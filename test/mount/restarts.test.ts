@@ -74,6 +74,45 @@ describe("restarts", () => {
     expect((await sh(`cat ${m.mnt}/notes/image.png`)).stdout).toBe("PNG");
   });
 
+  it("a note written with bytes that are not UTF-8 keeps exactly those bytes through a kill -9 right after", async () => {
+    // It becomes a local-only file (docs/mount.md, "bytes are never altered"); its record once
+    // waited 50 ms to be written, while the note's earlier save had already left the journal.
+    const dirs = makeMountDirs();
+    later(() => removeMountDirs(dirs));
+    let m = await startMount(dirs, { defaultCacheDir: true });
+    later(() => m.stop());
+    const made = await sh("for i in 1 2 3 4 5 6; do echo delivered > d$i.md; done", { cwd: m.mnt });
+    expect(made.code).toBe(0);
+    expect((await runTxtfs(["sync", m.mnt], txtfsEnv(dirs))).code).toBe(0);
+    // New notes and delivered ones; each a text save (pending) and then a write splitting a character.
+    const r = await sh(
+      `for f in n1.md n2.md n3.md n4.md n5.md n6.md d1.md d2.md d3.md d4.md d5.md d6.md; do
+         printf 'a\\xc3\\xb1ejoapple' > $f && printf 'apple' | dd of=$f bs=4096 seek=2 oflag=seek_bytes conv=notrunc status=none
+       done`,
+      { cwd: m.mnt },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    await killDaemon(m, dirs.mnt);
+    m = await startMount(dirs, { defaultCacheDir: true });
+    const bytes = await sh("for f in n?.md d?.md; do od -An -tx1 $f | tr -d ' \\n'; echo; done", {
+      cwd: m.mnt,
+    });
+    expect(bytes.stdout.trim().split("\n")).toEqual(Array(12).fill("61c36170706c6570706c65"));
+    // The service keeps the notes' last text: the delivered ones as they were, no new ones.
+    const sync = await runTxtfs(["sync", m.mnt], txtfsEnv(dirs));
+    expect(sync.code, sync.stdout + sync.stderr).toBe(0);
+    const index = await flatIndex(m.api);
+    expect(index.files.map((f) => f.name).sort()).toEqual([
+      "d1.md",
+      "d2.md",
+      "d3.md",
+      "d4.md",
+      "d5.md",
+      "d6.md",
+    ]);
+    expect(await contentAt(m.api, "d4.md")).toBe("delivered\n");
+  });
+
   it("saves left in the cache dir of an earlier URL of the service (same key, same mountpoint) are delivered from the new one", async () => {
     const { dirs, data, first } = await withService();
     let m = await mountOn(dirs, first.url, first.key);

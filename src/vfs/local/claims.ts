@@ -59,14 +59,11 @@ export class Claims {
     const node = open.node;
     const dir = node.parent;
     let base = open.base ?? baseOf(node.meta);
-    const pending = this.c.journal.get(journalKey(node));
     // Earlier (text) saves still waiting are moot now (`> note` sends its empty step first), unless
     // already on their way: the service keeps what it has, the claim is based on that.
-    if (pending && !this.c.delivery.onItsWay(journalKey(node))) {
-      await this.c.journal.done(pending);
-      this.c.overlay.delete(node);
-      base = pending.baseEtag ? { etag: pending.baseEtag, hash: pending.baseHash ?? "" } : null;
-    }
+    const pending = this.c.journal.get(journalKey(node));
+    const moot = pending && !this.c.delivery.onItsWay(journalKey(node)) ? pending : undefined;
+    if (moot) base = moot.baseEtag ? { etag: moot.baseEtag, hash: moot.baseHash ?? "" } : null;
     const claim: Claim | undefined = node.id
       ? {
           id: node.id,
@@ -83,6 +80,9 @@ export class Claims {
     local.mtimeMs = local.ctimeMs = node.localMtimeMs ?? Date.now();
     local.pendingMeta = node.pendingMeta; // tags set before it was delivered go along
     this.keepLocal(local, claim, "not valid UTF-8");
+    // The program is told its save succeeded when this returns: the file is on record before the
+    // saves it makes moot leave the journal, so a kill -9 at any moment keeps one or the other.
+    this.c.flushLocal();
     for (const [fd, h] of this.c.handles) {
       if (h.kind !== "note" || h.open !== open) continue;
       const fh = LocalHandle.open(local.blob, h.writable);
@@ -90,6 +90,10 @@ export class Claims {
     }
     this.c.openNotes.delete(node);
     open.dirty = false;
+    if (moot) {
+      this.c.overlay.delete(node);
+      await this.c.journal.done(moot);
+    }
   }
 
   /** A note deleted here, claimable by name until its delete leaves (git checkout, tar -x: delete, then create). */
