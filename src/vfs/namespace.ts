@@ -367,6 +367,7 @@ export class Namespace {
     src.ghostOf = undefined;
     this.c.tree.move(src, destDir, name);
     await this.c.claims.adoptLocal(src, claim);
+    if (this.c.tree.locals.has(src)) await this.c.claims.follow(src); // kept local: not UTF-8
   }
 
   async renameNote(src: FileNode, destDir: DirNode, name: string): Promise<void> {

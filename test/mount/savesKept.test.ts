@@ -120,6 +120,30 @@ describe("bytes are never altered", () => {
     expect((await m.sh("echo fine > bin2.md")).code).toBe(0);
     expect(await noteAt(api(), "bin2.md")).toMatchObject({ id: note.id, content: "fine\n", tags: ["keep"] });
   });
+
+  it("a note kept local that is moved takes its note along: a note made at the name it left is one of its own", async () => {
+    // Once the note stayed where it was on the service, and the new note was a second one of that
+    // name there (soak seed 373).
+    expect((await m.sh("mkdir -p km/d && echo first > km/a.md")).code).toBe(0);
+    const note = await noteAt(api(), "km/a.md");
+    // No pauses: the move and the new note land while the earlier saves may still be pending.
+    const r = await run(
+      "printf 'x\\xc3' > km/a.md && mv km/a.md km/d/b.md && printf new > km/a.md && ls km/*",
+    );
+    expect(r.stdout).toBe("km/a.md\n\nkm/d:\nb.md\n");
+    await m.sync();
+    const index = await flatIndex(api());
+    const km = index.folders.find((f) => f.name === "km")!;
+    expect(index.files.filter((f) => f.folderId === km.id).map((f) => f.name)).toEqual(["a.md"]);
+    expect(await noteAt(api(), "km/d/b.md")).toMatchObject({ id: note.id, content: "first\n" });
+    const fresh = await noteAt(api(), "km/a.md");
+    expect(fresh).toMatchObject({ content: "new" });
+    expect(fresh.id).not.toBe(note.id);
+    expect((await run("od -An -tx1 km/d/b.md | tr -d ' \\n'")).stdout).toBe("78c3");
+    // Text again: it goes up as the note, where it is now.
+    expect((await m.sh("printf 'text again' > km/d/b.md")).code).toBe(0);
+    expect(await noteAt(api(), "km/d/b.md")).toMatchObject({ id: note.id, content: "text again" });
+  });
 });
 
 describe("a note keeps its identity however tools rewrite it", () => {

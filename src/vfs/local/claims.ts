@@ -2,9 +2,10 @@
 // that cannot be a note, a delete still in the journal) and taken back by whatever next takes that
 // name; and the moves between a note and a local-only file (adopt, keep local, become local).
 import { isUtf8 } from "node:buffer";
+import { withoutContent } from "../../client/api.ts";
 import { baseOf, journalKey, type OpenNote, type VfsCore } from "../core.ts";
 import { LocalHandle } from "../local/localFiles.ts";
-import type { Claim, DirNode, LocalNode } from "../tree.ts";
+import { type Claim, type DirNode, type LocalNode, revisionOf } from "../tree.ts";
 
 export class Claims {
   readonly c: VfsCore;
@@ -128,6 +129,34 @@ export class Claims {
     const base = claim ? { etag: claim.etag, hash: claim.hash ?? "" } : null;
     await this.c.delivery.journalSave(node, content, base, claim !== undefined);
     if (!this.c.writeBehind) await this.c.delivery.drain();
+  }
+
+  /**
+   * A note kept local (bytes that are not UTF-8) whose file moved to another note name or folder:
+   * the note goes there on the service too, with its last text. Otherwise the name it left would
+   * still be the note's on the service, and a note made there next would be a second of that name.
+   * Best effort: if the service cannot take the move now, it goes with the note's next text.
+   */
+  async follow(node: LocalNode): Promise<void> {
+    const claim = node.ghostOf;
+    const dir = node.parent;
+    if (!claim?.meta || dir.localOnly || this.c.isPending(dir)) return;
+    if (claim.name === node.name && claim.meta.folderId === dir.id) return;
+    try {
+      const moved = withoutContent(
+        await this.c.client.updateFile(claim.id, { name: node.name, folderId: dir.id }),
+      );
+      // A move alone is no edit: the note's next text builds on this version if nothing came between.
+      if (revisionOf(moved.etag) === revisionOf(claim.etag) + 1)
+        this.c.rebase.replaced(claim.id, { etag: claim.etag, hash: claim.hash ?? "" }, moved);
+      if (node.ghostOf?.id === claim.id) node.ghostOf = { ...node.ghostOf, name: node.name, meta: moved };
+      this.c.saveLocal();
+    } catch (err) {
+      this.c.log.warn(
+        { err, path: this.c.tree.pathOf(node) },
+        "the note kept local stays where it was on the service",
+      );
+    }
   }
 
   /** A file under a note name that cannot be a note stays local, exactly, and says why (once). */
