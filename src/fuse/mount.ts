@@ -114,7 +114,13 @@ export async function mountVfs(
   }
   const stale = new StaleWindow();
   const directIo = (path: string) => stale.mayBeStale(path) && vfs.isNote(path);
-  const fuse = new Fuse(mountpoint, fuseOps(vfs, log, { trace: opts.trace, directIo }), {
+  // A note whose size the kernel may hold stale is opened by JavaScript (with direct I/O), never natively.
+  const nativeStat = (path: string) => {
+    const st = vfs.nativeStat(path);
+    if (st?.openable && stale.mayBeStale(path)) st.openable = false;
+    return st;
+  };
+  const fuse = new Fuse(mountpoint, fuseOps(vfs, log, { trace: opts.trace, directIo, nativeStat }), {
     // fuse-native cannot pass big_writes; libfuse splits this option string on commas, so it rides
     // along with fsname: writes then arrive in 128 KiB pieces instead of 4 KiB.
     fsname: opts.allowNonEmpty ? "txtfs,big_writes,nonempty" : "txtfs,big_writes",
@@ -138,8 +144,13 @@ export async function mountVfs(
   // uploads, journal). The whole tree is put there at once, so even a first `ls -lR` or `find`
   // never crosses into JavaScript.
   const native = Fuse.fastPaths?.(ATTR_CACHE_TTL_MS) ? Fuse : undefined;
-  const prefill = native ? new NativePrefill(vfs, native) : undefined;
-  vfs.onRemoteChange((path) => stale.changed(path));
+  const prefill = native ? new NativePrefill(vfs, native, nativeStat) : undefined;
+  vfs.onRemoteChange((path) => {
+    stale.changed(path);
+    // What C kept of it may say "openable": from now until the window ends, JavaScript opens it.
+    if (path === undefined) native?.invalidateAttrs?.();
+    else native?.invalidatePath?.(path, true);
+  });
   vfs.onAttrsChanged((path) => {
     if (!native) return;
     if (path === undefined) {
@@ -151,8 +162,8 @@ export async function mountVfs(
     // Once the change is complete (the tree changes synchronously), its fresh attributes are
     // kept natively, so the next lookup of this path (the next `>>`, `ls -l`) is answered in C.
     queueMicrotask(() => {
-      const st = vfs.statIfKnown(path);
-      if (st) native.putAttrs?.(path, { ...st, cacheable: true });
+      const st = nativeStat(path);
+      if (st) native.putAttrs?.(path, st);
     });
   });
   let loopEnded: (() => void) | undefined;

@@ -21,13 +21,15 @@ const FOLDERS_PER_TURN = 100;
 export class NativePrefill {
   private readonly vfs: Vfs;
   private readonly native: NativeCache;
+  private readonly statOf: (path: string) => ReturnType<Vfs["nativeStat"]>;
   private timer: NodeJS.Timeout | undefined;
   /** Counts walks: a newer one stops an older one. */
   private run = 0;
 
-  constructor(vfs: Vfs, native: NativeCache) {
+  constructor(vfs: Vfs, native: NativeCache, statOf = (path: string) => vfs.nativeStat(path)) {
     this.vfs = vfs;
     this.native = native;
+    this.statOf = statOf;
   }
 
   /**
@@ -40,8 +42,8 @@ export class NativePrefill {
     const { putAttrs, putDir } = this.native;
     if (!putAttrs || !putDir) return;
     const run = ++this.run;
-    const root = this.vfs.statIfKnown("/");
-    if (root) putAttrs("/", { ...root, cacheable: true });
+    const root = this.statOf("/");
+    if (root) putAttrs("/", root);
     const dirs = this.vfs.folderPaths();
     let next = 0;
     const step = () => {
@@ -62,9 +64,9 @@ export class NativePrefill {
             kinds.push("d");
             continue;
           }
-          const st = this.vfs.statIfKnown(prefix + name);
+          const st = this.statOf(prefix + name);
           kinds.push(st ? ((st.mode & S_IFMT) === S_IFDIR ? "d" : "f") : "-");
-          if (st) putAttrs(prefix + name, { ...st, cacheable: true });
+          if (st) putAttrs(prefix + name, st);
         }
         putDir(dir, names, kinds);
       }

@@ -50,12 +50,26 @@ export interface FuseOpsOptions {
   trace?: boolean;
   /** Whether an open of `path` must bypass the kernel's page cache (staleWindow.ts). */
   directIo?: (path: string) => boolean;
+  /** What the patched fuse-native may keep of `path` (default: vfs.nativeStat). */
+  nativeStat?: (path: string) => ReturnType<Vfs["nativeStat"]>;
 }
+
+/**
+ * Handles of read-only opens the patched fuse-native answered itself (a note marked `openable`,
+ * patches/fuse-native.patch): this bit set, no handle here; their reads come by path, their flush
+ * and release never come.
+ */
+const NATIVE_FH = 0x80000000;
+const isNative = (fd: number) => fd >= NATIVE_FH;
 
 /** The open reply's flag for direct I/O (the patched fuse-native's open callback). */
 const OPEN_DIRECT_IO = 1;
 
-export function fuseOps(vfs: Vfs, log: Logger, { trace = false, directIo }: FuseOpsOptions = {}) {
+export function fuseOps(
+  vfs: Vfs,
+  log: Logger,
+  { trace = false, directIo, nativeStat = (p) => vfs.nativeStat(p) }: FuseOpsOptions = {},
+) {
   const run = <T>(
     op: string,
     path: string,
@@ -83,9 +97,9 @@ export function fuseOps(vfs: Vfs, log: Logger, { trace = false, directIo }: Fuse
       ),
     // The hot path (every stat of ls -l, find, make): answered synchronously from the tree.
     getattr: (path: string, cb: Cb) => {
-      const st = vfs.statIfKnown(path);
+      const st = nativeStat(path);
       // The tree's answers may be kept natively until something changes (sidecars' may not).
-      if (st) return cb(0, { ...st, cacheable: true });
+      if (st) return cb(0, st);
       run(
         "getattr",
         path,
@@ -95,8 +109,8 @@ export function fuseOps(vfs: Vfs, log: Logger, { trace = false, directIo }: Fuse
       );
     },
     fgetattr: (path: string, _fd: number, cb: Cb) => {
-      const st = vfs.statIfKnown(path);
-      if (st) return cb(0, { ...st, cacheable: true });
+      const st = nativeStat(path);
+      if (st) return cb(0, st);
       run(
         "fgetattr",
         path,
@@ -147,13 +161,13 @@ export function fuseOps(vfs: Vfs, log: Logger, { trace = false, directIo }: Fuse
         () => vfs.create(path, mode),
         // The new file's stat comes along: libfuse asks for it right after, and C can answer that.
         (fd) => {
-          const st = vfs.statIfKnown(path);
-          return st ? [fd, { ...st, cacheable: true }] : [fd];
+          const st = nativeStat(path);
+          return st ? [fd, st] : [fd];
         },
       ),
     read: (path: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) => {
       if (trace) log.debug({ op: "read", path, len, pos }, "fuse op");
-      vfs.read(fd, len, pos).then(
+      (isNative(fd) ? vfs.readPath(path, len, pos) : vfs.read(fd, len, pos)).then(
         (data) => {
           data.copy(buf, 0, 0, Math.min(len, data.length));
           cb(Math.min(len, data.length));
@@ -163,21 +177,25 @@ export function fuseOps(vfs: Vfs, log: Logger, { trace = false, directIo }: Fuse
     },
     write: (path: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) => {
       if (trace) log.debug({ op: "write", path, len, pos }, "fuse op");
+      if (isNative(fd)) return cb(-constants.errno.EBADF); // read-only (the kernel says so first)
       const data = Buffer.from(buf.subarray(0, len)); // the native buffer dies with the callback
       vfs.write(fd, data, pos).then(
         (n) => cb(n),
         (err) => cb(toErrno(err, log, "write", path)),
       );
     },
-    flush: (path: string, fd: number, cb: Cb) => run("flush", path, cb, () => vfs.flush(fd)),
+    flush: (path: string, fd: number, cb: Cb) =>
+      run("flush", path, cb, () => (isNative(fd) ? undefined : vfs.flush(fd))),
     // fuse-native passes (path, datasync, fd), unlike its README.
     fsync: (path: string, _datasync: number, fd: number, cb: Cb) =>
-      run("fsync", path, cb, () => vfs.fsync(fd)),
-    release: (path: string, fd: number, cb: Cb) => run("release", path, cb, () => vfs.release(fd)),
+      run("fsync", path, cb, () => (isNative(fd) ? vfs.fsyncPath(path) : vfs.fsync(fd))),
+    release: (path: string, fd: number, cb: Cb) =>
+      run("release", path, cb, () => (isNative(fd) ? undefined : vfs.release(fd))),
     truncate: (path: string, size: number, cb: Cb) =>
       run("truncate", path, cb, () => vfs.truncate(path, size)),
+    // A native handle's: open(O_RDONLY | O_TRUNC) truncates (Linux), through the handle it made.
     ftruncate: (path: string, fd: number, size: number, cb: Cb) =>
-      run("ftruncate", path, cb, () => vfs.ftruncate(fd, size)),
+      run("ftruncate", path, cb, () => (isNative(fd) ? vfs.truncate(path, size) : vfs.ftruncate(fd, size))),
     // The patched fuse-native sends UTIME_OMIT as all ones (past 2^53 here): that time stays.
     utimens: (path: string, atime: number, mtime: number, cb: Cb) =>
       run("utimens", path, cb, () => vfs.utimens(path, omitted(atime), omitted(mtime))),

@@ -209,6 +209,38 @@ export class OpenFiles {
     return content.subarray(position, position + length);
   }
 
+  /**
+   * What a read-only open of `path` made now would read (the FUSE adapter answered the open
+   * natively: no handle here). Also after an unlink while open: the path is then libfuse's
+   * `.fuse_hidden*` name, a local file.
+   */
+  async readPath(path: string, length: number, position: number): Promise<Buffer> {
+    const node = this.c.tree.lookup(path);
+    if (!node) throw fail("ENOENT");
+    if (node.kind === "dir") throw fail("EISDIR");
+    if (node.kind === "local") return this.c.local.readAt(node.blob, length, position);
+    const open = this.c.openNotes.get(node);
+    if (open?.tail) await this.materialize(open);
+    const content = open?.content ?? (await this.c.body(node));
+    return content.subarray(position, position + length);
+  }
+
+  /** fsync(2) by path (a read-only open answered natively): the note's saves made durable. */
+  async fsyncPath(path: string): Promise<void> {
+    const node = this.c.tree.lookup(path);
+    if (!node || node.kind === "dir") return;
+    if (node.kind === "local") {
+      this.c.local.flush();
+      const fh = LocalHandle.open(node.blob, false);
+      try {
+        return await fh.sync();
+      } finally {
+        fh.close();
+      }
+    }
+    return this.syncNote(node, this.c.openNotes.get(node));
+  }
+
   async write(fd: number, data: Buffer, position: number): Promise<number> {
     const h = this.handle(fd);
     if (h.kind === "dir") throw fail("EISDIR");
@@ -355,10 +387,14 @@ export class OpenFiles {
       return h.fh.sync();
     }
     if (h.kind !== "note") return this.flush(fd);
-    if (h.open.dirty) await this.upload(h.open);
-    // On the service if it can be reached; otherwise durably in the journal until it can.
+    return this.syncNote(h.open.node, h.open);
+  }
+
+  /** A note's saves made durable: on the service if it can be reached, else in the journal until it can. */
+  private async syncNote(node: FileNode, open: OpenNote | undefined): Promise<void> {
+    if (open?.dirty) await this.upload(open);
     await this.c.delivery.drain();
-    const key = journalKey(h.open.node);
+    const key = journalKey(node);
     if (this.c.journal.get(key)) await this.c.journal.sync(key);
   }
 

@@ -241,6 +241,15 @@ export class Vfs {
     if (ControlDir.owns(path)) return undefined;
     return this.c.attrs.statIfKnown(path);
   }
+  /**
+   * What the FUSE adapter may keep natively for `path` (statIfKnown), and whether a read-only open
+   * of it may be answered there: a note, read by path afterwards (readPath).
+   */
+  nativeStat(path: string): (Stat & { cacheable: true; openable: boolean }) | undefined {
+    if (ControlDir.owns(path)) return undefined;
+    const known = this.c.attrs.statAndKind(path);
+    return known && { ...known.st, cacheable: true, openable: known.note };
+  }
   getattr(path: string): Promise<Stat> {
     if (ControlDir.owns(path)) return this.control.getattr(path);
     return this.c.attrs.getattr(path);
@@ -300,6 +309,16 @@ export class Vfs {
   read(fd: number, length: number, position: number): Promise<Buffer> {
     if (this.control.ownsFd(fd)) return this.control.read(fd, length, position);
     return this.c.io.read(fd, length, position);
+  }
+  /** A read through a read-only open answered natively (nativeStat): as a fresh open would read. */
+  readPath(path: string, length: number, position: number): Promise<Buffer> {
+    if (ControlDir.owns(path)) return Promise.reject(new VfsError("EBADF"));
+    return this.c.io.readPath(path, length, position);
+  }
+  /** fsync(2) through a read-only open answered natively: what was written to the note by any. */
+  fsyncPath(path: string): Promise<void> {
+    if (ControlDir.owns(path)) return Promise.resolve();
+    return this.c.io.fsyncPath(path);
   }
   write(fd: number, data: Buffer, position: number): Promise<number> {
     if (this.control.ownsFd(fd)) return this.control.write(fd, data);

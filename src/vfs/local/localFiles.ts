@@ -153,6 +153,16 @@ export class LocalFiles {
     return readFileSync(blob);
   }
 
+  /** `length` bytes at `position` of a local file (fewer at its end). */
+  readAt(blob: string, length: number, position: number): Buffer {
+    const fh = LocalHandle.open(blob, false);
+    try {
+      return fh.read(length, position);
+    } finally {
+      fh.close();
+    }
+  }
+
   truncate(blob: string, size: number): void {
     truncateSync(blob, size);
   }

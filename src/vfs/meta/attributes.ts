@@ -21,6 +21,12 @@ export class Attributes {
     return node ? this.answer(path, node) : undefined;
   }
 
+  /** statIfKnown, and whether the path is a note (a read-only open of it can go by path: readPath). */
+  statAndKind(path: string): { st: Stat; note: boolean } | undefined {
+    const node = this.c.tree.lookup(path);
+    return node ? { st: this.answer(path, node), note: node.kind === "file" } : undefined;
+  }
+
   /**
    * What each path last answered, and for which item. libfuse2 keeps one node (one kernel inode,
    * one page cache) per path, and keeps its cached pages while mtime and size stay the same: it

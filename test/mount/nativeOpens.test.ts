@@ -1,0 +1,103 @@
+// Read-only opens of notes answered in C (patches/fuse-native.patch: a note's attributes kept there
+// marked `openable`): `grep -r` and `cat` never cross into JavaScript to open or close a note, and
+// they read exactly what an open made by JavaScript would have read — also a note being written
+// through another descriptor, one deleted while open, one changed remotely a moment ago. Opens are
+// counted from the daemon's trace (--trace logs every FUSE operation that reaches JavaScript).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type MountFixture, mountFixture, noteAt, updateNote, waitFor } from "../helpers/mount.ts";
+
+let m: MountFixture;
+
+beforeAll(async () => {
+  m = mountFixture();
+  await m.start({ args: ["--trace"] });
+}, 60_000);
+afterAll(() => m?.close());
+
+/** Waits until the daemon's trace has caught up (its log is written asynchronously). */
+const settleLog = () => new Promise((r) => setTimeout(r, 300));
+
+/** FUSE operations `op` on paths under `prefix` that reached JavaScript since `mark` (a trace length). */
+function opsSince(mark: number, op: string, prefix: string): number {
+  return m.current
+    .stderr()
+    .slice(mark)
+    .split("\n")
+    .filter(
+      (l) => l.includes('"msg":"fuse op"') && l.includes(`"op":"${op}"`) && l.includes(`"path":"${prefix}`),
+    ).length;
+}
+
+describe("read-only opens answered natively", () => {
+  it("grep -r and cat open and close notes without JavaScript, and read exactly the notes", async () => {
+    const made = await m.sh(
+      'mkdir -p nat/a nat/b && for i in $(seq 1 20); do echo "line $i zephyr" > nat/a/n$i.md; echo "other $i" > nat/b/n$i.md; done',
+    );
+    expect(made.code).toBe(0);
+    await m.sync();
+    await settleLog();
+    const mark = m.current.stderr().length;
+    const r = await m.sh("grep -rc zephyr nat | sort | head -3 && cat nat/b/n7.md nat/a/n20.md");
+    expect(r.stdout).toBe("nat/a/n1.md:1\nnat/a/n10.md:1\nnat/a/n11.md:1\nother 7\nline 20 zephyr\n");
+    await settleLog();
+    expect(opsSince(mark, "open", "/nat/")).toBe(0);
+    expect(opsSince(mark, "release", "/nat/")).toBe(0);
+    expect(opsSince(mark, "read", "/nat/")).toBeGreaterThan(0); // reads still come (by path)
+  });
+
+  it("a note being written through another descriptor reads with its unsaved bytes", async () => {
+    expect((await m.sh("echo 'first version' > nat/w.md")).code).toBe(0);
+    await m.sync();
+    // The writer keeps its descriptor open: nothing flushed yet, as a local disk would show it.
+    const r = await m.sh("exec 3<>nat/w.md; printf 'FIRST' >&3; cat nat/w.md; exec 3>&-; cat nat/w.md");
+    expect(r.stdout).toBe("FIRST version\nFIRST version\n");
+    await m.sync();
+    expect((await noteAt(m.current.api, "nat/w.md")).content).toBe("FIRST version\n");
+  });
+
+  it("a reader of a note deleted while open keeps reading it", async () => {
+    expect((await m.sh("printf 'kept while open\\n' > nat/r.md")).code).toBe(0);
+    await m.sync();
+    const mark = m.current.stderr().length;
+    const r = await m.sh("exec 3<nat/r.md; rm nat/r.md; cat <&3; ls nat | grep -c '^r.md$'");
+    expect(r.stdout).toBe("kept while open\n0\n");
+    await settleLog();
+    expect(opsSince(mark, "open", "/nat/r.md")).toBe(0); // it was opened natively
+  });
+
+  it("open(O_RDONLY | O_TRUNC) truncates, as on a local disk, and the empty note goes up", async () => {
+    expect((await m.sh("printf 'to be emptied' > nat/t.md")).code).toBe(0);
+    await m.sync();
+    const r = await m.sh(
+      `python3 -c "import os; fd = os.open('nat/t.md', os.O_RDONLY | os.O_TRUNC); print(os.fstat(fd).st_size, len(os.read(fd, 100))); os.close(fd)" && stat -c %s nat/t.md`,
+    );
+    expect(r.stdout, r.stderr).toBe("0 0\n0\n");
+    await m.sync();
+    expect((await noteAt(m.current.api, "nat/t.md")).content).toBe("");
+  });
+
+  it("fsync through a read-only descriptor delivers what was written to the note", async () => {
+    // `sync FILE` opens read-only; once it returns, the note is on the service (no `txtfs sync`).
+    const r = await m.sh(
+      "printf 'synced through a reader' > nat/s.md && python3 -c \"import os; fd = os.open('nat/s.md', os.O_RDONLY); os.fsync(fd); os.close(fd)\"",
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect((await noteAt(m.current.api, "nat/s.md")).content).toBe("synced through a reader");
+  });
+
+  it("a note changed remotely is opened by JavaScript (direct I/O) while the kernel may hold its old size", async () => {
+    expect((await m.sh("printf 'short\\n' > nat/x.md && cat nat/x.md >/dev/null")).code).toBe(0);
+    await m.sync();
+    const note = await noteAt(m.current.api, "nat/x.md");
+    const longer = `short\n${"grown remotely\n".repeat(50)}`;
+    await updateNote(m.current.api, note.id, { content: longer });
+    const mark = m.current.stderr().length;
+    // As soon as the mount shows the change, a read shows all of it (never cut at the old size).
+    const r = await m.sh(
+      `(${waitFor(`[ "$(stat -c %s nat/x.md)" = ${longer.length} ]`, 5)}) && cat nat/x.md`,
+    );
+    expect(r.stdout).toBe(longer);
+    await settleLog();
+    expect(opsSince(mark, "open", "/nat/x.md")).toBeGreaterThan(0);
+  });
+});
