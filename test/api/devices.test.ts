@@ -52,6 +52,13 @@ describe("devices", () => {
     const a = (await u.api.post("/api/v1/devices", { name: "a", platform: "linux" })).body.device;
     const b = (await u.api.post("/api/v1/devices", { name: "b", platform: "macos" })).body.device;
     const dir = await mkdir(u, { name: "dir" });
+    // Nothing set yet: every note has the default, so none is listed.
+    expect((await u.api.get(`/api/v1/devices/${a.id}/state`)).body).toEqual({
+      deviceId: a.id,
+      default: "online-only",
+      items: [],
+      files: [],
+    });
     const sub = await mkdir(u, { name: "sub", parentFolderId: dir.id });
     const f1 = await mkfile(u, { name: "1.md", folderId: sub.id });
     const f2 = await mkfile(u, { name: "2.md", folderId: sub.id });
