@@ -140,7 +140,9 @@ export class Claims {
   async follow(node: LocalNode): Promise<void> {
     const claim = node.ghostOf;
     const dir = node.parent;
-    if (!claim?.meta || dir.localOnly || this.c.isPending(dir)) return;
+    // Not into a folder the service does not have (yet): made here, kept local, or the mount's own.
+    if (!claim?.meta || dir.localOnly || this.c.isPending(dir) || (!dir.id && dir !== this.c.tree.root))
+      return;
     if (claim.name === node.name && claim.meta.folderId === dir.id) return;
     try {
       const moved = withoutContent(
