@@ -169,6 +169,18 @@ describe("a note keeps its identity however tools rewrite it", () => {
     expect(await contentAt(api(), "gitrepo/a.md")).toBe("one\n");
   });
 
+  it("a note moved away under a name that is not a note's, then made again, continues: never two of one name on the service", async () => {
+    // The note stays on the service while a file here stands for it (vim's backup pattern); once
+    // that file had left the folder, a new note of the name was a second one of that name there.
+    const note = await tagged("gm.md");
+    expect((await m.sh("mkdir -p gmsub && mv gm.md gmsub/gm.bak && printf 'v2\\n' > gm.md")).code).toBe(0);
+    await m.sync();
+    const index = await flatIndex(api());
+    expect(index.files.filter((f) => f.name === "gm.md")).toHaveLength(1);
+    expect(await noteAt(api(), "gm.md")).toMatchObject({ id: note.id, content: "v2\n", tags: ["t1"] });
+    expect((await m.sh("cat gmsub/gm.bak")).stdout).toBe("v1\n");
+  });
+
   it("rename over a note held open (sed -i, perl -pi, os.replace) keeps its id and tags", async () => {
     const note = await tagged("c.md");
     const r = await m.sh(

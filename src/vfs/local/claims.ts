@@ -26,21 +26,37 @@ export class Claims {
     for (const child of dir.children.values()) {
       if (child.kind !== "local" || child.ghostOf?.shownAs !== name) continue;
       if (onlyHidden && !child.name.startsWith(".fuse_hidden")) continue;
-      const claim = child.ghostOf;
-      child.ghostOf = undefined;
-      this.c.saveLocal();
-      // Tags or context set on the file while it stood for the note go on with the note.
-      return child.pendingMeta ? { ...claim, pendingMeta: child.pendingMeta } : claim;
+      return this.takeGhost(child);
     }
     if (onlyHidden) return undefined;
     const claim = this.tombstones.get(dir)?.get(name);
-    if (!claim) return undefined;
-    const entry = this.c.journal.get(claim.id);
-    if (entry?.delete !== "file" || this.c.delivery.onItsWay(claim.id)) return undefined; // it went
-    this.dropTombstone(claim.id);
-    await this.c.journal.done(entry);
-    this.c.tree.deleting.delete(claim.id);
-    return claim;
+    if (claim) {
+      const entry = this.c.journal.get(claim.id);
+      if (entry?.delete !== "file" || this.c.delivery.onItsWay(claim.id)) return undefined; // it went
+      this.dropTombstone(claim.id);
+      await this.c.journal.done(entry);
+      this.c.tree.deleting.delete(claim.id);
+      return claim;
+    }
+    // A note renamed to a name that is not a note's and moved to another folder since (`mv a.md
+    // old/a.bak`) is still under this name on the service: it continues, or the service would hold
+    // two notes of this name here.
+    if (dir.id === null && dir !== this.c.tree.root) return undefined; // not a folder of the service
+    if (this.c.tree.ghosted.size === 0) return undefined; // (no file stands for a note: no walk)
+    for (const local of this.c.tree.locals) {
+      const ghost = local.ghostOf;
+      if (ghost?.name === name && (ghost.meta?.folderId ?? null) === dir.id) return this.takeGhost(local);
+    }
+    return undefined;
+  }
+
+  /** The note a local file stood for goes on elsewhere; the file stays, a plain local file. */
+  private takeGhost(local: LocalNode): Claim {
+    const claim = local.ghostOf!;
+    local.ghostOf = undefined;
+    this.c.saveLocal();
+    // Tags or context set on the file while it stood for the note go on with the note.
+    return local.pendingMeta ? { ...claim, pendingMeta: local.pendingMeta } : claim;
   }
 
   dropTombstone(id: string): void {
