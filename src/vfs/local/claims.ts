@@ -18,8 +18,9 @@ export class Claims {
   readonly tombstones = new Map<DirNode, Map<string, Claim>>();
   /**
    * Takes the identity left under `name` in `dir`, if any (see Claim): a ghost showing that name
-   * (then it becomes a plain local file: vim's backup, sed's `.bak`), or a delete of a note of
-   * that name still waiting in the journal (then the delete is called off). `onlyHidden`: only
+   * (then it becomes a plain local file: vim's backup, sed's `.bak`), a delete of a note of
+   * that name still waiting in the journal (then the delete is called off), or a file elsewhere
+   * standing for a note that has this name here on the service. `onlyHidden`: only
    * what libfuse hid as `.fuse_hidden*` (a note moved onto a name held open: a rename over it).
    */
   async claimName(dir: DirNode, name: string, onlyHidden = false): Promise<Claim | undefined> {
