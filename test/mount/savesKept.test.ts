@@ -181,6 +181,23 @@ describe("a note keeps its identity however tools rewrite it", () => {
     expect((await m.sh("cat gmsub/gm.bak")).stdout).toBe("v1\n");
   });
 
+  it("a note renamed aside into another folder leaves its name in its own folder: a note made under that name elsewhere is new, and stays where it was made", async () => {
+    // Once the file standing for the note was matched by its name alone: `> wf/a.md` continued the
+    // note of wf/d/a.md and showed up as wf/d/a.md (soak, seed 516).
+    const made = await m.sh("mkdir -p wf/d && echo one > wf/d/a.md");
+    expect(made.code).toBe(0);
+    const note = await noteAt(api(), "wf/d/a.md");
+    const r = await run("mv wf/d/a.md wf/old.md~ && printf two > wf/a.md && ls wf wf/d && cat wf/a.md");
+    expect(r.stdout).toBe("wf:\na.md\nd\nold.md~\n\nwf/d:\ntwo");
+    await m.sync();
+    const fresh = await noteAt(api(), "wf/a.md");
+    expect(fresh).toMatchObject({ content: "two" });
+    expect(fresh.id).not.toBe(note.id);
+    // The name it left is still the note's: made again there, it continues.
+    expect((await m.sh("printf three > wf/d/a.md")).code).toBe(0);
+    expect(await noteAt(api(), "wf/d/a.md")).toMatchObject({ id: note.id, content: "three" });
+  });
+
   it("rename over a note held open (sed -i, perl -pi, os.replace) keeps its id and tags", async () => {
     const note = await tagged("c.md");
     const r = await m.sh(

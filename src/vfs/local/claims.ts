@@ -27,6 +27,8 @@ export class Claims {
     for (const child of dir.children.values()) {
       if (child.kind !== "local" || child.ghostOf?.shownAs !== name) continue;
       if (onlyHidden && !child.name.startsWith(".fuse_hidden")) continue;
+      // Renamed here from another folder (`mv d/a.md old.md~`): the name it left is in that folder.
+      if (!this.inFolder(child.ghostOf, dir)) continue;
       return this.takeGhost(child);
     }
     if (onlyHidden) return undefined;
@@ -46,9 +48,14 @@ export class Claims {
     if (this.c.tree.ghosted.size === 0) return undefined; // (no file stands for a note: no walk)
     for (const local of this.c.tree.locals) {
       const ghost = local.ghostOf;
-      if (ghost?.name === name && (ghost.meta?.folderId ?? null) === dir.id) return this.takeGhost(local);
+      if (ghost?.name === name && ghost.meta && this.inFolder(ghost, dir)) return this.takeGhost(local);
     }
     return undefined;
+  }
+
+  /** Whether the note a claim stands for is in `dir` on the service (as far as this mount knows). */
+  private inFolder(claim: Claim, dir: DirNode): boolean {
+    return !claim.meta || (claim.meta.folderId ?? null) === dir.id;
   }
 
   /** The note a local file stood for goes on elsewhere; the file stays, a plain local file. */
