@@ -106,12 +106,26 @@ export class IdentityModel {
   /** token of a note created where one was just deleted -> that one's token: either may be right
    * (it depends on whether the delete had left, i.e. on timing) until the target shows which */
   private readonly either = new Map<number, number>();
+  /**
+   * A note renamed to a name that is not a note's: its path -> the file standing for it. The note
+   * stays on the service under that path until the path is taken again (then the new note continues
+   * it), or the file goes (then the note does) or becomes a note again (then the note goes there).
+   */
+  readonly standIns = new Map<string, string>();
 
   /** Applies one operation's outcome (model exit code, model tree before and after). */
   step(op: Op, code: number, before: Manifest, after: Manifest) {
     const ren = renameOf(op);
     if (ren && code === 0 && ren.from !== ren.to) {
       const fromTok = this.tokens.get(ren.from);
+      const standing = [...this.standIns].find(([, file]) => file === ren.from)?.[0];
+      if (standing !== undefined) {
+        if (isNote(ren.to)) this.standIns.delete(standing);
+        else this.standIns.set(standing, ren.to);
+      } else if (isNote(ren.from) && !isNote(ren.to) && fromTok !== undefined) {
+        this.standIns.set(ren.from, ren.to);
+        this.gone.set(ren.from, fromTok); // a note made there next may continue it
+      }
       // A rename over an existing note keeps the target note (README: saves through temp files);
       // onto a free name the note moves.
       if (!(ren.to in before.files) && fromTok !== undefined) this.tokens.set(ren.to, fromTok);
@@ -126,6 +140,10 @@ export class IdentityModel {
 
   /** Forgets notes that are gone, gives new notes a token. */
   sync(tree: Manifest) {
+    for (const [p, file] of [...this.standIns]) {
+      if (p in tree.files) this.tokens.delete(file); // the name was taken again: the note went on there
+      if (p in tree.files || !(file in tree.files)) this.standIns.delete(p);
+    }
     for (const [p, tok] of [...this.tokens]) {
       if (p in tree.files) continue;
       this.tokens.delete(p);
@@ -335,7 +353,7 @@ export async function runSequence(ops: Op[], o: RunOptions): Promise<RunFailure 
     const problems = [
       ...treeDiff(targetTree!, modelTree).map((d) => `after sync: ${d}`),
       ...identity.check(targetTree!, "after sync"),
-      ...(await serviceDiff(o.service, modelTree, targetTree!)),
+      ...(await serviceDiff(o.service, modelTree, targetTree!, identity.standIns)),
     ];
     if (problems.length) return { step: ops.length, problems };
   }
@@ -354,7 +372,12 @@ async function control(op: Extract<Op, { k: "control" }>, o: RunOptions): Promis
 }
 
 /** The notes under the run's folder on the service against the model's .md/.txt files. */
-export async function serviceDiff(view: ServiceView, model: Manifest, target: Manifest): Promise<string[]> {
+export async function serviceDiff(
+  view: ServiceView,
+  model: Manifest,
+  target: Manifest,
+  standIns: ReadonlyMap<string, string> = new Map(),
+): Promise<string[]> {
   const res = await view.api().get("/api/me/files");
   if (res.status !== 200) return [`GET /api/me/files: ${res.status}`];
   const { files, folders } = res.body as { files: any[]; folders: any[] };
@@ -410,7 +433,8 @@ export async function serviceDiff(view: ServiceView, model: Manifest, target: Ma
     const mountId = target.ids[p];
     if (mountId && mountId !== rec.id) out.push(`service: ${p} is ${rec.id}, the mount shows ${mountId}`);
   }
-  for (const p of remote.keys()) if (!modelNotes.includes(p)) out.push(`service: note ${p} should not exist`);
+  for (const p of remote.keys())
+    if (!modelNotes.includes(p) && !standIns.has(p)) out.push(`service: note ${p} should not exist`);
   return out;
 }
 
