@@ -160,6 +160,7 @@ export class Namespace {
     }
     if (this.c.isPending(dir) && (await this.dropUnsentDir(dir))) return;
     await this.c.delivery.settle(dir);
+    await this.endRenamedAside(dir);
     if (this.deletesLater(dir)) {
       await this.deleteLater("folder", dir.id!, null, path);
       this.c.tree.removeFolder(dir.id!);
@@ -171,6 +172,24 @@ export class Namespace {
       if (!(err instanceof ApiError && err.status === 404)) throw toVfsError(err);
     }
     this.c.tree.removeFolder(dir.id!);
+  }
+
+  /**
+   * Notes renamed aside from `dir` (`mv d/a.md old.md~`) are still in it on the service, shown here
+   * only as the files standing for them. The folder going, so do they: those files keep their
+   * bytes as plain local files. (Else the service would move them up a level, beside notes of
+   * their names there.)
+   */
+  private async endRenamedAside(dir: DirNode): Promise<void> {
+    if (!dir.id || this.c.tree.ghosted.size === 0) return;
+    for (const local of [...this.c.tree.locals]) {
+      const note = local.ghostOf;
+      if (note?.meta?.folderId !== dir.id) continue;
+      local.ghostOf = undefined;
+      this.c.saveLocal();
+      if (this.c.writeBehind) await this.deleteLater("file", note.id, note.etag, this.c.tree.pathOf(local));
+      else await this.deleteRemote(note.id, note.etag);
+    }
   }
 
   async unlink(path: string): Promise<void> {

@@ -198,6 +198,22 @@ describe("a note keeps its identity however tools rewrite it", () => {
     expect(await noteAt(api(), "wf/d/a.md")).toMatchObject({ id: note.id, content: "three" });
   });
 
+  it("a note renamed aside whose folder is then removed goes with it: never moved up beside a note of its name", async () => {
+    // The folder looks empty here, but the service still held the note there, and deleting a folder
+    // moves what it holds up a level (soak with TXTFS_MODEL_ASIDE, seed 516).
+    expect((await m.sh("mkdir -p rf/d && echo one > rf/d/a.md && echo top > rf/a.md")).code).toBe(0);
+    const aside = await noteAt(api(), "rf/d/a.md");
+    const r = await run("mv rf/d/a.md rf/old.md~ && rmdir rf/d && ls rf && cat rf/old.md~");
+    expect(r.stdout).toBe("a.md\nold.md~\none\n");
+    await m.sync();
+    const index = await flatIndex(api());
+    const rf = index.folders.find((f) => f.name === "rf")!;
+    expect(index.folders.filter((f) => f.parentFolderId === rf.id)).toEqual([]);
+    expect(index.files.filter((f) => f.folderId === rf.id).map((f) => f.name)).toEqual(["a.md"]);
+    expect(index.files.some((f) => f.id === aside.id)).toBe(false);
+    expect((await noteAt(api(), "rf/a.md")).content).toBe("top\n");
+  });
+
   it("rename over a note held open (sed -i, perl -pi, os.replace) keeps its id and tags", async () => {
     const note = await tagged("c.md");
     const r = await m.sh(

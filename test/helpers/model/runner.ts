@@ -141,8 +141,11 @@ export class IdentityModel {
   /** Forgets notes that are gone, gives new notes a token. */
   sync(tree: Manifest) {
     for (const [p, file] of [...this.standIns]) {
-      if (p in tree.files) this.tokens.delete(file); // the name was taken again: the note went on there
-      if (p in tree.files || !(file in tree.files)) this.standIns.delete(p);
+      // The name was taken again (the note went on there), or its folder went (so did the note).
+      const folder = p.includes("/") ? p.slice(0, p.lastIndexOf("/")) : "";
+      const ended = p in tree.files || (folder !== "" && !tree.dirs.includes(folder));
+      if (ended) this.tokens.delete(file);
+      if (ended || !(file in tree.files)) this.standIns.delete(p);
     }
     for (const [p, tok] of [...this.tokens]) {
       if (p in tree.files) continue;
