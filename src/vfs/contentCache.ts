@@ -100,6 +100,28 @@ export class ContentCache {
     return e?.etag === etag ? this.read(id, e) : undefined;
   }
 
+  /**
+   * `length` bytes at `position` of the cached version `etag` of note `id`, or undefined when that
+   * version is not here. A note read piece by piece (a reader opened natively reads by path, 128 KiB
+   * a call) costs each piece, not the whole body again: from the ring, only those bytes are read.
+   */
+  freshRange(id: string, etag: string | undefined, position: number, length: number): Buffer | undefined {
+    if (!etag) return undefined;
+    const h = this.hot.get(id);
+    if (h) return h.etag === etag ? h.body.subarray(position, position + length) : undefined;
+    const e = this.ring.get(id);
+    if (e?.etag !== etag) return undefined;
+    const n = Math.max(0, Math.min(length, e.length - position));
+    const part = Buffer.allocUnsafe(n);
+    try {
+      if (n === 0 || readSync(this.fd, part, 0, n, (e.start % this.ringSize) + position) === n) return part;
+    } catch {
+      // unreadable: a miss
+    }
+    this.ring.delete(id);
+    return undefined;
+  }
+
   /** Keeps `body` as the version `etag` of note `id`, and returns the copy kept. */
   set(id: string, etag: string, body: Buffer): Buffer {
     this.ring.delete(id); // an older version

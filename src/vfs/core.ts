@@ -274,6 +274,17 @@ export class VfsCore {
     this.tree.onChange(node);
   }
 
+  /**
+   * A piece of the current body of a note when it is at hand (its save on its way, or the cached
+   * version it has now), without reading the rest; undefined otherwise (then `body`).
+   */
+  bodyPiece(node: FileNode, position: number, length: number): Buffer | undefined {
+    const journalled = this.overlay.get(node);
+    if (journalled) return journalled.subarray(position, position + length);
+    if (!node.id || this.journal.get(journalKey(node))?.append) return undefined;
+    return this.cache.freshRange(node.id, node.meta?.etag, position, length);
+  }
+
   /** The current body of a note: cache, or a conditional GET (304 moves no body). */
   async body(node: FileNode): Promise<Buffer> {
     const journalled = this.overlay.get(node);

@@ -191,7 +191,6 @@ export class OpenFiles {
     if (h.kind === "dir") throw fail("EISDIR");
     if (h.kind === "sidecar") return h.open.content.subarray(position, position + length);
     if (h.kind === "local") return h.fh.read(length, position);
-    // A reader keeps the body it first read, so a large note reads consistently across calls.
     // A reader keeps the body it read, so a large note reads consistently across calls, until the
     // note changes (a remote edit, another process's save): then it reads what stat now reports
     // (`tail -f` shows remote appends).
@@ -221,8 +220,11 @@ export class OpenFiles {
     if (node.kind === "local") return this.c.local.readAt(node.blob, length, position);
     const open = this.c.openNotes.get(node);
     if (open?.tail) await this.materialize(open);
-    const content = open?.content ?? (await this.c.body(node));
-    return content.subarray(position, position + length);
+    if (open?.content) return open.content.subarray(position, position + length);
+    // The first piece goes through `body` (it counts the cache hit and starts the folder's
+    // readahead); the rest are read alone, not the whole body again for each 128 KiB.
+    const piece = position > 0 ? this.c.bodyPiece(node, position, length) : undefined;
+    return piece ?? (await this.c.body(node)).subarray(position, position + length);
   }
 
   /** fsync(2) by path (a read-only open answered natively): the note's saves made durable. */

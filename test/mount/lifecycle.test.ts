@@ -79,16 +79,23 @@ describe("mountpoint checks", () => {
     const other = join(d.base, "other");
     mkdirSync(other);
     writeFileSync(join(other, "theirs.txt"), "x");
-    expect((await sh(`mount --bind '${other}' '${d.mnt}'`, { cwd: "/" })).code).toBe(0);
+    // Once seen to take over 20 s in a full run (cause not found; not libmount's utab lock): each
+    // step's time goes into the failure message, and the test has the time to finish.
+    const t0 = Date.now();
+    const bind = await sh(`mount --bind '${other}' '${d.mnt}'`, { cwd: "/", timeoutMs: 40_000 });
+    const steps = [`mount --bind: ${Date.now() - t0} ms, exit ${bind.code} ${bind.stderr.trim()}`];
+    expect(bind.code, steps.join("; ")).toBe(0);
     try {
+      const t1 = Date.now();
       const r = await runTxtfs(mountArgs(d), txtfsEnv(d));
-      expect(r.code).not.toBe(0);
+      steps.push(`txtfs mount: ${Date.now() - t1} ms, exit ${r.code}`);
+      expect(r.code, steps.join("; ")).not.toBe(0);
       expect(r.stderr).toMatch(/^txtfs: \S+mnt is already a mount point \(.+\); choose an empty directory$/m);
       expect(readdirSync(d.mnt)).toEqual(["theirs.txt"]);
     } finally {
-      await sh(`umount '${d.mnt}'`, { cwd: "/" });
+      await sh(`umount '${d.mnt}'`, { cwd: "/", timeoutMs: 40_000 });
     }
-  });
+  }, 90_000);
 
   it("refuses a missing directory with a clear message and a non-zero exit", async () => {
     const d = dirs();

@@ -101,3 +101,37 @@ describe("read-only opens answered natively", () => {
     expect(opsSince(mark, "open", "/nat/x.md")).toBeGreaterThan(0);
   });
 });
+
+describe("a large note opened natively", () => {
+  let small: MountFixture;
+  beforeAll(async () => {
+    small = mountFixture();
+    // 512 KiB of bodies in memory: a 700 KB note is kept in the ring file only.
+    await small.start({ args: ["--trace", "--cache-size", "2M"] });
+  }, 60_000);
+  afterAll(() => small?.close());
+
+  it("reads whole, piece by piece, each piece read alone from the cache's ring", async () => {
+    const lines = Array.from({ length: 20_000 }, (_, i) => `line ${i} of a note read in pieces\n`);
+    const content = lines.join(""); // ~700 KB: six 128 KiB reads
+    // Written here and delivered: the body is cached (in the ring), and the note's time is now
+    // the service's, so the kernel drops the pages it kept from the write at the next open.
+    const made = await small.sh(
+      `mkdir big && for i in $(seq 0 19999); do echo "line $i of a note read in pieces"; done > big/n.md`,
+      30_000,
+    );
+    expect(made.code).toBe(0);
+    expect((await noteAt(small.current.api, "big/n.md")).content).toBe(content);
+    await settleLog();
+    const mark = small.current.stderr().length;
+    const r = await small.sh("sha256sum < big/n.md && grep -c 'of a note' big/n.md");
+    const { createHash } = await import("node:crypto");
+    expect(r.stdout).toBe(`${createHash("sha256").update(content).digest("hex")}  -\n20000\n`);
+    await settleLog();
+    const trace = small.current.stderr().slice(mark);
+    const count = (op: string) =>
+      trace.split("\n").filter((l) => l.includes(`"op":"${op}"`) && l.includes('"path":"/big/n.md"')).length;
+    expect(count("open")).toBe(0);
+    expect(count("read")).toBeGreaterThanOrEqual(6);
+  });
+});

@@ -109,6 +109,33 @@ describe("content cache", () => {
     expect(readFileSync(ring()).equals(body(2, 300))).toBe(true);
   });
 
+  it("a piece of a body is read alone, from memory or from the ring, and only of the version asked for", () => {
+    const c = open(4_000); // 1,000 bytes in memory, a ring of 3,000
+    const text = (n: number, size: number) =>
+      Buffer.from(Array.from({ length: size }, (_, i) => 65 + ((i + n) % 26)));
+    c.set("f_ring", '"1"', text(1, 2_000)); // too big for memory: in the ring
+    c.set("f_hot", '"2"', text(2, 500));
+    for (const [id, etag, b] of [
+      ["f_ring", '"1"', text(1, 2_000)],
+      ["f_hot", '"2"', text(2, 500)],
+    ] as const) {
+      const pieces: [number, number][] = [
+        [0, 100],
+        [123, 400],
+        [b.length - 10, 100], // cut at the end
+        [b.length, 100], // past the end: empty
+      ];
+      for (const [pos, len] of pieces) {
+        expect(c.freshRange(id, etag, pos, len)?.equals(b.subarray(pos, pos + len))).toBe(true);
+      }
+      expect(c.freshRange(id, '"other"', 0, 10)).toBeUndefined();
+      expect(c.freshRange(id, undefined, 0, 10)).toBeUndefined();
+    }
+    truncateSync(ring(), 0);
+    expect(c.freshRange("f_ring", '"1"', 1_000, 10)).toBeUndefined(); // cut short: a miss, and forgotten
+    expect(c.isFresh("f_ring", '"1"')).toBe(false);
+  });
+
   it("a body larger than the whole cache is handed back but not kept", () => {
     const c = open(100);
     c.set("f_small", '"s"', Buffer.from("small"));
