@@ -336,7 +336,8 @@ export class Journal {
 
   /** Replaces the log by one holding only the pending entries (on disk before it takes the log's place). */
   private rewrite(): void {
-    const lines = this.pending().map((e) => `${JSON.stringify({ put: e })}\n`);
+    const pending = this.pending();
+    const lines = pending.map((e) => `${JSON.stringify({ put: e })}\n`);
     const tmp = `${this.logFile}.tmp`;
     const fd = openSync(tmp, "w", 0o600);
     try {
@@ -351,9 +352,9 @@ export class Journal {
     this.logBytes = 0;
     this.liveBytes = 0;
     this.recordBytes.clear();
-    for (const [key, e] of this.entries) {
-      const bytes = Buffer.byteLength(`${JSON.stringify({ put: e })}\n`, "utf8");
-      this.recordBytes.set(key, bytes);
+    for (const [i, e] of pending.entries()) {
+      const bytes = Buffer.byteLength(lines[i]!, "utf8");
+      this.recordBytes.set(Journal.keyOf(e), bytes);
       this.logBytes += bytes;
       this.liveBytes += bytes;
     }
