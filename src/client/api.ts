@@ -116,6 +116,9 @@ export class TxtfsClient {
   requests = 0;
   /** Requests by kind, e.g. `GET /api/v1/files/:id` (`txtfs status --json`). */
   readonly requestsByKind: Record<string, number> = {};
+  /** Bytes of the request bodies sent and of the answers read (`txtfs status --json`). */
+  bytesSent = 0;
+  bytesReceived = 0;
 
   /** Swaps the credential (a refreshed OAuth access token) for the following requests. */
   setKey(key: string): void {
@@ -131,6 +134,8 @@ export class TxtfsClient {
   }
 
   private trace(c: Call, started: number, status: number | string, sent: number, received: number): void {
+    this.bytesSent += sent;
+    this.bytesReceived += received;
     this.log?.debug(
       { method: c.method, path: c.path.split("?")[0], status, ms: Date.now() - started, sent, received },
       "request",
@@ -173,12 +178,19 @@ export class TxtfsClient {
       });
       text = consume && res.statusCode < 400 ? await consume(res.body) : await res.text();
     } catch (err) {
-      this.trace(c, started, (err as { code?: string }).code ?? "network_error", body?.length ?? 0, 0);
+      const sent = body === undefined ? 0 : Buffer.byteLength(body);
+      this.trace(c, started, (err as { code?: string }).code ?? "network_error", sent, 0);
       throw new NetworkError(`${c.method} ${c.path.split("?")[0]}: ${(err as Error).message}`, {
         cause: err,
       });
     }
-    this.trace(c, started, res.statusCode, body?.length ?? 0, text.length);
+    this.trace(
+      c,
+      started,
+      res.statusCode,
+      body === undefined ? 0 : Buffer.byteLength(body),
+      Buffer.byteLength(text),
+    );
     const flat: Record<string, string> = {};
     for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = String(v);
     if (res.statusCode >= 400) {
@@ -228,6 +240,7 @@ export class TxtfsClient {
         splitter.push(chunk);
       }
       rest = splitter.end();
+      this.bytesReceived += received; // (the few bytes of this placeholder are counted too)
       return `(${received} bytes read in batches)`;
     });
     return rest as {

@@ -285,12 +285,21 @@ export class VfsCore {
     return this.cache.freshRange(node.id, node.meta?.etag, position, length);
   }
 
-  /** The current body of a note: cache, or a conditional GET (304 moves no body). */
-  async body(node: FileNode): Promise<Buffer> {
+  /**
+   * The current body of a note: cache, or a conditional GET (304 moves no body). Appends on their
+   * way (`file.append`) are shown on the cached version they go onto; with no such version here, or
+   * with `sendAppends` (a writer about to save the note whole), they are sent first and the body is
+   * the service's.
+   */
+  async body(node: FileNode, { sendAppends = false } = {}): Promise<Buffer> {
     const journalled = this.overlay.get(node);
     if (journalled) return journalled;
-    // Appended to without its body: the appends go first, then the body is the service's.
-    if (this.journal.get(journalKey(node))?.append) await this.delivery.settle(node);
+    const appends = this.journal.get(journalKey(node));
+    if (appends?.append) {
+      const base = !sendAppends && node.id ? this.cache.fresh(node.id, node.meta?.etag) : undefined;
+      if (base) return Buffer.concat([base, Buffer.from(appends.content ?? "", "utf8")]);
+      await this.delivery.settle(node);
+    }
     if (!node.id) return this.openNotes.get(node)?.content ?? Buffer.alloc(0);
     this.prefetch.opened(node);
     const etag = node.meta?.etag;

@@ -150,16 +150,18 @@ export class OpenFiles {
   }
 
   /**
-   * Whether appends to `node` can go without its body (`>>` to a note not read since the mount):
-   * it is on the service, its body is not here, and nothing else of it is open or on its way
-   * but other appends.
+   * Whether appends to `node` go as the appended bytes alone (`file.append`), whatever version the
+   * service has by then, as O_APPEND writes land at the end of the file as it is: it is on the
+   * service, nothing else of it is open, and nothing but other appends is on its way. Its body is
+   * not loaded (`>>` to a note not read since the mount never fetches it); when it is cached,
+   * reads show it with the appends at once (VfsCore.body) and the version they make is cached.
    */
   appendsBlind(node: FileNode): boolean {
     if (!node.id || !this.c.writeBehind || this.c.openNotes.has(node)) return false;
-    if (this.c.pins.stateOf(node) !== "online-only") return false; // kept here: its body is at hand
+    if (this.c.pins.stateOf(node) !== "online-only") return false; // kept here: saved whole, as ever
     const pending = this.c.journal.get(journalKey(node));
     if (pending && !pending.append) return false;
-    return !this.c.overlay.get(node) && !this.c.cache.isFresh(node.id, node.meta?.etag);
+    return !this.c.overlay.get(node);
   }
 
   /**
@@ -170,10 +172,11 @@ export class OpenFiles {
   materialize(open: OpenNote): Promise<void> {
     open.materializing ??= (async () => {
       try {
-        // body() sends the journalled appends first; one journalled meanwhile (a flush through
-        // another descriptor) is not in what it fetched: fetch again after it.
-        let body = await this.c.body(open.node);
-        while (this.c.journal.get(journalKey(open.node))?.append) body = await this.c.body(open.node);
+        // The journalled appends are sent first; one journalled meanwhile (a flush through another
+        // descriptor) is not in what was fetched: fetch again after it.
+        let body = await this.c.body(open.node, { sendAppends: true });
+        while (this.c.journal.get(journalKey(open.node))?.append)
+          body = await this.c.body(open.node, { sendAppends: true });
         open.base = baseOf(open.node.meta);
         const tail = open.tail ?? Buffer.alloc(0);
         open.content = Buffer.concat([body, tail]);

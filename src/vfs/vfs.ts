@@ -160,7 +160,12 @@ export class Vfs {
         entries: c.cache.entries,
         keptOnDisk: c.pins.keptBodies,
       },
-      requests: { total: c.client.requests, byKind: { ...c.client.requestsByKind } },
+      requests: {
+        total: c.client.requests,
+        byKind: { ...c.client.requestsByKind },
+        bytesSent: c.client.bytesSent,
+        bytesReceived: c.client.bytesReceived,
+      },
       saves: {
         pending: journalled.length + open,
         journalled: journalled.length,

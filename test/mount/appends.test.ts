@@ -1,7 +1,8 @@
-// `>>` to a note whose body is not here (not read since the mount) sends only the appended bytes
-// (`file.append`, an extension of the spec: docs/api.md): the body is never fetched. Everything
-// else done with such a note (a read, a rename, an edit) sends the appends first, then goes on as
-// usual. Checked with real shells, the service's own request log and the API.
+// `>>` to a note sends only the appended bytes (`file.append`, an extension of the spec:
+// docs/api.md). A note whose body is not here (not read since the mount) is never fetched, and
+// everything else done with it (a read, a rename, an edit) sends the appends first, then goes on as
+// usual. A note whose body is cached is read with its appends at once, and the version they make is
+// cached. Checked with real shells, the service's own request log and the API.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   contentAt,
@@ -143,5 +144,85 @@ describe("appends to notes not read since the mount", () => {
       .sort();
     expect(rest).toEqual(want);
     expect((await run(`wc -l < ${d}/n1.md`)).stdout.trim()).toBe("101");
+  });
+});
+
+/** A folder of notes made here and read back: their bodies are cached. */
+async function notesRead(count: number): Promise<string> {
+  const d = `r${++n}`;
+  const made = await m.sh(
+    `mkdir ${d} && for i in $(seq 1 ${count}); do printf 'first line %s\\n' $i > ${d}/n$i.md; done && cat ${d}/* > /dev/null`,
+  );
+  expect(made.code).toBe(0);
+  return d;
+}
+
+describe("appends to notes read since the mount", () => {
+  it("send only the appended bytes, are read back at once, and leave the note cached: no body goes either way", async () => {
+    const d = await notesRead(5);
+    const mark = m.current.stderr().length;
+    const r = await run(
+      `cd ${d} && for i in 1 2 3 4 5; do echo "appended $i" >> n$i.md; done && echo again >> n1.md && cat n1.md n2.md`,
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("first line 1\nappended 1\nagain\nfirst line 2\nappended 2\n");
+    await m.sync();
+    // Read again once delivered: from the cache (the version the appends made), no download.
+    expect((await run(`cat ${d}/n1.md ${d}/n5.md`)).stdout).toBe(
+      "first line 1\nappended 1\nagain\nfirst line 5\nappended 5\n",
+    );
+    const reqs = requestsSince(mark);
+    expect(
+      reqs.filter((x) => x.startsWith("GET /api/me/folders") || x.startsWith("GET /api/v1/files/")),
+    ).toEqual([]);
+    expect(reqs.filter((x) => x.startsWith("PUT "))).toEqual([]); // no whole body went up
+    expect(reqs.filter((x) => x === "POST /api/v1/sync").length).toBeGreaterThanOrEqual(1);
+    expect(await contentAt(api(), `${d}/n1.md`)).toBe("first line 1\nappended 1\nagain\n");
+    for (const i of [2, 3, 4, 5])
+      expect(await contentAt(api(), `${d}/n${i}.md`)).toBe(`first line ${i}\nappended ${i}\n`);
+  });
+
+  it("land on a remote edit made after the note was read, with no conflict copy, and the mount shows both", async () => {
+    const d = await notesRead(1);
+    const note = await noteAt(api(), `${d}/n1.md`);
+    await updateNote(api(), note.id, { content: "remote rewrite\n" });
+    expect((await run(`echo mine >> ${d}/n1.md`)).code).toBe(0);
+    await m.sync();
+    expect(await contentAt(api(), `${d}/n1.md`)).toBe("remote rewrite\nmine\n");
+    const dir = await findByPath(api(), d);
+    expect((await flatIndex(api())).files.filter((f) => f.folderId === dir.id).map((f) => f.name)).toEqual([
+      "n1.md",
+    ]);
+    // The cached version was not the one they went onto: the note is fetched, never shown wrong.
+    const shown = await run(
+      `for i in $(seq 1 100); do [ "$(cat ${d}/n1.md)" = "$(printf 'remote rewrite\nmine')" ] && exit 0; sleep 0.05; done; cat ${d}/n1.md; exit 1`,
+    );
+    expect(shown.code, shown.stdout).toBe(0);
+  });
+
+  it("an edit, a rename or a truncate right after them keeps every byte, once", async () => {
+    const d = await notesRead(4);
+    const r = await run(
+      `cd ${d} && echo a1 >> n1.md && sed -i 's/first/FIRST/' n1.md && cat n1.md && ` +
+        "echo a2 >> n2.md && mv n2.md moved.md && echo a3 >> moved.md && cat moved.md && " +
+        "echo a4 >> n3.md && echo replaced > n3.md && cat n3.md && " +
+        "echo a5 >> n4.md && vim -N -es -u NONE -i NONE -c '%s/line/LINE/' -c wq n4.md && cat n4.md",
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe(
+      "FIRST line 1\na1\n" + "first line 2\na2\na3\n" + "replaced\n" + "first LINE 4\na5\n",
+    );
+    await m.sync();
+    expect(await contentAt(api(), `${d}/n1.md`)).toBe("FIRST line 1\na1\n");
+    expect(await contentAt(api(), `${d}/moved.md`)).toBe("first line 2\na2\na3\n");
+    expect(await contentAt(api(), `${d}/n3.md`)).toBe("replaced\n");
+    expect(await contentAt(api(), `${d}/n4.md`)).toBe("first LINE 4\na5\n");
+    const dir = await findByPath(api(), d);
+    expect(
+      (await flatIndex(api())).files
+        .filter((f) => f.folderId === dir.id)
+        .map((f) => f.name)
+        .sort(),
+    ).toEqual(["moved.md", "n1.md", "n3.md", "n4.md"]);
   });
 });

@@ -768,6 +768,50 @@ describe("vfs", () => {
 });
 
 describe("appends without the body (file.append)", () => {
+  it("to a note read here: only the appended bytes go, reads show them at once, and the version they make stays cached", async () => {
+    const vfs = await mountVfs();
+    const body = "a line of a long note\n".repeat(2_500); // 55 KB
+    await writeFile(vfs, "/long.md", body);
+    expect(await readAll(vfs, "/long.md")).toBe(body);
+    const before = vfs.metrics().requests;
+    for (let i = 0; i < 10; i++) {
+      const fd = await vfs.open("/long.md", fsc.O_WRONLY | fsc.O_APPEND);
+      await vfs.write(fd, Buffer.from(`appended ${i}\n`), 0);
+      await vfs.release(fd);
+      // Read back before delivery: the cached body and what is on its way, no request.
+      expect((await readAll(vfs, "/long.md")).endsWith(`appended ${i}\n`)).toBe(true);
+    }
+    const pending = vfs.metrics().requests;
+    expect(await vfs.drain()).toBe(0);
+    const want = body + Array.from({ length: 10 }, (_, i) => `appended ${i}\n`).join("");
+    expect(await readAll(vfs, "/long.md")).toBe(want); // from the cache: the version the appends made
+    const after = vfs.metrics().requests;
+    // Reads needed nothing; the appends went as themselves, not as the 55 KB body (ten times).
+    expect(pending.total - before.total).toBe(0);
+    expect(after.byKind["GET /api/v1/files/:id"] ?? 0).toBe(before.byKind["GET /api/v1/files/:id"] ?? 0);
+    expect(after.bytesSent - before.bytesSent).toBeLessThan(5_000);
+    const [note] = await remote();
+    expect((await u.api.get(`/api/v1/files/${note!.id}`)).body.content).toBe(want);
+  });
+
+  it("a body cached at another version than the appends went onto is never shown with them", async () => {
+    const vfs = await mountVfs();
+    await writeFile(vfs, "/log.md", "mine\n");
+    expect(await readAll(vfs, "/log.md")).toBe("mine\n");
+    const [note] = await remote();
+    // Changed elsewhere; the feed has not told this mount yet when the append goes.
+    await u.api.put(`/api/v1/files/${note!.id}`, { content: "theirs\n" });
+    const fd = await vfs.open("/log.md", fsc.O_WRONLY | fsc.O_APPEND);
+    await vfs.write(fd, Buffer.from("appended\n"), 0);
+    await vfs.release(fd);
+    expect(await vfs.drain()).toBe(0);
+    expect((await u.api.get(`/api/v1/files/${note!.id}`)).body.content).toBe("theirs\nappended\n");
+    await until(
+      async () => (await readAll(vfs, "/log.md")) === "theirs\nappended\n",
+      "the note as the service has it",
+    );
+  });
+
   it("a save opened while our appends were on their way builds on them: no conflict, also after a restart", async () => {
     const first = await mountVfs();
     await writeFile(first, "/log.md", "first\n");

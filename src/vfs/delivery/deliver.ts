@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { ApiError, type FolderRef, withoutContent } from "../../client/api.ts";
 import type { TxtFile, TxtFolder } from "../../lib/apiTypes.ts";
 import {
@@ -627,6 +627,14 @@ export class Delivery {
     const before = node.meta;
     if (before && revisionOf(meta.etag) === revisionOf(before.etag) + 1)
       this.c.rebase.replaced(meta.id, baseOf(before), meta);
+    // The version it went onto is cached: the one it made is that plus these bytes, unless someone
+    // else's change came between (then its hash differs, and the note is fetched when read).
+    const onto = before && this.c.cache.fresh(meta.id, before.etag);
+    if (onto && item.body?.content !== undefined) {
+      const made = Buffer.concat([onto, Buffer.from(item.body.content, "utf8")]);
+      if (createHash("sha256").update(made).digest("hex") === meta.contentHash)
+        this.c.cache.set(meta.id, meta.etag, made);
+    }
     this.c.tree.upsertFile(meta, true);
     await this.c.journal.done(entry.rev === item.rev ? entry : { ...entry }, meta, item.body?.content);
     this.c.refreshDirtySize(node);
