@@ -287,19 +287,14 @@ export class VfsCore {
 
   /**
    * The current body of a note: cache, or a conditional GET (304 moves no body). Appends on their
-   * way (`file.append`) are shown on the cached version they go onto; with no such version here, or
-   * with `sendAppends` (a writer about to save the note whole), they are sent first and the body is
-   * the service's.
+   * way (`file.append`) go first, and the body is the version they made on the service: what a
+   * reader sees is never a version the service does not have (a remote edit may have come
+   * between). That version is cached when they went onto the cached one (appendDelivered).
    */
-  async body(node: FileNode, { sendAppends = false } = {}): Promise<Buffer> {
+  async body(node: FileNode): Promise<Buffer> {
     const journalled = this.overlay.get(node);
     if (journalled) return journalled;
-    const appends = this.journal.get(journalKey(node));
-    if (appends?.append) {
-      const base = !sendAppends && node.id ? this.cache.fresh(node.id, node.meta?.etag) : undefined;
-      if (base) return Buffer.concat([base, Buffer.from(appends.content ?? "", "utf8")]);
-      await this.delivery.settle(node);
-    }
+    if (this.journal.get(journalKey(node))?.append) await this.delivery.settle(node);
     if (!node.id) return this.openNotes.get(node)?.content ?? Buffer.alloc(0);
     this.prefetch.opened(node);
     const etag = node.meta?.etag;

@@ -153,8 +153,9 @@ export class OpenFiles {
    * Whether appends to `node` go as the appended bytes alone (`file.append`), whatever version the
    * service has by then, as O_APPEND writes land at the end of the file as it is: it is on the
    * service, nothing else of it is open, and nothing but other appends is on its way. Its body is
-   * not loaded (`>>` to a note not read since the mount never fetches it); when it is cached,
-   * reads show it with the appends at once (VfsCore.body) and the version they make is cached.
+   * never loaded for them (`>>` to a note not read since the mount never fetches it); a read sends
+   * them first (VfsCore.body), and when they went onto the cached version, the one they made is
+   * cached (no download).
    */
   appendsBlind(node: FileNode): boolean {
     if (!node.id || !this.c.writeBehind || this.c.openNotes.has(node)) return false;
@@ -172,11 +173,10 @@ export class OpenFiles {
   materialize(open: OpenNote): Promise<void> {
     open.materializing ??= (async () => {
       try {
-        // The journalled appends are sent first; one journalled meanwhile (a flush through another
-        // descriptor) is not in what was fetched: fetch again after it.
-        let body = await this.c.body(open.node, { sendAppends: true });
-        while (this.c.journal.get(journalKey(open.node))?.append)
-          body = await this.c.body(open.node, { sendAppends: true });
+        // body() sends the journalled appends first; one journalled meanwhile (a flush through
+        // another descriptor) is not in what it fetched: fetch again after it.
+        let body = await this.c.body(open.node);
+        while (this.c.journal.get(journalKey(open.node))?.append) body = await this.c.body(open.node);
         open.base = baseOf(open.node.meta);
         const tail = open.tail ?? Buffer.alloc(0);
         open.content = Buffer.concat([body, tail]);

@@ -1,8 +1,8 @@
 // `>>` to a note sends only the appended bytes (`file.append`, an extension of the spec:
-// docs/api.md). A note whose body is not here (not read since the mount) is never fetched, and
-// everything else done with it (a read, a rename, an edit) sends the appends first, then goes on as
-// usual. A note whose body is cached is read with its appends at once, and the version they make is
-// cached. Checked with real shells, the service's own request log and the API.
+// docs/api.md): its body is never fetched for them. Everything else done with such a note (a read,
+// a rename, an edit) sends the appends first, then goes on as usual; when they went onto the
+// version cached here, the one they made is cached (no download). Checked with real shells, the
+// service's own request log and the API.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   contentAt,
@@ -158,7 +158,7 @@ async function notesRead(count: number): Promise<string> {
 }
 
 describe("appends to notes read since the mount", () => {
-  it("send only the appended bytes, are read back at once, and leave the note cached: no body goes either way", async () => {
+  it("send only the appended bytes and leave the version they make cached: no body goes either way", async () => {
     const d = await notesRead(5);
     const mark = m.current.stderr().length;
     const r = await run(
