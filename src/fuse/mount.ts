@@ -113,11 +113,13 @@ export async function mountVfs(
     );
   }
   const stale = new StaleWindow();
-  const directIo = (path: string) => stale.mayBeStale(path) && vfs.isNote(path);
-  // A note whose size the kernel may hold stale is opened by JavaScript (with direct I/O), never natively.
+  const directIo = (path: string) =>
+    (stale.mayBeStale(path) && vfs.isNote(path)) || vfs.appendsOnTheirWay(path);
+  // A note whose size the kernel may hold stale is opened by JavaScript (with direct I/O), never
+  // natively: what C keeps of it says when that window ends (it may keep it longer than that).
   const nativeStat = (path: string) => {
-    const st = vfs.nativeStat(path);
-    if (st?.openable && stale.mayBeStale(path)) st.openable = false;
+    const st: (ReturnType<Vfs["nativeStat"]> & { openableInMs?: number }) | undefined = vfs.nativeStat(path);
+    if (st?.openable) st.openableInMs = stale.staleForMs(path);
     return st;
   };
   const fuse = new Fuse(mountpoint, fuseOps(vfs, log, { trace: opts.trace, directIo, nativeStat }), {

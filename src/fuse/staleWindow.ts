@@ -42,8 +42,13 @@ export class StaleWindow {
 
   /** Whether the kernel may hold attributes of `path` from before its last change. */
   mayBeStale(path: string): boolean {
-    const since = this.now() - this.windowMs;
-    return this.anyChangedAt > since || (this.changedAt.get(path) ?? Number.NEGATIVE_INFINITY) > since;
+    return this.staleForMs(path) > 0;
+  }
+
+  /** For how much longer the kernel may hold attributes of `path` from before its last change (0: not). */
+  staleForMs(path: string): number {
+    const last = Math.max(this.anyChangedAt, this.changedAt.get(path) ?? Number.NEGATIVE_INFINITY);
+    return Math.max(0, last + this.windowMs - this.now());
   }
 
   private prune(now: number): void {

@@ -354,6 +354,13 @@ export class VfsCore {
     this.attrsChanged(node);
   }
 
+  /** Whether appends to `node` wait in the journal or in an open handle (their place is the service's end). */
+  appendsOnTheirWay(node: FileNode): boolean {
+    return (
+      this.journal.get(journalKey(node))?.append === true || this.openNotes.get(node)?.tail !== undefined
+    );
+  }
+
   /** The size of a note only appended to (its body never loaded): the service's plus what is on its way. */
   appendedSize(node: FileNode): number | undefined {
     const entry = this.journal.get(journalKey(node));

@@ -159,7 +159,7 @@ export class OpenFiles {
    */
   appendsBlind(node: FileNode): boolean {
     if (!node.id || !this.c.writeBehind || this.c.openNotes.has(node)) return false;
-    if (this.c.pins.stateOf(node) !== "online-only") return false; // kept here: saved whole, as ever
+    if (this.c.pins.stateOf(node) !== "online-only") return false; // kept on this device: its copy there goes with whole saves
     const pending = this.c.journal.get(journalKey(node));
     if (pending && !pending.append) return false;
     return !this.c.overlay.get(node);
@@ -335,6 +335,10 @@ export class OpenFiles {
     const open = h.open;
     if (size > NOTE_CONTENT_BYTES) throw fail("EFBIG");
     this.buildOnRead(h);
+    // Appends through a handle of this note come first (an `>>` whose close is still on its way
+    // shares this buffer): loaded after the truncate, they would fill it again under the writes
+    // that follow (`>> n; > n` kept the old body's end).
+    if (open.tail) await this.materialize(open);
     // A truncate only changes the buffer: the upload happens at flush, never an empty body by itself.
     const content = size === 0 ? Buffer.alloc(0) : await this.editable(open);
     open.content = resize(content, size);

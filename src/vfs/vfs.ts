@@ -253,7 +253,7 @@ export class Vfs {
   nativeStat(path: string): (Stat & { cacheable: true; openable: boolean }) | undefined {
     if (ControlDir.owns(path)) return undefined;
     const known = this.c.attrs.statAndKind(path);
-    return known && { ...known.st, cacheable: true, openable: known.note };
+    return known && { ...known.st, cacheable: true, openable: known.note && !this.appendsOnTheirWay(path) };
   }
   getattr(path: string): Promise<Stat> {
     if (ControlDir.owns(path)) return this.control.getattr(path);
@@ -289,6 +289,15 @@ export class Vfs {
   /** Whether `path` is a note: its bytes can change without the kernel (a remote edit, a conflict). */
   isNote(path: string): boolean {
     return this.c.tree.lookup(path)?.kind === "file";
+  }
+  /**
+   * Whether `path` is a note with appends not yet on the service (`file.append`): they land at the
+   * end of whatever version it has, so its size is known only once they are delivered (the kernel's
+   * may be short by a remote edit: such a note is opened with direct I/O, never natively).
+   */
+  appendsOnTheirWay(path: string): boolean {
+    const node = this.c.tree.lookup(path);
+    return node?.kind === "file" && this.c.appendsOnTheirWay(node);
   }
   /** Every folder's path, the root ("/") first: what a mount can answer before it is asked. */
   folderPaths(): string[] {

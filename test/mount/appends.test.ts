@@ -13,6 +13,7 @@ import {
   noteAt,
   sh,
   updateNote,
+  waitFor,
 } from "../helpers/mount.ts";
 
 let m: MountFixture;
@@ -198,6 +199,19 @@ describe("appends to notes read since the mount", () => {
       `for i in $(seq 1 100); do [ "$(cat ${d}/n1.md)" = "$(printf 'remote rewrite\nmine')" ] && exit 0; sleep 0.05; done; cat ${d}/n1.md; exit 1`,
     );
     expect(shown.code, shown.stdout).toBe(0);
+  });
+
+  it("a read right after them shows the whole note when a remote edit came between, never cut at the size the kernel held", async () => {
+    const d = await notesRead(1);
+    const note = await noteAt(api(), `${d}/n1.md`);
+    const theirs = "a longer rewrite, made elsewhere a moment ago\n";
+    await updateNote(api(), note.id, { content: theirs });
+    // Whether or not the mount has heard of it yet: the appends land after it, and a read says so.
+    const r = await run(`echo mine >> ${d}/n1.md && cat ${d}/n1.md`);
+    expect(r.stdout).toBe(`${theirs}mine\n`);
+    // stat, as for any remote edit, within the kernel's attribute timeout (staleWindow.ts).
+    const size = await run(waitFor(`[ "$(stat -c %s ${d}/n1.md)" = ${theirs.length + 5} ]`, 3));
+    expect(size.code).toBe(0);
   });
 
   it("an edit, a rename or a truncate right after them keeps every byte, once", async () => {

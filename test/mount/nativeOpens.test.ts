@@ -102,6 +102,27 @@ describe("read-only opens answered natively", () => {
   });
 });
 
+describe("after a remote change", () => {
+  it("opens natively again as soon as the window in which the kernel may hold its old size has passed", async () => {
+    expect((await m.sh("mkdir -p nat && printf 'short\\n' > nat/y.md && cat nat/y.md >/dev/null")).code).toBe(
+      0,
+    );
+    await m.sync();
+    const note = await noteAt(m.current.api, "nat/y.md");
+    const longer = "short, then changed remotely\n";
+    await updateNote(m.current.api, note.id, { content: longer });
+    // Seen (stat) within the window: what C keeps of it says "not before the window ends".
+    const seen = await m.sh(waitFor(`[ "$(stat -c %s nat/y.md)" = ${longer.length} ]`, 5));
+    expect(seen.code).toBe(0);
+    await new Promise((r) => setTimeout(r, 1_700)); // the window (1.5 s), not C's 10 s backstop
+    await settleLog();
+    const mark = m.current.stderr().length;
+    expect((await m.sh("cat nat/y.md")).stdout).toBe(longer);
+    await settleLog();
+    expect(opsSince(mark, "open", "/nat/y.md")).toBe(0);
+  });
+});
+
 describe("a large note opened natively", () => {
   let small: MountFixture;
   beforeAll(async () => {

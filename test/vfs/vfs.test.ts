@@ -813,6 +813,25 @@ describe("appends without the body (file.append)", () => {
     );
   });
 
+  it("a truncate while an appender's close is still on its way empties the note: the appends never fill it again", async () => {
+    const vfs = await mountVfs();
+    await writeFile(vfs, "/n.md", "first line\n");
+    // `echo a >> n.md; echo replaced > n.md`: the kernel sends the first close after the second open.
+    const a = await vfs.open("/n.md", fsc.O_WRONLY | fsc.O_APPEND);
+    await vfs.write(a, Buffer.from("a\n"), 0);
+    await vfs.flush(a);
+    const b = await vfs.open("/n.md", fsc.O_WRONLY);
+    await vfs.truncate("/n.md", 0); // libfuse2: open(O_TRUNC) is open, then truncate by path
+    await vfs.write(b, Buffer.from("replaced\n"), 0);
+    await vfs.flush(b);
+    await vfs.release(b);
+    await vfs.release(a);
+    expect(await readAll(vfs, "/n.md")).toBe("replaced\n");
+    expect(await vfs.drain()).toBe(0);
+    const [note] = await remote();
+    expect((await u.api.get(`/api/v1/files/${note!.id}`)).body.content).toBe("replaced\n");
+  });
+
   it("a save opened while our appends were on their way builds on them: no conflict, also after a restart", async () => {
     const first = await mountVfs();
     await writeFile(first, "/log.md", "first\n");

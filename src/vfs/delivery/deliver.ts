@@ -625,8 +625,8 @@ export class Delivery {
     // no conflict (`> note` right after `>> note`). Otherwise someone else's change came between,
     // and such a save must not silently replace it.
     const before = node.meta;
-    if (before && revisionOf(meta.etag) === revisionOf(before.etag) + 1)
-      this.c.rebase.replaced(meta.id, baseOf(before), meta);
+    const next = !!before && revisionOf(meta.etag) === revisionOf(before.etag) + 1;
+    if (next) this.c.rebase.replaced(meta.id, baseOf(before), meta);
     // The version it went onto is cached: the one it made is that plus these bytes, unless someone
     // else's change came between (then its hash differs, and the note is fetched when read).
     const onto = before && this.c.cache.fresh(meta.id, before.etag);
@@ -638,6 +638,8 @@ export class Delivery {
     this.c.tree.upsertFile(meta, true);
     await this.c.journal.done(entry.rev === item.rev ? entry : { ...entry }, meta, item.body?.content);
     this.c.refreshDirtySize(node);
+    // They went onto a version this mount had not shown: the kernel may hold a size short of it.
+    if (!next && !this.c.appendsOnTheirWay(node)) this.c.attrs.showRemoteVersion(node);
     this.c.attrs.rememberTimes(node);
     this.logDelivered(entry.path, "journalled append delivered (bulk)");
   }
