@@ -253,7 +253,8 @@ export class Vfs {
   nativeStat(path: string): (Stat & { cacheable: true; openable: boolean }) | undefined {
     if (ControlDir.owns(path)) return undefined;
     const known = this.c.attrs.statAndKind(path);
-    return known && { ...known.st, cacheable: true, openable: known.note && !this.appendsOnTheirWay(path) };
+    const openable = known?.note !== undefined && !this.c.appendsOnTheirWay(known.note);
+    return known && { ...known.st, cacheable: true, openable };
   }
   getattr(path: string): Promise<Stat> {
     if (ControlDir.owns(path)) return this.control.getattr(path);

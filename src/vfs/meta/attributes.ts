@@ -22,9 +22,9 @@ export class Attributes {
   }
 
   /** statIfKnown, and whether the path is a note (a read-only open of it can go by path: readPath). */
-  statAndKind(path: string): { st: Stat; note: boolean } | undefined {
+  statAndKind(path: string): { st: Stat; note: FileNode | undefined } | undefined {
     const node = this.c.tree.lookup(path);
-    return node ? { st: this.answer(path, node), note: node.kind === "file" } : undefined;
+    return node ? { st: this.answer(path, node), note: node.kind === "file" ? node : undefined } : undefined;
   }
 
   /**
