@@ -1,6 +1,7 @@
 // Mounting and unmounting: checks the mountpoint (cleaning a stale mount left by a crash), builds
 // the fuse-native instance with the options a network filesystem needs, and tears it down.
 import { execFile } from "node:child_process";
+import { constants } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { promisify } from "node:util";
 import type { Logger } from "../lib/logger.ts";
@@ -113,8 +114,11 @@ export async function mountVfs(
     );
   }
   const stale = new StaleWindow();
-  const directIo = (path: string) =>
-    (stale.mayBeStale(path) && vfs.isNote(path)) || vfs.appendsOnTheirWay(path);
+  // So is a note with appends on their way, for any open but another `>>` (whose writes go to the
+  // end whatever the kernel's size): a reader sees the note whole, past the size the kernel held.
+  const directIo = (path: string, flags: number) =>
+    (stale.mayBeStale(path) && vfs.isNote(path)) ||
+    ((flags & constants.O_APPEND) === 0 && vfs.appendsOnTheirWay(path));
   // A note whose size the kernel may hold stale is opened by JavaScript (with direct I/O), never
   // natively: what C keeps of it says when that window ends (it may keep it longer than that).
   const nativeStat = (path: string) => {

@@ -48,8 +48,8 @@ const omitted = (ms: number): number | undefined => (ms > Number.MAX_SAFE_INTEGE
 export interface FuseOpsOptions {
   /** Log every operation (debug). */
   trace?: boolean;
-  /** Whether an open of `path` must bypass the kernel's page cache (staleWindow.ts). */
-  directIo?: (path: string) => boolean;
+  /** Whether an open of `path` (with `flags`) must bypass the kernel's page cache (staleWindow.ts). */
+  directIo?: (path: string, flags: number) => boolean;
   /** What the patched fuse-native may keep of `path` (default: vfs.nativeStat). */
   nativeStat?: (path: string) => ReturnType<Vfs["nativeStat"]>;
 }
@@ -151,7 +151,7 @@ export function fuseOps(
         path,
         cb,
         () => openByName(vfs, path, flags),
-        (fd) => [fd, directIo?.(path) ? OPEN_DIRECT_IO : 0],
+        (fd) => [fd, directIo?.(path, flags) ? OPEN_DIRECT_IO : 0],
       ),
     create: (path: string, mode: number, cb: Cb) =>
       run(

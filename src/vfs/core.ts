@@ -294,7 +294,13 @@ export class VfsCore {
   async body(node: FileNode): Promise<Buffer> {
     const journalled = this.overlay.get(node);
     if (journalled) return journalled;
-    if (this.journal.get(journalKey(node))?.append) await this.delivery.settle(node);
+    if (this.journal.get(journalKey(node))?.append) {
+      const shown = await this.delivery.settle(node).then(
+        () => undefined,
+        (err: unknown) => this.appendsAsWhole(node, err),
+      );
+      if (shown) return shown;
+    }
     if (!node.id) return this.openNotes.get(node)?.content ?? Buffer.alloc(0);
     this.prefetch.opened(node);
     const etag = node.meta?.etag;
@@ -352,6 +358,21 @@ export class VfsCore {
     const buffer = open?.content && (open.dirty || open.detached) ? open.content : undefined;
     node.dirtySize = buffer?.length ?? this.overlay.get(node)?.length ?? this.appendedSize(node);
     this.attrsChanged(node);
+  }
+
+  /**
+   * The service cannot be reached and appends to `node` wait: when the version they go onto is
+   * cached, they become one save of the whole note on that version, so it reads as written here
+   * offline too (and, should the note have changed remotely meanwhile, that save is kept as a
+   * conflict copy, as any save built on an older version). Otherwise `err` stands.
+   */
+  private async appendsAsWhole(node: FileNode, err: unknown): Promise<Buffer> {
+    const appends = this.journal.get(journalKey(node));
+    const base = node.id && appends?.append ? this.cache.fresh(node.id, node.meta?.etag) : undefined;
+    if (!base) throw err;
+    const whole = Buffer.concat([base, Buffer.from(appends!.content ?? "", "utf8")]);
+    await this.delivery.journalSave(node, whole, baseOf(node.meta), false);
+    return whole;
   }
 
   /** Whether appends to `node` wait in the journal or in an open handle (their place is the service's end). */

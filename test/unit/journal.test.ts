@@ -129,6 +129,45 @@ describe("journal: appends (file.append)", () => {
     expect(await reopened()).toEqual([["log.md", "two\n"]]);
   });
 
+  it("a request sent again after a restart is about the line it was made from, never a newer one of the note", async () => {
+    // The answer to a bulk was applied (the entry delivered, the log emptied), then kill -9 before
+    // the request on disk was forgotten; the next daemon journals a new append of the same note
+    // and sends that request again: its answer must not finish the new append (it was lost).
+    const j = new Journal(dir);
+    await j.load();
+    const first = await j.put(append("same line\n"), false);
+    j.setInflightBulk({
+      idempotencyKey: "bulk-1",
+      items: [
+        {
+          key: "f_log",
+          rev: first.rev,
+          op: "file.append",
+          target: "f_log",
+          body: { content: "same line\n" },
+        },
+      ],
+    });
+    await j.done(first, { id: "f_log", etag: '"2-y"', contentHash: "h" }, "same line\n");
+    expect(j.size).toBe(0);
+    j.close(); // (kill -9: the log as it was)
+    const again = new Journal(dir);
+    await again.load();
+    expect(again.inflightBulk()).toBeDefined();
+    const next = await again.put(append("same line\n"), false); // the same text, appended again
+    expect(next.rev).toBeGreaterThan(first.rev ?? 0);
+    expect(again.ofItem("f_log", first.rev)).toBeUndefined();
+    expect(again.ofItem("f_log", next.rev)).toBe(next);
+    // Appended to again while a request of it is on its way: the same line, so its answer leaves the rest.
+    const more = await again.put(append("more\n"), false);
+    expect(again.ofItem("f_log", next.rev)).toBe(more);
+    await again.done({ ...more }, { id: "f_log", etag: '"3-z"', contentHash: "h" }, "same line\n");
+    expect(again.get("f_log")?.content).toBe("more\n");
+    // ... and is a line of its own from then on: that answer, sent once more, is about nothing here.
+    expect(again.ofItem("f_log", next.rev)).toBeUndefined();
+    again.close();
+  });
+
   it("all that was appended went: nothing is left", async () => {
     const j = new Journal(dir);
     await j.load();

@@ -520,7 +520,9 @@ export class Delivery {
         return true;
       }
       for (const r of results) {
-        const entry = this.c.journal.get(r.item.key);
+        // Not the entry of a line done since the request was made (a bulk sent again after a
+        // restart: its answer is about saves already delivered, not about those made after).
+        const entry = this.c.journal.ofItem(r.item.key, r.item.rev);
         if (entry?.delete) {
           if (r.status < 300 || r.gone) await this.deleteDelivered(entry);
           else if (r.conflict) await this.deleteUndone(entry, "it changed remotely since it was read");

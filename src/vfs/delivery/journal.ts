@@ -64,8 +64,18 @@ export interface JournalEntry {
   baseHash?: string | null;
   path: string;
   savedAt: string;
-  /** Counts the saves this entry took: a delivery of revision n leaves a newer one in line. */
+  /**
+   * The journal's revision of this entry: every write takes the next one, never reused (also
+   * across restarts: a bulk request on its way holds revisions too). A delivery of revision n
+   * leaves a newer one in line.
+   */
   rev?: number;
+  /**
+   * The revision this line of saves began at: its first save, or the rest left after a delivery.
+   * An answer to a request made before it (rev < line) is not about this entry: that line was done
+   * (delivered, or replaced by a delete), and this one holds saves made after (absent: as old).
+   */
+  line?: number;
 }
 
 export class Journal {
@@ -75,6 +85,8 @@ export class Journal {
   private logBytes = 0;
   private seq = 0;
   private readonly entries = new Map<string, JournalEntry>();
+  /** The last revision given: a write takes the next one. */
+  private revs = 0;
   /** Bytes of each pending entry's record (the log's live part), and entries written durably. */
   private readonly recordBytes = new Map<string, number>();
   private liveBytes = 0;
@@ -127,6 +139,9 @@ export class Journal {
     } catch {
       this.inflight = undefined; // none (its temp file alone means it was never sent)
     }
+    // The log may have started over since that request was made: revisions go on past its own.
+    for (const item of (this.inflight as { items?: { rev?: number }[] } | undefined)?.items ?? [])
+      this.revs = Math.max(this.revs, item.rev ?? 0);
     return this.pending();
   }
 
@@ -181,10 +196,11 @@ export class Journal {
   ): Promise<JournalEntry> {
     const key = Journal.keyOf(entry);
     const previous = fresh ? undefined : this.entries.get(key);
-    // A delete replaces whatever was pending for the note (a rename of a deleted note is moot).
-    const rev = (previous?.rev ?? 0) + 1;
+    const rev = ++this.revs;
+    // A delete replaces whatever was pending for the note (a rename of a deleted note is moot), as
+    // a line of its own: an answer about a save sent before it never stands for it.
     const full: JournalEntry = entry.delete
-      ? { ...entry, seq: previous?.seq ?? ++this.seq, savedAt: new Date().toISOString(), rev }
+      ? { ...entry, seq: previous?.seq ?? ++this.seq, savedAt: new Date().toISOString(), rev, line: rev }
       : {
           ...entry,
           // A rename keeps a pending body, a save keeps a pending rename; appends add up.
@@ -203,6 +219,7 @@ export class Journal {
           seq: previous?.seq ?? ++this.seq,
           savedAt: new Date().toISOString(),
           rev,
+          line: previous && !previous.delete ? (previous.line ?? 0) : rev,
         };
     this.append({ put: full });
     if (durable) {
@@ -298,9 +315,20 @@ export class Journal {
     });
   }
 
+  /**
+   * The entry `key` if it is of the line a request item of revision `rev` was made from: an answer
+   * to that item may finish it. Undefined when the line was done before (the entry holds saves
+   * made after it: the answer is not about them).
+   */
+  ofItem(key: string, rev: number | undefined): JournalEntry | undefined {
+    const entry = this.entries.get(key);
+    return entry && (entry.line ?? 0) <= (rev ?? Number.POSITIVE_INFINITY) ? entry : undefined;
+  }
+
   /** Applies a record to the in-memory state. */
   private apply(rec: LogRecord, bytes = 0): void {
     if ("put" in rec) {
+      this.revs = Math.max(this.revs, rec.put.rev ?? 0);
       const key = Journal.keyOf(rec.put);
       this.forget(key);
       this.entries.set(key, rec.put);
