@@ -114,13 +114,13 @@ export async function mountVfs(
     );
   }
   const stale = new StaleWindow();
-  // So is a note with appends on their way, for any open but another `>>` (whose writes go to the
-  // end whatever the kernel's size): a reader sees the note whole, past the size the kernel held.
+  // A note whose size the kernel may hold stale is opened by JavaScript with direct I/O, never
+  // natively (what C keeps of it says when that window ends; it may keep it longer). So is a note
+  // with appends on their way, for any open but another `>>` (whose writes go to the end whatever
+  // the kernel's size): a reader sees the note whole, past the size the kernel held.
   const directIo = (path: string, flags: number) =>
     (stale.mayBeStale(path) && vfs.isNote(path)) ||
     ((flags & constants.O_APPEND) === 0 && vfs.appendsOnTheirWay(path));
-  // A note whose size the kernel may hold stale is opened by JavaScript (with direct I/O), never
-  // natively: what C keeps of it says when that window ends (it may keep it longer than that).
   const nativeStat = (path: string) => {
     const st: (ReturnType<Vfs["nativeStat"]> & { openableInMs?: number }) | undefined = vfs.nativeStat(path);
     if (st?.openable) st.openableInMs = stale.staleForMs(path);
