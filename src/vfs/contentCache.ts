@@ -110,16 +110,7 @@ export class ContentCache {
     const h = this.hot.get(id);
     if (h) return h.etag === etag ? h.body.subarray(position, position + length) : undefined;
     const e = this.ring.get(id);
-    if (e?.etag !== etag) return undefined;
-    const n = Math.max(0, Math.min(length, e.length - position));
-    const part = Buffer.allocUnsafe(n);
-    try {
-      if (n === 0 || readSync(this.fd, part, 0, n, (e.start % this.ringSize) + position) === n) return part;
-    } catch {
-      // unreadable: a miss
-    }
-    this.ring.delete(id);
-    return undefined;
+    return e?.etag === etag ? this.read(id, e, position, length) : undefined;
   }
 
   /** Keeps `body` as the version `etag` of note `id`, and returns the copy kept. */
@@ -198,11 +189,15 @@ export class ContentCache {
     }
   }
 
-  /** A body read back from the ring; one cut short (the file truncated under us) is a miss. */
-  private read(id: string, e: RingEntry): Buffer | undefined {
-    const body = Buffer.allocUnsafeSlow(e.length);
+  /**
+   * A body read back from the ring (or `length` bytes of it at `position`); one cut short (the file
+   * truncated under us) is a miss.
+   */
+  private read(id: string, e: RingEntry, position = 0, length = e.length): Buffer | undefined {
+    const n = Math.max(0, Math.min(length, e.length - position));
+    const body = Buffer.allocUnsafeSlow(n);
     try {
-      if (readSync(this.fd, body, 0, e.length, e.start % this.ringSize) === e.length) return body;
+      if (n === 0 || readSync(this.fd, body, 0, n, (e.start % this.ringSize) + position) === n) return body;
     } catch {
       // unreadable: a miss
     }

@@ -47,16 +47,19 @@ function requestsSince(mark: number): string[] {
 }
 
 let n = 0;
+/** A new folder of `count` notes (`first line I`) made through the mount, then `after` (bash). */
+async function notes(count: number, after = "true"): Promise<string> {
+  const d = `n${++n}`;
+  const made = await m.sh(
+    `mkdir ${d} && for i in $(seq 1 ${count}); do printf 'first line %s\\n' $i > ${d}/n$i.md; done && ${after.replaceAll("DIR", d)}`,
+  );
+  expect(made.code).toBe(0);
+  return d;
+}
+
 /** A folder of notes made on the service, then a fresh mount: none of their bodies is here. */
 async function notesNotReadSinceMount(count: number): Promise<string> {
-  const d = `a${++n}`;
-  expect(
-    (
-      await m.sh(
-        `mkdir ${d} && for i in $(seq 1 ${count}); do printf 'first line %s\\n' $i > ${d}/n$i.md; done`,
-      )
-    ).code,
-  ).toBe(0);
+  const d = await notes(count);
   process.env.TXTFS_LOG_REQUESTS = "1";
   try {
     await m.remount();
@@ -136,14 +139,7 @@ describe("appends to notes not read since the mount", () => {
 });
 
 /** A folder of notes made here and read back: their bodies are cached. */
-async function notesRead(count: number): Promise<string> {
-  const d = `r${++n}`;
-  const made = await m.sh(
-    `mkdir ${d} && for i in $(seq 1 ${count}); do printf 'first line %s\\n' $i > ${d}/n$i.md; done && cat ${d}/* > /dev/null`,
-  );
-  expect(made.code).toBe(0);
-  return d;
-}
+const notesRead = (count: number) => notes(count, "cat DIR/* > /dev/null");
 
 describe("appends to notes read since the mount", () => {
   it("send only the appended bytes and leave the version they make cached: no body goes either way", async () => {
