@@ -36,6 +36,7 @@ const lazy = {
   server: () => import("../server/serve.ts"),
   vfs: () => import("../vfs/vfs.ts"),
   device: () => import("./device.ts"),
+  memory: () => import("../lib/memoryMode.ts"),
   notify: () => import("../lib/sdNotify.ts"),
   watch: () => import("../lib/mountWatch.ts"),
 };
@@ -179,6 +180,7 @@ export function registerMount(program: Command): void {
         { ensureDevice },
         { sdNotify },
         { watchMountpoint },
+        { favourMemoryFromNowOn },
       ] = await Promise.all([
         lazy.client(),
         lazy.signIn(),
@@ -188,6 +190,7 @@ export function registerMount(program: Command): void {
         lazy.device(),
         lazy.notify(),
         lazy.watch(),
+        lazy.memory(),
       ]);
       const { MountError, mountVfs, prepareMountpoint } = fuse;
       const file = opts.logFile ? logFile(opts.logFile) : undefined;
@@ -307,6 +310,7 @@ export function registerMount(program: Command): void {
         log.warn({ err: (err as Error).message }, "no control socket: `txtfs sync` cannot reach this mount");
         return undefined;
       });
+      favourMemoryFromNowOn();
       process.stdout.write(`mounted ${mountpoint} (${Date.now() - started} ms)\n`);
       // Under systemd (Type=notify): the unit is started once the directory is mounted.
       void sdNotify(["READY=1", `STATUS=mounted ${mountpoint} from ${url}`], log);
@@ -335,7 +339,7 @@ export function registerMount(program: Command): void {
         if (stopping) return;
         stopping = true;
         const stopStarted = Date.now();
-        log.info({ signal }, "unmounting: flushing pending writes");
+        log.info({ signal, pending: vfs.stats().dirty }, "unmounting: flushing pending writes");
         await sdNotify(["STOPPING=1", "STATUS=flushing pending writes"], log);
         stopWatch();
         clearInterval(timer);
