@@ -1,13 +1,14 @@
 // Typed client of the txtfs HTTP API over one keep-alive pool. Used by the mount and the CLI; it
 // imports nothing from the server. Every call has a deadline, so a dead server is an error, never a hang.
-import type {
-  ChangeRecord,
-  TxtComment,
-  TxtFile,
-  TxtFileDetail,
-  TxtFolder,
-  TxtSuggestion,
-  TxtVersion,
+import {
+  type ChangeRecord,
+  LISTING_LINES_HEADER,
+  type TxtComment,
+  type TxtFile,
+  type TxtFileDetail,
+  type TxtFolder,
+  type TxtSuggestion,
+  type TxtVersion,
 } from "../lib/apiTypes.ts";
 import type { Logger } from "../lib/logger.ts";
 import { HttpPool, type HttpResponse } from "./http.ts";
@@ -148,7 +149,7 @@ export class TxtfsClient {
    */
   private async call(
     c: Call,
-    consume?: (body: AsyncIterable<Buffer>) => Promise<string>,
+    consume?: (body: AsyncIterable<Buffer>, headers: HttpResponse["headers"]) => Promise<string>,
   ): Promise<{ status: number; headers: Record<string, string>; text: string }> {
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.key}`,
@@ -176,7 +177,7 @@ export class TxtfsClient {
           ? AbortSignal.any([c.signal, AbortSignal.timeout(c.timeoutMs ?? this.timeoutMs)])
           : AbortSignal.timeout(c.timeoutMs ?? this.timeoutMs),
       });
-      text = consume && res.statusCode < 400 ? await consume(res.body) : await res.text();
+      text = consume && res.statusCode < 400 ? await consume(res.body, res.headers) : await res.text();
     } catch (err) {
       const sent = body === undefined ? 0 : Buffer.byteLength(body);
       this.trace(c, started, (err as { code?: string }).code ?? "network_error", sent, 0);
@@ -233,8 +234,10 @@ export class TxtfsClient {
   }> {
     let rest: unknown;
     let received = 0;
-    await this.call({ method: "GET", path: "/api/me/files", timeoutMs: 60_000 }, async (body) => {
-      const splitter = new ListingSplitter(onFiles as (files: unknown[]) => void);
+    await this.call({ method: "GET", path: "/api/me/files", timeoutMs: 60_000 }, async (body, headers) => {
+      const splitter = new ListingSplitter(onFiles as (files: unknown[]) => void, {
+        lines: headers[LISTING_LINES_HEADER] === "lines",
+      });
       for await (const chunk of body) {
         received += chunk.length;
         splitter.push(chunk);

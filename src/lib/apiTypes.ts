@@ -3,6 +3,12 @@
 
 export type Role = "owner" | "writer" | "reader";
 
+/**
+ * The header of GET /api/me/files by which the service says each record of "files" is on a line
+ * of its own (`lines`): a client may then split them at line ends (src/client/listingStream.ts).
+ */
+export const LISTING_LINES_HEADER = "x-txtfs-listing";
+
 export interface TxtFile {
   id: string;
   name: string;

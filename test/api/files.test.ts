@@ -326,8 +326,14 @@ describe("listFlatFiles (GET /api/me/files)", () => {
     const res = await bob.api.get("/api/me/files");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
-    // Exactly what serializing the document at once gives (key order, escapes, no stray commas).
-    expect(res.text).toBe(JSON.stringify(res.body));
+    // What serializing the document at once gives (key order, escapes, no stray commas), with each
+    // record on a line of its own, as the header says (JSON.stringify leaves no line end in a string).
+    expect(res.text.replaceAll("\n", "")).toBe(JSON.stringify(res.body));
+    expect(res.headers.get("x-txtfs-listing")).toBe("lines");
+    const lines = res.text.split("\n");
+    expect(lines[0]).toBe('{"files":[');
+    expect(lines.slice(1, -1).map((l) => JSON.parse(l.replace(/,$/, "")))).toEqual(res.body.files);
+    expect(lines.at(-1)).toMatch(/^\],"folders":/);
     const { files, owners, cursor, folders } = res.body;
     expect(files).toHaveLength(2501);
     expect(files.map((f: { id: string }) => f.id)).toEqual(files.map((f: { id: string }) => f.id).toSorted());

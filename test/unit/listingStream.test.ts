@@ -10,13 +10,16 @@ const tricky = [
   { id: "f_4", name: "\\\\", context: 'ends with escapes \\\\\\"', tags: ["files", "[", "{"] },
 ];
 
-function split(text: string, sizes: (i: number) => number) {
+function split(text: string, sizes: (i: number) => number, lines = false) {
   const got: unknown[] = [];
   const batches: number[] = [];
-  const s = new ListingSplitter((files) => {
-    batches.push(files.length);
-    got.push(...files);
-  });
+  const s = new ListingSplitter(
+    (files) => {
+      batches.push(files.length);
+      got.push(...files);
+    },
+    { lines },
+  );
   const bytes = Buffer.from(text, "utf8");
   for (let at = 0, i = 0; at < bytes.length; i++) {
     const n = Math.max(1, sizes(i));
@@ -77,5 +80,50 @@ describe("ListingSplitter", () => {
     const s = new ListingSplitter(() => {});
     s.push(Buffer.from(text.slice(0, text.length / 2)));
     expect(() => s.end()).toThrow(SyntaxError);
+  });
+
+  describe("records one a line (the service's own format, writeFlatIndex)", () => {
+    /** As the service writes it: pages of records, each record on a line, the rest after `]`. */
+    const asWritten = (l: typeof listing, page: number) => {
+      let text = '{"files":[';
+      for (let i = 0; i < l.files.length; i += page)
+        text += `${i > 0 ? "," : ""}\n${l.files
+          .slice(i, i + page)
+          .map((f) => JSON.stringify(f))
+          .join(",\n")}`;
+      const { files: _, ...rest } = l;
+      return `${text}\n],${JSON.stringify(rest).slice(1)}`;
+    };
+
+    it("gives every record and the rest for every chunk size and page size", () => {
+      for (const page of [1, 2, 3, 1000]) {
+        const text = asWritten(listing, page);
+        expect(JSON.parse(text)).toEqual(listing);
+        for (const size of [1, 2, 3, 7, 64, 1 << 20]) {
+          const r = split(text, () => size, true);
+          expect(r.files, `pages of ${page}, chunks of ${size}`).toEqual(listing.files);
+          expect(r.rest, `pages of ${page}, chunks of ${size}`).toEqual({ ...listing, files: [] });
+        }
+      }
+    });
+
+    it("cuts anywhere: every split point into two chunks", () => {
+      const text = asWritten(listing, 2);
+      const length = Buffer.byteLength(text);
+      for (let cut = 1; cut < length; cut++) {
+        const r = split(text, (i) => (i === 0 ? cut : length), true);
+        expect(r.files).toEqual(listing.files);
+        expect(r.rest).toEqual({ ...listing, files: [] });
+      }
+    });
+
+    it("an empty listing; a listing cut short is an error", () => {
+      const empty = { files: [], folders: [], owners: [], cursor: 0 };
+      expect(split(asWritten(empty, 10), () => 3, true)).toEqual({ files: [], rest: empty, batches: [] });
+      const s = new ListingSplitter(() => {}, { lines: true });
+      const text = asWritten(listing, 1);
+      s.push(Buffer.from(text.slice(0, text.indexOf("\n]"))));
+      expect(() => s.end()).toThrow(SyntaxError);
+    });
   });
 });

@@ -55,60 +55,80 @@ export async function listFilesPage(
   };
 }
 
-/** The flat metadata index (GET /api/me/files): every file and folder, plus the feed head to follow. */
-export async function flatIndex(tx: Tx, actor: Actor) {
-  const { rows, roles, folders, owners, cursor } = await flatIndexParts(tx, actor);
-  return { files: rows.map((r, i) => toTxtFile(r, roles[i]!)), folders, owners, cursor };
-}
+/** Records read per page of the flat index (and sent per chunk of its text): a few hundred KiB of JSON. */
+const LISTING_PAGE_FILES = 1000;
 
-/** Files per chunk of a streamed listing: a few hundred KiB of JSON. */
-const LISTING_CHUNK_FILES = 1000;
+export interface FlatIndex {
+  files: TxtFile[];
+  folders: Awaited<ReturnType<typeof listFolders>>;
+  owners: { id: string; email: string; name: string }[];
+  cursor: number;
+}
 
 /**
- * The flat index as JSON text in chunks, exactly `JSON.stringify(flatIndex(...))`: a listing of
- * 100,000 notes (~55 MiB) starts reaching the client after its first thousand, the client parses
- * while the rest is written, and the server never holds the whole text or every record at once.
+ * The flat index read in one snapshot (the caller's unit of work): its records handed to `onPage`
+ * a page at a time, in id order, and the rest returned once they are all read.
  */
-export function* flatIndexJson(parts: FlatIndexParts): Generator<string> {
-  const { rows, roles } = parts;
-  yield '{"files":[';
-  for (let i = 0; i < rows.length; i += LISTING_CHUNK_FILES) {
-    const end = Math.min(rows.length, i + LISTING_CHUNK_FILES);
-    const chunk: string[] = [];
-    for (let k = i; k < end; k++) chunk.push(JSON.stringify(toTxtFile(rows[k]!, roles[k]!)));
-    yield (i > 0 ? "," : "") + chunk.join(",");
-  }
-  const { folders, owners, cursor } = parts;
-  yield `],"folders":${JSON.stringify(folders)},"owners":${JSON.stringify(owners)},"cursor":${JSON.stringify(cursor)}}`;
-}
-
-export type FlatIndexParts = Awaited<ReturnType<typeof flatIndexParts>>;
-
-/** What the flat index is made of, read in one snapshot (the records are made from the rows as they are sent). */
-export async function flatIndexParts(tx: Tx, actor: Actor) {
+async function readFlatIndex(
+  tx: Tx,
+  actor: Actor,
+  onPage: (files: TxtFile[]) => void | Promise<void>,
+): Promise<Omit<FlatIndex, "files">> {
   const scope = await loadScope(tx, actor);
-  const rows = (await tx.files.list({
-    ...visibleTo(scope),
-  })) as FileMetaRow[];
   const user = await tx.users.byId(actor.userId);
+  // Read in the same snapshot: following the feed from here misses nothing.
+  const cursor = Number(user?.feed_seq ?? 0);
   const folders = await listFolders(tx, actor, scope);
   // Who shared what with the caller (the mount names its `Shared with me/OWNER/` folders after them).
   const ownerIds = new Set<string>();
-  for (const r of rows) if (r.owner_id !== actor.userId) ownerIds.add(r.owner_id);
   for (const f of folders) if (f.ownerId && f.ownerId !== actor.userId) ownerIds.add(f.ownerId);
+  for (let afterId: string | undefined; ; ) {
+    const rows = (await tx.files.list({
+      ...visibleTo(scope),
+      afterId,
+      limit: LISTING_PAGE_FILES,
+    })) as FileMetaRow[];
+    for (const r of rows) if (r.owner_id !== actor.userId) ownerIds.add(r.owner_id);
+    if (rows.length) await onPage(rows.map((r) => toTxtFile(r, roleInScope(scope, r) ?? "reader")));
+    if (rows.length < LISTING_PAGE_FILES) break;
+    afterId = rows.at(-1)!.id;
+  }
   const owners = [];
   for (const id of [...ownerIds].sort()) {
     const u = await tx.users.byId(id);
     if (u) owners.push({ id: u.id, email: u.email, name: u.name });
   }
-  return {
-    rows,
-    roles: rows.map((r) => roleInScope(scope, r) ?? "reader"),
-    folders,
-    owners,
-    // Read in the same snapshot: following the feed from here misses nothing.
-    cursor: Number(user?.feed_seq ?? 0),
-  };
+  return { folders, owners, cursor };
+}
+
+/** The flat metadata index (GET /api/me/files): every file and folder, plus the feed head to follow. */
+export async function flatIndex(tx: Tx, actor: Actor): Promise<FlatIndex> {
+  const files: TxtFile[] = [];
+  const rest = await readFlatIndex(tx, actor, (page) => {
+    files.push(...page);
+  });
+  return { files, ...rest };
+}
+
+/**
+ * The flat index as JSON text, written page by page while it is read: the values of
+ * `JSON.stringify(flatIndex(...))`, with each record on a line of its own (whitespace JSON allows:
+ * a client finds where records end by the line ends, without parsing them twice). Between pages the
+ * event loop runs, so the text so far goes out while the rest is read: a mount listing 100,000
+ * notes parses the first records while the service still reads the last from disk, and the
+ * service never holds every record at once. `write` must not wait for the client (the unit of
+ * work, one snapshot, must not last as long as a slow reader).
+ */
+export async function writeFlatIndex(tx: Tx, actor: Actor, write: (text: string) => void): Promise<void> {
+  let before = '{"files":[';
+  const { folders, owners, cursor } = await readFlatIndex(tx, actor, async (page) => {
+    write(`${before}\n${page.map((f) => JSON.stringify(f)).join(",\n")}`);
+    before = ",";
+    await new Promise((resolve) => setImmediate(resolve)); // this page goes out while the next is read
+  });
+  write(
+    `${before === "," ? "" : before}\n],"folders":${JSON.stringify(folders)},"owners":${JSON.stringify(owners)},"cursor":${cursor}}`,
+  );
 }
 
 /** GET /api/me: the user, their identity, every folder and the root files. */

@@ -3,13 +3,14 @@ import { Readable } from "node:stream";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply } from "fastify";
 import { type TSchema, Type } from "typebox";
+import { LISTING_LINES_HEADER } from "../../lib/apiTypes.ts";
 import type { FileRow, Role } from "../../store/repos/rows.ts";
 import { requireFile } from "../domain/access.ts";
 import { connectFiles, disconnectFiles, relatedFiles } from "../domain/connections.ts";
 import { ServiceError } from "../domain/errors.ts";
 import { createFile, deleteFile, updateFile, updatePlan } from "../domain/files.ts";
 import { importFiles } from "../domain/importer.ts";
-import { flatIndexJson, flatIndexParts, listFilesPage, overview } from "../domain/listing.ts";
+import { listFilesPage, overview, writeFlatIndex } from "../domain/listing.ts";
 import { fileEndpoint, toPlan, toTxtFileDetail } from "../domain/records.ts";
 import { notModified, parseIfMatch } from "../http/conditional.ts";
 import { actorOf, mutate } from "../http/mutation.ts";
@@ -136,9 +137,24 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
       ok: { 200: FlatIndex },
     });
     app.get("/api/me/files", { ...read, schema: flatDoc }, async (req, reply) => {
-      const parts = await store.read((tx) => flatIndexParts(tx, actorOf(req)));
-      // Streamed as it is made (see flatIndexJson): a mount lists 100,000 notes without waiting for the whole text.
-      return reply.type("application/json; charset=utf-8").send(Readable.from(flatIndexJson(parts)));
+      // Streamed as it is read (writeFlatIndex): a mount lists 100,000 notes without waiting for the
+      // whole text. A failure before the first page is the usual error answer; after it, the
+      // connection is cut (the client sees a listing that ends in the middle of its JSON).
+      const body = new Readable({ read() {} });
+      let started!: () => void;
+      const firstPage = new Promise<void>((resolve) => (started = resolve));
+      const reading = store.read((tx) =>
+        writeFlatIndex(tx, actorOf(req), (text) => {
+          body.push(text);
+          started();
+        }),
+      );
+      reading.then(
+        () => body.push(null),
+        (err) => body.destroy(err),
+      );
+      await Promise.race([firstPage, reading]);
+      return reply.type("application/json; charset=utf-8").header(LISTING_LINES_HEADER, "lines").send(body);
     });
 
     const listDoc = op({
