@@ -367,6 +367,13 @@ export class Tree {
       if (node.meta.contentHash !== meta.contentHash) node.localMtimeMs = undefined;
       else node.localMtimeMs ??= Date.parse(node.meta.updatedAt);
       if (node.meta.etag !== meta.etag) node.localCtimeMs = undefined; // ctime: the service's change
+    } else if (own && node.meta) {
+      // The answer to our own change (a save, a rename, tags) is no news to the kernel or to a
+      // program that read the note: the time it showed stays, though the service's updatedAt moved.
+      // (vim, having read a note made elsewhere, refused to write it after an `mv` onto it was
+      // delivered meanwhile: "changed since reading it", answered no under -es; soak seed 801.)
+      // A save kept as a conflict copy shows the service's version and time (showRemoteVersion).
+      node.localMtimeMs ??= Date.parse(node.meta.updatedAt);
     }
     // The answer to our own save may carry a rename or move made elsewhere (a metadata-only change
     // is merged, not a conflict): the kernel knows the names as they were, as for a remote change.

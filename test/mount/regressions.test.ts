@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PY_REPLACE, PYTHON } from "../helpers/model/ops.ts";
 import {
   contentAt,
+  createNote,
   findByPath,
   flatIndex,
   type MountFixture,
@@ -565,5 +566,31 @@ describe("issue 13: found by the soak", () => {
     expect(r.stdout).toBe("n.md\nside");
     await m.sync();
     expect((await noteAt(api(), `${d}/n.md`)).tags).toEqual(["side"]);
+  });
+
+  it("a note's time stays what it showed through our own rename and tags: vim saves a note made elsewhere right after `mv` onto it (seed 801)", async () => {
+    const d = await folder();
+    const dir = await findByPath(api(), d);
+    for (const name of ["a.md", "c.md", "t.md"])
+      await createNote(api(), { name, content: name === "c.md" ? "abc" : "other", folderId: dir.id });
+    expect((await run(`cd ${d}; ${waitFor("[ -f a.md ] && [ -f c.md ] && [ -f t.md ]", 5)}`)).code).toBe(0);
+    // Made elsewhere, so the mount shows the service's times: the rename's answer carries a newer
+    // updatedAt, which must not become the note's mtime (vim, having read the note, then refuses
+    // to write it: "changed since reading it", and answers itself no under -es).
+    const before = await run(`cd ${d}; stat -c %Y.%y c.md t.md`);
+    const r = await run(
+      `cd ${d}; mv -T c.md a.md && setfattr -n user.txtfs.tags -v kept t.md && ` +
+        `vim -u NONE -es -c '%s/a/b/ge' -c wq a.md </dev/null 2>/dev/null; cat a.md`,
+    );
+    expect(r).toMatchObject({ stdout: "bbc\n", stderr: "" });
+    await m.sync();
+    expect((await run(`cd ${d}; stat -c %Y.%y a.md t.md`)).stdout.split("\n")[1]).toBe(
+      before.stdout.split("\n")[1],
+    );
+    expect((await noteAt(api(), `${d}/a.md`)).content).toBe("bbc\n");
+    // A rename alone keeps the time too.
+    const moved = await run(`cd ${d}; stat -c %Y.%y t.md; mv t.md u.md`);
+    await m.sync();
+    expect((await run(`cd ${d}; stat -c %Y.%y u.md`)).stdout).toBe(moved.stdout);
   });
 });
