@@ -1,5 +1,4 @@
 // Files in both path families: the spec's /api/me/files... operations and the /api/v1 verbs.
-import { Readable } from "node:stream";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply } from "fastify";
 import { type TSchema, Type } from "typebox";
@@ -14,6 +13,7 @@ import { listFilesPage, overview, writeFlatIndex } from "../domain/listing.ts";
 import { fileEndpoint, toPlan, toTxtFileDetail } from "../domain/records.ts";
 import { notModified, parseIfMatch } from "../http/conditional.ts";
 import { actorOf, mutate } from "../http/mutation.ts";
+import { streamWhileReading } from "../http/streamWhileReading.ts";
 import { Empty, op, Text } from "../openapi/describe.ts";
 import {
   FileEnvelope,
@@ -138,22 +138,10 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
     });
     app.get("/api/me/files", { ...read, schema: flatDoc }, async (req, reply) => {
       // Streamed as it is read (writeFlatIndex): a mount lists 100,000 notes without waiting for the
-      // whole text. A failure before the first page is the usual error answer; after it, the
-      // connection is cut (the client sees a listing that ends in the middle of its JSON).
-      const body = new Readable({ read() {} });
-      let started!: () => void;
-      const firstPage = new Promise<void>((resolve) => (started = resolve));
-      const reading = store.read((tx) =>
-        writeFlatIndex(tx, actorOf(req), (text) => {
-          body.push(text);
-          started();
-        }),
+      // whole text.
+      const body = await streamWhileReading((write) =>
+        store.read((tx) => writeFlatIndex(tx, actorOf(req), write)),
       );
-      reading.then(
-        () => body.push(null),
-        (err) => body.destroy(err),
-      );
-      await Promise.race([firstPage, reading]);
       return reply.type("application/json; charset=utf-8").header(LISTING_LINES_HEADER, "lines").send(body);
     });
 
