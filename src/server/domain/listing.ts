@@ -82,12 +82,9 @@ async function readFlatIndex(
   // Who shared what with the caller (the mount names its `Shared with me/OWNER/` folders after them).
   const ownerIds = new Set<string>();
   for (const f of folders) if (f.ownerId && f.ownerId !== actor.userId) ownerIds.add(f.ownerId);
+  const visible = visibleTo(scope);
   for (let afterId: string | undefined; ; ) {
-    const rows = (await tx.files.list({
-      ...visibleTo(scope),
-      afterId,
-      limit: LISTING_PAGE_FILES,
-    })) as FileMetaRow[];
+    const rows = (await tx.files.list({ ...visible, afterId, limit: LISTING_PAGE_FILES })) as FileMetaRow[];
     for (const r of rows) if (r.owner_id !== actor.userId) ownerIds.add(r.owner_id);
     if (rows.length) await onPage(rows.map((r) => toTxtFile(r, roleInScope(scope, r) ?? "reader")));
     if (rows.length < LISTING_PAGE_FILES) break;
