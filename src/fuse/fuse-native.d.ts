@@ -34,6 +34,14 @@ declare module "fuse-native" {
     static putAttrs?: (path: string, stat: object) => void;
     /** txtfs patch: keeps `names` as the listing of the folder `path` until its next change. */
     static putDir?: (path: string, names: string[], kinds?: string[]) => void;
+    /**
+     * txtfs patch: lookups of names a folder does not have are answered ENOENT in C once its names
+     * are known; names ending with `unlistedSuffix` and paths at or below `unlistedSubtree` never
+     * are. False without the patch.
+     */
+    static negativeLookups?: (unlistedSuffix: string, unlistedSubtree: string) => boolean;
+    /** txtfs patch: the names of the folder `path`, for those lookups only. */
+    static putNames?: (path: string, names: string[]) => void;
     /** txtfs patch: called once the FUSE loop ended (unmounted by us or from outside). */
     onLoopExit?: () => void;
   }

@@ -16,6 +16,8 @@ export class MountError extends Error {}
 
 /** Backstop for the native attribute cache: every change drops it anyway. */
 const ATTR_CACHE_TTL_MS = 10_000;
+/** A folder's names are put in C again after a miss only up to this many (each miss would list it). */
+const LOOKUP_NAMES_MAX = 2_000;
 
 export interface MountOptions {
   allowOther?: boolean;
@@ -126,7 +128,16 @@ export async function mountVfs(
     if (st?.openable) st.openableInMs = stale.staleForMs(path);
     return st;
   };
-  const fuse = new Fuse(mountpoint, fuseOps(vfs, log, { trace: opts.trace, directIo, nativeStat }), {
+  // Set once the native caches are on (below): a lookup JavaScript answered ENOENT puts its folder's
+  // names in C, so the next lookups of names it does not have are answered there.
+  let absent: ((path: string) => void) | undefined;
+  const ops = fuseOps(vfs, log, {
+    trace: opts.trace,
+    directIo,
+    nativeStat,
+    absent: (path) => absent?.(path),
+  });
+  const fuse = new Fuse(mountpoint, ops, {
     // fuse-native cannot pass big_writes; libfuse splits this option string on commas, so it rides
     // along with fsname: writes then arrive in 128 KiB pieces instead of 4 KiB.
     fsname: opts.allowNonEmpty ? "txtfs,big_writes,nonempty" : "txtfs,big_writes",
@@ -151,6 +162,18 @@ export async function mountVfs(
   // never crosses into JavaScript.
   const native = Fuse.fastPaths?.(ATTR_CACHE_TTL_MS) ? Fuse : undefined;
   const prefill = native ? new NativePrefill(vfs, native, nativeStat) : undefined;
+  // Editors and shells look up each name before creating it (vim: swap file, `4913`, backup;
+  // `echo x > new`): C answers those from the folder's names (kept with every listing put there or
+  // answered, and grown by every change of ours and every report below: patches/fuse-native.patch).
+  // When JavaScript answered ENOENT itself (the set had grown past the folder's names, had expired
+  // or was never made), it puts the folder's names there again, up to LOOKUP_NAMES_MAX of them.
+  if (native?.negativeLookups?.(vfs.unlisted.suffix, vfs.unlisted.subtree)) {
+    absent = (path) => {
+      const folder = path.slice(0, path.lastIndexOf("/")) || "/";
+      const names = vfs.lookupNames(folder, LOOKUP_NAMES_MAX);
+      if (names) native.putNames?.(folder, names);
+    };
+  }
   vfs.onRemoteChange((path) => {
     stale.changed(path);
     // What C kept of it may say "openable": from now until the window ends, JavaScript opens it.

@@ -52,6 +52,8 @@ export interface FuseOpsOptions {
   directIo?: (path: string, flags: number) => boolean;
   /** What the patched fuse-native may keep of `path` (default: vfs.nativeStat). */
   nativeStat?: (path: string) => ReturnType<Vfs["nativeStat"]>;
+  /** A lookup of `path` was answered ENOENT here (the patched fuse-native answers the next ones). */
+  absent?: (path: string) => void;
 }
 
 /**
@@ -68,7 +70,7 @@ const OPEN_DIRECT_IO = 1;
 export function fuseOps(
   vfs: Vfs,
   log: Logger,
-  { trace = false, directIo, nativeStat = (p) => vfs.nativeStat(p) }: FuseOpsOptions = {},
+  { trace = false, directIo, nativeStat = (p) => vfs.nativeStat(p), absent }: FuseOpsOptions = {},
 ) {
   const run = <T>(
     op: string,
@@ -104,7 +106,11 @@ export function fuseOps(
         "getattr",
         path,
         cb,
-        () => vfs.getattr(path),
+        () =>
+          vfs.getattr(path).catch((err) => {
+            if (absent && err instanceof VfsError && err.errno === "ENOENT") absent(path);
+            throw err;
+          }),
         (s) => [s],
       );
     },

@@ -21,6 +21,7 @@ import { VfsError } from "./errors.ts";
 import { OpenFiles } from "./handles.ts";
 import { Claims } from "./local/claims.ts";
 import { Attributes } from "./meta/attributes.ts";
+import { SIDECAR_SUFFIX } from "./meta/sidecars.ts";
 import { isNoteName } from "./names.ts";
 import { Namespace } from "./namespace.ts";
 import type { RefusedSave } from "./reports.ts";
@@ -268,6 +269,18 @@ export class Vfs {
     const shown = names.filter((n) => n !== CONTROL_DIR);
     return this.c.opts.showControlDir ? [...shown, CONTROL_DIR] : shown;
   }
+  /**
+   * The names of the folder `path` as lookups resolve them (the tree's; a sidecar or `.txtfs/`
+   * resolves without being among them: `unlisted`), or undefined when it is not a folder or has
+   * more than `max`.
+   */
+  lookupNames(path: string, max: number): string[] | undefined {
+    const node = this.c.tree.lookup(path);
+    if (node?.kind !== "dir" || node.children.size > max) return undefined;
+    return [...node.children.keys()];
+  }
+  /** What resolves without being in its folder's names: sidecars (by suffix) and the control directory. */
+  readonly unlisted = { suffix: SIDECAR_SUFFIX, subtree: `/${CONTROL_DIR}` };
   /** Whether a path is in the control directory (`.txtfs/`): its listings are asynchronous. */
   isControl(path: string): boolean {
     return ControlDir.owns(path);
