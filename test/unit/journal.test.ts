@@ -191,4 +191,47 @@ describe("journal: appends (file.append)", () => {
     expect(j.get("f_log")).toMatchObject({ content: "whole body", baseEtag: '"2-y"' });
     j.close();
   });
+
+  describe("a note deleted remotely while a save of it went, and created again (soak seed 1008)", () => {
+    // The save `l4` of note X is on its way; the program saves again (`> c.md` truncates first:
+    // ""), then the PUT answers 404 and the note is created again under a new create key, while
+    // the program writes `l5`, keyed by that create. Both later saves then come under the new
+    // note's id: `l5`, the newest, must be what is left.
+    const x = (content: string) => save("c.md", content, "f_x");
+    const created = { id: "f_y", etag: '"1-y"', contentHash: "hy" };
+
+    it("the newest save stays on top, whichever of the two is carried over first", async () => {
+      const j = new Journal(dir);
+      await j.load();
+      const sent = await j.put(x("l4"), false);
+      await j.put(x(""), false); // saved again while `l4` went (keyed by the old id)
+      await j.put({ ...save("c.md", "l5"), createKey: "ck-again" }, false); // keyed by the create
+      await j.rekeyCreated("ck-again", created);
+      await j.done(sent, created);
+      expect(j.pending()).toHaveLength(1);
+      expect(j.get("f_y")).toMatchObject({ fileId: "f_y", content: "l5", baseEtag: '"1-y"' });
+      expect(await reopened()).toEqual([["c.md", "l5"]]);
+    });
+
+    it("a save made once the new note had its id stays on top of one carried over from the create", async () => {
+      const j = new Journal(dir);
+      await j.load();
+      await j.put({ ...save("c.md", "l5"), createKey: "ck-again" }, false);
+      await j.put(save("c.md", "l6", "f_y"), false); // after the create answered, before the rekey
+      await j.rekeyCreated("ck-again", created);
+      expect(j.get("f_y")).toMatchObject({ content: "l6" });
+      expect(await reopened()).toEqual([["c.md", "l6"]]);
+    });
+
+    it("appends made under the new id go on top of the body carried over", async () => {
+      const j = new Journal(dir);
+      await j.load();
+      const sent = await j.put(x("l4"), false);
+      await j.put(x("body\n"), false);
+      await j.put({ ...save("c.md", "tail\n", "f_y"), append: true, baseEtag: null }, false);
+      await j.done(sent, created);
+      expect(j.get("f_y")).toMatchObject({ content: "body\ntail\n", baseEtag: '"1-y"' });
+      expect(j.get("f_y")?.append).toBeUndefined();
+    });
+  });
 });

@@ -27,6 +27,34 @@ import { Mutex } from "../../lib/mutex.ts";
 
 const datasync = promisify(fdatasync);
 
+type Saved = Omit<JournalEntry, "seq" | "savedAt" | "rev">;
+
+/**
+ * One line of saves made of `older` and then `newer` (of the same note): a body replaces what came
+ * before it, appends go on top of a body or of appends, a rename stays. A delete replaces all.
+ */
+function savedOver(older: Saved, newer: JournalEntry): Saved {
+  if (newer.delete || older.delete) return newer;
+  const appended = newer.append === true && newer.content !== undefined;
+  const content = appended ? (older.content ?? "") + newer.content : (newer.content ?? older.content);
+  return {
+    ...newer,
+    content,
+    // Appends stay appends only on appends (or on nothing): on a body they make a longer body.
+    append: appended
+      ? older.append === true || older.content === undefined
+        ? true
+        : undefined
+      : newer.content === undefined
+        ? older.append
+        : newer.append,
+    move: older.move || newer.move || undefined,
+    // The line begins where the older save's did (what was delivered), as `write` keeps the first base.
+    baseEtag: older.append ? newer.baseEtag : older.baseEtag,
+    baseHash: older.append ? newer.baseHash : older.baseHash,
+  };
+}
+
 /** The log is rewritten once it is this large and four times the size of what is still pending. */
 const REWRITE_MIN_BYTES = 1024 * 1024;
 
@@ -188,14 +216,27 @@ export class Journal {
     return this.lock.run(() => this.write(entry, durable));
   }
 
-  /** `fresh`: a new entry in line, with the base given (not the one of an entry it replaces). */
+  /**
+   * `carriedFrom`: the key of the entry this one carries on (`done`, `rekeyCreated`): a new entry
+   * in line, with the base given (not the one of an entry it replaces).
+   */
   private async write(
     entry: Omit<JournalEntry, "seq" | "savedAt" | "rev">,
     durable: boolean,
-    fresh = false,
+    carriedFrom?: string,
   ): Promise<JournalEntry> {
     const key = Journal.keyOf(entry);
-    const previous = fresh ? undefined : this.entries.get(key);
+    const fresh = carriedFrom !== undefined;
+    const there = this.entries.get(key);
+    if (fresh && there && carriedFrom !== key) {
+      // Carried over to a key that already has a save of its own (a note created again after a
+      // remote delete: saves made once it had its new key): that one was made after this one, so
+      // it stays on top, as if saved after it. Written over, the newest save was lost (soak seed
+      // 1008: `> c.md` while the save before went and met a 404; the truncate it began with won).
+      entry = savedOver(entry, there);
+      durable ||= this.durable.has(key);
+    }
+    const previous = fresh ? undefined : there;
     const rev = ++this.revs;
     // A delete replaces whatever was pending for the note (a rename of a deleted note is moot), as
     // a line of its own: an answer about a save sent before it never stands for it.
@@ -257,7 +298,7 @@ export class Journal {
         baseEtag: current.append ? null : delivered.etag,
         baseHash: current.append ? null : delivered.contentHash,
       };
-      await this.write(next, this.durable.has(key), true);
+      await this.write(next, this.durable.has(key), key);
       this.append({ del: key });
     });
   }
@@ -297,7 +338,7 @@ export class Journal {
           baseEtag: current.append ? null : delivered.etag,
           baseHash: current.append ? null : delivered.contentHash,
         };
-        await this.write(next, this.durable.has(key), true);
+        await this.write(next, this.durable.has(key), key);
         if (Journal.keyOf(next) !== key) this.append({ del: key });
       } else if (!current || current === entry) {
         this.append({ del: key });
