@@ -593,4 +593,18 @@ describe("issue 13: found by the soak", () => {
     await m.sync();
     expect((await run(`cd ${d}; stat -c %Y.%y u.md`)).stdout).toBe(moved.stdout);
   });
+
+  it("a note kept local when a truncate splits a character keeps its time: vim then saves it (model seed 1, LANG unset)", async () => {
+    const d = await folder();
+    // `truncate` cuts `ñ` in two: the note is kept as a local-only file from then on, the same
+    // bytes and time. Its time moved by a millisecond at the next stat (the mount took it for
+    // another file at the path), and vim, which read it before, refused its save, exit 0.
+    const r = await run(
+      `cd ${d}; printf %s 'añejoapple añejo' > b.md && truncate -c -s 14 b.md && stat -c %y b.md && sleep 1.2 && stat -c %y b.md && ` +
+        `env -i PATH=/usr/bin:/bin vim -u NONE -es -c 'set backupcopy=yes' -c '%s/a/b/ge' -c wq b.md </dev/null; od -An -c b.md`,
+    );
+    const [first, second, ...bytes] = r.stdout.split("\n");
+    expect(second, r.stderr).toBe(first);
+    expect(bytes.join(" ").replace(/\s+/g, " ").trim()).toBe("b 303 261 e j o b p p l e b 303 \\n");
+  });
 });

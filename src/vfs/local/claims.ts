@@ -104,6 +104,7 @@ export class Claims {
     const local = this.c.newLocal(dir, node.name, 0o644, content);
     local.mtimeMs = local.ctimeMs = node.localMtimeMs ?? Date.now();
     local.pendingMeta = node.pendingMeta; // tags set before it was delivered go along
+    this.c.attrs.continued(node, local);
     this.keepLocal(local, claim, "not valid UTF-8");
     // The program is told its save succeeded when this returns: the file is on record before the
     // saves it makes moot leave the journal, so a kill -9 at any moment keeps one or the other.
@@ -146,6 +147,7 @@ export class Claims {
     this.c.local.remove(src.blob);
     this.c.saveLocal();
     const node = this.c.names.newNote(dir, src.name, claim, src);
+    this.c.attrs.continued(src, node);
     // A continued note takes this name and folder too (sent along with its content), and the
     // context and tags set on the file (rsync -X).
     node.remoteName = src.name;

@@ -36,6 +36,18 @@ export class Attributes {
    */
   private readonly shownAt = new BoundedMap<string, { node: Node; mtimeMs: number; size: number }>(200_000);
 
+  /**
+   * `next` took `prev`'s place with the same bytes and times (a note whose bytes stopped being
+   * UTF-8 kept local, a local file going up as a note): the same file to the kernel, not another
+   * one whose time must move. Moved, it made vim find the file "changed since reading it" and
+   * refuse its save (model test seed 1 with LANG unset: `truncate` splitting a character, then vim).
+   */
+  continued(prev: Node, next: Node): void {
+    const path = this.c.tree.pathOf(next);
+    const shown = this.shownAt.get(path);
+    if (shown?.node === prev) this.shownAt.set(path, { ...shown, node: next });
+  }
+
   private answer(path: string, node: Node): Stat {
     let st = this.statOf(node);
     if (node.kind === "dir") return st;
