@@ -308,6 +308,21 @@ export async function updateNote(api: Api, id: string, patch: Record<string, unk
   return res.body.file;
 }
 
+/** Waits until a daemon's log has caught up (it is written asynchronously). */
+export const settleLog = () => new Promise((r) => setTimeout(r, 300));
+
+/**
+ * FUSE operations `op` on paths under `prefix` that reached JavaScript in `stderr` (a daemon
+ * started with --trace logs each one), e.g. since a mark: `m.current.stderr().slice(mark)`.
+ */
+export function fuseOpsIn(stderr: string, op: string, prefix: string): number {
+  return stderr
+    .split("\n")
+    .filter(
+      (l) => l.includes('"msg":"fuse op"') && l.includes(`"op":"${op}"`) && l.includes(`"path":"${prefix}`),
+    ).length;
+}
+
 /** A bash snippet that waits (bounded) until `test` succeeds: exits 0 when it did, 1 on timeout. */
 export function waitFor(test: string, seconds = 2): string {
   const tries = Math.ceil(seconds / 0.05);

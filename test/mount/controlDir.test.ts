@@ -2,7 +2,15 @@
 // ln, rm, setfattr, find, grep, du, rsync), checked through the API; request counts are read from
 // the daemon's request trace (--trace logs one line per request the mount sends).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type MountFixture, mountFixture, noteAt, q, updateNote, waitFor } from "../helpers/mount.ts";
+import {
+  type MountFixture,
+  mountFixture,
+  noteAt,
+  q,
+  settleLog,
+  updateNote,
+  waitFor,
+} from "../helpers/mount.ts";
 
 let m: MountFixture;
 let note: any;
@@ -29,9 +37,6 @@ function requestsTo(path: string): number {
     .split("\n")
     .filter((l) => l.includes('"msg":"request"') && l.includes(`"path":"${path}"`)).length;
 }
-
-/** Waits until the daemon's trace has caught up (its log is written asynchronously). */
-const settleLog = () => new Promise((r) => setTimeout(r, 300));
 
 describe("the control directory", () => {
   it("is reachable by path, holds a README, and lists its areas", async () => {

@@ -4,7 +4,15 @@
 // through another descriptor, one deleted while open, one changed remotely a moment ago. Opens are
 // counted from the daemon's trace (--trace logs every FUSE operation that reaches JavaScript).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type MountFixture, mountFixture, noteAt, updateNote, waitFor } from "../helpers/mount.ts";
+import {
+  fuseOpsIn,
+  type MountFixture,
+  mountFixture,
+  noteAt,
+  settleLog,
+  updateNote,
+  waitFor,
+} from "../helpers/mount.ts";
 
 let m: MountFixture;
 
@@ -14,19 +22,9 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => m?.close());
 
-/** Waits until the daemon's trace has caught up (its log is written asynchronously). */
-const settleLog = () => new Promise((r) => setTimeout(r, 300));
-
 /** FUSE operations `op` on paths under `prefix` that reached JavaScript since `mark` (a trace length). */
-function opsSince(mark: number, op: string, prefix: string): number {
-  return m.current
-    .stderr()
-    .slice(mark)
-    .split("\n")
-    .filter(
-      (l) => l.includes('"msg":"fuse op"') && l.includes(`"op":"${op}"`) && l.includes(`"path":"${prefix}`),
-    ).length;
-}
+const opsSince = (mark: number, op: string, prefix: string) =>
+  fuseOpsIn(m.current.stderr().slice(mark), op, prefix);
 
 describe("read-only opens answered natively", () => {
   it("grep -r and cat open and close notes without JavaScript, and read exactly the notes", async () => {

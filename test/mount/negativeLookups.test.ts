@@ -11,9 +11,11 @@ import {
   createFolder,
   createNote,
   flatIndex,
+  fuseOpsIn,
   type MountFixture,
   mountFixture,
   noteAt,
+  settleLog,
   waitFor,
 } from "../helpers/mount.ts";
 
@@ -25,19 +27,9 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => m?.close());
 
-/** Waits until the daemon's trace has caught up (its log is written asynchronously). */
-const settleLog = () => new Promise((r) => setTimeout(r, 300));
-
 /** getattr calls (lookups) under `prefix` that reached JavaScript since `mark` (a trace length). */
-function lookupsSince(mark: number, prefix: string): number {
-  return m.current
-    .stderr()
-    .slice(mark)
-    .split("\n")
-    .filter(
-      (l) => l.includes('"msg":"fuse op"') && l.includes('"op":"getattr"') && l.includes(`"path":"${prefix}`),
-    ).length;
-}
+const lookupsSince = (mark: number, prefix: string) =>
+  fuseOpsIn(m.current.stderr().slice(mark), "getattr", prefix);
 
 /** Bash that fails unless every one of `paths` is absent (each looked up once). */
 const absent = (paths: string[]) => paths.map((p) => `! test -e ${p}`).join(" && ");
