@@ -132,6 +132,8 @@ export class Vfs {
       cacheBytes: c.cache.bytes,
       cacheEntries: c.cache.entries,
       requests: c.client.requests,
+      /** Of them, the change feed's long-polls (how many depends on when others' changes come). */
+      feedPolls: c.client.requestsByKind["GET /api/v1/changes"] ?? 0,
       cursor: c.follower.cursor,
       dirty: [...c.openNotes.values()].filter((o) => o.dirty).length + c.journal.size,
       conflicts: c.conflicts.length,
