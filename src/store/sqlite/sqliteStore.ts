@@ -45,11 +45,16 @@ export class SqliteStore implements Store {
     this.path = path;
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     this.db = new DatabaseSync(path);
+    // temp_store = MEMORY: each item of a batch or sync runs in a SAVEPOINT, whose sub-journal
+    // (the pages it changed, kept to roll that item back) outgrows SQLite's 64 KiB in-memory spill
+    // within a few items and then went to a temp file: 200 new notes in one POST /api/v1/sync took
+    // ~42 ms, ~30 ms with it in memory (bounded by the request's size limits).
     this.db.exec(`
       PRAGMA journal_mode = WAL;
       PRAGMA synchronous = FULL;
       PRAGMA foreign_keys = ON;
       PRAGMA busy_timeout = 5000;
+      PRAGMA temp_store = MEMORY;
     `);
     if (path !== ":memory:") privateFiles(path);
     this.migrate();
