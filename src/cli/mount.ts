@@ -354,7 +354,7 @@ export function registerMount(program: Command): void {
         removeMountRecord(process.pid);
         log.info({ flushedMs, stoppedMs: Date.now() - stopStarted }, "unmounted");
         log.flush();
-        process.exit(0);
+        mounted.exit(0);
       };
       // Unmounted from outside (`umount DIR`, fusermount -u): the saves still on their way go up, then exit.
       mounted.onUnmounted(() => void stop("unmounted"));

@@ -40,6 +40,8 @@ declare module "fuse-native" {
      * are. False without the patch.
      */
     static negativeLookups?: (unlistedSuffix: string, unlistedSubtree: string) => boolean;
+    /** txtfs patch: ends the process at once (`_exit(code)`); false without the patch. */
+    static exitNow?: (code: number) => boolean;
     /** txtfs patch: the names of the folder `path`, for those lookups only. */
     static putNames?: (path: string, names: string[]) => void;
     /** txtfs patch: called once the FUSE loop ended (unmounted by us or from outside). */

@@ -99,6 +99,13 @@ export interface Mounted {
   unmount(): Promise<void>;
   /** Called when the file system was unmounted from outside (`umount DIR`, `fusermount -u`). */
   onUnmounted(listener: () => void): void;
+  /**
+   * Ends the process with `code` once the daemon's stop is done (saves delivered or journalled
+   * and fsynced, logs written, unmounted): with the patched binding at once (`_exit`), skipping
+   * Node's own teardown (joining V8's and libuv's threads: ~9 ms of a ~32 ms `umount` until the
+   * daemon is gone), which has nothing of ours left to finish; else `process.exit`.
+   */
+  exit(code: number): never;
 }
 
 export async function mountVfs(
@@ -203,6 +210,10 @@ export async function mountVfs(
   prefill?.now();
   let done: Promise<void> | undefined;
   return {
+    exit(code) {
+      Fuse.exitNow?.(code);
+      process.exit(code);
+    },
     onUnmounted(listener) {
       loopEnded = () => {
         if (!done) listener(); // not our own unmount: one from outside (`umount DIR`)

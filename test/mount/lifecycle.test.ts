@@ -115,6 +115,8 @@ describe("daemon lifecycle", () => {
     expect(await first.stop()).toBe(0);
     expect(isMounted(d.mnt)).toBe(false);
     expect(first.stderr()).not.toMatch(/"level":50/); // no error logged
+    // The daemon's last line, written right before it ends itself (_exit, no Node teardown).
+    expect(first.stderr()).toMatch(/"msg":"unmounted"/);
     const second = await mount(d);
     expect((await sh("cat keep/k.md", { cwd: d.mnt })).stdout).toBe("kept\n");
     expect(await contentAt(second.api, "keep/k.md")).toBe("kept\n");
@@ -133,6 +135,7 @@ describe("daemon lifecycle", () => {
     expect(await first.exited).toBe(0);
     expect(isMounted(d.mnt)).toBe(false);
     expect(first.stderr()).toMatch(/"signal":"unmounted"/);
+    expect(first.stderr()).toMatch(/"flushedMs":\d+,"stoppedMs":\d+,"msg":"unmounted"/);
     expect(first.stderr()).not.toMatch(/still journalled/);
     const journal = join(d.cache, "journal", "log");
     expect(existsSync(journal) ? readFileSync(journal, "utf8") : "").toBe("");
