@@ -510,7 +510,10 @@ export class Tree {
   }
 
   move(node: Node, to: DirNode, newName?: string): void {
-    this.onChange();
+    // A folder takes every path below it along: what was kept of them is dropped. A note reports
+    // its old path (detach) and its new one (below), so the rest of what is cached natively stays
+    // (`mv *.md dir/`: each next name is then found absent in C, not in JavaScript).
+    if (node.kind === "dir") this.onChange();
     const from = node.parent;
     this.detach(node);
     if (newName !== undefined) node.name = newName;
@@ -525,6 +528,7 @@ export class Tree {
     if (node.kind === "dir" && node.localOnly) this.localDirs.add(node);
     this.relayout(to);
     if (from && from !== to) this.relayout(from);
+    if (node.kind !== "dir") this.onChange(node);
   }
 
   /** Adds a new remote child under its display name; only a name clash needs the full relayout. */
@@ -562,6 +566,7 @@ export class Tree {
       }
     }
     if (adopted) {
+      this.onChange(); // moved without a report of their own
       this.relayout(dir);
       this.relayout(holder);
       if (holder !== this.root) this.pruneShared(holder);
@@ -573,7 +578,20 @@ export class Tree {
    * duplicates get a stable suffix from their id (the oldest id keeps the plain name).
    */
   relayout(dir: DirNode): void {
-    this.onChange();
+    // Any child named anew changes every path at and below it: then everything is reported. When
+    // none is, the change that called this reports its own node (a note added, moved or removed).
+    const before = new Map<Node, string>();
+    for (const child of dir.children.values()) before.set(child, child.name);
+    this.layout(dir);
+    for (const [child, name] of before) {
+      if (child.name !== name) {
+        this.onChange();
+        return;
+      }
+    }
+  }
+
+  private layout(dir: DirNode): void {
     const locals: LocalNode[] = [];
     const groups = new Map<string, (FileNode | DirNode)[]>();
     for (const child of dir.children.values()) {

@@ -67,6 +67,35 @@ describe("lookups of names a folder does not have", () => {
     await m.sync();
     expect((await noteAt(m.current.api, "neg/a/v.md")).content).toBe("beta\n");
   });
+  it("`mv` of many notes into a folder looks up each new name in C, and every note is found moved", async () => {
+    const n = 20;
+    expect(
+      (
+        await m.sh(
+          `mkdir -p neg/mv/from neg/mv/to && for i in $(seq 1 ${n}); do echo m$i > neg/mv/from/m$i.md; done`,
+        )
+      ).code,
+    ).toBe(0);
+    await m.sync();
+    await settleLog();
+    const mark = m.current.stderr().length;
+    // GNU mv looks up each target before its rename (libfuse 2 has no RENAME_NOREPLACE).
+    const r = await m.sh("mv neg/mv/from/*.md neg/mv/to/ && ls neg/mv/from | wc -l && cat neg/mv/to/m7.md");
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe("0\nm7\n");
+    await settleLog();
+    // Each rename was reported for its own two paths; one reported for the whole tree dropped the
+    // folder's names in C, and every next target's lookup reached JavaScript (19 of 20).
+    expect(lookupsSince(mark, "/neg/mv/to/")).toBeLessThanOrEqual(2);
+    const after = await m.sh(
+      `sleep 1.2 && for i in $(seq 1 ${n}); do test -e neg/mv/to/m$i.md && ! test -e neg/mv/from/m$i.md || exit 1; done`,
+    );
+    expect(after.code, "every note at its new path, none at its old").toBe(0);
+    await m.sync();
+    const index = await flatIndex(m.current.api);
+    expect(index.files.filter((f) => /^m\d+\.md$/.test(f.name)).length).toBe(n);
+    expect((await noteAt(m.current.api, "neg/mv/to/m13.md")).content).toBe("m13\n");
+  });
 });
 
 describe("a name C answered absent is found as soon as it exists", () => {
