@@ -87,6 +87,11 @@ export function fuseOps(
         (err) => cb(toErrno(err, log, op, path)),
       );
   };
+  /** An operation answered synchronously from the tree: traced too, marked `sync`. */
+  const answered = (op: string, path: string, cb: Cb, ...values: unknown[]) => {
+    if (trace) log.debug({ op, path, sync: true }, "fuse op");
+    cb(0, ...values);
+  };
   return {
     init: (cb: Cb) => cb(0),
     statfs: (path: string, cb: Cb) =>
@@ -101,7 +106,7 @@ export function fuseOps(
     getattr: (path: string, cb: Cb) => {
       const st = nativeStat(path);
       // The tree's answers may be kept natively until something changes (sidecars' may not).
-      if (st) return cb(0, st);
+      if (st) return answered("getattr", path, cb, st);
       run(
         "getattr",
         path,
@@ -116,7 +121,7 @@ export function fuseOps(
     },
     fgetattr: (path: string, _fd: number, cb: Cb) => {
       const st = nativeStat(path);
-      if (st) return cb(0, st);
+      if (st) return answered("fgetattr", path, cb, st);
       run(
         "fgetattr",
         path,
@@ -137,7 +142,7 @@ export function fuseOps(
           (names) => [names],
         );
       try {
-        cb(0, [".", "..", ...vfs.readdir(path)]);
+        answered("readdir", path, cb, [".", "..", ...vfs.readdir(path)]);
       } catch (err) {
         cb(toErrno(err, log, "readdir", path));
       }

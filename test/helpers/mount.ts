@@ -314,12 +314,18 @@ export const settleLog = () => new Promise((r) => setTimeout(r, 300));
 /**
  * FUSE operations `op` on paths under `prefix` that reached JavaScript in `stderr` (a daemon
  * started with --trace logs each one), e.g. since a mark: `m.current.stderr().slice(mark)`.
+ * `only`: those answered synchronously from the tree (`sync`: getattr of a path it has, readdir),
+ * or the others (`async`: getattr of a name it lacks, and every other operation).
  */
-export function fuseOpsIn(stderr: string, op: string, prefix: string): number {
+export function fuseOpsIn(stderr: string, op: string, prefix: string, only?: "sync" | "async"): number {
   return stderr
     .split("\n")
     .filter(
-      (l) => l.includes('"msg":"fuse op"') && l.includes(`"op":"${op}"`) && l.includes(`"path":"${prefix}`),
+      (l) =>
+        l.includes('"msg":"fuse op"') &&
+        l.includes(`"op":"${op}"`) &&
+        l.includes(`"path":"${prefix}`) &&
+        (only === undefined || l.includes('"sync":true') === (only === "sync")),
     ).length;
 }
 

@@ -27,9 +27,12 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => m?.close());
 
-/** getattr calls (lookups) under `prefix` that reached JavaScript since `mark` (a trace length). */
+/**
+ * Lookups under `prefix` of names the tree does not have that reached JavaScript since `mark` (a
+ * trace length): those C could have answered.
+ */
 const lookupsSince = (mark: number, prefix: string) =>
-  fuseOpsIn(m.current.stderr().slice(mark), "getattr", prefix);
+  fuseOpsIn(m.current.stderr().slice(mark), "getattr", prefix, "async");
 
 /** Bash that fails unless every one of `paths` is absent (each looked up once). */
 const absent = (paths: string[]) => paths.map((p) => `! test -e ${p}`).join(" && ");
@@ -72,11 +75,13 @@ describe("lookups of names a folder does not have", () => {
     expect(
       (
         await m.sh(
-          `mkdir -p neg/mv/from neg/mv/to && for i in $(seq 1 ${n}); do echo m$i > neg/mv/from/m$i.md; done`,
+          `mkdir -p neg/mv/from neg/mv/to neg/mv/other && for i in $(seq 1 ${n}); do echo m$i > neg/mv/from/m$i.md; done && for i in 1 2 3 4; do echo o$i > neg/mv/other/o$i.md; done`,
         )
       ).code,
     ).toBe(0);
     await m.sync();
+    // Listed once its notes are on the service (their answers change the folder's attributes).
+    expect((await m.sh("ls -l neg/mv/other >/dev/null")).code).toBe(0);
     await settleLog();
     const mark = m.current.stderr().length;
     // GNU mv looks up each target before its rename (libfuse 2 has no RENAME_NOREPLACE).
@@ -87,6 +92,16 @@ describe("lookups of names a folder does not have", () => {
     // Each rename was reported for its own two paths; one reported for the whole tree dropped the
     // folder's names in C, and every next target's lookup reached JavaScript (19 of 20).
     expect(lookupsSince(mark, "/neg/mv/to/")).toBeLessThanOrEqual(2);
+    // The rest of the tree stays answered in C: a folder listed before the renames is listed
+    // again, once the kernel's own attributes expired, without JavaScript.
+    const listed = m.current.stderr().length;
+    const ls = await m.sh("sleep 1.2 && ls -l neg/mv/other | wc -l");
+    expect(ls.stdout).toBe("5\n"); // "total" and four notes
+    await settleLog();
+    const since = m.current.stderr().slice(listed);
+    expect(fuseOpsIn(since, "getattr", "/neg/mv/other/") + fuseOpsIn(since, "readdir", "/neg/mv/other")).toBe(
+      0,
+    );
     const after = await m.sh(
       `sleep 1.2 && for i in $(seq 1 ${n}); do test -e neg/mv/to/m$i.md && ! test -e neg/mv/from/m$i.md || exit 1; done`,
     );
