@@ -174,7 +174,7 @@ export function registerMount(program: Command): void {
       const [
         { TxtfsClient },
         { currentSignIn },
-        { createLogger, logFile },
+        { createLogger, logFile, logWritten },
         { serveControl },
         { Vfs },
         { ensureDevice },
@@ -353,7 +353,7 @@ export function registerMount(program: Command): void {
         await stopServer?.();
         removeMountRecord(process.pid);
         log.info({ flushedMs, stoppedMs: Date.now() - stopStarted }, "unmounted");
-        log.flush();
+        await logWritten(log);
         mounted.exit(0);
       };
       // Unmounted from outside (`umount DIR`, fusermount -u): the saves still on their way go up, then exit.

@@ -138,11 +138,16 @@ export async function mountVfs(
   // Set once the native caches are on (below): a lookup JavaScript answered ENOENT puts its folder's
   // names in C, so the next lookups of names it does not have are answered there.
   let absent: ((path: string) => void) | undefined;
+  // Paths whose fresh attributes go to C once the operation that changed them is answered (below).
+  const fresh = new Set<string>();
+  let putFresh = () => {};
   const ops = fuseOps(vfs, log, {
     trace: opts.trace,
     directIo,
     nativeStat,
     absent: (path) => absent?.(path),
+    // fuse-native hands the answer to C on the next tick: this one comes after it.
+    answered: () => process.nextTick(putFresh),
   });
   const fuse = new Fuse(mountpoint, ops, {
     // fuse-native cannot pass big_writes; libfuse splits this option string on commas, so it rides
@@ -195,13 +200,22 @@ export async function mountVfs(
       return;
     }
     native.invalidatePath?.(path, true);
-    // Once the change is complete (the tree changes synchronously), its fresh attributes are
-    // kept natively, so the next lookup of this path (the next `>>`, `ls -l`) is answered in C.
-    queueMicrotask(() => {
-      const st = nativeStat(path);
-      if (st) native.putAttrs?.(path, st);
-    });
+    // Once the change is complete, its fresh attributes are kept natively, so the next lookup of
+    // this path (the next `>>`, `ls -l`, the kernel's right after a rename) is answered in C: as
+    // soon as the operation that made it is answered (C drops what it keeps of the paths an
+    // operation changed once more then: put before, a moved note's attributes were gone again),
+    // or on the next turn for a change no operation made (the feed, a delivery's answer).
+    if (fresh.size === 0) setImmediate(putFresh);
+    fresh.add(path);
   });
+  putFresh = () => {
+    if (!native?.putAttrs || fresh.size === 0) return;
+    for (const path of fresh) {
+      const st = nativeStat(path);
+      if (st) native.putAttrs(path, st);
+    }
+    fresh.clear();
+  };
   let loopEnded: (() => void) | undefined;
   fuse.onLoopExit = () => loopEnded?.();
   await new Promise<void>((resolve, reject) =>

@@ -54,6 +54,8 @@ export interface FuseOpsOptions {
   nativeStat?: (path: string) => ReturnType<Vfs["nativeStat"]>;
   /** A lookup of `path` was answered ENOENT here (the patched fuse-native answers the next ones). */
   absent?: (path: string) => void;
+  /** An asynchronous operation was just answered (what it changed may now be kept natively). */
+  answered?: () => void;
 }
 
 /**
@@ -70,7 +72,13 @@ const OPEN_DIRECT_IO = 1;
 export function fuseOps(
   vfs: Vfs,
   log: Logger,
-  { trace = false, directIo, nativeStat = (p) => vfs.nativeStat(p), absent }: FuseOpsOptions = {},
+  {
+    trace = false,
+    directIo,
+    nativeStat = (p) => vfs.nativeStat(p),
+    absent,
+    answered: afterAnswer = () => {},
+  }: FuseOpsOptions = {},
 ) {
   const run = <T>(
     op: string,
@@ -85,7 +93,8 @@ export function fuseOps(
       .then(
         (v) => cb(0, ...ok(v)),
         (err) => cb(toErrno(err, log, op, path)),
-      );
+      )
+      .then(afterAnswer);
   };
   /** An operation answered synchronously from the tree: traced too, marked `sync`. */
   const answered = (op: string, path: string, cb: Cb, ...values: unknown[]) => {

@@ -24,3 +24,29 @@ export function logFile(path: string): DestinationStream & { reopen(): void; flu
   // when the process exits right after logging (shutdown, a fatal error).
   return pino.destination({ dest: path, append: true, mkdir: true, sync: true });
 }
+
+interface LogStream {
+  sync?: boolean;
+  end?: () => void;
+  once?: (event: string, listener: () => void) => void;
+}
+
+/**
+ * Resolves once every line logged so far is written (at most `timeoutMs` later). Lines to stderr
+ * are written in the background (a pipe nobody drains never stalls the daemon), so a process that
+ * ends itself at once (`_exit`) first waits for them; the log is closed, nothing may log after.
+ */
+export function logWritten(log: Logger, timeoutMs = 1000): Promise<void> {
+  const stream = (log as unknown as Record<symbol, LogStream | undefined>)[pino.symbols.streamSym];
+  if (!stream || stream.sync || !stream.end || !stream.once) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    stream.once?.("close", done);
+    stream.once?.("error", done);
+    stream.end?.();
+  });
+}
