@@ -460,6 +460,7 @@ export class VfsCore {
         atimeMs: node.atimeMs,
         ghostOf: node.ghostOf,
         pendingMeta: node.pendingMeta,
+        keptNote: node.keptNote,
       })),
     );
   }
@@ -507,6 +508,7 @@ export class VfsCore {
       atimeMs: entry.atimeMs,
       ghostOf: entry.ghostOf,
       pendingMeta: entry.pendingMeta,
+      keptNote: entry.keptNote,
     };
     if (entry.ghostOf) this.tree.ghosted.add(entry.ghostOf.id);
     this.tree.addChild(home, node);

@@ -348,8 +348,14 @@ export class Namespace {
   async replaceNote(src: FileNode | LocalNode, target: FileNode): Promise<void> {
     const content = src.kind === "local" ? this.c.local.read(src.blob) : await this.c.body(src);
     // A temp file's context and tags go to the note (rsync -X sets them on it); a note moved over
-    // another keeps none of its own, also when it is kept local for now (bytes that are not UTF-8).
-    if (src.kind === "local" && src.pendingMeta && (!src.ghostOf || src.ghostOf.id === target.id))
+    // another keeps none of its own, also when it is kept local for now (bytes that are not UTF-8),
+    // whether the service had it (ghostOf) or not yet (keptNote: soak seed 1212).
+    if (
+      src.kind === "local" &&
+      src.pendingMeta &&
+      !src.keptNote &&
+      (!src.ghostOf || src.ghostOf.id === target.id)
+    )
       target.pendingMeta = { ...target.pendingMeta, ...src.pendingMeta };
     const open = this.c.io.openNote(target);
     try {
@@ -383,6 +389,9 @@ export class Namespace {
     // A local file becomes a note (rsync's and sed's temp files, a ghost renamed back): it continues
     // the note it stands for, or the one left under this name, or it is a new note.
     const claim = src.ghostOf ?? (await this.c.claims.claimName(destDir, name));
+    // A note kept local that goes on as another note (renamed over one held open: libfuse hid
+    // that one first) brings none of its tags, as a rename over it would not (replaceNote).
+    if (src.keptNote && claim && !src.ghostOf) src.pendingMeta = undefined;
     src.ghostOf = undefined;
     this.c.tree.move(src, destDir, name);
     await this.c.claims.adoptLocal(src, claim);

@@ -50,6 +50,12 @@ export interface LocalNode {
   pendingMeta?: { context?: string; tags?: string[] };
   /** A note renamed to a non-note name (vim's `note~`, `.fuse_hidden*`): still bound to its remote id. */
   ghostOf?: Claim;
+  /**
+   * A note made here and kept local before the service had it (its bytes stopped being UTF-8):
+   * a note, not a temp file, so renamed over another note it brings none of its tags (namespace.ts
+   * replaceNote), as one the service had would not.
+   */
+  keptNote?: true;
 }
 
 /**

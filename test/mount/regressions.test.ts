@@ -607,4 +607,33 @@ describe("issue 13: found by the soak", () => {
     expect(second, r.stderr).toBe(first);
     expect(bytes.join(" ").replace(/\s+/g, " ").trim()).toBe("b 303 261 e j o b p p l e b 303 \\n");
   });
+
+  it("a note kept local before it was delivered, tagged and renamed over a note, brings none of its tags (soak seed 1212)", async () => {
+    for (const held of [false, true]) {
+      const d = await folder();
+      expect((await m.sh(`echo kept > ${d}/a.md && setfattr -n user.txtfs.tags -v own ${d}/a.md`)).code).toBe(
+        0,
+      );
+      await m.sync();
+      const before = await noteAt(api(), `${d}/a.md`);
+      // Cut in the middle of `ñ` at once (not delivered yet): kept local, a note nonetheless, then
+      // tagged and moved over a.md; held open by another process, libfuse hides a.md first and
+      // the file goes on as the note by its name (it brought its tags there: "alpha"). Written as
+      // text again, a.md is that note with its own tags, as after any rename over a note.
+      const hold = held ? `exec 3<${d}/a.md && ` : "";
+      const r = await run(
+        `printf %s 'añejoapple' > ${d}/b.md && truncate -c -s 2 ${d}/b.md && setfattr -n user.txtfs.tags -v alpha ${d}/b.md && ` +
+          `${hold}mv -T ${d}/b.md ${d}/a.md; rc=$?; exec 3<&-; printf 'text\\n' > ${d}/a.md && ` +
+          `getfattr --only-values -n user.txtfs.tags ${d}/a.md; exit $rc`,
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout, `held: ${held}`).toBe("own");
+      await m.sync();
+      expect(await noteAt(api(), `${d}/a.md`)).toMatchObject({
+        id: before.id,
+        tags: ["own"],
+        content: "text\n",
+      });
+    }
+  });
 });

@@ -104,6 +104,7 @@ export class Claims {
     const local = this.c.newLocal(dir, node.name, 0o644, content);
     local.mtimeMs = local.ctimeMs = node.localMtimeMs ?? Date.now();
     local.pendingMeta = node.pendingMeta; // tags set before it was delivered go along
+    if (!claim) local.keptNote = true; // with a claim, ghostOf says it was a note
     this.c.attrs.continued(node, local);
     this.keepLocal(local, claim, "not valid UTF-8");
     // The program is told its save succeeded when this returns: the file is on record before the

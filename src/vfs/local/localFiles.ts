@@ -32,6 +32,7 @@ export interface ManifestEntry {
   atimeMs?: number;
   ghostOf?: LocalNode["ghostOf"];
   pendingMeta?: LocalNode["pendingMeta"];
+  keptNote?: LocalNode["keptNote"];
   /** A local folder (see localDirs.ts), not a file: its kind. */
   dir?: "until-note" | "always";
 }
