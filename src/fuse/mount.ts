@@ -146,8 +146,11 @@ export async function mountVfs(
     directIo,
     nativeStat,
     absent: (path) => absent?.(path),
-    // fuse-native hands the answer to C on the next tick: this one comes after it.
-    answered: () => process.nextTick(putFresh),
+    // fuse-native hands the answer to C on the next tick: this one comes after it. Most
+    // operations (reads, writes) changed nothing: no tick for them.
+    answered: () => {
+      if (fresh.size > 0) process.nextTick(putFresh);
+    },
   });
   const fuse = new Fuse(mountpoint, ops, {
     // fuse-native cannot pass big_writes; libfuse splits this option string on commas, so it rides

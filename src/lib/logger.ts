@@ -27,8 +27,8 @@ export function logFile(path: string): DestinationStream & { reopen(): void; flu
 
 interface LogStream {
   sync?: boolean;
-  end?: () => void;
-  once?: (event: string, listener: () => void) => void;
+  end(): void;
+  once(event: string, listener: () => void): void;
 }
 
 /**
@@ -37,16 +37,17 @@ interface LogStream {
  * ends itself at once (`_exit`) first waits for them; the log is closed, nothing may log after.
  */
 export function logWritten(log: Logger, timeoutMs = 1000): Promise<void> {
-  const stream = (log as unknown as Record<symbol, LogStream | undefined>)[pino.symbols.streamSym];
-  if (!stream || stream.sync || !stream.end || !stream.once) return Promise.resolve();
+  const stream = (log as unknown as Record<symbol, Partial<LogStream> | undefined>)[pino.symbols.streamSym];
+  if (!stream?.end || !stream.once || stream.sync) return Promise.resolve();
   return new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, timeoutMs);
     const done = () => {
       clearTimeout(timer);
       resolve();
     };
-    stream.once?.("close", done);
-    stream.once?.("error", done);
-    stream.end?.();
+    const s = stream as LogStream;
+    s.once("close", done);
+    s.once("error", done);
+    s.end();
   });
 }
