@@ -367,7 +367,8 @@ export class Tree {
     const moved = node.parent !== parent;
     const renamed = node.meta?.name !== meta.name || node.meta?.type !== meta.type;
     const contentChanged = node.meta?.contentHash !== meta.contentHash;
-    if (!own && node.meta && this.lifecycle(node, "remote-change") === "apply-remote") {
+    const applied = !own && !!node.meta && this.lifecycle(node, "remote-change") === "apply-remote";
+    if (applied && node.meta) {
       // mtime follows the content: a remote edit shows its own time (and auto_cache drops stale
       // pages), a metadata-only change keeps the time shown so far.
       if (node.meta.contentHash !== meta.contentHash) node.localMtimeMs = undefined;
@@ -392,7 +393,10 @@ export class Tree {
     else this.onChange(node); // in place: only its own attributes changed
     if (moved) this.pruneShared(from);
     if (foreign && (moved || renamed)) this.onRemoteChange();
-    else if (!own && contentChanged) this.onRemoteChange(node);
+    // A note showing a local body (a save on its way: dirtySize) still shows it: the kernel's view
+    // did not change (the feed's echo of that very save often comes before the save's answer; a
+    // real change makes it a conflict copy, and showRemoteVersion reports the switch then).
+    else if (!own && contentChanged && (applied || node.dirtySize === undefined)) this.onRemoteChange(node);
     return node;
   }
 

@@ -740,6 +740,47 @@ describe("vfs", () => {
     expect(sent() - before).toBeLessThanOrEqual(5);
   });
 
+  it("the feed's echo of our own save, come before the save's answer, is no remote change", async () => {
+    // The kernel is told nothing changed behind it (no stale window: opens keep the page cache and
+    // mmap; fsx once failed an mmap with ENODEV on a direct-I/O open under load).
+    const client = new TxtfsClient({ url: t.url, key: u.key, source: "mount", timeoutMs: 5000 });
+    let held: Promise<void> | undefined;
+    for (const method of ["updateFile", "sync"] as const) {
+      const real = (client[method] as (...a: unknown[]) => Promise<unknown>).bind(client);
+      (client as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
+        const answer = await real(...args);
+        await held; // the service has it (and the feed): its answer comes later
+        return answer;
+      };
+    }
+    const vfs = await mountVfs({ client });
+    await writeFile(vfs, "/echo.md", "one");
+    const { file } = (await u.api.post("/api/v1/files", { name: "theirs.md", content: "a" })).body;
+    await until(() => vfs.readdir("/").includes("theirs.md"), "the feed");
+    const changed: (string | undefined)[] = [];
+    vfs.onRemoteChange((path) => changed.push(path));
+    let answer!: () => void;
+    held = new Promise<void>((r) => (answer = r));
+    try {
+      const fd = await vfs.open("/echo.md", fsc.O_WRONLY | fsc.O_TRUNC);
+      await vfs.write(fd, Buffer.from("two, longer"), 0);
+      await vfs.release(fd);
+      const rec = (await remote()).find((f) => f.name === "echo.md")!;
+      const saved = async () => (await u.api.get(`/api/v1/files/${rec.id}`)).body.content === "two, longer";
+      await until(saved, "the save");
+      // The feed brings the echo, then another client's change (the control) after it.
+      await u.api.put(`/api/v1/files/${file.id}`, { content: "b" });
+      await until(() => changed.length > 0, "the feed's next change");
+      expect(changed).toEqual(["/theirs.md"]);
+    } finally {
+      answer();
+    }
+    expect(await vfs.drain()).toBe(0);
+    expect(await readAll(vfs, "/echo.md")).toBe("two, longer");
+    expect(vfs.conflicts).toEqual([]);
+    expect(changed).toEqual(["/theirs.md"]);
+  });
+
   it("write-through (--write-through): release returns after the service has the save", async () => {
     const vfs = await mountVfs({ writeBehind: false });
     const fd = await vfs.create("/wt.md", 0o644);
