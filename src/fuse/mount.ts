@@ -228,7 +228,9 @@ export async function mountVfs(
   let done: Promise<void> | undefined;
   return {
     exit(code) {
-      Fuse.exitNow?.(code);
+      // A CPU or heap profile is written by Node's teardown: not skipped then.
+      if (!process.execArgv.some((a) => a.startsWith("--cpu-prof") || a.startsWith("--heap-prof")))
+        Fuse.exitNow?.(code);
       process.exit(code);
     },
     onUnmounted(listener) {

@@ -72,6 +72,8 @@ export interface Tx {
   notify(accountIds: Iterable<string>): void;
   /** Runs `fn` inside a savepoint: if it throws, only its own writes are rolled back. */
   savepoint<T>(fn: () => Promise<T>): Promise<T>;
+  /** Writes what the unit of work kept back (the feed counters): the store calls it right before COMMIT. */
+  beforeCommit(): Promise<void>;
 }
 
 export interface TransactionOptions {

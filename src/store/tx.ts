@@ -36,8 +36,9 @@ export function createTx(
   dialect: Dialect = "sqlite",
 ): Tx {
   let savepoints = 0;
+  const users = new UserRepo(sql);
   return {
-    users: new UserRepo(sql),
+    users,
     keys: new KeyRepo(sql),
     usage: new UsageRepo(sql),
     folders: new FolderRepo(sql),
@@ -66,11 +67,13 @@ export function createTx(
     search: new SearchRepo(sql, dialect),
     stats: new StatsRepo(sql),
     notify,
+    beforeCommit: () => users.flushSeqs(),
     // SAVEPOINT is standard SQL (SQLite and PostgreSQL): one item of a non-atomic batch or sync
     // rolls back alone, the transaction around it goes on.
     async savepoint<T>(fn: () => Promise<T>): Promise<T> {
       const name = `sp_${++savepoints}`;
       await sql.run(`SAVEPOINT ${name}`);
+      const seqs = users.seqsSnapshot();
       try {
         const result = await fn();
         await sql.run(`RELEASE SAVEPOINT ${name}`);
@@ -78,6 +81,7 @@ export function createTx(
       } catch (err) {
         await sql.run(`ROLLBACK TO SAVEPOINT ${name}`);
         await sql.run(`RELEASE SAVEPOINT ${name}`);
+        users.restoreSeqs(seqs);
         throw err;
       }
     },

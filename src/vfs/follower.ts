@@ -42,11 +42,16 @@ export class ChangeFollower {
     this.loop = this.run();
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Ends following at once: the long-poll in flight is aborted, and whatever it or a relisting
+   * still brings is dropped (the loop checks `running` after every wait), so the stop need not
+   * wait for the abort to travel through the HTTP client (~4 ms of every unmount).
+   */
+  stop(): void {
     this.running = false;
     this.abort.abort(); // end the long-poll in flight now, not when it times out
     this.wake?.();
-    await this.loop;
+    this.loop?.catch(() => {});
   }
 
   private async run(): Promise<void> {
@@ -150,6 +155,7 @@ export class ChangeFollower {
   private async relist(why = "change feed cursor expired"): Promise<void> {
     this.log.warn(`${why}; re-listing`);
     const index = await this.client.flatIndex();
+    if (!this.running) return;
     for (const o of index.owners ?? []) this.tree.setOwner(o.id, o.email);
     const files = new Set(index.files.map((f) => f.id));
     const folders = new Set(index.folders.map((f) => f.id));

@@ -103,7 +103,7 @@ export class Vfs {
   /** Flushes every pending write (to the service, or to the journal when it is unreachable). */
   async stop(): Promise<void> {
     const c = this.c;
-    await c.follower.stop();
+    c.follower.stop();
     await c.pins.stop();
     for (const open of [...c.openNotes.values()]) {
       if (open.dirty) await c.io.upload(open).catch((err) => c.log.error({ err }, "final upload failed"));

@@ -149,7 +149,9 @@ export class PostgresStore implements Store {
         },
         (account) => bumped.push(account),
       );
-      result = await fn(createTx(sql, (ids) => touched.push(...ids), "postgres"));
+      const tx = createTx(sql, (ids) => touched.push(...ids), "postgres");
+      result = await fn(tx);
+      await tx.beforeCommit();
       // Delivered to every listening server when (and only if) this transaction commits.
       if (wrote)
         await client.query("SELECT pg_notify($1, $2)", [CHANNEL, encodeChange(this.origin, touched)]);

@@ -103,6 +103,7 @@ export class SqliteStore implements Store {
       let result: T;
       try {
         result = await fn(tx);
+        await tx.beforeCommit();
         this.db.exec("COMMIT");
       } catch (err) {
         if (this.db.isTransaction) this.db.exec("ROLLBACK");
