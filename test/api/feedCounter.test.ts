@@ -80,7 +80,12 @@ describe("feed counter in a unit of work", () => {
       body: { name: `seq-${i}.md`, content: `${i}` },
     }));
     // One item fails (a note that does not exist): the others go on.
-    push.splice(10, 0, { id: "bad", op: "file.update", target: "f_nothere", body: { content: "x" } } as never);
+    push.splice(10, 0, {
+      id: "bad",
+      op: "file.update",
+      target: "f_nothere",
+      body: { content: "x" },
+    } as never);
     const sync = await u.api.post("/api/v1/sync", { cursor: before.cursor, push });
     expect(sync.status).toBe(200);
     expect(sync.body.pushResults.filter((r: { status: number }) => r.status >= 300)).toHaveLength(1);
