@@ -371,7 +371,7 @@ export class VfsCore {
     const base = node.id && appends?.append ? this.cache.fresh(node.id, node.meta?.etag) : undefined;
     if (!base) throw err;
     const whole = Buffer.concat([base, Buffer.from(appends!.content ?? "", "utf8")]);
-    await this.delivery.journalSave(node, whole, baseOf(node.meta), false);
+    await this.delivery.journalSave(node, whole, baseOf(node.meta));
     return whole;
   }
 

@@ -481,7 +481,13 @@ export class OpenFiles {
     const queued = this.c.journal.get(journalKey(node));
     if (!queued && !this.c.writeBehind) {
       try {
-        const { meta, body } = await this.c.delivery.send(node, content.toString("utf8"), open.base);
+        const { meta, body } = await this.c.delivery.send(
+          node,
+          content.toString("utf8"),
+          open.base,
+          node.placeUnsent,
+        );
+        node.placeUnsent = undefined;
         open.content = Buffer.from(body!, "utf8");
         open.base = baseOf(meta);
         open.dirty = false;
@@ -497,7 +503,7 @@ export class OpenFiles {
         );
       }
     }
-    await this.c.delivery.journalSave(node, content, open.base, false);
+    await this.c.delivery.journalSave(node, content, open.base);
     open.dirty = false;
   }
 

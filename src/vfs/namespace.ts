@@ -74,6 +74,7 @@ export class Namespace {
       localAtimeMs: timesOf?.atimeMs,
       localCtimeMs: now,
       pendingMeta: claim?.pendingMeta,
+      placeUnsent: claim ? true : undefined,
     };
     this.c.tree.addChild(dir, node);
     if (claim) {

@@ -33,6 +33,12 @@ export interface FileNode {
   pendingMeta?: { context?: string; tags?: string[] };
   /** Size of the content being written by an open handle, while it is dirty. */
   dirtySize?: number;
+  /**
+   * It continues a note left under a name (a claim): where the service has that note is not known
+   * here (a move of it still waiting may have been dropped with the save it came with), so its
+   * next save sends its name and folder too.
+   */
+  placeUnsent?: true;
 }
 
 export interface LocalNode {

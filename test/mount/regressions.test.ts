@@ -636,4 +636,30 @@ describe("issue 13: found by the soak", () => {
       });
     }
   });
+
+  it("a note moved, kept local by a write that split a character, then extracted over by tar stays where it was moved (soak seed 1602)", async () => {
+    const d = await folder();
+    expect((await m.sh(`mkdir ${d}/d1 && printf 'banana\\ncat\\n' > ${d}/a.md`)).code).toBe(0);
+    await m.sync();
+    const before = await noteAt(api(), `${d}/a.md`);
+    // Moved (the move still in the journal), then a write leaves half of an `ñ`: kept local, the
+    // pending move dropped with the save it belonged to; tar -x unlinks it and creates it again,
+    // which continues the note. Its save must carry the name and folder: sent alone, the service
+    // kept the note at a.md, and the mount moved it back there.
+    const stage = mkdtempSync(join(local, "tar-"));
+    const r = await run(
+      `cd ${d} && printf %s 'añejoañejo' | dd of=a.md bs=4096 seek=18 oflag=seek_bytes conv=notrunc status=none && ` +
+        "mv -T a.md d1/b.md && printf %s 'bbananacat applecat' | dd of=d1/b.md bs=4096 seek=7 oflag=seek_bytes conv=notrunc status=none && " +
+        `mkdir -p ${stage}/d1 && printf 'añejoappledog\\n' > ${stage}/d1/b.md && tar -cf ${stage}/t.tar -C ${stage} d1/b.md && ` +
+        `tar -xf ${stage}/t.tar && ls -A . d1`,
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe(".:\nd1\n\nd1:\nb.md\n");
+    await m.sync();
+    expect((await run(`cd ${d} && ls -A . d1 && cat d1/b.md`)).stdout).toBe(
+      ".:\nd1\n\nd1:\nb.md\nañejoappledog\n",
+    );
+    expect(await noteAt(api(), `${d}/d1/b.md`)).toMatchObject({ id: before.id, content: "añejoappledog\n" });
+    expect(await findByPath(api(), `${d}/a.md`)).toBeUndefined();
+  });
 });

@@ -105,9 +105,9 @@ export class Delivery {
 
   /**
    * Records a save of `node` in the journal (the service gets it in order, in the background) and
-   * shows it at once. `move`: its name and folder go too.
+   * shows it at once. A note continuing a claim (`placeUnsent`) sends its name and folder too.
    */
-  async journalSave(node: FileNode, content: Buffer, given: Base, move: boolean): Promise<void> {
+  async journalSave(node: FileNode, content: Buffer, given: Base): Promise<void> {
     // Built on a version an earlier save of ours replaced: on ours (kept on disk, so a restart
     // still knows; see Conflicts.ownSuccessor).
     const base = node.id ? this.c.rebase.ownSuccessor(node.id, given) : given;
@@ -117,10 +117,11 @@ export class Delivery {
         content: content.toString("utf8"),
         baseEtag: base?.etag ?? null,
         baseHash: base?.hash ?? null,
-        ...(move ? { move: true as const } : {}),
+        ...(node.placeUnsent ? { move: true as const } : {}),
       },
       !this.c.writeBehind, // write-behind: fsync(2) makes it durable; write-through: only offline saves land here
     );
+    node.placeUnsent = undefined; // in the journal now: later saves of it keep the move
     // A copy: the open buffer keeps changing (and may share memory with its spare capacity).
     this.c.overlay.set(node, Buffer.from(content));
     node.dirtySize = content.length;
@@ -662,7 +663,7 @@ export class Delivery {
     node.meta = null;
     node.createKey = randomUUID();
     this.c.tree.addChild(node.parent, node);
-    await this.journalSave(node, Buffer.from(entry.content ?? "", "utf8"), null, false);
+    await this.journalSave(node, Buffer.from(entry.content ?? "", "utf8"), null);
   }
 
   /** A save the service took in bulk: the note now has `meta`; a newer save of it stays in line. */

@@ -149,12 +149,12 @@ export class Claims {
     this.c.saveLocal();
     const node = this.c.names.newNote(dir, src.name, claim, src);
     this.c.attrs.continued(src, node);
-    // A continued note takes this name and folder too (sent along with its content), and the
-    // context and tags set on the file (rsync -X).
+    // A continued note takes this name and folder too (sent along with its content: newNote marks
+    // it), and the context and tags set on the file (rsync -X).
     node.remoteName = src.name;
     if (src.pendingMeta) node.pendingMeta = { ...node.pendingMeta, ...src.pendingMeta };
     const base = claim ? { etag: claim.etag, hash: claim.hash ?? "" } : null;
-    await this.c.delivery.journalSave(node, content, base, claim !== undefined);
+    await this.c.delivery.journalSave(node, content, base);
     if (!this.c.writeBehind) await this.c.delivery.drain();
   }
 
