@@ -662,4 +662,26 @@ describe("issue 13: found by the soak", () => {
     expect(await noteAt(api(), `${d}/d1/b.md`)).toMatchObject({ id: before.id, content: "añejoappledog\n" });
     expect(await findByPath(api(), `${d}/a.md`)).toBeUndefined();
   });
+
+  it("a note moved, then kept local before the move left, is moved on the service too: a new note under its old name is another note", async () => {
+    const d = await folder();
+    expect((await m.sh(`mkdir ${d}/d1 && printf 'banana\\ncat\\n' > ${d}/a.md`)).code).toBe(0);
+    await m.sync();
+    const before = await noteAt(api(), `${d}/a.md`);
+    const r = await run(
+      `cd ${d} && mv -T a.md d1/b.md && printf '\\303' | dd of=d1/b.md bs=1 seek=20 conv=notrunc status=none && ` +
+        "printf 'new a\\n' > a.md && ls -A . d1",
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe(".:\na.md\nd1\n\nd1:\nb.md\n");
+    await m.sync();
+    const dir = await findByPath(api(), d);
+    const d1 = await findByPath(api(), `${d}/d1`);
+    const files = (await flatIndex(api())).files;
+    expect(files.filter((f) => f.folderId === dir.id).map((f) => f.name)).toEqual(["a.md"]);
+    expect(files.filter((f) => f.folderId === d1.id).map((f) => [f.id, f.name])).toEqual([
+      [before.id, "b.md"],
+    ]);
+    expect(await contentAt(api(), `${d}/a.md`)).toBe("new a\n");
+  });
 });

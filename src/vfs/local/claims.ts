@@ -120,6 +120,9 @@ export class Claims {
     if (moot) {
       this.c.overlay.delete(node);
       await this.c.journal.done(moot);
+      // Its move went with that save: the service still has the note where it was, and a note
+      // made there next would be a second of that name. It moves now (as a kept note's rename does).
+      if (moot.move && claim) await this.follow(local, true);
     }
   }
 
@@ -163,14 +166,15 @@ export class Claims {
    * the note goes there on the service too, with its last text. Otherwise the name it left would
    * still be the note's on the service, and a note made there next would be a second of that name.
    * Best effort: if the service cannot take the move now, it goes with the note's next text.
+   * `unsent`: where the service has the note is not known here (its move was dropped): sent anyway.
    */
-  async follow(node: LocalNode): Promise<void> {
+  async follow(node: LocalNode, unsent = false): Promise<void> {
     const claim = node.ghostOf;
     const dir = node.parent;
     // Not into a folder the service does not have (yet): made here, kept local, or the mount's own.
     if (!claim?.meta || dir.localOnly || this.c.isPending(dir) || (!dir.id && dir !== this.c.tree.root))
       return;
-    if (claim.name === node.name && claim.meta.folderId === dir.id) return;
+    if (!unsent && claim.name === node.name && claim.meta.folderId === dir.id) return;
     try {
       const moved = withoutContent(
         await this.c.client.updateFile(claim.id, { name: node.name, folderId: dir.id }),
