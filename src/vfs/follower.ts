@@ -45,7 +45,8 @@ export class ChangeFollower {
   /**
    * Ends following at once: the long-poll in flight is aborted, and whatever it or a relisting
    * still brings is dropped (the loop checks `running` after every wait), so the stop need not
-   * wait for the abort to travel through the HTTP client (~4 ms of every unmount).
+   * wait for the abort to travel through the HTTP client (3.7 ms measured; an unmount's total did
+   * not move beyond its noise: the delivery of what is pending runs meanwhile).
    */
   stop(): void {
     this.running = false;

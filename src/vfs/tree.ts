@@ -373,8 +373,9 @@ export class Tree {
     const moved = node.parent !== parent;
     const renamed = node.meta?.name !== meta.name || node.meta?.type !== meta.type;
     const contentChanged = node.meta?.contentHash !== meta.contentHash;
-    const applied = !own && !!node.meta && this.lifecycle(node, "remote-change") === "apply-remote";
-    if (applied && node.meta) {
+    let applied = false;
+    if (!own && node.meta && this.lifecycle(node, "remote-change") === "apply-remote") {
+      applied = true;
       // mtime follows the content: a remote edit shows its own time (and auto_cache drops stale
       // pages), a metadata-only change keeps the time shown so far.
       if (node.meta.contentHash !== meta.contentHash) node.localMtimeMs = undefined;
