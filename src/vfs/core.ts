@@ -2,6 +2,7 @@ import { stat } from "node:fs/promises";
 import { ApiError, NetworkError, type TxtfsClient, withoutContent } from "../client/api.ts";
 import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
 import type { Logger } from "../lib/logger.ts";
+import { handlingBody } from "../lib/memoryMode.ts";
 import type { Conflicts } from "./conflicts.ts";
 import { ContentCache, ownBytes } from "./contentCache.ts";
 import type { Delivery } from "./delivery/deliver.ts";
@@ -292,6 +293,7 @@ export class VfsCore {
    * between). That version is cached when they went onto the cached one (appendDelivered).
    */
   async body(node: FileNode): Promise<Buffer> {
+    handlingBody(node.dirtySize ?? node.meta?.size ?? 0);
     const journalled = this.overlay.get(node);
     if (journalled) return journalled;
     if (this.journal.get(journalKey(node))?.append) {

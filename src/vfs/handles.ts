@@ -4,6 +4,7 @@
 import { isUtf8 } from "node:buffer";
 import { constants as fsc } from "node:fs";
 import { NOTE_CONTENT_BYTES } from "../lib/limits.ts";
+import { handlingBody } from "../lib/memoryMode.ts";
 import {
   type Base,
   baseOf,
@@ -32,6 +33,7 @@ function splice(content: Buffer, data: Buffer, at: number): Buffer {
 function writeInto(open: OpenNote, data: Buffer, at: number): void {
   const current = open.content ?? Buffer.alloc(0);
   const length = Math.max(current.length, at + data.length);
+  handlingBody(length);
   let backing = open.backing;
   const isView =
     backing !== undefined && current.buffer === backing.buffer && current.byteOffset === backing.byteOffset;

@@ -1,6 +1,16 @@
 // The mount's journal: an append-only log of pending saves that a restarted daemon replays.
+import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -77,6 +87,101 @@ describe("journal", () => {
     appendFileSync(join(dir, "journal", "log"), '{"put":{"seq":9,"fileId":null,"createKey":"ck-torn","na');
     expect(await reopened()).toEqual([["ok.md", "whole"]]);
   });
+
+  it("bodies are kept byte for byte (newlines, multibyte, a lone quote); a log in the older format (bodies in the JSON) still loads", async () => {
+    const bodies = ["line 1\nline 2\n", 'ünïcödé ✓ 😀\n"quoted"\\', "", "\n\n\n", '{"del":"new-ck-a.md"}\n'];
+    const j = new Journal(dir);
+    await j.load();
+    for (const [i, body] of bodies.entries()) await j.put(save(`n${i}.md`, body), false);
+    expect(await reopened()).toEqual(bodies.map((b, i) => [`n${i}.md`, b]));
+
+    // The older format: one JSON line per record, the body inside it.
+    rmSync(join(dir, "journal"), { recursive: true });
+    mkdirSync(join(dir, "journal"));
+    const entry = (name: string, content: string, seq: number) => ({
+      put: { ...save(name, content), seq, savedAt: new Date().toISOString(), rev: seq, line: seq },
+    });
+    writeFileSync(
+      join(dir, "journal", "log"),
+      `${[
+        entry("a.md", "one\ntwo\n", 1),
+        entry("b.md", "b", 2),
+        { del: "new-ck-b.md" },
+        entry("c.md", "ç", 3),
+      ]
+        .map((r) => JSON.stringify(r))
+        .join("\n")}\n`,
+    );
+    expect(await reopened()).toEqual([
+      ["a.md", "one\ntwo\n"],
+      ["c.md", "ç"],
+    ]);
+  });
+
+  it("a body cut short by a crash ends the log; a body a machine crash left unwritten (zeros) is skipped, the saves around it stand", async () => {
+    const j = new Journal(dir);
+    await j.load();
+    await j.put(save("a.md", "first a\n"), false);
+    await j.put(save("b.md", "first b\n"), false);
+    const log = join(dir, "journal", "log");
+    await j.put(save("a.md", "second a, longer\n"), false);
+    await j.put(save("c.md", "c\n"), false);
+    j.close();
+    const whole = readFileSync(log);
+    // The second save of a.md with its body zeroed (same length: the framing holds).
+    const zeroed = Buffer.from(whole);
+    const at = zeroed.indexOf("second a");
+    zeroed.fill(0, at, at + "second a, longer".length);
+    writeFileSync(log, zeroed);
+    expect(await reopened()).toEqual([
+      ["a.md", "first a\n"],
+      ["b.md", "first b\n"],
+      ["c.md", "c\n"],
+    ]);
+    // Cut inside the second save of a.md's body: that save never completed, the ones before stand.
+    writeFileSync(log, whole.subarray(0, at + 5));
+    expect(await reopened()).toEqual([
+      ["a.md", "first a\n"],
+      ["b.md", "first b\n"],
+    ]);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    "a save that does not fit on a full disk fails, and every save before it (and after space came back) stands",
+    async () => {
+      const small = join(dir, "small");
+      mkdirSync(small);
+      execFileSync("mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", small]);
+      try {
+        const j = new Journal(small);
+        await j.load();
+        const body = (i: number) => `${i} ${"x".repeat(30_000)}\n`;
+        const saved: [string, string][] = [];
+        let refused = 0;
+        for (let i = 0; i < 12; i++) {
+          try {
+            await j.put(save(`n${i}.md`, body(i)), false);
+            saved.push([`n${i}.md`, body(i)]);
+          } catch (err) {
+            expect((err as NodeJS.ErrnoException).code).toBe("ENOSPC");
+            refused++;
+          }
+        }
+        expect(refused).toBeGreaterThan(0);
+        expect(saved.length).toBeGreaterThan(2);
+        // Space comes back (a delivery emptied entries): the next saves go in after the refused one.
+        for (const [name] of saved.slice(0, 3)) await j.done(j.get(`new-ck-${name}`) as JournalEntry);
+        await j.put(save("later.md", "after the disk was full\n"), false);
+        j.close();
+        const again = new Journal(small);
+        const pending = (await again.load()).map((e) => [e.name, e.content]);
+        again.close();
+        expect(pending).toEqual([...saved.slice(3), ["later.md", "after the disk was full\n"]]);
+      } finally {
+        execFileSync("umount", [small]);
+      }
+    },
+  );
 
   it("the log is emptied when nothing is pending and stays small when one note is saved over and over", async () => {
     const j = new Journal(dir);
