@@ -325,6 +325,43 @@ describe("vfs", () => {
     }
   });
 
+  it("the cache dir's journal removed from under the daemon: it goes on, delivers everything, and a restart still finds what was pending", async () => {
+    const vfs = await mountVfs({ writeBehind: true });
+    const save = async (v: Vfs, path: string, text: string) => {
+      const fd = await v.create(path, 0o644);
+      await v.write(fd, Buffer.from(text), 0);
+      await v.release(fd);
+    };
+    // A burst (a bulk request, whose copy on its way is written into the journal's dir) whose
+    // journal goes away while it waits: the delivery must not take the daemon down.
+    for (let i = 0; i < 30; i++) await save(vfs, `/a${i}.md`, `a ${i}\n`);
+    rmSync(join(cacheDir, "journal"), { recursive: true, force: true });
+    for (let i = 0; i < 30; i++) await save(vfs, `/b${i}.md`, `b ${i}\n`);
+    expect(await vfs.drain()).toBe(0);
+    expect((await remote()).length).toBe(60);
+
+    // Again with the service away: what is pending is written to a new log, which a restart reads.
+    const port = new URL(t.url).port;
+    await t.server.close();
+    await save(vfs, "/c.md", "c before\n");
+    rmSync(join(cacheDir, "journal"), { recursive: true, force: true });
+    await save(vfs, "/d.md", "d after\n");
+    await vfs.stop();
+    const again = await restartService(port);
+    try {
+      const vfs2 = await mountVfs();
+      expect(await vfs2.drain()).toBe(0);
+      const names = (await remote()).map((f) => f.name);
+      expect(names).toContain("c.md");
+      expect(names).toContain("d.md");
+      expect(await readAll(vfs2, "/c.md")).toBe("c before\n");
+      expect(await readAll(vfs2, "/d.md")).toBe("d after\n");
+      await vfs2.stop();
+    } finally {
+      await again.close();
+    }
+  });
+
   it("a burst of saves goes up in bulk: 60 new notes, 60 appends and 20 moves in a few requests", async () => {
     const vfs = await mountVfs();
     await vfs.mkdir("/to");

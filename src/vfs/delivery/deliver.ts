@@ -302,8 +302,18 @@ export class Delivery {
     const run = async () => {
       do {
         this.replayAgain = false;
-        this.unreachable = !(await this.replay());
-        if (this.unreachable) this.c.reports.reachability(false);
+        let delivered: boolean;
+        try {
+          delivered = await this.replay();
+          if (!delivered) this.c.reports.reachability(false);
+        } catch (err) {
+          // Not the service but this machine: the cache dir's disk full, or the dir removed. What
+          // is pending stays in the journal (and in memory); the round is tried again as while the
+          // service is unreachable, and the daemon goes on (a rejection nobody awaited ended it).
+          this.c.log.error({ err: (err as Error).message }, "delivery failed here; trying again in 2 s");
+          delivered = false;
+        }
+        this.unreachable = !delivered;
       } while (this.replayAgain && !this.unreachable);
       if (this.unreachable) this.scheduleReplay(2000);
       else if (this.heldUntil !== undefined) this.scheduleReplay(Math.max(0, this.heldUntil - Date.now()));

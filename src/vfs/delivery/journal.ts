@@ -13,8 +13,10 @@
 import {
   closeSync,
   fdatasync,
+  fstatSync,
   fsyncSync,
   ftruncateSync,
+  mkdirSync,
   openSync,
   readFileSync,
   renameSync,
@@ -197,6 +199,7 @@ export class Journal {
   setInflightBulk(bulk: unknown): void {
     if (bulk === undefined) rmSync(this.inflightFile, { force: true });
     else {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 }); // removed from under us: made again
       writeFileSync(`${this.inflightFile}.tmp`, JSON.stringify(bulk), { mode: 0o600 });
       renameSync(`${this.inflightFile}.tmp`, this.inflightFile);
     }
@@ -385,6 +388,9 @@ export class Journal {
     const pieces = encodeRecord(rec);
     const bytes = sizeOf(pieces);
     this.fd ??= openSync(this.logFile, "a", 0o600);
+    // The log removed from under us (the cache dir deleted): what is pending is written to a new
+    // one first, or a crash from here on would find nothing of it.
+    if (fstatSync(this.fd).nlink === 0) this.rewrite();
     // One write(2): a crash leaves the record whole or torn at the end. A write that fails part
     // way (the disk full) is cut off, so the records after it stay readable; the save fails.
     let written = 0;
@@ -412,6 +418,7 @@ export class Journal {
   private rewrite(): void {
     const pending = this.pending();
     const lines = pending.map((e) => encodeRecord({ put: e }));
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const tmp = `${this.logFile}.tmp`;
     const fd = openSync(tmp, "w", 0o600);
     try {
