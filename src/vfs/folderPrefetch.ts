@@ -76,7 +76,13 @@ export class FolderPrefetch {
         for (const f of folder.files) {
           const body = cache.set(f.id, f.etag, ownBytes(f.content));
           const node = tree.files.get(f.id);
-          if (node) void this.c.pins.remember(node, f.etag, body); // kept on disk when available/pinned
+          // Kept on disk when available/pinned; a disk that refuses it (full) costs only the copy.
+          if (node)
+            this.c.pins
+              .remember(node, f.etag, body)
+              .catch((err) =>
+                this.c.log.warn({ err: (err as Error).message }, "a pinned note's body was not kept"),
+              );
         }
       })
       .catch((err) => this.c.log.debug({ err, folder: id }, "folder prefetch failed"))
