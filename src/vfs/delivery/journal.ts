@@ -5,11 +5,10 @@
 //
 // On disk it is an append-only log (journal/log, one record per line): a save appends its entry, a
 // delivery its removal, each one write(2) to an open file, where a file per entry cost a create and
-// a rename on every save. A record is a JSON line; an entry with a body has its body after that
-// line as raw UTF-8 (the line says how many bytes, `body`), then a newline: JSON-escaping a 1 MB
-// note with newlines cost ~8 ms of the save's flush, a copy costs ~1 (logRecords.ts). Loading
-// replays the log (a record torn by a crash is skipped); the log is emptied whenever nothing is
-// pending, and rewritten with only the live entries when it has grown to several times their size.
+// a rename on every save; a body goes after its record's line as raw bytes (logRecords.ts).
+// Loading replays the log (a record torn by a crash is skipped); the log is emptied whenever
+// nothing is pending, and rewritten with only the live entries when it has grown to several times
+// their size.
 import {
   closeSync,
   fdatasync,
