@@ -147,6 +147,38 @@ describe("vfs", () => {
     });
   });
 
+  it("vim's save (rename to note~, create note, write, fsync) is one request; a real move still goes with its save", async () => {
+    const { file } = (await u.api.post("/api/v1/files", { name: "v.md", content: "one" })).body;
+    const client = new TxtfsClient({ url: t.url, key: u.key, source: "mount", timeoutMs: 2000 });
+    const vfs = await mountVfs({ client, writeBehind: true });
+    await vfs.mkdir("/d");
+    expect(await vfs.drain()).toBe(0);
+    const puts = () => client.requestsByKind["PUT /api/v1/files/:id"] ?? 0;
+    const edit = async (from: string, to: string, text: string) => {
+      await vfs.rename(from, `${from}~`);
+      const fd = await vfs.create(to, 0o644);
+      await vfs.write(fd, Buffer.from(text), 0);
+      await vfs.fsync(fd); // on the service before fsync returns
+      await vfs.release(fd);
+      await vfs.unlink(`${from}~`);
+    };
+    const before = puts();
+    await edit("/v.md", "/v.md", "two");
+    // The note kept its name and folder on the service: no rename to send, only the body.
+    expect(puts() - before).toBe(1);
+    expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({ name: "v.md", content: "two" });
+    // Moved here (not sent yet), then the same dance: the move goes with the save.
+    await vfs.rename("/v.md", "/d/w.md");
+    await edit("/d/w.md", "/d/w.md", "three");
+    expect(await vfs.drain()).toBe(0);
+    expect((await remote()).map((f) => f.id)).toEqual([file.id]);
+    expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({
+      name: "w.md",
+      content: "three",
+      folderId: (vfs.tree.lookup("/d") as { id: string }).id,
+    });
+  });
+
   it("a note deleted remotely while a local save waits keeps showing it, and the save creates it again", async () => {
     const { file } = (await u.api.post("/api/v1/files", { name: "d.md", content: "base" })).body;
     const vfs = await mountVfs();
@@ -271,6 +303,29 @@ describe("vfs", () => {
     expect((await u.api.get(`/api/v1/files/${file.id}`)).body.content).toBe("theirs");
     const copy = files.find((f) => f.id !== file.id)!;
     expect(copy.name).toMatch(/^c\.conflict-.+\.md$/);
+    expect((await u.api.get(`/api/v1/files/${copy.id}`)).body.content).toBe("ours");
+    expect(vfs.conflicts).toHaveLength(1);
+  });
+
+  it("a save that moved the note, over a remote edit made since it was read: theirs stays, ours is kept as a copy, the note is where it was moved", async () => {
+    const { file } = (await u.api.post("/api/v1/files", { name: "c.md", content: "base" })).body;
+    const vfs = await mountVfs();
+    await vfs.mkdir("/d");
+    expect(await vfs.drain()).toBe(0);
+    await vfs.rename("/c.md", "/d/m.md");
+    const fd = await vfs.open("/d/m.md", fsc.O_RDWR);
+    await vfs.write(fd, Buffer.from("ours"), 0);
+    await u.api.put(`/api/v1/files/${file.id}`, { content: "theirs" });
+    await vfs.fsync(fd); // alone in the journal: one note's save, its move with it
+    await vfs.release(fd);
+    expect(await vfs.drain()).toBe(0);
+    expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({
+      content: "theirs",
+      name: "m.md",
+      folderId: (vfs.tree.lookup("/d") as { id: string }).id,
+    });
+    const copy = (await remote()).find((f) => f.id !== file.id)!;
+    expect(copy.name).toMatch(/^m\.conflict-.+\.md$/);
     expect((await u.api.get(`/api/v1/files/${copy.id}`)).body.content).toBe("ours");
     expect(vfs.conflicts).toHaveLength(1);
   });

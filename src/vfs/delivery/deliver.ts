@@ -163,17 +163,13 @@ export class Delivery {
   ): Promise<{ meta: TxtFile; body: string | undefined }> {
     let meta: TxtFile;
     let body = content;
-    if (node.id && move) {
-      // Its new name and folder first (a rename never conflicts), then the body on top of it.
-      meta = withoutContent(
-        await this.c.client.updateFile(node.id, { name: node.remoteName, folderId: node.parent.id }),
-      );
+    if (node.id && move && content === undefined) {
+      // A rename or move alone: its new name and folder (a rename never conflicts).
+      meta = withoutContent(await this.c.client.updateFile(node.id, this.placeOf(node)));
       this.c.rebase.replaced(node.id, this.c.rebase.ownSuccessor(node.id, given), meta);
       this.c.tree.upsertFile(meta, true);
-      if (content === undefined) {
-        this.c.refreshDirtySize(node);
-        return { meta, body };
-      }
+      this.c.refreshDirtySize(node);
+      return { meta, body };
     }
     const base = node.id ? this.c.rebase.ownSuccessor(node.id, given) : given;
     if (!node.id) {
@@ -191,7 +187,7 @@ export class Delivery {
       throw new Error("unreachable: a journal entry with neither a body nor a move");
     } else {
       try {
-        ({ meta, body } = await this.update(node, content, base));
+        ({ meta, body } = await this.update(node, content, base, move));
       } catch (err) {
         // Deleted remotely (also while a conflict was being resolved): our save creates it again.
         if (!(err instanceof ApiError && err.status === 404)) throw err;
@@ -212,25 +208,38 @@ export class Delivery {
     return { meta, body };
   }
 
-  /** One note's new content (If-Match its base); a 412 keeps both, or applies ours on a metadata-only change. */
+  /** The name and folder a note has here, to send when it was renamed or moved. */
+  private placeOf(node: FileNode): { name: string; folderId: string | null } {
+    return { name: node.remoteName, folderId: node.parent.id };
+  }
+
+  /**
+   * One note's new content (If-Match its base), with its new name and folder when it moved: one
+   * request (vim's save, which renames, waited in `fsync` for two). A 412 keeps both, or applies
+   * ours on a metadata-only change; the move is applied first then (a rename never conflicts).
+   * Sent apart before, the rename's new version stood for our base, so the body then overwrote an
+   * edit made elsewhere since the base was read (a regression test has it).
+   */
   private async update(
     node: FileNode,
     content: string,
     base: Base,
+    move: boolean,
   ): Promise<{ meta: TxtFile; body: string }> {
     const sent = node.pendingMeta;
+    const place = move ? this.placeOf(node) : {};
     try {
       const meta = withoutContent(
-        await this.c.client.updateFile(node.id!, { content, ...sent }, { ifMatch: base?.etag }),
+        await this.c.client.updateFile(node.id!, { content, ...sent, ...place }, { ifMatch: base?.etag }),
       );
       if (node.pendingMeta === sent) node.pendingMeta = undefined;
       this.c.rebase.replaced(node.id!, base, meta);
       this.c.tree.upsertFile(meta, true);
       return { meta, body: content };
     } catch (err) {
-      if (err instanceof ApiError && err.status === 412)
-        return this.c.rebase.afterPreconditionFailed(node, content, base);
-      throw err;
+      if (!(err instanceof ApiError && err.status === 412)) throw err;
+      if (move) this.c.tree.upsertFile(withoutContent(await this.c.client.updateFile(node.id!, place)), true);
+      return this.c.rebase.afterPreconditionFailed(node, content, base);
     }
   }
 
