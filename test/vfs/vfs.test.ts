@@ -330,6 +330,23 @@ describe("vfs", () => {
     expect(vfs.conflicts).toHaveLength(1);
   });
 
+  it("a rename delivered alone over a remote edit is no base for an edit read before it: theirs stays, ours is a copy", async () => {
+    const { file } = (await u.api.post("/api/v1/files", { name: "c.md", content: "base" })).body;
+    const vfs = await mountVfs();
+    const fd = await vfs.open("/c.md", fsc.O_RDWR);
+    expect((await vfs.read(fd, 100, 0)).toString()).toBe("base");
+    await u.api.put(`/api/v1/files/${file.id}`, { content: "theirs" });
+    await vfs.rename("/c.md", "/m.md");
+    expect(await vfs.drain()).toBe(0); // the rename alone, applied onto "theirs"
+    await vfs.write(fd, Buffer.from("ours"), 0); // built on "base", what this handle read
+    await vfs.release(fd);
+    expect(await vfs.drain()).toBe(0);
+    expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({ content: "theirs", name: "m.md" });
+    const copy = (await remote()).find((f) => f.id !== file.id);
+    expect(copy?.name).toMatch(/^m\.conflict-.+\.md$/);
+    expect((await u.api.get(`/api/v1/files/${copy!.id}`)).body.content).toBe("ours");
+  });
+
   it("a remote change of metadata only is no conflict: our content lands, their tags stay", async () => {
     const { file } = (await u.api.post("/api/v1/files", { name: "m.md", content: "base" })).body;
     const vfs = await mountVfs();

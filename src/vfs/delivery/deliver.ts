@@ -24,6 +24,16 @@ import { Journal, type JournalEntry } from "../delivery/journal.ts";
 import { fail } from "../errors.ts";
 import { type DirNode, type FileNode, type Node, revisionOf } from "../tree.ts";
 
+/**
+ * Whether a rename or move sent alone (no If-Match: a rename never conflicts) landed on the content
+ * `base` had: only then is the version it made one our later saves may build on. Otherwise an edit
+ * made elsewhere came between, and a save built on `base` must meet it as a conflict, not write
+ * over it (the note keeps theirs, ours becomes a copy).
+ */
+function landedOnBase(meta: TxtFile, base: Base | undefined): boolean {
+  return !!base?.hash && meta.contentHash === base.hash;
+}
+
 const DELIVERY_QUIET_MS = 20;
 
 const DELIVERY_MAX_WAIT_MS = 1000;
@@ -166,7 +176,9 @@ export class Delivery {
     if (node.id && move && content === undefined) {
       // A rename or move alone: its new name and folder (a rename never conflicts).
       meta = withoutContent(await this.c.client.updateFile(node.id, this.placeOf(node)));
-      this.c.rebase.replaced(node.id, this.c.rebase.ownSuccessor(node.id, given), meta);
+      // A version of ours only if it landed on the content it was based on (see landedOnBase).
+      const base = this.c.rebase.ownSuccessor(node.id, given);
+      if (landedOnBase(meta, base)) this.c.rebase.replaced(node.id, base, meta);
       this.c.tree.upsertFile(meta, true);
       this.c.refreshDirtySize(node);
       return { meta, body };
@@ -430,7 +442,11 @@ export class Delivery {
         // Kept as a conflict copy: the note is the remote version now. A save made meanwhile
         // builds on ours, so it keeps our base (and becomes a copy too), never the remote's.
         const kept = body === entry.content;
-        await this.c.journal.done(entry, kept ? meta : undefined);
+        // A rename alone lands on whatever content the service has: a save made meanwhile (or
+        // through a handle open on the note) builds on its version only if that is the content
+        // it was based on; else an edit made elsewhere came between, and the save must meet it.
+        const ours = kept && (entry.content !== undefined || landedOnBase(meta, base));
+        await this.c.journal.done(entry, ours ? meta : undefined);
         const newer = this.c.journal.get(journalKey(node));
         const open = this.c.openNotes.get(node);
         // Files opened before the switch go on with the body they were opened on (the kernel may
@@ -441,7 +457,7 @@ export class Delivery {
         }
         if (!newer) this.c.overlay.delete(node);
         this.c.refreshDirtySize(node);
-        if (open && kept) {
+        if (open && kept && (entry.content !== undefined || landedOnBase(meta, open.base))) {
           open.base = baseOf(meta); // an open note's next save builds on it
           open.detached = false;
         }
