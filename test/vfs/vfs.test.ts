@@ -166,7 +166,10 @@ describe("vfs", () => {
     await edit("/v.md", "/v.md", "two");
     // The note kept its name and folder on the service: no rename to send, only the body.
     expect(puts() - before).toBe(1);
-    expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({ name: "v.md", content: "two" });
+    expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({
+      name: "v.md",
+      content: "two",
+    });
     // Moved here (not sent yet), then the same dance: the move goes with the save.
     await vfs.rename("/v.md", "/d/w.md");
     await edit("/d/w.md", "/d/w.md", "three");
@@ -341,7 +344,10 @@ describe("vfs", () => {
     await vfs.write(fd, Buffer.from("ours"), 0); // built on "base", what this handle read
     await vfs.release(fd);
     expect(await vfs.drain()).toBe(0);
-    expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({ content: "theirs", name: "m.md" });
+    expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({
+      content: "theirs",
+      name: "m.md",
+    });
     const copy = (await remote()).find((f) => f.id !== file.id);
     expect(copy?.name).toMatch(/^m\.conflict-.+\.md$/);
     expect((await u.api.get(`/api/v1/files/${copy!.id}`)).body.content).toBe("ours");
