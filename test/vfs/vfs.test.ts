@@ -353,6 +353,29 @@ describe("vfs", () => {
     expect((await u.api.get(`/api/v1/files/${copy!.id}`)).body.content).toBe("ours");
   });
 
+  it("the same with the rename delivered in bulk (beside another save)", async () => {
+    const { file } = (await u.api.post("/api/v1/files", { name: "c.md", content: "base" })).body;
+    const vfs = await mountVfs();
+    const fd = await vfs.open("/c.md", fsc.O_RDWR);
+    expect((await vfs.read(fd, 100, 0)).toString()).toBe("base");
+    await u.api.put(`/api/v1/files/${file.id}`, { content: "theirs" });
+    await vfs.rename("/c.md", "/m.md");
+    const other = await vfs.create("/other.md", 0o644);
+    await vfs.write(other, Buffer.from("other"), 0);
+    await vfs.release(other);
+    expect(await vfs.drain()).toBe(0); // one bulk request: the rename and the new note
+    await vfs.write(fd, Buffer.from("ours"), 0);
+    await vfs.release(fd);
+    expect(await vfs.drain()).toBe(0);
+    expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({
+      content: "theirs",
+      name: "m.md",
+    });
+    const copy = (await remote()).find((f) => /conflict/.test(f.name));
+    expect(copy?.name).toMatch(/^m\.conflict-.+\.md$/);
+    expect((await u.api.get(`/api/v1/files/${copy!.id}`)).body.content).toBe("ours");
+  });
+
   it("a remote change of metadata only is no conflict: our content lands, their tags stay", async () => {
     const { file } = (await u.api.post("/api/v1/files", { name: "m.md", content: "base" })).body;
     const vfs = await mountVfs();

@@ -705,20 +705,24 @@ export class Delivery {
   async applyBulkItem(entry: JournalEntry, item: BulkItem, meta: TxtFile): Promise<void> {
     const body = item.body ?? {};
     const node = this.c.nodeFor(entry);
+    // A rename alone (sent without a base) is a version to build on only if it landed on the
+    // content it was based on (landedOnBase), as in replayRound.
+    const base = entry.baseHash ? { etag: entry.baseEtag ?? "", hash: entry.baseHash } : null;
+    const ours = body.content !== undefined || landedOnBase(meta, base);
     if (item.op === "file.create") this.c.tree.bindFile(node, meta);
     else {
-      this.c.rebase.replaced(meta.id, { etag: item.baseEtag!, hash: "" }, meta);
+      if (ours) this.c.rebase.replaced(meta.id, { etag: item.baseEtag!, hash: "" }, meta);
       this.c.tree.upsertFile(meta, true);
     }
     if (body.content !== undefined) this.c.cache.set(meta.id, meta.etag, Buffer.from(body.content, "utf8"));
     if (node.pendingMeta && carries(body, node.pendingMeta)) node.pendingMeta = undefined;
     // Saved again (or renamed) since the bulk left: that newer save is rebased on `meta` (a copy
     // of the entry tells `done` so), otherwise the entry is delivered.
-    await this.c.journal.done(entry.rev === item.rev ? entry : { ...entry }, meta);
+    await this.c.journal.done(entry.rev === item.rev ? entry : { ...entry }, ours ? meta : undefined);
     if (!this.c.journal.get(journalKey(node))) this.c.overlay.delete(node);
     this.c.refreshDirtySize(node);
     const open = this.c.openNotes.get(node);
-    if (open) open.base = baseOf(meta);
+    if (open && (body.content !== undefined || landedOnBase(meta, open.base))) open.base = baseOf(meta);
     this.c.attrs.rememberTimes(node);
     this.logDelivered(entry.path, "journalled write delivered (bulk)");
   }
