@@ -178,8 +178,9 @@ export class Delivery {
       meta = withoutContent(await this.c.client.updateFile(node.id, this.placeOf(node)));
       // A version of ours only if it landed on the content it was based on (see landedOnBase).
       const base = this.c.rebase.ownSuccessor(node.id, given);
-      if (landedOnBase(meta, base)) this.c.rebase.replaced(node.id, base, meta);
-      this.c.tree.upsertFile(meta, true);
+      const ours = landedOnBase(meta, base);
+      if (ours) this.c.rebase.replaced(node.id, base, meta);
+      this.c.tree.upsertFile(meta, ours); // else its content is an edit made elsewhere: shown as one
       this.c.refreshDirtySize(node);
       return { meta, body };
     }
@@ -712,7 +713,7 @@ export class Delivery {
     if (item.op === "file.create") this.c.tree.bindFile(node, meta);
     else {
       if (ours) this.c.rebase.replaced(meta.id, { etag: item.baseEtag!, hash: "" }, meta);
-      this.c.tree.upsertFile(meta, true);
+      this.c.tree.upsertFile(meta, ours);
     }
     if (body.content !== undefined) this.c.cache.set(meta.id, meta.etag, Buffer.from(body.content, "utf8"));
     if (node.pendingMeta && carries(body, node.pendingMeta)) node.pendingMeta = undefined;
