@@ -94,6 +94,14 @@ function heldCreates() {
 const remote = async () =>
   (await u.api.get("/api/me/files")).body.files as { id: string; name: string; size: number }[];
 
+/** A save built on an old version met an edit made elsewhere: the note keeps theirs, ours is a copy beside it. */
+async function theirsStaysOursCopied(id: string, note: { name: string; folderId?: string }) {
+  expect((await u.api.get(`/api/v1/files/${id}`)).body).toMatchObject({ content: "theirs", ...note });
+  const copy = (await remote()).find((f) => f.name.includes(".conflict-"));
+  expect(copy?.name).toMatch(new RegExp(`^${note.name.replace(/\.md$/, "")}\\.conflict-.+\\.md$`));
+  expect((await u.api.get(`/api/v1/files/${copy!.id}`)).body.content).toBe("ours");
+}
+
 beforeEach(async () => {
   t = await startTestServer();
   u = await t.user();
@@ -322,59 +330,37 @@ describe("vfs", () => {
     await vfs.fsync(fd); // alone in the journal: one note's save, its move with it
     await vfs.release(fd);
     expect(await vfs.drain()).toBe(0);
-    expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({
-      content: "theirs",
+    await theirsStaysOursCopied(file.id, {
       name: "m.md",
       folderId: (vfs.tree.lookup("/d") as { id: string }).id,
     });
-    const copy = (await remote()).find((f) => f.id !== file.id)!;
-    expect(copy.name).toMatch(/^m\.conflict-.+\.md$/);
-    expect((await u.api.get(`/api/v1/files/${copy.id}`)).body.content).toBe("ours");
     expect(vfs.conflicts).toHaveLength(1);
   });
 
-  it("a rename delivered alone over a remote edit is no base for an edit read before it: theirs stays, ours is a copy", async () => {
-    const { file } = (await u.api.post("/api/v1/files", { name: "c.md", content: "base" })).body;
-    const vfs = await mountVfs();
-    const fd = await vfs.open("/c.md", fsc.O_RDWR);
-    expect((await vfs.read(fd, 100, 0)).toString()).toBe("base");
-    await u.api.put(`/api/v1/files/${file.id}`, { content: "theirs" });
-    await vfs.rename("/c.md", "/m.md");
-    expect(await vfs.drain()).toBe(0); // the rename alone, applied onto "theirs"
-    await vfs.write(fd, Buffer.from("ours"), 0); // built on "base", what this handle read
-    await vfs.release(fd);
-    expect(await vfs.drain()).toBe(0);
-    expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({
-      content: "theirs",
-      name: "m.md",
-    });
-    const copy = (await remote()).find((f) => f.id !== file.id);
-    expect(copy?.name).toMatch(/^m\.conflict-.+\.md$/);
-    expect((await u.api.get(`/api/v1/files/${copy!.id}`)).body.content).toBe("ours");
-  });
-
-  it("the same with the rename delivered in bulk (beside another save)", async () => {
-    const { file } = (await u.api.post("/api/v1/files", { name: "c.md", content: "base" })).body;
-    const vfs = await mountVfs();
-    const fd = await vfs.open("/c.md", fsc.O_RDWR);
-    expect((await vfs.read(fd, 100, 0)).toString()).toBe("base");
-    await u.api.put(`/api/v1/files/${file.id}`, { content: "theirs" });
-    await vfs.rename("/c.md", "/m.md");
-    const other = await vfs.create("/other.md", 0o644);
-    await vfs.write(other, Buffer.from("other"), 0);
-    await vfs.release(other);
-    expect(await vfs.drain()).toBe(0); // one bulk request: the rename and the new note
-    await vfs.write(fd, Buffer.from("ours"), 0);
-    await vfs.release(fd);
-    expect(await vfs.drain()).toBe(0);
-    expect((await u.api.get(`/api/v1/files/${file.id}`)).body).toMatchObject({
-      content: "theirs",
-      name: "m.md",
-    });
-    const copy = (await remote()).find((f) => /conflict/.test(f.name));
-    expect(copy?.name).toMatch(/^m\.conflict-.+\.md$/);
-    expect((await u.api.get(`/api/v1/files/${copy!.id}`)).body.content).toBe("ours");
-  });
+  it.each([
+    ["alone", false],
+    ["in bulk (beside another save)", true],
+  ])(
+    "a rename delivered %s over a remote edit is no base for an edit read before it: theirs stays, ours is a copy",
+    async (_, bulk) => {
+      const { file } = (await u.api.post("/api/v1/files", { name: "c.md", content: "base" })).body;
+      const vfs = await mountVfs();
+      const fd = await vfs.open("/c.md", fsc.O_RDWR);
+      expect((await vfs.read(fd, 100, 0)).toString()).toBe("base");
+      await u.api.put(`/api/v1/files/${file.id}`, { content: "theirs" });
+      await vfs.rename("/c.md", "/m.md");
+      if (bulk) {
+        const other = await vfs.create("/other.md", 0o644);
+        await vfs.write(other, Buffer.from("other"), 0);
+        await vfs.release(other);
+      }
+      expect(await vfs.drain()).toBe(0); // the rename, applied onto "theirs"
+      await vfs.write(fd, Buffer.from("ours"), 0); // built on "base", what this handle read
+      await vfs.release(fd);
+      expect(await vfs.drain()).toBe(0);
+      await theirsStaysOursCopied(file.id, { name: "m.md" });
+    },
+  );
 
   it("a remote change of metadata only is no conflict: our content lands, their tags stay", async () => {
     const { file } = (await u.api.post("/api/v1/files", { name: "m.md", content: "base" })).body;
