@@ -462,7 +462,8 @@ export class Namespace {
       return;
     }
     const meta = withoutContent(await this.c.client.updateFile(src.id, { name, folderId: destDir.id }));
-    this.c.tree.upsertFile(meta, true);
+    // Our answer, unless the rename landed on an edit made elsewhere: that is shown as one.
+    this.c.tree.upsertFile(meta, meta.contentHash === src.meta?.contentHash);
   }
 
   async renameDir(src: DirNode, destDir: DirNode, name: string, target: Node | undefined): Promise<void> {
