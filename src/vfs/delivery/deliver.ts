@@ -251,7 +251,10 @@ export class Delivery {
       return { meta, body: content };
     } catch (err) {
       if (!(err instanceof ApiError && err.status === 412)) throw err;
-      if (move) this.c.tree.upsertFile(withoutContent(await this.c.client.updateFile(node.id!, place)), true);
+      if (move) {
+        const moved = withoutContent(await this.c.client.updateFile(node.id!, place));
+        this.c.tree.upsertFile(moved, landedOnBase(moved, base));
+      }
       return this.c.rebase.afterPreconditionFailed(node, content, base);
     }
   }
