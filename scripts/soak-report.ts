@@ -37,10 +37,11 @@ for (const r of reports) {
 }
 const failed = reports.filter((r) => r.failed);
 const problems = failed.flatMap((r) => r.failure?.problems ?? []);
-// A lost or altered save: bytes that differ (mount or service against the model) or a note missing.
+// A lost or altered save: bytes that differ (mount or service against the model), a note missing,
+// or a remote edit that a save which never saw it replaced.
 const lost = problems.filter(
   (p) =>
-    /lost save/.test(p) ||
+    /lost save|lost remote edit/.test(p) ||
     / mount ".*" model |service: .* is |service: note .* missing|missing on the mount/.test(p),
 );
 const identity = problems.filter((p) => /identity lost|share id|tags /.test(p));

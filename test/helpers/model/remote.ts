@@ -5,6 +5,11 @@
 // rename took it) — unless the same path was saved again locally with no remote change between
 // (then the later save is the one that must be kept) or the note was deleted remotely afterwards
 // (with its versions: every save of that path before the delete may go).
+// A remote edit is kept the same way: after `txtfs sync` its text is the current content of some
+// note, unless a later operation touched that note (a remote edit or delete of it, or a local
+// program at a path it had then, which may have seen the edit and replaced it as it may). Local
+// saves made before it and still on their way must become conflict copies or land on it, never
+// replace it (the versions keep every text, so only the current contents show such a loss).
 // The mount must also end showing what the service holds.
 import { createHash } from "node:crypto";
 import fc from "fast-check";
@@ -114,6 +119,9 @@ async function deleteRemotely(api: Api, id: string, path: string, claims: Claim[
 
 type Unseen = { step: number; path: string; text: string; shown: string };
 
+/** A remote edit that must stay current: `paths` are the names its note had since (remote renames). */
+type RemoteClaim = { step: number; text: string; paths: Set<string>; owed: boolean };
+
 export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<RunFailure | undefined> {
   const dir = `${o.mnt}/${o.folder}`;
   // Each run writes texts of its own, so a claim can only be met by this run's saves.
@@ -127,16 +135,25 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
   const claims: Claim[] = [];
   const lastClaim = new Map<string, Claim>();
   const unseen: Unseen[] = [];
+  const remoteClaims: RemoteClaim[] = [];
   for (const [i, op] of ops.entries()) {
     if (i > 0 && o.pauseMs > 0) await sleep(o.pauseMs);
+    // Whatever touches a note a remote edit went to releases that edit (see the top).
+    for (const r of remoteClaims) {
+      if (!r.paths.has(op.p)) continue;
+      if (op.k === "rrename") r.paths.add(op.to);
+      else r.owed = false;
+    }
     if (isRemote(op)) {
       const { files } = await folderNotes(o.api, o.folder);
       const rec = files.find((f) => f.name === op.p);
       // A path that is not on the service (yet) has nothing to change remotely.
       if (!rec) continue;
-      if (op.k === "redit")
-        await o.api.put(`/api/v1/files/${rec.id}`, { content: `${op.text}${tag} r${i}\n` });
-      else if (op.k === "rrename") {
+      if (op.k === "redit") {
+        const text = `${op.text}${tag} r${i}\n`;
+        const res = await o.api.put(`/api/v1/files/${rec.id}`, { content: text });
+        if (res.status === 200) remoteClaims.push({ step: i, text, paths: new Set([op.p]), owed: true });
+      } else if (op.k === "rrename") {
         if (op.to === op.p || files.some((f) => f.name === op.to)) continue;
         await o.api.put(`/api/v1/files/${rec.id}`, { name: op.to });
       } else await deleteRemotely(o.api, rec.id, op.p, claims, unseen);
@@ -213,6 +230,11 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
     if (c.live && !hashes.has(sha(c.bytes)))
       problems.push(
         `lost save: step ${c.step} saved ${c.path} as ${JSON.stringify(c.bytes.toString())}; not on the service`,
+      );
+  for (const r of remoteClaims)
+    if (r.owed && !current.includes(r.text))
+      problems.push(
+        `lost remote edit: step ${r.step} put ${JSON.stringify(r.text)} (nothing touched that note after it); no note holds it now`,
       );
 
   // The mount ends showing the service's notes (the change feed has about a second to bring them).
