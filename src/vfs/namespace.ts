@@ -288,6 +288,20 @@ export class Namespace {
     }
   }
 
+  /** deleteRemote, but false (nothing deleted) when the note changed since `etag` (412). */
+  async deleteRemoteUnlessChanged(id: string, etag: string | undefined): Promise<boolean> {
+    try {
+      await this.c.client.deleteFile(id, etag);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 412) return false;
+      if (err instanceof ApiError && err.status === 404) return true;
+      throw toVfsError(err);
+    }
+    this.c.cache.delete(id);
+    this.c.tree.ghosted.delete(id);
+    return true;
+  }
+
   async rename(from: string, to: string): Promise<void> {
     const src = this.c.find(from);
     const { parent, name } = parentAndName(to);
@@ -373,7 +387,21 @@ export class Namespace {
       this.c.saveLocal();
       if (src.ghostOf && src.ghostOf.id !== target.id) await this.deleteRemote(src.ghostOf.id, undefined);
     } else if (src.id) {
-      await this.deleteRemote(src.id, src.meta?.etag);
+      // Its note goes as an unlink's does, after its target was written: an edit made elsewhere
+      // since it was read wins over that delete (the note shows again with it), and the rename
+      // stands whole. Failing it now would leave the target holding what was moved while the
+      // program sees its rename fail (soak seed 2801: a save of the target lost so).
+      const path = this.c.tree.pathOf(src);
+      if (this.deletesLater(src)) await this.deleteLater("file", src.id, src.meta?.etag ?? null, path);
+      else if (!(await this.deleteRemoteUnlessChanged(src.id, src.meta?.etag))) {
+        this.c.log.warn(
+          { path },
+          "the note moved over another changed elsewhere meanwhile: it stays, with that change",
+        );
+        this.c.tree.removeFile(src.id);
+        await this.c.delivery.reloadNote(src.id);
+        return;
+      }
       this.c.tree.removeFile(src.id);
     } else {
       this.c.tree.detach(src);

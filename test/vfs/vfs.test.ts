@@ -362,6 +362,35 @@ describe("vfs", () => {
     },
   );
 
+  it.each([
+    ["write-behind", true],
+    ["write-through", false],
+  ])(
+    "a rename over a note whose source changed elsewhere unseen stands whole (%s): the target keeps what was moved, the source's edit shows again",
+    async (_, writeBehind) => {
+      // Soak seed 2801 (`printf apple > a.md`, a remote edit of b.md, `mv -T b.md a.md`): the move
+      // put b's bytes on a, then its delete of b met the edit (412) and failed with ESTALE: the
+      // program saw its mv fail, yet a.md no longer held its save.
+      const vfs = await mountVfs({ writeBehind });
+      await writeFile(vfs, "/a.md", "A");
+      await writeFile(vfs, "/b.md", "B"); // written here: its body is known without asking
+      expect(await vfs.drain()).toBe(0);
+      const a = (await remote()).find((f) => f.name === "a.md")!;
+      const b = (await remote()).find((f) => f.name === "b.md")!;
+      await writeFile(vfs, "/a.md", "ours");
+      await u.api.put(`/api/v1/files/${b.id}`, { content: "theirs" });
+      await vfs.rename("/b.md", "/a.md");
+      expect(await readAll(vfs, "/a.md")).toBe("B"); // what the program moved
+      expect(await vfs.drain()).toBe(0);
+      expect((await u.api.get(`/api/v1/files/${a.id}`)).body.content).toBe("B");
+      expect((await u.api.get(`/api/v1/files/${b.id}`)).body).toMatchObject({
+        name: "b.md",
+        content: "theirs",
+      });
+      expect(await readAll(vfs, "/b.md")).toBe("theirs");
+    },
+  );
+
   it("a remote change of metadata only is no conflict: our content lands, their tags stay", async () => {
     const { file } = (await u.api.post("/api/v1/files", { name: "m.md", content: "base" })).body;
     const vfs = await mountVfs();

@@ -23,7 +23,7 @@ export type RemoteOp =
   | { k: "redit"; p: string; text: string }
   | { k: "rrename"; p: string; to: string }
   | { k: "rdelete"; p: string };
-type LocalOp = Extract<Op, { k: "rewrite" | "append" | "vim" | "sed" | "replace" }>;
+type LocalOp = Extract<Op, { k: "rewrite" | "append" | "vim" | "sed" | "replace" | "mv" }>;
 export type MixedOp = LocalOp | RemoteOp;
 
 const NAMES = ["a.md", "b.md", "c.md"];
@@ -40,6 +40,9 @@ export const mixedArb: fc.Arbitrary<MixedOp> = fc.oneof(
   },
   { arbitrary: fc.record({ k: fc.constant("sed" as const), p: name, bak: fc.constant(false) }), weight: 2 },
   { arbitrary: fc.record({ k: fc.constant("replace" as const), p: name, text }), weight: 1 },
+  // A local rename is delivered alone: what it lands on must never become the base of the saves
+  // made meanwhile unless it is what they were based on.
+  { arbitrary: fc.record({ k: fc.constant("mv" as const), p: name, to: name }), weight: 1 },
   { arbitrary: fc.record({ k: fc.constant("redit" as const), p: name, text }), weight: 3 },
   { arbitrary: fc.record({ k: fc.constant("rrename" as const), p: name, to: name }), weight: 1 },
   { arbitrary: fc.record({ k: fc.constant("rdelete" as const), p: name }), weight: 1 },
@@ -136,13 +139,28 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
   const lastClaim = new Map<string, Claim>();
   const unseen: Unseen[] = [];
   const remoteClaims: RemoteClaim[] = [];
+  // Local renames so far: a note the service knows by one name may show here under another.
+  const localMoves: [string, string][] = [];
+  const shownAt = (p: string) => {
+    const names = new Set([p]);
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const [from, to] of localMoves)
+        if (names.has(from) && !names.has(to)) {
+          names.add(to);
+          grew = true;
+        }
+    }
+    return names;
+  };
   for (const [i, op] of ops.entries()) {
     if (i > 0 && o.pauseMs > 0) await sleep(o.pauseMs);
-    // Whatever touches a note a remote edit went to releases that edit (see the top).
+    // Whatever touches a note a remote edit went to releases that edit (see the top); a rename
+    // of it takes it along.
     for (const r of remoteClaims) {
-      if (!r.paths.has(op.p)) continue;
-      if (op.k === "rrename") r.paths.add(op.to);
-      else r.owed = false;
+      if (op.k === "mv" && r.paths.has(op.to)) r.owed = false;
+      else if ((op.k === "rrename" || op.k === "mv") && r.paths.has(op.p)) r.paths.add(op.to);
+      else if (r.paths.has(op.p)) r.owed = false;
     }
     if (isRemote(op)) {
       const { files } = await folderNotes(o.api, o.folder);
@@ -152,11 +170,29 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
       if (op.k === "redit") {
         const text = `${op.text}${tag} r${i}\n`;
         const res = await o.api.put(`/api/v1/files/${rec.id}`, { content: text });
-        if (res.status === 200) remoteClaims.push({ step: i, text, paths: new Set([op.p]), owed: true });
+        if (res.status === 200) remoteClaims.push({ step: i, text, paths: shownAt(op.p), owed: true });
       } else if (op.k === "rrename") {
         if (op.to === op.p || files.some((f) => f.name === op.to)) continue;
         await o.api.put(`/api/v1/files/${rec.id}`, { name: op.to });
       } else await deleteRemotely(o.api, rec.id, op.p, claims, unseen);
+      continue;
+    }
+    if (op.k === "mv") {
+      // Not a save: the saves of `p` go along, and those it replaced at `to` are no longer owed (a
+      // program removed them, as `rm` would).
+      if (op.to === op.p) continue;
+      const r = await bash(`( ${opScript(op)} ) >/dev/null 2>&1 </dev/null`, dir);
+      if (r.code !== 0) continue;
+      if (o.stats) o.stats.effective++;
+      localMoves.push([op.p, op.to]);
+      for (const c of claims) if (c.path === op.to) c.live = false;
+      for (let u = unseen.length - 1; u >= 0; u--) if (unseen[u]!.path === op.to) unseen.splice(u, 1);
+      for (const c of claims) if (c.path === op.p) c.path = op.to;
+      for (const u of unseen) if (u.path === op.p) u.path = op.to;
+      const moved = lastClaim.get(op.p);
+      lastClaim.delete(op.p);
+      if (moved) lastClaim.set(op.to, moved);
+      else lastClaim.delete(op.to);
       continue;
     }
     // Local saves carry the step's marker, so each acknowledged save has bytes of its own.
