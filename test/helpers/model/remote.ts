@@ -181,17 +181,26 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
       // Not a save: the saves of `p` go along, and those it replaced at `to` are no longer owed (a
       // program removed them, as `rm` would).
       if (op.to === op.p) continue;
-      const r = await bash(`( ${opScript(op)} ) >/dev/null 2>&1 </dev/null`, dir);
+      const r = await bash(
+        `printf 'B:%s\\n' "$(base64 -w0 < ${q(op.p)} 2>/dev/null)"; ( ${opScript(op)} ) >/dev/null 2>&1 </dev/null`,
+        dir,
+      );
       if (r.code !== 0) continue;
       if (o.stats) o.stats.effective++;
       localMoves.push([op.p, op.to]);
+      // A save of `p` that a remote edit replaced before the move is kept only in the versions of
+      // p's note, which a move over another note deletes (the note there keeps its identity).
+      const moved = Buffer.from(/^B:(.*)$/m.exec(r.stdout)?.[1] ?? "", "base64");
+      for (const c of claims) if (c.path === op.p && !c.bytes.equals(moved)) c.live = false;
+      for (let u = unseen.length - 1; u >= 0; u--)
+        if (unseen[u]!.path === op.p && !moved.toString().includes(unseen[u]!.text)) unseen.splice(u, 1);
       for (const c of claims) if (c.path === op.to) c.live = false;
       for (let u = unseen.length - 1; u >= 0; u--) if (unseen[u]!.path === op.to) unseen.splice(u, 1);
       for (const c of claims) if (c.path === op.p) c.path = op.to;
       for (const u of unseen) if (u.path === op.p) u.path = op.to;
-      const moved = lastClaim.get(op.p);
+      const last = lastClaim.get(op.p);
       lastClaim.delete(op.p);
-      if (moved) lastClaim.set(op.to, moved);
+      if (last) lastClaim.set(op.to, last);
       else lastClaim.delete(op.to);
       continue;
     }
