@@ -181,16 +181,20 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
       // Not a save: the saves of `p` go along, and those it replaced at `to` are no longer owed (a
       // program removed them, as `rm` would).
       if (op.to === op.p) continue;
+      // The bytes at `p` before (B:) and at `to` right after (A:): what was moved.
       const r = await bash(
-        `printf 'B:%s\\n' "$(base64 -w0 < ${q(op.p)} 2>/dev/null)"; ( ${opScript(op)} ) >/dev/null 2>&1 </dev/null`,
+        `printf 'B:%s\\n' "$(base64 -w0 < ${q(op.p)} 2>/dev/null)"; ( ${opScript(op)} ) >/dev/null 2>&1 </dev/null; rc=$?; ` +
+          `[ $rc = 0 ] && { a=$(base64 -w0 < ${q(op.to)} 2>/dev/null) && printf 'A:%s\\n' "$a"; }; exit $rc`,
         dir,
       );
       if (r.code !== 0) continue;
       if (o.stats) o.stats.effective++;
       localMoves.push([op.p, op.to]);
-      // A save of `p` that a remote edit replaced before the move is kept only in the versions of
-      // p's note, which a move over another note deletes (the note there keeps its identity).
-      const moved = Buffer.from(/^B:(.*)$/m.exec(r.stdout)?.[1] ?? "", "base64");
+      // A save of `p` that a remote edit replaced before the move (also between the look before it
+      // and the rename itself) is kept only in the versions of p's note, which a move over another
+      // note deletes (the note there keeps its identity).
+      const seen = /^A:(.*)$/m.exec(r.stdout)?.[1] ?? /^B:(.*)$/m.exec(r.stdout)?.[1] ?? "";
+      const moved = Buffer.from(seen, "base64");
       for (const c of claims) if (c.path === op.p && !c.bytes.equals(moved)) c.live = false;
       for (let u = unseen.length - 1; u >= 0; u--)
         if (unseen[u]!.path === op.p && !moved.toString().includes(unseen[u]!.text)) unseen.splice(u, 1);
