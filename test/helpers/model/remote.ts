@@ -298,8 +298,14 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
       .map(([, b]) => Buffer.from(b, "base64").toString())
       .sort();
     mismatch = [];
-    if (JSON.stringify(shown) !== JSON.stringify(want))
-      mismatch.push(`the mount shows ${JSON.stringify(shown)}, the service holds ${JSON.stringify(want)}`);
+    if (JSON.stringify(shown) !== JSON.stringify(want)) {
+      const extra = Object.entries(tree!.files)
+        .filter(([p, b]) => p.endsWith(".md") && !want.includes(Buffer.from(b, "base64").toString()))
+        .map(([p]) => p);
+      mismatch.push(
+        `the mount shows ${JSON.stringify(shown)}, the service holds ${JSON.stringify(want)} (shown only here: ${JSON.stringify(extra)})`,
+      );
+    }
     if (!mismatch.length) break;
     await sleep(200);
   }
