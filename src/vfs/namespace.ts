@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { constants as fsc } from "node:fs";
 import { ApiError, withoutContent } from "../client/api.ts";
 import { baseOf, checkName, dirKey, journalKey, provisionalFolder, type VfsCore } from "./core.ts";
-import { fail, toVfsError } from "./errors.ts";
+import { fail, toVfsError, VfsError } from "./errors.ts";
 import { decide, noteState } from "./lifecycle.ts";
 import { localDirKind } from "./local/localDirs.ts";
 import { LocalHandle } from "./local/localFiles.ts";
@@ -291,15 +291,12 @@ export class Namespace {
   /** deleteRemote, but false (nothing deleted) when the note changed since `etag` (412). */
   async deleteRemoteUnlessChanged(id: string, etag: string | undefined): Promise<boolean> {
     try {
-      await this.c.client.deleteFile(id, etag);
+      await this.deleteRemote(id, etag);
+      return true;
     } catch (err) {
-      if (err instanceof ApiError && err.status === 412) return false;
-      if (err instanceof ApiError && err.status === 404) return true;
-      throw toVfsError(err);
+      if (err instanceof VfsError && err.cause instanceof ApiError && err.cause.status === 412) return false;
+      throw err;
     }
-    this.c.cache.delete(id);
-    this.c.tree.ghosted.delete(id);
-    return true;
   }
 
   async rename(from: string, to: string): Promise<void> {
@@ -392,17 +389,17 @@ export class Namespace {
       // stands whole. Failing it now would leave the target holding what was moved while the
       // program sees its rename fail (soak seed 2801: a save of the target lost so).
       const path = this.c.tree.pathOf(src);
+      let changedElsewhere = false;
       if (this.deletesLater(src)) await this.deleteLater("file", src.id, src.meta?.etag ?? null, path);
-      else if (!(await this.deleteRemoteUnlessChanged(src.id, src.meta?.etag))) {
+      else changedElsewhere = !(await this.deleteRemoteUnlessChanged(src.id, src.meta?.etag));
+      this.c.tree.removeFile(src.id);
+      if (changedElsewhere) {
         this.c.log.warn(
           { path },
           "the note moved over another changed elsewhere meanwhile: it stays, with that change",
         );
-        this.c.tree.removeFile(src.id);
         await this.c.delivery.reloadNote(src.id);
-        return;
       }
-      this.c.tree.removeFile(src.id);
     } else {
       this.c.tree.detach(src);
     }
