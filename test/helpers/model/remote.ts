@@ -293,14 +293,19 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
   let mismatch: string[] = [];
   for (let attempt = 0; attempt < 15; attempt++) {
     const [tree] = await readManifests([dir]);
+    // A name listed that could not be read is manifest.py's "!<error>": shown as that, not decoded.
+    const textOf = (b: string) =>
+      b.startsWith("!")
+        ? `<listed, but reading it failed: ${b.slice(1)}>`
+        : Buffer.from(b, "base64").toString();
     const shown = Object.entries(tree!.files)
       .filter(([p]) => p.endsWith(".md"))
-      .map(([, b]) => Buffer.from(b, "base64").toString())
+      .map(([, b]) => textOf(b))
       .sort();
     mismatch = [];
     if (JSON.stringify(shown) !== JSON.stringify(want)) {
       const extra = Object.entries(tree!.files)
-        .filter(([p, b]) => p.endsWith(".md") && !want.includes(Buffer.from(b, "base64").toString()))
+        .filter(([p, b]) => p.endsWith(".md") && !want.includes(textOf(b)))
         .map(([p]) => p);
       mismatch.push(
         `the mount shows ${JSON.stringify(shown)}, the service holds ${JSON.stringify(want)} (shown only here: ${JSON.stringify(extra)})`,
