@@ -253,6 +253,45 @@ describe("vfs", () => {
     expect(await readAll(vfs, "/c.md")).toBe("changed remotely");
   });
 
+  it("a note renamed here and deleted elsewhere before the rename went: the delete stands, no name is left that cannot be opened", async () => {
+    // Soak seeds 2849, 2862, 2871: after `txtfs sync` the mount still listed the renamed name, and
+    // opening it failed with ENOENT for good (the service answered 404 for its id), while the rename
+    // was reported as a save the service refused.
+    const { file } = (await u.api.post("/api/v1/files", { name: "a.md", content: "x" })).body;
+    const vfs = await mountVfs();
+    expect(await readAll(vfs, "/a.md")).toBe("x");
+    await vfs.rename("/a.md", "/b.md"); // journalled, not delivered yet
+    await u.api.delete(`/api/v1/files/${file.id}`);
+    vfs.tree.remoteDelete(file.id); // the feed's tombstone, while the rename waits: kept in view
+    expect(await vfs.drain()).toBe(0);
+    expect(vfs.readdir("/")).toEqual([]);
+    await expect(vfs.getattr("/b.md")).rejects.toMatchObject({ errno: "ENOENT" });
+    expect(await remote()).toEqual([]);
+    expect(vfs.refused).toEqual([]);
+    // Nothing of it comes back: a new note of that name is a new note.
+    await writeFile(vfs, "/b.md", "new");
+    expect((await remote()).map((f) => f.name)).toEqual(["b.md"]);
+    expect(await readAll(vfs, "/b.md")).toBe("new");
+  });
+
+  it("a note renamed and then saved here, deleted elsewhere meanwhile: the save creates it again under its new name", async () => {
+    const { file } = (await u.api.post("/api/v1/files", { name: "a.md", content: "x" })).body;
+    const vfs = await mountVfs();
+    await vfs.rename("/a.md", "/b.md");
+    const fd = await vfs.open("/b.md", fsc.O_WRONLY | fsc.O_TRUNC);
+    await vfs.write(fd, Buffer.from("ours"), 0);
+    await vfs.release(fd); // journalled with the rename
+    await u.api.delete(`/api/v1/files/${file.id}`);
+    vfs.tree.remoteDelete(file.id);
+    expect(await vfs.drain()).toBe(0);
+    expect(vfs.readdir("/")).toEqual(["b.md"]);
+    expect(await readAll(vfs, "/b.md")).toBe("ours");
+    const files = await remote();
+    expect(files.map((f) => f.name)).toEqual(["b.md"]);
+    expect((await u.api.get(`/api/v1/files/${files[0]!.id}`)).body.content).toBe("ours");
+    expect(vfs.refused).toEqual([]);
+  });
+
   it("a clean note deleted remotely goes away", async () => {
     const { file } = (await u.api.post("/api/v1/files", { name: "gone.md", content: "x" })).body;
     const vfs = await mountVfs();

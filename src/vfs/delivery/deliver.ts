@@ -470,10 +470,25 @@ export class Delivery {
         this.logDelivered(entry.path, "journalled write delivered");
       } catch (err) {
         if (isTransient(err)) return false;
-        await this.refused(entry, node, err as Error);
+        if (entry.move && entry.content === undefined && err instanceof ApiError && err.status === 404)
+          await this.renamedButDeleted(entry, node);
+        else await this.refused(entry, node, err as Error);
       }
     }
     return true;
+  }
+
+  /**
+   * A rename alone (no body waiting) of a note deleted elsewhere before it went: the delete
+   * stands, as for a note with nothing waiting (lifecycle.ts). Kept as a refused save before, the
+   * note stayed listed under its new name for good and every open of it failed with ENOENT (soak
+   * seeds 2849, 2862, 2871). A save made meanwhile is a newer entry: it keeps the note in view and
+   * creates it again when delivered.
+   */
+  private async renamedButDeleted(entry: JournalEntry, node: FileNode): Promise<void> {
+    this.c.log.info({ path: entry.path }, "renamed here and deleted elsewhere meanwhile: the delete stands");
+    await this.c.journal.done(entry);
+    if (node.id) this.c.tree.remoteDelete(node.id);
   }
 
   /**
