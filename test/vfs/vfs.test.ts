@@ -292,6 +292,25 @@ describe("vfs", () => {
     expect(vfs.refused).toEqual([]);
   });
 
+  it("a note found gone when it is read (its delete not seen yet) leaves the listing at once; one with a save waiting stays", async () => {
+    const a = (await u.api.post("/api/v1/files", { name: "a.md", content: "x" })).body.file;
+    const b = (await u.api.post("/api/v1/files", { name: "b.md", content: "y" })).body.file;
+    const vfs = await mountVfs();
+    (vfs as any).c.follower.stop(); // the feed never tells: only the read finds out
+    await u.api.delete(`/api/v1/files/${a.id}`);
+    await u.api.delete(`/api/v1/files/${b.id}`);
+    await expect(readAll(vfs, "/a.md")).rejects.toMatchObject({ errno: "ENOENT" });
+    expect(vfs.readdir("/")).toEqual(["b.md"]);
+    const fd = await vfs.open("/b.md", fsc.O_WRONLY | fsc.O_APPEND);
+    await vfs.write(fd, Buffer.from("ours"), 0);
+    await vfs.release(fd); // appended without the body: the body is read to show the note
+    expect(await vfs.drain()).toBe(0);
+    expect(vfs.readdir("/")).toEqual(["b.md"]);
+    const files = await remote();
+    expect(files.map((f) => f.name)).toEqual(["b.md"]);
+    expect((await u.api.get(`/api/v1/files/${files[0]!.id}`)).body.content).toContain("ours");
+  });
+
   it("a clean note deleted remotely goes away", async () => {
     const { file } = (await u.api.post("/api/v1/files", { name: "gone.md", content: "x" })).body;
     const vfs = await mountVfs();
