@@ -119,7 +119,11 @@ describe("webhooks", () => {
     const m = r.received[0]!;
     const headers = { "webhook-id": m.id, "webhook-timestamp": String(m.timestamp) };
     expect(verifySignature(r.secret, { ...headers, "webhook-signature": "v1,AAAA" }, m.body)).toBe(false);
-    const log = (await u.api.get(`/api/v1/webhooks/${hook.id}/deliveries`)).body.deliveries;
+    // The receiver has the last event before the service has its answer: the log says so a moment later.
+    const deliveries = async () =>
+      (await u.api.get(`/api/v1/webhooks/${hook.id}/deliveries`)).body.deliveries;
+    await waitFor(async () => (await deliveries())[0]?.status === "delivered", "the last delivery recorded");
+    const log = await deliveries();
     expect(log).toHaveLength(4);
     expect(log[0]).toMatchObject({
       status: "delivered",
