@@ -336,9 +336,9 @@ export class VfsCore {
       if (older) return this.cache.count(older, true);
       const keptAny = isTransient(err) ? await this.pins.read(node.id, undefined, true) : undefined;
       if (keptAny) return this.cache.count(keptAny, true);
-      // Gone from the service and nothing of ours waits for it: its delete was not seen here (the
-      // feed has not brought it yet). It goes as the feed's would, so no name stays listed that no
-      // open can ever read.
+      // Gone from the service: its delete was not seen here (the feed has not brought it yet). It
+      // goes as the feed's would (lifecycle.ts: a note with a save of ours waiting stays, and that
+      // save creates it again), so no name stays listed that no open can ever read.
       if (err instanceof ApiError && err.status === 404) this.tree.remoteDelete(node.id);
       throw toVfsError(err);
     }

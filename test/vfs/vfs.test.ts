@@ -303,7 +303,7 @@ describe("vfs", () => {
     expect(vfs.readdir("/")).toEqual(["b.md"]);
     const fd = await vfs.open("/b.md", fsc.O_WRONLY | fsc.O_APPEND);
     await vfs.write(fd, Buffer.from("ours"), 0);
-    await vfs.release(fd); // appended without the body: the body is read to show the note
+    await vfs.release(fd); // an append waits: the note stays, and the append creates it again
     expect(await vfs.drain()).toBe(0);
     expect(vfs.readdir("/")).toEqual(["b.md"]);
     const files = await remote();
