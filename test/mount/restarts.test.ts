@@ -98,11 +98,13 @@ describe("restarts", () => {
       cwd: m.mnt,
     });
     expect(bytes.stdout.trim().split("\n")).toEqual(Array(12).fill("61c36170706c6570706c65"));
-    // The service keeps the notes' last text: the delivered ones as they were, no new ones.
+    // The service keeps the notes' last text: the delivered ones as they were. A new note is
+    // there only if its text save went up before the write that split the character (write-behind
+    // may deliver it in between on a busy machine), and then with exactly that text.
     const sync = await runTxtfs(["sync", m.mnt], txtfsEnv(dirs));
     expect(sync.code, sync.stdout + sync.stderr).toBe(0);
-    const index = await flatIndex(m.api);
-    expect(index.files.map((f) => f.name).sort()).toEqual([
+    const names = (await flatIndex(m.api)).files.map((f) => f.name).sort();
+    expect(names.filter((n) => n.startsWith("d"))).toEqual([
       "d1.md",
       "d2.md",
       "d3.md",
@@ -110,7 +112,11 @@ describe("restarts", () => {
       "d5.md",
       "d6.md",
     ]);
-    expect(await contentAt(m.api, "d4.md")).toBe("delivered\n");
+    for (const d of ["d1.md", "d4.md", "d6.md"]) expect(await contentAt(m.api, d)).toBe("delivered\n");
+    for (const n of names.filter((n) => !n.startsWith("d"))) {
+      expect(n).toMatch(/^n[1-6]\.md$/);
+      expect(await contentAt(m.api, n)).toBe("a\u00f1ejoapple");
+    }
   });
 
   it("saves left in the cache dir of an earlier URL of the service (same key, same mountpoint) are delivered from the new one", async () => {
