@@ -3,8 +3,11 @@
 // save a program saw succeed is kept — after `txtfs sync` its bytes are the current content or a
 // version of some note in the folder (the note itself, or its conflict copy, wherever a remote
 // rename took it) — unless the same path was saved again locally with no remote change between
-// (then the later save is the one that must be kept) or the note was deleted remotely afterwards
-// (with its versions: every save of that path before the delete may go).
+// (then the later save is the one that must be kept), the note was deleted remotely afterwards
+// (with its versions: every save of that path before the delete may go), or the note was moved
+// locally over another one (the moved note goes with its versions; the note there keeps its
+// identity and takes the moved bytes). A save is followed by its note's id, not only by the path
+// it was made under: a remote rename takes the note to another name (soak seeds 3123 and 3217).
 // A remote edit is kept the same way: after `txtfs sync` its text is the current content of some
 // note, unless a later operation touched that note (a remote edit or delete of it, or a local
 // program at a path it had then, which may have seen the edit and replaced it as it may). Local
@@ -83,6 +86,12 @@ interface Claim {
   path: string;
   bytes: Buffer;
   live: boolean;
+  /**
+   * The note it was saved on (`user.txtfs.id` right after; none for a note not on the service
+   * yet): a remote rename takes the note elsewhere, possibly before the mount shows it, so a
+   * later local move of it is found by this, not by the path the save was made under.
+   */
+  note?: string;
 }
 
 /** The text of every version the service keeps of note `id`. */
@@ -94,6 +103,18 @@ async function versionTexts(api: Api, id: string): Promise<string[]> {
     if (one.status === 200) texts.push(String(one.body.version?.content ?? ""));
   }
   return texts;
+}
+
+/** Note `id`'s content (none if it is gone) and the hashes of it and of every version the service keeps. */
+async function history(api: Api, id: string): Promise<{ content?: string; hashes: Set<string> }> {
+  const hashes = new Set<string>();
+  const note = await api.get(`/api/v1/files/${id}`);
+  if (note.status !== 200) return { hashes };
+  const content = String(note.body.content);
+  hashes.add(sha(Buffer.from(content, "utf8")));
+  const versions = await api.get(`/api/v1/files/${id}/versions?limit=100`);
+  for (const v of versions.body.versions ?? []) hashes.add(String(v.content_hash).replace(/^sha256:/, ""));
+  return { content, hashes };
 }
 
 /**
@@ -119,6 +140,12 @@ async function deleteRemotely(api: Api, id: string, path: string, claims: Claim[
   }
   throw new Error(`remote delete of ${path}: the note kept changing`);
 }
+
+/** Shell that prints `LETTER:` and the id of the note at `path` (nothing for one not on the service yet). */
+const noteOf = (path: string, letter: string) =>
+  `printf '${letter}:%s\\n' "$(getfattr --only-values -n user.txtfs.id ${q(path)} 2>/dev/null)"`;
+const noteIn = (stdout: string, letter: string) =>
+  new RegExp(`^${letter}:(.+)$`, "m").exec(stdout)?.[1] || undefined;
 
 type Unseen = { step: number; path: string; text: string; shown: string };
 
@@ -173,6 +200,10 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
         if (res.status === 200) remoteClaims.push({ step: i, text, paths: shownAt(op.p), owed: true });
       } else if (op.k === "rrename") {
         if (op.to === op.p || files.some((f) => f.name === op.to)) continue;
+        // A save made on a note not on the service yet has no id to follow: it is this note's if
+        // the service holds its bytes there.
+        const { hashes } = await history(o.api, rec.id);
+        for (const c of claims) if (!c.note && hashes.has(sha(c.bytes))) c.note = rec.id;
         await o.api.put(`/api/v1/files/${rec.id}`, { name: op.to });
       } else await deleteRemotely(o.api, rec.id, op.p, claims, unseen);
       continue;
@@ -183,8 +214,8 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
       if (op.to === op.p) continue;
       // The bytes at `p` before (B:) and at `to` right after (A:): what was moved.
       const r = await bash(
-        `printf 'B:%s\\n' "$(base64 -w0 < ${q(op.p)} 2>/dev/null)"; ( ${opScript(op)} ) >/dev/null 2>&1 </dev/null; rc=$?; ` +
-          `[ $rc = 0 ] && { a=$(base64 -w0 < ${q(op.to)} 2>/dev/null) && printf 'A:%s\\n' "$a"; }; exit $rc`,
+        `${noteOf(op.p, "N")}; printf 'B:%s\\n' "$(base64 -w0 < ${q(op.p)} 2>/dev/null)"; ( ${opScript(op)} ) >/dev/null 2>&1 </dev/null; rc=$?; ` +
+          `[ $rc = 0 ] && { a=$(base64 -w0 < ${q(op.to)} 2>/dev/null) && printf 'A:%s\\n' "$a"; ${noteOf(op.to, "I")}; }; exit $rc`,
         dir,
       );
       if (r.code !== 0) continue;
@@ -200,7 +231,21 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
         if (unseen[u]!.path === op.p && !moved.toString().includes(unseen[u]!.text)) unseen.splice(u, 1);
       for (const c of claims) if (c.path === op.to) c.live = false;
       for (let u = unseen.length - 1; u >= 0; u--) if (unseen[u]!.path === op.to) unseen.splice(u, 1);
-      for (const c of claims) if (c.path === op.p) c.path = op.to;
+      for (const c of claims)
+        if (c.path === op.p) {
+          c.path = op.to;
+          c.note = noteIn(r.stdout, "I");
+        }
+      // The saves of the moved note made under another name (a remote rename took it
+      // here); what it carried is now the target note's.
+      const movedNote = noteIn(r.stdout, "N");
+      if (movedNote)
+        for (const c of claims)
+          if (c.note === movedNote) {
+            if (!c.bytes.equals(moved)) c.live = false;
+            c.path = op.to;
+            c.note = noteIn(r.stdout, "I");
+          }
       for (const u of unseen) if (u.path === op.p) u.path = op.to;
       const last = lastClaim.get(op.p);
       lastClaim.delete(op.p);
@@ -217,7 +262,7 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
     const p = q(op.p);
     const r = await bash(
       `printf 'B:%s\\n' "$(base64 -w0 < ${p} 2>/dev/null)"; ( ${opScript(withMarker)} ) >/dev/null 2>&1 </dev/null; rc=$?; ` +
-        `[ $rc = 0 ] && { a=$(base64 -w0 < ${p} 2>/dev/null) && printf 'A:%s\\n' "$a"; }; exit $rc`,
+        `[ $rc = 0 ] && { a=$(base64 -w0 < ${p} 2>/dev/null) && printf 'A:%s\\n' "$a"; ${noteOf(op.p, "I")}; }; exit $rc`,
       dir,
     );
     if (o.stats && r.code === 0) o.stats.effective++;
@@ -245,7 +290,7 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
     if ("text" in withMarker && !after.toString().includes(withMarker.text))
       unseen.push({ step: i, path: op.p, text: withMarker.text, shown: after.toString() });
     if (shown === undefined) continue;
-    const claim = { step: i, path: op.p, bytes: after, live: true };
+    const claim = { step: i, path: op.p, bytes: after, live: true, note: noteIn(r.stdout, "I") };
     claims.push(claim);
     lastClaim.set(op.p, claim);
   }
@@ -258,12 +303,10 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
   // to meanwhile, conflict copies made in one second); the mount shows the second with a suffix.
   const current: string[] = [];
   for (const f of files) {
-    const full = await o.api.get(`/api/v1/files/${f.id}`);
-    if (full.status !== 200) continue;
-    current.push(full.body.content);
-    hashes.add(sha(Buffer.from(full.body.content, "utf8")));
-    const versions = await o.api.get(`/api/v1/files/${f.id}/versions?limit=100`);
-    for (const v of versions.body.versions ?? []) hashes.add(String(v.content_hash).replace(/^sha256:/, ""));
+    const note = await history(o.api, f.id);
+    if (note.content === undefined) continue;
+    current.push(note.content);
+    for (const h of note.hashes) hashes.add(h);
   }
   const problems: string[] = [];
   if (unseen.length) {
