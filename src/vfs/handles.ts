@@ -2,7 +2,6 @@
 // note's handles share one buffer (OpenNote), so writes through two descriptors agree; a save goes
 // to the journal (delivery/) and is shown at once.
 import { isUtf8 } from "node:buffer";
-import { createHash } from "node:crypto";
 import { constants as fsc } from "node:fs";
 import { NOTE_CONTENT_BYTES } from "../lib/limits.ts";
 import { handlingBody } from "../lib/memoryMode.ts";
@@ -482,10 +481,6 @@ export class OpenFiles {
     if (!isUtf8(content)) return this.c.claims.becomeLocal(open, content);
     // A note with a journalled write waits its turn behind it, so saves reach the service in order.
     const queued = this.c.journal.get(journalKey(node));
-    if (!queued && asTheServiceHasIt(node, open, content)) {
-      open.dirty = false;
-      return;
-    }
     if (!queued && !this.c.writeBehind) {
       try {
         const { meta, body } = await this.c.delivery.send(
@@ -519,21 +514,4 @@ export class OpenFiles {
     const action = decide(noteState(this.c, open.node), "close");
     return action === "save" || (action === "save-empty" && open.created);
   }
-}
-
-/**
- * A save that leaves the note exactly as the service has it — the bytes of the version it was
- * opened on, which this mount still shows as current, in the same place — is already delivered:
- * an in-place rewrite with nothing changed (`cp` or `>` of the same text, an editor saving an
- * unchanged buffer). Sent anyway it would cost a request, and could meet an edit made elsewhere
- * meanwhile, which would turn bytes the service already keeps as a version into a conflict copy.
- * Nothing else may wait for the note: a save in the journal, a rename or metadata not sent yet.
- */
-function asTheServiceHasIt(node: FileNode, open: OpenNote, content: Buffer): boolean {
-  const meta = node.meta;
-  if (!node.id || !meta || node.placeUnsent || node.pendingMeta || open.base?.etag !== meta.etag)
-    return false;
-  return (
-    meta.size === content.length && createHash("sha256").update(content).digest("hex") === meta.contentHash
-  );
 }

@@ -311,42 +311,6 @@ describe("vfs", () => {
     expect((await u.api.get(`/api/v1/files/${files[0]!.id}`)).body.content).toContain("ours");
   });
 
-  for (const writeBehind of [true, false])
-    it(`a save that changes nothing sends nothing, and an edit made elsewhere meanwhile stays with no conflict copy (${writeBehind ? "write-behind" : "write-through"})`, async () => {
-      const { file } = (await u.api.post("/api/v1/files", { name: "n.md", content: "same ñ\n" })).body;
-      const client = new TxtfsClient({ url: t.url, key: u.key, source: "mount", timeoutMs: 2000 });
-      const vfs = await mountVfs({ client, writeBehind });
-      const writes = () =>
-        (client.requestsByKind["PUT /api/v1/files/:id"] ?? 0) +
-        (client.requestsByKind["POST /api/v1/sync"] ?? 0);
-      const before = writes();
-      // `cp` of the same text: open with O_TRUNC, write, close.
-      let fd = await vfs.open("/n.md", fsc.O_WRONLY | fsc.O_TRUNC);
-      await vfs.write(fd, Buffer.from("same ñ\n"), 0);
-      await vfs.release(fd);
-      expect(await vfs.drain()).toBe(0);
-      expect(writes() - before).toBe(0);
-      // An editor saving an unchanged buffer while someone else edits the note (the feed has not
-      // told this mount yet): theirs stays, and no copy of bytes the service already has appears.
-      (vfs as any).c.follower.stop();
-      fd = await vfs.open("/n.md", fsc.O_RDWR);
-      await u.api.put(`/api/v1/files/${file.id}`, { content: "theirs" });
-      await vfs.write(fd, Buffer.from("same ñ\n"), 0);
-      await vfs.release(fd);
-      expect(await vfs.drain()).toBe(0);
-      expect(writes() - before).toBe(0);
-      expect((await remote()).map((f) => f.name)).toEqual(["n.md"]);
-      expect((await u.api.get(`/api/v1/files/${file.id}`)).body.content).toBe("theirs");
-      // One byte different is a save like any other (and then a conflict copy beside theirs).
-      fd = await vfs.open("/n.md", fsc.O_RDWR);
-      await vfs.write(fd, Buffer.from("samE"), 0);
-      await vfs.release(fd);
-      expect(await vfs.drain()).toBe(0);
-      expect(writes() - before).toBe(1);
-      const copy = (await remote()).find((f) => f.name.includes(".conflict-"));
-      expect((await u.api.get(`/api/v1/files/${copy!.id}`)).body.content).toBe("samE ñ\n");
-    });
-
   it("a clean note deleted remotely goes away", async () => {
     const { file } = (await u.api.post("/api/v1/files", { name: "gone.md", content: "x" })).body;
     const vfs = await mountVfs();
