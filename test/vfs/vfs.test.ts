@@ -313,8 +313,8 @@ describe("vfs", () => {
 
   for (const writeBehind of [true, false])
     it(`a save of the same bytes made after a remote delete this mount has not seen yet creates the note again (${writeBehind ? "write-behind" : "write-through"})`, async () => {
-      // Skipping such a save as "already there" lost it (soak seed 3501: sed, remote delete, vim
-      // leaving the text as it was): the service's copy was gone before the program saved.
+      // Skipping such a save as "already there" lost it (soak seed 3501: `sed -i`, a remote delete,
+      // `sed -i` again leaving the text as it was): the service's copy was gone before the program saved.
       const { file } = (await u.api.post("/api/v1/files", { name: "n.md", content: "same ñ\n" })).body;
       const vfs = await mountVfs({ writeBehind });
       expect(await readAll(vfs, "/n.md")).toBe("same ñ\n"); // read (and cached) as an editor does
