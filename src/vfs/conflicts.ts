@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { ApiError, withoutContent } from "../client/api.ts";
 import type { TxtFile } from "../lib/apiTypes.ts";
 import { type Base, BoundedMap, baseOf, type VfsCore } from "./core.ts";
-import type { FileNode, NoteMeta } from "./tree.ts";
+import { type FileNode, type NoteMeta, revisionOf } from "./tree.ts";
 
 /**
  * `note.md` -> `note.conflict-host-20261121T223000-k3f9q2.md`: the time says when, the random tail
@@ -57,7 +57,7 @@ export class Conflicts {
    * The note changed remotely since our edit began. If only its metadata changed (same content as
    * our base), our content applies on top; otherwise both are kept.
    */
-  async afterPreconditionFailed(node: FileNode, content: string, base: Base) {
+  async afterPreconditionFailed(node: FileNode, content: string, base: Base, superseded?: string[]) {
     const remote = await this.c.client.readFile(node.id!);
     // Already exactly our bytes: this save reached the service before (its answer was lost to a
     // kill -9 of the daemon, and the journal sent it again). Nothing to keep apart.
@@ -66,7 +66,15 @@ export class Conflicts {
       this.c.tree.upsertFile(meta, true);
       return { meta, body: content };
     }
-    if (remote && base?.hash && remote.contentHash === base.hash) {
+    // One version past the base, with the bytes of a save of ours this one replaced in the journal
+    // while it was on its way (its answer lost to a kill -9: `echo x > note`'s empty first step,
+    // delivered alone): that version is ours, so this save goes on top of it, not beside it.
+    const ownStep =
+      !!remote &&
+      !!base &&
+      !!superseded?.includes(remote.contentHash) &&
+      revisionOf(remote.etag) === revisionOf(base.etag) + 1;
+    if (remote && ((base?.hash && remote.contentHash === base.hash) || ownStep)) {
       try {
         const meta = withoutContent(
           await this.c.client.updateFile(node.id!, { content }, { ifMatch: remote.etag }),

@@ -192,12 +192,11 @@ describe("restarts", () => {
       "rw",
       6,
       [0, 10, 30, 80],
-      // dd truncates at open and flushes once; a shell's `>` flushes its empty first step on its
-      // own, which a busy machine may deliver alone — with a kill -9 before its answer is recorded,
-      // the next save then meets our own empty version as a remote change (a conflict copy; open,
-      // docs/mount.md), which is not what this test is about.
+      // A shell's `>` flushes its empty first step on its own, which a busy machine may deliver
+      // alone: with a kill -9 before its answer was recorded, the next save once met our own
+      // empty version as a remote change and became a conflict copy (CI; docs/mount.md).
       (notes, round) =>
-        `for f in ${notes}; do echo "appended ${round}" >> $f; sleep 0.0${round}; printf 'rewritten ${round}\\n' | dd of=$f status=none; done`,
+        `for f in ${notes}; do echo "appended ${round}" >> $f; sleep 0.0${round}; printf 'rewritten ${round}\\n' > $f; done`,
     );
     for (const note of notes) expect(await contentAt(m.api, note)).toBe("rewritten 3\n");
     const names = (await flatIndex(m.api)).files.map((f) => f.name);

@@ -4,7 +4,7 @@ import { constants as fsc, mkdtempSync, readFileSync, rmSync, writeFileSync } fr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { TxtfsClient } from "../../src/client/api.ts";
+import { NetworkError, TxtfsClient } from "../../src/client/api.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 import { type BulkItem, bulksOf, pushBulk } from "../../src/vfs/delivery/bulk.ts";
 import { Journal } from "../../src/vfs/delivery/journal.ts";
@@ -328,6 +328,33 @@ describe("vfs", () => {
       expect(files.map((f) => f.name)).toEqual(["n.md"]);
       expect((await u.api.get(`/api/v1/files/${files[0]!.id}`)).body.content).toBe("same ñ\n");
     });
+
+  it("a save whose empty first step reached the service with its answer lost goes on top of it, not beside it (`echo x > note`, kill -9)", async () => {
+    // CI found it: bash's `>` flushes the truncate alone; on a busy machine that empty step went
+    // up alone, the daemon was killed before it recorded the answer, and the save that replaced
+    // the step in the journal met our own empty version as if it were an edit made elsewhere.
+    const { file } = (await u.api.post("/api/v1/files", { name: "n.md", content: "v1\n" })).body;
+    const client = new TxtfsClient({ url: t.url, key: u.key, source: "mount", timeoutMs: 2000 });
+    const update = client.updateFile.bind(client);
+    let lost = 0;
+    client.updateFile = async (...args: Parameters<TxtfsClient["updateFile"]>) => {
+      const done = await update(...args);
+      if (args[1].content === "" && lost++ === 0) throw new NetworkError("PUT: the answer was lost");
+      return done;
+    };
+    const vfs = await mountVfs({ client, writeBehind: true });
+    expect(await readAll(vfs, "/n.md")).toBe("v1\n");
+    const fd = await vfs.open("/n.md", fsc.O_WRONLY);
+    await vfs.ftruncate(fd, 0);
+    await vfs.flush(fd); // the empty first step, journalled
+    expect(await vfs.drain()).toBe(1); // it went up alone; its answer was lost: still waiting
+    expect((await u.api.get(`/api/v1/files/${file.id}`)).body.content).toBe("");
+    await vfs.write(fd, Buffer.from("x\n"), 0);
+    await vfs.release(fd);
+    expect(await vfs.drain()).toBe(0);
+    expect((await u.api.get(`/api/v1/files/${file.id}`)).body.content).toBe("x\n");
+    expect((await remote()).map((f) => f.name)).toEqual(["n.md"]);
+  });
 
   it("a clean note deleted remotely goes away", async () => {
     const { file } = (await u.api.post("/api/v1/files", { name: "gone.md", content: "x" })).body;

@@ -170,6 +170,7 @@ export class Delivery {
     content: string | undefined,
     given: Base,
     move = false,
+    superseded?: string[],
   ): Promise<{ meta: TxtFile; body: string | undefined }> {
     let meta: TxtFile;
     let body = content;
@@ -200,7 +201,7 @@ export class Delivery {
       throw new Error("unreachable: a journal entry with neither a body nor a move");
     } else {
       try {
-        ({ meta, body } = await this.update(node, content, base, move));
+        ({ meta, body } = await this.update(node, content, base, move, superseded));
       } catch (err) {
         // Deleted remotely (also while a conflict was being resolved): our save creates it again.
         if (!(err instanceof ApiError && err.status === 404)) throw err;
@@ -238,6 +239,7 @@ export class Delivery {
     content: string,
     base: Base,
     move: boolean,
+    superseded?: string[],
   ): Promise<{ meta: TxtFile; body: string }> {
     const sent = node.pendingMeta;
     const place = move ? this.placeOf(node) : {};
@@ -255,7 +257,7 @@ export class Delivery {
         const moved = withoutContent(await this.c.client.updateFile(node.id!, place));
         this.c.tree.upsertFile(moved, landedOnBase(moved, base));
       }
-      return this.c.rebase.afterPreconditionFailed(node, content, base);
+      return this.c.rebase.afterPreconditionFailed(node, content, base, superseded);
     }
   }
 
@@ -442,7 +444,7 @@ export class Delivery {
       if (this.c.isPending(node.parent) && this.c.journal.get(dirKey(node.parent))) continue;
       try {
         const base = entry.baseEtag ? { etag: entry.baseEtag, hash: entry.baseHash ?? "" } : null;
-        const { meta, body } = await this.send(node, entry.content, base, entry.move);
+        const { meta, body } = await this.send(node, entry.content, base, entry.move, entry.superseded);
         // Kept as a conflict copy: the note is the remote version now. A save made meanwhile
         // builds on ours, so it keeps our base (and becomes a copy too), never the remote's.
         const kept = body === entry.content;

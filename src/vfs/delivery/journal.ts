@@ -9,6 +9,7 @@
 // Loading replays the log (a record torn by a crash is skipped); the log is emptied whenever
 // nothing is pending, and rewritten with only the live entries when it has grown to several times
 // their size.
+import { createHash } from "node:crypto";
 import {
   closeSync,
   fdatasync,
@@ -60,6 +61,15 @@ function savedOver(older: Saved, newer: JournalEntry): Saved {
   };
 }
 
+/** A body written over another body still waiting: the line remembers the older one's hash. */
+function supersededBy(previous: JournalEntry | undefined, entry: Saved): string[] | undefined {
+  const kept = previous && !previous.delete ? previous.superseded : undefined;
+  if (!previous || previous.delete || previous.append || previous.content === undefined) return kept;
+  if (entry.content === undefined || entry.append) return kept;
+  const hash = createHash("sha256").update(previous.content, "utf8").digest("hex");
+  return [...(kept ?? []), hash].slice(-SUPERSEDED_KEPT);
+}
+
 /** The log is rewritten once it is this large and four times the size of what is still pending. */
 const REWRITE_MIN_BYTES = 1024 * 1024;
 
@@ -107,7 +117,17 @@ export interface JournalEntry {
    * (delivered, or replaced by a delete), and this one holds saves made after (absent: as old).
    */
   line?: number;
+  /**
+   * The content hashes of bodies this line held before its current one, newest last (a few). One
+   * of them may have reached the service with its answer lost (a kill -9 of the daemon while it
+   * was on its way): a 412 that meets exactly such a version, one past the base, met our own save,
+   * not an edit made elsewhere (conflicts.ts).
+   */
+  superseded?: string[];
 }
+
+/** How many superseded bodies a line remembers: only the one on its way when the daemon died matters. */
+const SUPERSEDED_KEPT = 8;
 
 export class Journal {
   private readonly dir: string;
@@ -258,6 +278,7 @@ export class Journal {
           savedAt: new Date().toISOString(),
           rev,
           line: previous && !previous.delete ? (previous.line ?? 0) : rev,
+          superseded: supersededBy(previous, entry),
         };
     this.append({ put: full });
     if (durable) {
@@ -334,6 +355,7 @@ export class Journal {
           fileId: delivered.id,
           baseEtag: current.append ? null : delivered.etag,
           baseHash: current.append ? null : delivered.contentHash,
+          superseded: undefined, // they were before the delivered version, which is the base now
         };
         await this.write(next, this.durable.has(key), key);
         if (Journal.keyOf(next) !== key) this.append({ del: key });
