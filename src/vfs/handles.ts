@@ -82,8 +82,14 @@ export class OpenFiles {
    * refused edit stays in the buffer (shells flush before they write), so a later flush retries.
    */
   async applySidecar(open: OpenSidecar): Promise<void> {
-    await this.c.attrs.applySidecar(open.sidecar, open.content.toString("utf8"));
-    open.dirty = false;
+    const text = open.content.toString("utf8");
+    open.dirty = false; // before the wait: an edit made meanwhile is applied by the next flush
+    try {
+      await this.c.attrs.applySidecar(open.sidecar, text);
+    } catch (err) {
+      open.dirty = true;
+      throw err;
+    }
   }
 
   addHandle(h: Handle): number {
@@ -316,7 +322,9 @@ export class OpenFiles {
     if (open.tail) await this.materialize(open);
     if (open.content) return open.content;
     // The base stays what it was at open (close-to-open), whatever the body is by now.
-    open.content = Buffer.from(await this.c.body(open.node));
+    const body = await this.c.body(open.node);
+    // Another handle's write or truncate may have filled the buffer meanwhile: that one stays.
+    open.content ??= Buffer.from(body);
     return open.content;
   }
 
@@ -477,24 +485,23 @@ export class OpenFiles {
       }
       await this.materialize(open);
     }
-    const content = open.content ?? (await this.c.body(node));
+    let content = open.content ?? (await this.c.body(node));
     if (!isUtf8(content)) return this.c.claims.becomeLocal(open, content);
     // A note with a journalled write waits its turn behind it, so saves reach the service in order.
     const queued = this.c.journal.get(journalKey(node));
     if (!queued && !this.c.writeBehind) {
+      const sent = content.toString("utf8");
+      // Clean before the request: a write through another handle meanwhile makes it dirty again
+      // and stays in the buffer (building on this save when it landed as sent); its flush sends it.
+      open.dirty = false;
       try {
-        const { meta, body } = await this.c.delivery.send(
-          node,
-          content.toString("utf8"),
-          open.base,
-          node.placeUnsent,
-        );
+        const { meta, body } = await this.c.delivery.send(node, sent, open.base, node.placeUnsent);
         node.placeUnsent = undefined;
-        open.content = Buffer.from(body!, "utf8");
-        open.base = baseOf(meta);
-        open.dirty = false;
+        if (!open.dirty) open.content = Buffer.from(body!, "utf8");
+        if (!open.dirty || body === sent) open.base = baseOf(meta);
         return;
       } catch (err) {
+        open.dirty = true;
         if (!isTransient(err)) {
           this.c.log.error({ err, path: this.c.tree.pathOf(node) }, "upload failed");
           throw toVfsError(err);
@@ -504,9 +511,20 @@ export class OpenFiles {
           "service unreachable: journalling the write",
         );
       }
+      // Journalled with what was written meanwhile.
+      const now = open.content ?? content;
+      if (!isUtf8(now)) return this.c.claims.becomeLocal(open, now);
+      content = now;
     }
-    await this.c.delivery.journalSave(node, content, open.base);
+    // Clean before the wait: a write that comes meanwhile (the journal's lock may be held by a
+    // delivery's answer) makes it dirty again, and the next flush saves its bytes.
     open.dirty = false;
+    try {
+      await this.c.delivery.journalSave(node, content, open.base);
+    } catch (err) {
+      open.dirty = true;
+      throw err;
+    }
   }
 
   /** Whether closing it now saves something (lifecycle.ts: dirty, or made here and never sent). */

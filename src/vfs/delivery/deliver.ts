@@ -121,6 +121,9 @@ export class Delivery {
     // Built on a version an earlier save of ours replaced: on ours (kept on disk, so a restart
     // still knows; see Conflicts.ownSuccessor).
     const base = node.id ? this.c.rebase.ownSuccessor(node.id, given) : given;
+    // A copy, now: the open buffer keeps changing (a write while the journal's lock is awaited, or
+    // into its spare capacity), and what is shown must be what is journalled.
+    const saved = Buffer.from(content);
     await this.c.journal.put(
       {
         ...this.entryOf(node),
@@ -132,9 +135,8 @@ export class Delivery {
       !this.c.writeBehind, // write-behind: fsync(2) makes it durable; write-through: only offline saves land here
     );
     node.placeUnsent = undefined; // in the journal now: later saves of it keep the move
-    // A copy: the open buffer keeps changing (and may share memory with its spare capacity).
-    this.c.overlay.set(node, Buffer.from(content));
-    node.dirtySize = content.length;
+    this.c.overlay.set(node, saved);
+    node.dirtySize = saved.length;
     this.c.attrsChanged(node);
     this.deliverSoon();
   }

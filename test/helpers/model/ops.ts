@@ -22,6 +22,7 @@ export type Op =
   | { k: "rewrite"; p: string; text: string } // `> p`
   | { k: "append"; p: string; text: string } // `>> p`
   | { k: "pwrite"; p: string; off: number; text: string } // dd conv=notrunc at an offset
+  | { k: "par"; p: string; off: number; text: string; gap: number; text2: string } // two such dd at once, side by side
   | { k: "truncate"; p: string; size: number }
   | { k: "vim"; p: string; flavour: "es" | "noneRc" | "backup" | "backupcopy" }
   | { k: "sed"; p: string; bak: boolean }
@@ -47,6 +48,7 @@ export const OP_KINDS = [
   "rewrite",
   "append",
   "pwrite",
+  "par",
   "truncate",
   "vim",
   "sed",
@@ -91,6 +93,19 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
       p: pathArb,
       off: fc.integer({ min: 0, max: 40 }),
       text: textArb,
+    }),
+    weight: 2,
+  },
+  {
+    // Two programs writing one note at the same moment through their own descriptors, at offsets
+    // that do not overlap: on any file system both writes are there once both closed.
+    arbitrary: fc.record({
+      k: fc.constant("par" as const),
+      p: pathArb,
+      off: fc.integer({ min: 0, max: 30 }),
+      text: textArb,
+      gap: fc.integer({ min: 0, max: 8 }),
+      text2: textArb,
     }),
     weight: 2,
   },
@@ -184,6 +199,12 @@ export function opScript(op: Op, side: "target" | "model" = "target"): string {
       return `printf %s ${q(op.text)} >> ${q(op.p)}`;
     case "pwrite":
       return `printf %s ${q(op.text)} | dd of=${q(op.p)} bs=4096 seek=${op.off} oflag=seek_bytes conv=notrunc status=none`;
+    case "par": {
+      const dd = (text: string, off: number) =>
+        `printf %s ${q(text)} | dd of=${q(op.p)} bs=4096 seek=${off} oflag=seek_bytes conv=notrunc status=none`;
+      const off2 = op.off + Buffer.byteLength(op.text) + op.gap;
+      return `${dd(op.text, op.off)} & a=$!; ${dd(op.text2, off2)} & b=$!; wait $a; r=$?; wait $b && exit $r`;
+    }
     case "truncate":
       return `truncate -c -s ${op.size} ${q(op.p)}`;
     case "vim": {
