@@ -1,6 +1,8 @@
 // Full-text search over notes, ranked by the database: SQLite FTS5 with bm25, PostgreSQL tsvector
 // with ts_rank (migration 7). Terms are plain words (letters and digits) chosen by the caller; they
 // are never spliced into a query language unescaped.
+
+import { indexPending } from "../sqlite/searchIndex.ts";
 import type { Sql } from "../store.ts";
 import { accessWhere, type FileListFilter } from "./files.ts";
 
@@ -62,6 +64,7 @@ export class SearchRepo {
     exclusions(where, params, q);
     const limit = Math.max(1, Math.floor(q.limit));
     if (this.dialect === "sqlite") {
+      await indexPending(this.sql); // what was written and not indexed yet: a search sees every commit
       const parts = terms.map((t, i) => `"${t}"${q.prefixLast && i === terms.length - 1 ? "*" : ""}`);
       const match = parts.join(q.match === "all" ? " AND " : " OR ");
       // bm25 weights per column: name, context, tags, content. Lower bm25 is better: negate it.

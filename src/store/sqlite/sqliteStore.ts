@@ -6,6 +6,12 @@ import { FeedNotifier } from "../notifier.ts";
 import type { Sql, Store, Tx } from "../store.ts";
 import { createTx } from "../tx.ts";
 import { SQLITE_MIGRATIONS, sqliteDdl } from "./migrations.ts";
+import { INDEX_BATCH, indexPending } from "./searchIndex.ts";
+
+/** The full-text index catches up once no write came for this long (searchIndex.ts)... */
+const INDEX_QUIET_MS = 50;
+/** ...or at the latest this long after the first write it has not indexed yet. */
+const INDEX_MAX_WAIT_MS = 1000;
 
 /**
  * The embedded store: one SQLite file in WAL mode through node:sqlite (synchronous, in-process).
@@ -38,6 +44,8 @@ export class SqliteStore implements Store {
   private dataVersion = -1;
   private dataVersionCheckedAt = -Infinity;
   private dataVersionStmt: StatementSync | undefined;
+  private indexTimer: NodeJS.Timeout | undefined;
+  private indexDueBy: number | undefined;
 
   readonly path: string;
 
@@ -66,6 +74,44 @@ export class SqliteStore implements Store {
         return { changes: Number(r.changes) };
       },
     };
+    this.indexSoon(); // what a previous run noted and did not index (stopped or killed first)
+  }
+
+  /** Brings the full-text index up to date in the background, once writes pause (searchIndex.ts). */
+  private indexSoon(): void {
+    if (this.closed) return;
+    const now = performance.now();
+    this.indexDueBy ??= now + INDEX_MAX_WAIT_MS;
+    clearTimeout(this.indexTimer);
+    this.indexTimer = setTimeout(
+      () => {
+        this.indexTimer = undefined;
+        this.indexDueBy = undefined;
+        void this.indexInBackground();
+      },
+      Math.max(0, Math.min(INDEX_QUIET_MS, this.indexDueBy - now)),
+    );
+    this.indexTimer.unref();
+  }
+
+  /** In batches, each its own transaction, so requests waiting for the connection go in between. */
+  private async indexInBackground(): Promise<void> {
+    let done = INDEX_BATCH;
+    while (done === INDEX_BATCH && !this.closed) {
+      done = await this.mutex.run(async () => {
+        if (this.closed) return 0;
+        this.db.exec("BEGIN IMMEDIATE");
+        try {
+          const n = await indexPending(this.sql, INDEX_BATCH);
+          this.db.exec("COMMIT");
+          return n;
+        } catch {
+          // Left noted: the next search, or the pass after the next write, does it.
+          if (this.db.isTransaction) this.db.exec("ROLLBACK");
+          return 0;
+        }
+      });
+    }
   }
 
   private prepare(sql: string): StatementSync {
@@ -111,6 +157,7 @@ export class SqliteStore implements Store {
       }
       this.invalidate();
       if (touched.length) this.notifier.emit(touched);
+      this.indexSoon();
       return result;
     });
   }
@@ -170,6 +217,7 @@ export class SqliteStore implements Store {
     await this.mutex.run(async () => {
       if (this.closed) return;
       this.closed = true;
+      clearTimeout(this.indexTimer);
       this.db.exec("PRAGMA optimize");
       this.db.close();
     });
