@@ -13,42 +13,49 @@ export const INDEX_BATCH = 500;
 
 /**
  * Brings the index up to date for up to `limit` noted files (all of them by default), in one
- * savepoint (its own transaction outside one). Returns how many it did.
+ * savepoint (its own transaction outside one). Returns how many it did. Set-based, a few
+ * statements for the whole batch: noted files are taken in id order, so "up to the last one
+ * taken" names the batch (nothing else writes meanwhile: the store runs one unit at a time).
  */
 export async function indexPending(sql: Sql, limit = Number.MAX_SAFE_INTEGER): Promise<number> {
-  const noted = await sql.all<{ file_id: string }>("SELECT file_id FROM file_search_pending LIMIT ?", [
-    Math.min(limit, Number.MAX_SAFE_INTEGER),
-  ]);
-  if (noted.length === 0) return 0;
+  const batch = await sql.get<{ last: string | null; n: number }>(
+    "SELECT max(file_id) AS last, count(*) AS n FROM (SELECT file_id FROM file_search_pending ORDER BY file_id LIMIT ?)",
+    [Math.min(limit, Number.MAX_SAFE_INTEGER)],
+  );
+  const last = batch?.last;
+  if (!last) return 0;
   await sql.run("SAVEPOINT file_search_index");
   try {
-    for (const { file_id: id } of noted) {
-      // Whatever the index holds for the file goes (FTS5 reads the old text from its own copy),
-      // then the file as it is now, if it still exists; the row id mapping follows the file.
-      await sql.run(
-        "DELETE FROM file_search WHERE rowid = (SELECT rowid FROM file_search_ids WHERE file_id = ?)",
-        [id],
-      );
-      await sql.run(
-        "DELETE FROM file_search_ids WHERE file_id = ? AND NOT EXISTS (SELECT 1 FROM files WHERE id = ?)",
-        [id, id],
-      );
-      await sql.run("INSERT OR IGNORE INTO file_search_ids (file_id) SELECT id FROM files WHERE id = ?", [
-        id,
-      ]);
-      await sql.run(
-        `INSERT INTO file_search (rowid, name, context, tags, content)
-         SELECT s.rowid, f.name, f.context, f.tags, f.content
-         FROM files f JOIN file_search_ids s ON s.file_id = f.id WHERE f.id = ?`,
-        [id],
-      );
-      await sql.run("DELETE FROM file_search_pending WHERE file_id = ?", [id]);
-    }
+    // What the index holds for these files goes (FTS5 reads the old text from its own copy), the
+    // id mapping of those deleted since goes, then the files as they are now go in.
+    await sql.run(
+      `DELETE FROM file_search WHERE rowid IN (SELECT s.rowid FROM file_search_pending p
+         JOIN file_search_ids s ON s.file_id = p.file_id WHERE p.file_id <= ?)`,
+      [last],
+    );
+    await sql.run(
+      `DELETE FROM file_search_ids WHERE file_id IN (SELECT p.file_id FROM file_search_pending p
+         WHERE p.file_id <= ? AND NOT EXISTS (SELECT 1 FROM files f WHERE f.id = p.file_id))`,
+      [last],
+    );
+    await sql.run(
+      `INSERT OR IGNORE INTO file_search_ids (file_id)
+       SELECT p.file_id FROM file_search_pending p JOIN files f ON f.id = p.file_id WHERE p.file_id <= ?`,
+      [last],
+    );
+    await sql.run(
+      `INSERT INTO file_search (rowid, name, context, tags, content)
+       SELECT s.rowid, f.name, f.context, f.tags, f.content FROM file_search_pending p
+         JOIN files f ON f.id = p.file_id JOIN file_search_ids s ON s.file_id = p.file_id
+       WHERE p.file_id <= ?`,
+      [last],
+    );
+    await sql.run("DELETE FROM file_search_pending WHERE file_id <= ?", [last]);
     await sql.run("RELEASE file_search_index");
   } catch (err) {
     await sql.run("ROLLBACK TO file_search_index");
     await sql.run("RELEASE file_search_index");
     throw err;
   }
-  return noted.length;
+  return Number(batch.n);
 }
