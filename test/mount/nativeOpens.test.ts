@@ -112,7 +112,7 @@ describe("after a remote change", () => {
     // Seen (stat) within the window: what C keeps of it says "not before the window ends".
     const seen = await m.sh(waitFor(`[ "$(stat -c %s nat/y.md)" = ${longer.length} ]`, 5));
     expect(seen.code).toBe(0);
-    await new Promise((r) => setTimeout(r, 1_700)); // the window (1.5 s), not C's 10 s backstop
+    await new Promise((r) => setTimeout(r, 1_700)); // the window (1.5 s), not C's 60 s backstop
     await settleLog();
     const mark = m.current.stderr().length;
     expect((await m.sh("cat nat/y.md")).stdout).toBe(longer);

@@ -145,7 +145,7 @@ describe("a name C answered absent is found as soon as it exists", () => {
     const c = index.folders.find((f) => f.name === "c" && f.parentFolderId === neg.id)!;
     const old = index.folders.find((f) => f.name === "old" && f.parentFolderId === c.id)!;
     // A note alone (no folder changes with it, which would drop every name set): found well
-    // before C's 10 s backstop would have forgotten a set that missed it.
+    // before C's 60 s backstop would have forgotten a set that missed it.
     await createNote(m.current.api, { name: "remote.md", content: "from the service\n", folderId: c.id });
     const r1 = await m.sh(`(${waitFor("test -e neg/c/remote.md", 5)}) && cat neg/c/remote.md`);
     expect(r1.code, r1.stderr).toBe(0);
