@@ -1,6 +1,6 @@
 // Files: create, read, update, delete, plan metadata. Every change bumps the revision (and so the
 // ETag), every content change records a version, and every change is published to the feed.
-import { createHash } from "node:crypto";
+import { contentHash } from "../../lib/contentHash.ts";
 import { newId } from "../../lib/ids.ts";
 import { nextIso, nowIso } from "../../lib/time.ts";
 import type { FileRow, Role } from "../../store/repos/rows.ts";
@@ -46,7 +46,6 @@ export interface FileResult {
   seq?: number;
 }
 
-export const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 export const etagOf = (revision: number, hash: string) => `"${revision}-${hash.slice(0, 16)}"`;
 
 /** Strong comparison (RFC 9110 §13.1.1): a weak tag never matches. */
@@ -98,7 +97,7 @@ export async function createFile(tx: Tx, actor: Actor, input: FileCreateInput): 
   const tags = checkTags("tags", input.tags ?? []);
   const target = await targetFolder(tx, actor, input.folderId);
   const now = nowIso();
-  const hash = sha256(content);
+  const hash = contentHash(content);
   const file: FileRow = {
     id: newId("f"),
     owner_id: target.ownerId,
@@ -171,7 +170,7 @@ export async function updateFile(
   if (patch.content !== undefined && patch.content !== file.content) {
     next.content = checkContent(patch.content);
     next.size = Buffer.byteLength(next.content, "utf8");
-    next.content_hash = sha256(next.content);
+    next.content_hash = contentHash(next.content);
     next.version_number = file.version_number + 1;
   }
   if (patch.folderId !== undefined && patch.folderId !== file.folder_id) {

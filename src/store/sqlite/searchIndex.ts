@@ -20,7 +20,7 @@ export const INDEX_BATCH = 500;
 export async function indexPending(sql: Sql, limit = Number.MAX_SAFE_INTEGER): Promise<number> {
   const batch = await sql.get<{ last: string | null; n: number }>(
     "SELECT max(file_id) AS last, count(*) AS n FROM (SELECT file_id FROM file_search_pending ORDER BY file_id LIMIT ?)",
-    [Math.min(limit, Number.MAX_SAFE_INTEGER)],
+    [limit],
   );
   const last = batch?.last;
   if (!last) return 0;

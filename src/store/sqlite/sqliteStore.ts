@@ -100,6 +100,8 @@ export class SqliteStore implements Store {
     while (done === INDEX_BATCH && !this.closed) {
       done = await this.mutex.run(async () => {
         if (this.closed) return 0;
+        // Every commit schedules this pass (most write no note): a read, not the write lock, then.
+        if (!(await this.sql.get("SELECT 1 AS noted FROM file_search_pending LIMIT 1"))) return 0;
         this.db.exec("BEGIN IMMEDIATE");
         try {
           const n = await indexPending(this.sql, INDEX_BATCH);

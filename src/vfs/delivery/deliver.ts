@@ -1,6 +1,7 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { ApiError, type FolderRef, withoutContent } from "../../client/api.ts";
 import type { TxtFile, TxtFolder } from "../../lib/apiTypes.ts";
+import { contentHash } from "../../lib/contentHash.ts";
 import {
   type Base,
   baseOf,
@@ -693,8 +694,7 @@ export class Delivery {
     const onto = before && this.c.cache.fresh(meta.id, before.etag);
     if (onto && item.body?.content !== undefined) {
       const made = Buffer.concat([onto, Buffer.from(item.body.content, "utf8")]);
-      if (createHash("sha256").update(made).digest("hex") === meta.contentHash)
-        this.c.cache.set(meta.id, meta.etag, made);
+      if (contentHash(made) === meta.contentHash) this.c.cache.set(meta.id, meta.etag, made);
     }
     this.c.tree.upsertFile(meta, true);
     await this.c.journal.done(entry.rev === item.rev ? entry : { ...entry }, meta, item.body?.content);

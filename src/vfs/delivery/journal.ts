@@ -9,7 +9,6 @@
 // Loading replays the log (a record torn by a crash is skipped); the log is emptied whenever
 // nothing is pending, and rewritten with only the live entries when it has grown to several times
 // their size.
-import { createHash } from "node:crypto";
 import {
   closeSync,
   fdatasync,
@@ -28,6 +27,7 @@ import {
 import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { contentHash } from "../../lib/contentHash.ts";
 import { Mutex } from "../../lib/mutex.ts";
 import { encodeRecord, type LogRecord, readRecords, sizeOf } from "./logRecords.ts";
 
@@ -66,8 +66,7 @@ function supersededBy(previous: JournalEntry | undefined, entry: Saved): string[
   const kept = previous && !previous.delete ? previous.superseded : undefined;
   if (!previous || previous.delete || previous.append || previous.content === undefined) return kept;
   if (entry.content === undefined || entry.append) return kept;
-  const hash = createHash("sha256").update(previous.content, "utf8").digest("hex");
-  return [...(kept ?? []), hash].slice(-SUPERSEDED_KEPT);
+  return [...(kept ?? []), contentHash(previous.content)].slice(-SUPERSEDED_KEPT);
 }
 
 /** The log is rewritten once it is this large and four times the size of what is still pending. */
