@@ -48,7 +48,7 @@ export class NetworkError extends Error {
 export interface ClientOptions {
   url: string;
   key: string;
-  /** Per-request deadline in ms (below fuse-native's 15 s op timeout). */
+  /** Per-request deadline in ms (below fuse-native's 15 s timeout of operations that only read). */
   timeoutMs?: number;
   /** Recorded as the `source` of versions this client writes. */
   source?: string;

@@ -16,7 +16,8 @@ declare module "fuse-native" {
     fsname?: string;
     subtype?: string;
     debug?: boolean;
-    timeout?: number | false | Record<string, number>;
+    /** Per operation (`default` and names; false: none); fuse-native answers ETIMEDOUT when it passes. */
+    timeout?: number | false | Record<string, number | false>;
     [option: string]: unknown;
   }
   export default class Fuse {

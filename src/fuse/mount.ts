@@ -8,6 +8,7 @@ import type { Logger } from "../lib/logger.ts";
 import type { Vfs } from "../vfs/vfs.ts";
 import { NativePrefill } from "./nativePrefill.ts";
 import { fuseOps } from "./ops.ts";
+import { operationTimeouts } from "./opTimeouts.ts";
 import { KERNEL_ATTR_TIMEOUT_S, StaleWindow } from "./staleWindow.ts";
 
 const run = promisify(execFile);
@@ -171,6 +172,7 @@ export async function mountVfs(
     attrTimeout: KERNEL_ATTR_TIMEOUT_S,
     entryTimeout: 1,
     autoUnmount: true,
+    timeout: operationTimeouts(),
     allowOther: opts.allowOther,
     uid: opts.uid,
     gid: opts.gid,

@@ -43,6 +43,9 @@ async function openByName(vfs: Vfs, path: string, flags: number): Promise<number
   }
 }
 
+/** An operation answered after this long is logged (a program waited that long for it). */
+const SLOW_OPERATION_MS = 10_000;
+
 const omitted = (ms: number): number | undefined => (ms > Number.MAX_SAFE_INTEGER ? undefined : ms);
 
 export interface FuseOpsOptions {
@@ -88,13 +91,19 @@ export function fuseOps(
     ok: (v: T) => unknown[] = () => [],
   ) => {
     if (trace) log.debug({ op, path }, "fuse op");
+    const started = Date.now();
     Promise.resolve()
       .then(fn)
       .then(
         (v) => cb(0, ...ok(v)),
         (err) => cb(toErrno(err, log, op, path)),
       )
-      .then(afterAnswer);
+      .then(() => {
+        // Answered only with its outcome, however long that took (opTimeouts.ts): say so.
+        const ms = Date.now() - started;
+        if (ms >= SLOW_OPERATION_MS) log.warn({ op, path, ms }, "a filesystem operation took long");
+        afterAnswer();
+      });
   };
   /** An operation answered synchronously from the tree: traced too, marked `sync`. */
   const answered = (op: string, path: string, cb: Cb, ...values: unknown[]) => {

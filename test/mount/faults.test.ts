@@ -8,12 +8,14 @@ import {
   makeMountDirs,
   type RunningMount,
   removeMountDirs,
+  settleLog,
   sh,
   startMount,
   txtfsEnv,
   undoAfterEach,
 } from "../helpers/mount.ts";
 import { Api } from "../helpers/server.ts";
+import { startSlowProxy } from "../helpers/slowProxy.ts";
 
 const later = undoAfterEach();
 
@@ -123,6 +125,40 @@ describe("faults", () => {
       status = (await runTxtfs(["status"], txtfsEnv(dirs))).stdout;
     }
     expect(status).not.toMatch(/unreachable/);
+  }, 120_000);
+
+  it("an operation that waits longer than fuse-native's 15 s backstop gets its own outcome, never a timeout while it goes on", async () => {
+    // fuse-native answers ETIMEDOUT after 15 s by itself while the operation goes on: `mv` of a
+    // folder that waits for its saves to be delivered failed with "Connection timed out", and the
+    // folder moved anyway a few seconds later. A slow service (each bulk delivery answered 6 s
+    // late, under the 10 s request deadline) makes the wait here at least three bulks long.
+    const dirs = makeMountDirs();
+    later(() => removeMountDirs(dirs));
+    const s = await service(`${dirs.base}/service`);
+    const proxy = await startSlowProxy(s.url, (method, path) =>
+      method === "POST" && path === "/api/v1/sync" ? 6_000 : 0,
+    );
+    later(() => proxy.close());
+    const m = await mount(dirs, proxy.url, s.key);
+    const started = Date.now();
+    const r = await sh(
+      'mkdir d && for i in $(seq 450); do echo "note $i" > d/n$i.md; done && mv d e && ls e | wc -l',
+      { cwd: m.mnt, timeoutMs: 90_000 },
+    );
+    const took = Date.now() - started;
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe("450");
+    expect(took, "the move waited for every bulk (else this test proves nothing)").toBeGreaterThan(15_000);
+    expect(proxy.held()).toBeGreaterThanOrEqual(3);
+    await settleLog();
+    expect(m.stderr()).toMatch(
+      /"op":"rename","path":"\/d","ms":\d+,"msg":"a filesystem operation took long"/,
+    );
+    const api = new Api(s.url, s.key);
+    expect((await flatIndex(api)).files.length).toBe(450);
+    expect(await contentAt(api, "e/n450.md")).toBe("note 450\n");
+    expect(await contentAt(api, "d/n1.md")).toBeUndefined();
   }, 120_000);
 
   it("--daemon detaches once mounted and `txtfs unmount` stops it", async () => {
