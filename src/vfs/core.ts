@@ -5,6 +5,7 @@ import type { Logger } from "../lib/logger.ts";
 import { handlingBody } from "../lib/memoryMode.ts";
 import type { Conflicts } from "./conflicts.ts";
 import { ContentCache, ownBytes } from "./contentCache.ts";
+import { CreatesOnTheirWay } from "./delivery/createsOnTheirWay.ts";
 import type { Delivery } from "./delivery/deliver.ts";
 import { Journal, type JournalEntry } from "./delivery/journal.ts";
 import { fail, toVfsError } from "./errors.ts";
@@ -185,6 +186,8 @@ export class VfsCore {
   readonly opts: VfsOptions;
   readonly local: LocalFiles;
   readonly follower: ChangeFollower;
+  /** Creates of ours on their way: the feed's records of what they made wait for their answers. */
+  readonly creating = new CreatesOnTheirWay();
   readonly handles = new Map<number, Handle>();
   readonly openNotes = new Map<FileNode, OpenNote>();
   readonly openSidecars = new Map<SidecarTarget, OpenSidecar>();
@@ -235,6 +238,20 @@ export class VfsCore {
     this.follower = new ChangeFollower(this.client, this.tree, this.cache, this.log, opts.pollWait ?? 25);
     this.reports = new Reports(this.log);
     this.follower.onReach = (reachable) => this.reports.reachability(reachable);
+    const knownFolder = (id: string) => this.tree.dirs.has(id);
+    this.follower.holds = (change) => {
+      if (change.deleted) return false;
+      if (change.kind === "file" && change.file && !this.tree.files.has(change.id))
+        return this.creating.mayHaveMade("file", change.file.name, change.file.folderId, knownFolder);
+      if (change.kind === "folder" && change.folder && !this.tree.dirs.has(change.id))
+        return this.creating.mayHaveMade(
+          "folder",
+          change.folder.name,
+          change.folder.parentFolderId,
+          knownFolder,
+        );
+      return false;
+    };
     this.pins = new Pins({
       client: this.client,
       cacheDir: opts.cacheDir,

@@ -26,6 +26,13 @@ export class ChangeFollower {
   private relistWanted = false;
   /** Told whether each poll reached the service (a network failure or a 5xx: not). */
   onReach: (reachable: boolean) => void = () => {};
+  /**
+   * Whether a record may be what a create of ours on its way made (delivery/createsOnTheirWay.ts):
+   * it waits, with every later record of the same item, until `releaseHeld` (the answer applied).
+   */
+  holds: (change: ChangeRecord) => boolean = () => false;
+  private held: ChangeRecord[] = [];
+  private readonly heldIds = new Set<string>();
 
   constructor(client: TxtfsClient, tree: Tree, cache: ContentCache, log: Logger, waitSeconds: number) {
     this.client = client;
@@ -137,6 +144,11 @@ export class ChangeFollower {
       return;
     }
     if (change.kind !== "file" && change.kind !== "folder") return; // comments, suggestions, versions
+    if (this.heldIds.has(change.id) || this.holds(change)) {
+      this.held.push(change);
+      this.heldIds.add(change.id);
+      return;
+    }
     this.tree.sawChange(change.changedAt); // a delete too: the root's mtime
     if (change.kind === "file") {
       if (change.deleted) {
@@ -150,6 +162,15 @@ export class ChangeFollower {
     } else if (change.folder) {
       this.tree.upsertFolder(change.folder);
     }
+  }
+
+  /** The records held so far are applied in their order (those that still may be ours wait on). */
+  releaseHeld(): void {
+    if (this.held.length === 0) return;
+    const held = this.held;
+    this.held = [];
+    this.heldIds.clear();
+    for (const change of held) this.apply(change);
   }
 
   /** List again and drop what is gone: our cursor is older than the retained history, or SIGHUP. */

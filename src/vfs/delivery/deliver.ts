@@ -192,14 +192,17 @@ export class Delivery {
     }
     const base = node.id ? this.c.rebase.ownSuccessor(node.id, given) : given;
     if (!node.id) {
-      meta = withoutContent(
-        await this.c.client.createFile(
-          // Metadata set before the first upload (cp -a copies xattrs onto the new file) goes along.
-          { name: node.remoteName, content: content ?? "", folderId: node.parent.id, ...node.pendingMeta },
-          node.createKey,
-        ),
-      );
-      this.c.tree.bindFile(node, meta);
+      meta = await this.createOnItsWay("file", node.remoteName, node.parent.id, async () => {
+        const made = withoutContent(
+          await this.c.client.createFile(
+            // Metadata set before the first upload (cp -a copies xattrs onto the new file) goes along.
+            { name: node.remoteName, content: content ?? "", folderId: node.parent.id, ...node.pendingMeta },
+            node.createKey,
+          ),
+        );
+        this.c.tree.bindFile(node, made);
+        return made;
+      });
       node.pendingMeta = undefined; // it went with the create
       body = content ?? "";
     } else if (content === undefined) {
@@ -574,6 +577,16 @@ export class Delivery {
   }
 
   /**
+   * The bulk request about to go (kept on disk until answered), or none once its answer is applied:
+   * the feed's records of what it creates wait until then (createsOnTheirWay.ts).
+   */
+  private bulkOnItsWay(bulk: Bulk | undefined): void {
+    this.c.journal.setInflightBulk(bulk);
+    this.c.creating.setBulk(bulk);
+    if (!bulk) this.c.follower.releaseHeld();
+  }
+
+  /**
    * Bursts of saves go up in bulk (journalSync.ts): new notes and edits of existing ones. False
    * when the service is unreachable (the bulk on its way is then sent again, unchanged).
    */
@@ -581,14 +594,14 @@ export class Delivery {
     const waiting = this.c.journal.inflightBulk<Bulk>();
     for (const bulk of waiting ? [waiting] : this.nextBulks(taken)) {
       let results: BulkResult[];
-      this.c.journal.setInflightBulk(bulk);
+      this.bulkOnItsWay(bulk);
       try {
         results = await pushBulk(this.c.client, bulk);
       } catch (err) {
         if (isTransient(err)) return false;
         // Refused as a whole (nothing was applied): the saves go one by one.
         this.c.log.debug({ err }, "bulk delivery refused; delivering one by one");
-        this.c.journal.setInflightBulk(undefined);
+        this.bulkOnItsWay(undefined);
         return true;
       }
       for (const r of results) {
@@ -606,7 +619,7 @@ export class Delivery {
           else if (r.gone) await this.appendToDeleted(entry);
         } else if (entry && r.meta) await this.applyBulkItem(entry, r.item, r.meta);
       }
-      this.c.journal.setInflightBulk(undefined);
+      this.bulkOnItsWay(undefined);
     }
     return true;
   }
@@ -768,10 +781,31 @@ export class Delivery {
     if (!dir?.parent) return this.c.journal.done(entry); // removed here meanwhile
     if (this.c.isPending(dir.parent)) return; // its own folder first
     const parentFolderId = dir.parent.id;
-    await this.folderMade(
-      entry,
-      await this.c.client.createFolder({ name: entry.name, parentFolderId }, entry.createKey),
+    await this.createOnItsWay("folder", entry.name, parentFolderId, async () =>
+      this.folderMade(
+        entry,
+        await this.c.client.createFolder({ name: entry.name, parentFolderId }, entry.createKey),
+      ),
     );
+  }
+
+  /**
+   * A create sent on its own, with what binds its answer to the note or folder shown here: the
+   * feed's records of what it made wait until then (createsOnTheirWay.ts).
+   */
+  private async createOnItsWay<T>(
+    kind: "file" | "folder",
+    name: string,
+    parent: string | null,
+    create: () => Promise<T>,
+  ): Promise<T> {
+    const answered = this.c.creating.single(kind, name, parent);
+    try {
+      return await create();
+    } finally {
+      answered();
+      this.c.follower.releaseHeld();
+    }
   }
 
   async folderMade(entry: JournalEntry, folder: TxtFolder): Promise<void> {
