@@ -4,9 +4,8 @@
 // failed with "Connection timed out", and the folder moved a few seconds later. So an operation
 // that changes something, or hands out a handle (one answered late would never be released), is
 // answered only with its own outcome. Each step it waits for has a deadline of its own (a request
-// 10 s, a bulk delivery 60 s; a wait for saves only for those made before it), so it still ends;
-// a long one is logged (ops.ts). Operations that only read keep the backstop: a stuck read cannot
-// hang `ls` for good, and nothing lands after its timeout.
+// 10 s, a bulk delivery 60 s), so it ends; a long one is logged (ops.ts). Operations that only
+// read keep the backstop: a stuck read cannot hang `ls` for good, and nothing lands after it.
 
 /** fuse-native's own per-operation timeout, kept for the operations that only read. */
 export const READ_BACKSTOP_MS = 15_000;

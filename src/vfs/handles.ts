@@ -412,7 +412,7 @@ export class OpenFiles {
   /** A note's saves made durable: on the service if it can be reached, else in the journal until it can. */
   private async syncNote(node: FileNode, open: OpenNote | undefined): Promise<void> {
     if (open?.dirty) await this.upload(open);
-    await this.c.delivery.drain(journalKey(node)); // this note's saves, not every note's
+    await this.c.delivery.drain();
     const key = journalKey(node);
     if (this.c.journal.get(key)) await this.c.journal.sync(key);
   }

@@ -80,37 +80,6 @@ describe("journal", () => {
     expect(await reopened()).toEqual([["n.md", "one two"]]);
   });
 
-  it("what a wait from a moment on waits for: the saves made up to it, never those made after (also once a delivery left a rest), across a restart", async () => {
-    const j = new Journal(dir);
-    await j.load();
-    const a1 = await j.put(save("a.md", "a1"), false); // taken by a delivery round...
-    await j.put(save("b.md", "b1"), false);
-    await j.put(save("a.md", "a2"), false); // ...then saved again: joins a1's entry
-    const mark = j.lastRev; // fsync or `txtfs sync` starts here
-    expect(j.heldFrom(mark)).toBe(2);
-    await j.put(save("c.md", "c1"), false); // made after the mark: not waited for
-    expect(j.heldFrom(mark)).toBe(2);
-    expect(j.heldFrom(mark, Journal.keyOf(a1))).toBe(1);
-    expect(j.heldFrom(mark, "new-ck-c.md")).toBe(0);
-    // a1 went: the rest (a2) holds a save from before the mark
-    await j.done(a1, { id: "f_a", etag: '"1-a"', contentHash: "h" });
-    expect(j.get("f_a")?.content).toBe("a2");
-    expect(j.heldFrom(mark, "f_a")).toBe(1);
-    // a2 went with a3 saved meanwhile: what is left (a3) was saved after the mark
-    const a2 = j.get("f_a")!;
-    await j.put(save("a.md", "a3", "f_a"), false);
-    await j.done(a2, { id: "f_a", etag: '"2-a"', contentHash: "h2" });
-    expect(j.get("f_a")?.content).toBe("a3");
-    expect(j.heldFrom(mark, "f_a")).toBe(0);
-    expect(j.heldFrom(mark)).toBe(1); // b1
-    j.close();
-    const again = new Journal(dir);
-    await again.load();
-    expect(again.heldFrom(mark)).toBe(1);
-    expect(again.heldFrom(mark, "f_a")).toBe(0);
-    again.close();
-  });
-
   it("a line torn by a crash is skipped; the saves before it stand", async () => {
     const j = new Journal(dir);
     await j.load();

@@ -1129,45 +1129,6 @@ describe("vfs", () => {
     await vfs.release(fd);
   });
 
-  it("fsync and a rename that waits for a save wait for the saves made before them, not for those another program keeps making", async () => {
-    // Before: both waited until the whole journal was empty, which a program writing on and on
-    // never lets happen (fuse-native's 15 s timeout then failed them while they went on).
-    const vfs = await mountVfs();
-    let waiting = true;
-    let written = 0;
-    const writerEnds = Date.now() + 8000;
-    const writer = (async () => {
-      while (waiting && Date.now() < writerEnds) {
-        const fd = await vfs.create(`/busy-${written++}.md`, 0o644);
-        await vfs.write(fd, Buffer.from(`note ${written}`), 0);
-        await vfs.release(fd);
-        await new Promise((r) => setImmediate(r)); // as the kernel's requests come: one event each
-      }
-    })();
-    await until(() => written > 50, "the writer to be going");
-    const fd = await vfs.create("/mine.md", 0o644);
-    await vfs.write(fd, Buffer.from("mine"), 0);
-    await vfs.fsync(fd);
-    await vfs.release(fd);
-    const fd2 = await vfs.create("/moving.md", 0o644);
-    await vfs.write(fd2, Buffer.from("moving"), 0);
-    await vfs.release(fd2);
-    await vfs.mkdir("/dest");
-    await vfs.rename("/moving.md", "/dest/moved.md");
-    const stillWriting = Date.now() < writerEnds;
-    waiting = false;
-    await writer;
-    expect(stillWriting, "fsync and the rename returned while the writer went on").toBe(true);
-    const mine = (await remote()).find((f) => f.name === "mine.md");
-    expect(mine).toBeDefined();
-    expect((await u.api.get(`/api/v1/files/${mine!.id}`)).body.content).toBe("mine");
-    await vfs.drain();
-    const names = (await remote()).map((f) => f.name);
-    expect(names).toContain("moved.md");
-    expect(names).not.toContain("moving.md");
-    expect(names.filter((n) => n.startsWith("busy-")).length).toBe(written);
-  });
-
   it("the content cache stays within its bound", async () => {
     await u.api.post("/api/v1/files/import", {
       files: Array.from({ length: 40 }, (_, i) => ({ path: `n${i}.md`, content: "x".repeat(10_000) })),

@@ -85,8 +85,6 @@ export class Delivery {
   private heldUntil: number | undefined;
   /** `txtfs sync`, fsync, unmount or settle is waiting: rounds take every entry, young deletes too. */
   private draining = 0;
-  /** Waiting for the delivery round on its way (or the next) to end (drain). */
-  private readonly roundEnds: Array<() => void> = [];
 
   /**
    * Whether the journal entry `key` may be on its way to the service right now (then it is not ours
@@ -349,7 +347,6 @@ export class Delivery {
           delivered = false;
         }
         this.unreachable = !delivered;
-        for (const ended of this.roundEnds.splice(0)) ended();
       } while (this.replayAgain && !this.unreachable);
       if (this.unreachable) this.scheduleReplay(2000);
       else if (this.heldUntil !== undefined) this.scheduleReplay(Math.max(0, this.heldUntil - Date.now()));
@@ -360,31 +357,21 @@ export class Delivery {
     return this.replaying;
   }
 
-  /** Resolves when the next delivery round ends: the running one, or one started now. */
-  private roundEnd(): Promise<void> {
-    const ended = new Promise<void>((resolve) => this.roundEnds.push(resolve));
-    void this.deliver(); // starts a round, or has the running one followed by another
-    return ended;
-  }
-
   /**
-   * Waits until every save made so far (of the journal entry `key` only, if given) is on the
-   * service, or the service is found unreachable: saves made meanwhile are not waited for (a
-   * program writing on and on would keep an fsync or a rename elsewhere waiting for good). Returns
-   * how many entries still hold such saves (`txtfs sync`, fsync, unmount, settle).
+   * Waits until every save is on the service, or the service is found unreachable. Returns the
+   * number of saves still journalled (`txtfs sync`, fsync, unmount).
    */
-  async drain(key?: string): Promise<number> {
-    const upTo = this.c.journal.lastRev;
+  async drain(): Promise<number> {
     this.draining++;
     try {
-      while (this.c.journal.heldFrom(upTo, key) > 0) {
-        await this.roundEnd();
+      while (this.replaying || this.c.journal.size > 0) {
+        await (this.replaying ?? this.deliver());
         if (this.unreachable) break;
       }
     } finally {
       this.draining--;
     }
-    return this.c.journal.heldFrom(upTo, key);
+    return this.c.journal.size;
   }
 
   /**
@@ -399,7 +386,8 @@ export class Delivery {
           ? dirKey(node)
           : undefined;
     if (!key || !this.c.journal.get(key)) return;
-    if ((await this.drain(key)) > 0)
+    await this.drain();
+    if (this.c.journal.get(key))
       throw fail("EIO", "the service is unreachable and this item's change is still on its way");
   }
 

@@ -117,13 +117,6 @@ export interface JournalEntry {
    */
   line?: number;
   /**
-   * The revision of the oldest save this entry holds that has not reached the service (absent: as
-   * old as any). A wait for what was saved before some moment (fsync, `txtfs sync`, a rename
-   * after a save) waits for the entries holding a save of a revision up to that moment's, never
-   * for saves made after it (a program writing on and on would otherwise keep it waiting).
-   */
-  since?: number;
-  /**
    * The content hashes of bodies this line held before its current one, newest last (a few). One
    * of them may have reached the service with its answer lost (a kill -9 of the daemon while it
    * was on its way): a 412 that meets exactly such a version, one past the base, met our own save,
@@ -211,20 +204,6 @@ export class Journal {
     return this.entries.size;
   }
 
-  /** The last revision given: saves made from now on have later ones. */
-  get lastRev(): number {
-    return this.revs;
-  }
-
-  /** How many entries hold a save of revision `rev` or earlier not yet on the service (`key`: of that one). */
-  heldFrom(rev: number, key?: string): number {
-    const holds = (e: JournalEntry | undefined) => e !== undefined && (e.since ?? 0) <= rev;
-    if (key !== undefined) return holds(this.entries.get(key)) ? 1 : 0;
-    let n = 0;
-    for (const e of this.entries.values()) if (holds(e)) n++;
-    return n;
-  }
-
   get(key: string): JournalEntry | undefined {
     return this.entries.get(key);
   }
@@ -270,7 +249,7 @@ export class Journal {
       // remote delete: saves made once it had its new key): that one was made after this one, so
       // it stays on top, as if saved after it. Written over, the newest save was lost (soak seed
       // 1008: `> c.md` while the save before went and met a 404; the truncate it began with won).
-      entry = { ...savedOver(entry, there), since: Math.min(entry.since ?? 0, there.since ?? 0) };
+      entry = savedOver(entry, there);
       durable ||= this.durable.has(key);
     }
     const previous = fresh ? undefined : there;
@@ -278,14 +257,7 @@ export class Journal {
     // A delete replaces whatever was pending for the note (a rename of a deleted note is moot), as
     // a line of its own: an answer about a save sent before it never stands for it.
     const full: JournalEntry = entry.delete
-      ? {
-          ...entry,
-          seq: previous?.seq ?? ++this.seq,
-          savedAt: new Date().toISOString(),
-          rev,
-          line: rev,
-          since: rev,
-        }
+      ? { ...entry, seq: previous?.seq ?? ++this.seq, savedAt: new Date().toISOString(), rev, line: rev }
       : {
           ...entry,
           // A rename keeps a pending body, a save keeps a pending rename; appends add up.
@@ -305,8 +277,6 @@ export class Journal {
           savedAt: new Date().toISOString(),
           rev,
           line: previous && !previous.delete ? (previous.line ?? 0) : rev,
-          // Carried on (`done`, `rekeyCreated`): what it says; on top of a save: that save's.
-          since: fresh ? (entry.since ?? rev) : previous && !previous.delete ? (previous.since ?? 0) : rev,
           superseded: supersededBy(previous, entry),
         };
     this.append({ put: full });
@@ -385,7 +355,6 @@ export class Journal {
           baseEtag: current.append ? null : delivered.etag,
           baseHash: current.append ? null : delivered.contentHash,
           superseded: undefined, // they were before the delivered version, which is the base now
-          since: (entry.rev ?? 0) + 1, // what is left was saved after the delivered revision
         };
         await this.write(next, this.durable.has(key), key);
         if (Journal.keyOf(next) !== key) this.append({ del: key });
