@@ -165,6 +165,37 @@ describe("daemon lifecycle", () => {
     expect(await contentAt(second.api, "open.md")).toBe("written while open\n");
   });
 
+  it("a note moved back onto the name of a note deleted here keeps that name across a SIGKILL (soak seed 4107)", async () => {
+    // `mv a.md d1/b.md` over a note deletes a.md's note (on its way); moved back, the other note
+    // took the name a.md. After a kill -9 the restarted daemon placed it while the deleted note
+    // still held the name, and showed it as `a (5zae2p).md` for good.
+    const d = dirs();
+    const first = await mount(d);
+    const setup = await sh(
+      "mkdir d1 && printf 'banana\\ncat\\n' > a.md && printf 'apple pie\\n' > b.md && printf 'cat\\n' > d1/a.md",
+      { cwd: d.mnt },
+    );
+    expect(setup.code, setup.stderr).toBe(0);
+    expect((await requestSync(d.cache)).pending).toBe(0);
+    await new Promise((r) => setTimeout(r, 1200)); // the kernel forgets what it looked up
+    const moves = await sh(
+      "printf apple > d1/b.md && printf ' appledog' >> b.md && mv -T b.md d1/a.md && mv -T a.md d1/b.md && mv -T d1/b.md a.md && ls",
+      { cwd: d.mnt },
+    );
+    expect(moves.stderr).toBe("");
+    expect(moves.stdout).toBe("a.md\nd1\n");
+    first.child.kill("SIGKILL");
+    await first.exited;
+    const next = await mount(d);
+    const after = await sh("ls; cat a.md; ls d1", { cwd: d.mnt });
+    expect(after.stderr).toBe("");
+    expect(after.stdout).toBe("a.md\nd1\nbanana\ncat\na.md\n");
+    expect((await requestSync(d.cache)).pending).toBe(0);
+    expect((await noteAt(next.api, "a.md")).content).toBe("banana\ncat\n");
+    expect((await noteAt(next.api, "d1/a.md")).content).toBe("apple pie\n appledog");
+    expect((await sh("ls", { cwd: d.mnt })).stdout).toBe("a.md\nd1\n");
+  });
+
   it("after SIGKILL of the daemon (even with a dead mount left behind) a new mount works", async () => {
     const d = dirs();
     const first = await mount(d);

@@ -822,6 +822,11 @@ export class Delivery {
 
   /** After a restart: show journalled writes in the tree right away, then deliver them. */
   restoreJournal(entries: JournalEntry[]): void {
+    // Folders that lost an item or took one: named anew at the end. A note moved here onto the
+    // name of a note deleted here (`mv a.md x.md; mv x.md a.md` over a note since deleted) is
+    // placed while the deleted one may still hold that name, and kept a suffixed name (`a
+    // (5zae2p).md`) after it went (soak seed 4107).
+    const touched = new Set<DirNode>();
     for (const entry of entries) {
       if (entry.folder) {
         // Made here before the restart: shown (with what goes into it) until the service has it.
@@ -842,6 +847,11 @@ export class Delivery {
       if (entry.delete) {
         // Deleted here before the restart: gone from the tree until the service agrees.
         this.c.tree.deleting.add(entry.fileId!);
+        const gone =
+          entry.delete === "file"
+            ? this.c.tree.files.get(entry.fileId!)
+            : this.c.tree.dirs.get(entry.fileId!);
+        if (gone?.parent) touched.add(gone.parent);
         if (entry.delete === "file") this.c.tree.removeFile(entry.fileId!);
         else this.c.tree.removeFolder(entry.fileId!);
         continue;
@@ -850,6 +860,7 @@ export class Delivery {
       if (entry.move && node.id) {
         // Renamed here before the restart: shown at its new place until the service has it.
         this.c.names.placeLocally(node, this.c.parentFor(entry), entry.name);
+        touched.add(node.parent);
       }
       if (entry.content === undefined) continue;
       if (entry.append) {
@@ -860,6 +871,8 @@ export class Delivery {
       this.c.overlay.set(node, body);
       node.dirtySize = body.length;
     }
+    for (const dir of touched)
+      if (this.c.tree.dirs.get(dir.id ?? "") === dir || dir === this.c.tree.root) this.c.tree.relayout(dir);
     this.c.attrsChanged();
     if (entries.length) this.deliverSoon();
   }
