@@ -31,6 +31,19 @@ async function mount(dirs: MountDirs, url: string, key: string): Promise<Running
   return m;
 }
 
+/** A mount of a service whose answers to bulk deliveries come `syncDelayMs` late (a slow link). */
+async function behindSlowService(syncDelayMs: number) {
+  const dirs = makeMountDirs();
+  later(() => removeMountDirs(dirs));
+  const s = await service(`${dirs.base}/service`);
+  const proxy = await startSlowProxy(s.url, (method, path) =>
+    method === "POST" && path === "/api/v1/sync" ? syncDelayMs : 0,
+  );
+  later(() => proxy.close());
+  const m = await mount(dirs, proxy.url, s.key);
+  return { dirs, m, proxy, api: new Api(s.url, s.key) };
+}
+
 describe("faults", () => {
   it("writes made while the service is down are journalled and delivered in order, also across a daemon SIGKILL", async () => {
     const dirs = makeMountDirs();
@@ -132,14 +145,7 @@ describe("faults", () => {
     // folder waiting for its creation to be delivered failed with "Connection timed out", and the
     // folder moved anyway seconds later. Here the bulk delivery is answered 16.5 s late (its
     // deadline is 60 s).
-    const dirs = makeMountDirs();
-    later(() => removeMountDirs(dirs));
-    const s = await service(`${dirs.base}/service`);
-    const proxy = await startSlowProxy(s.url, (method, path) =>
-      method === "POST" && path === "/api/v1/sync" ? 16_500 : 0,
-    );
-    later(() => proxy.close());
-    const m = await mount(dirs, proxy.url, s.key);
+    const { m, api } = await behindSlowService(16_500);
     const r = await sh(
       `mkdir d && echo note > d/n.md && started=$(date +%s%N) && mv d e && echo $(( ($(date +%s%N) - started) / 1000000 )) && cat e/n.md`,
       { cwd: m.mnt, timeoutMs: 90_000 },
@@ -153,7 +159,6 @@ describe("faults", () => {
     expect(m.stderr()).toMatch(
       /"op":"rename","path":"\/d","ms":\d+,"msg":"a filesystem operation took long"/,
     );
-    const api = new Api(s.url, s.key);
     expect(await contentAt(api, "e/n.md")).toBe("note\n");
     expect(await contentAt(api, "d/n.md")).toBeUndefined();
   }, 120_000);
@@ -162,14 +167,7 @@ describe("faults", () => {
     // The feed answers as soon as the service commits; the answer to a bulk request came 6 s
     // later here. Records of notes it made showed beside ours meanwhile: `ls` listed 650 notes,
     // `n200 (ya7hy4).md` beside `n200.md`, while the second bulk's answer was on its way.
-    const dirs = makeMountDirs();
-    later(() => removeMountDirs(dirs));
-    const s = await service(`${dirs.base}/service`);
-    const proxy = await startSlowProxy(s.url, (method, path) =>
-      method === "POST" && path === "/api/v1/sync" ? 6_000 : 0,
-    );
-    later(() => proxy.close());
-    const m = await mount(dirs, proxy.url, s.key);
+    const { dirs, m, api, proxy } = await behindSlowService(6_000);
     // Counted every half second while the three bulks go (18 s at least).
     const r = await sh(
       'mkdir d && for i in $(seq 450); do echo "note $i" > d/n$i.md; done; for k in $(seq 40); do ls d | wc -l; sleep 0.5; done',
@@ -181,7 +179,6 @@ describe("faults", () => {
     expect(Math.min(...counts), counts.join(" ")).toBe(450);
     expect((await runTxtfs(["sync", m.mnt], txtfsEnv(dirs))).code).toBe(0);
     expect(proxy.held()).toBeGreaterThanOrEqual(3);
-    const api = new Api(s.url, s.key);
     expect((await flatIndex(api)).files.length).toBe(450);
     expect(await contentAt(api, "d/n450.md")).toBe("note 450\n");
     expect((await sh("ls d | wc -l", { cwd: m.mnt })).stdout.trim()).toBe("450");
