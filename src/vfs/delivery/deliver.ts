@@ -871,8 +871,10 @@ export class Delivery {
       this.c.overlay.set(node, body);
       node.dirtySize = body.length;
     }
-    for (const dir of touched)
-      if (this.c.tree.dirs.get(dir.id ?? "") === dir || dir === this.c.tree.root) this.c.tree.relayout(dir);
+    const pending = new Set(this.c.pendingDirs.values());
+    const inTree = (dir: DirNode) =>
+      dir === this.c.tree.root || this.c.tree.dirs.get(dir.id ?? "") === dir || pending.has(dir);
+    for (const dir of touched) if (inTree(dir)) this.c.tree.relayout(dir);
     this.c.attrsChanged();
     if (entries.length) this.deliverSoon();
   }
