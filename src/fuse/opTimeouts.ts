@@ -8,10 +8,10 @@
 // read keep the backstop: a stuck read cannot hang `ls` for good, and nothing lands after it.
 
 /** fuse-native's own per-operation timeout, kept for the operations that only read. */
-export const READ_BACKSTOP_MS = 15_000;
+const READ_BACKSTOP_MS = 15_000;
 
 /** fuse-native's names of the operations that change something or open a handle. */
-export const ANSWERED_ONLY_WITH_OUTCOME = [
+const ANSWERED_ONLY_WITH_OUTCOME = [
   "open",
   "opendir",
   "create",

@@ -238,20 +238,7 @@ export class VfsCore {
     this.follower = new ChangeFollower(this.client, this.tree, this.cache, this.log, opts.pollWait ?? 25);
     this.reports = new Reports(this.log);
     this.follower.onReach = (reachable) => this.reports.reachability(reachable);
-    const knownFolder = (id: string) => this.tree.dirs.has(id);
-    this.follower.holds = (change) => {
-      if (change.deleted) return false;
-      if (change.kind === "file" && change.file && !this.tree.files.has(change.id))
-        return this.creating.mayHaveMade("file", change.file.name, change.file.folderId, knownFolder);
-      if (change.kind === "folder" && change.folder && !this.tree.dirs.has(change.id))
-        return this.creating.mayHaveMade(
-          "folder",
-          change.folder.name,
-          change.folder.parentFolderId,
-          knownFolder,
-        );
-      return false;
-    };
+    this.follower.holds = (change) => this.creating.mayHaveMadeRecord(change, this.tree);
     this.pins = new Pins({
       client: this.client,
       cacheDir: opts.cacheDir,

@@ -4,6 +4,8 @@
 // then, the record would show as a second note of the same name beside ours (`n1 (x7f2k).md`)
 // until the answer binds the two: `ls` during a `cp -r` saw 200 such names. So the follower holds
 // a record that may be one of these creates' until their answer is applied (follower.ts).
+import type { ChangeRecord } from "../../client/api.ts";
+import type { Tree } from "../tree.ts";
 import type { Bulk } from "./bulk.ts";
 
 /** A create's folder: an id, null for the root, or NEW for a folder made by the same request. */
@@ -47,18 +49,22 @@ export class CreatesOnTheirWay {
   }
 
   /**
-   * Whether a record of a note or folder this mount does not know may be what one of these creates
-   * made: same kind and name, in the same folder, or in a folder this mount does not know either
-   * (one made by the same request).
+   * Whether a feed record of a note or folder this mount does not know may be what one of these
+   * creates made: same kind and name, in the same folder, or in a folder this mount does not know
+   * either (one made by the same request).
    */
-  mayHaveMade(
-    kind: Create["kind"],
-    name: string,
-    parent: string | null,
-    knownFolder: (id: string) => boolean,
-  ): boolean {
+  mayHaveMadeRecord(change: ChangeRecord, tree: Tree): boolean {
+    if (change.deleted) return false;
+    if (change.file && !tree.files.has(change.id))
+      return this.mayHaveMade("file", change.file.name, change.file.folderId, tree);
+    if (change.folder && !tree.dirs.has(change.id))
+      return this.mayHaveMade("folder", change.folder.name, change.folder.parentFolderId, tree);
+    return false;
+  }
+
+  private mayHaveMade(kind: Create["kind"], name: string, parent: string | null, tree: Tree): boolean {
     const fits = (c: Create) =>
-      c.parent === parent || (c.parent === NEW && parent !== null && !knownFolder(parent));
+      c.parent === parent || (c.parent === NEW && parent !== null && !tree.dirs.has(parent));
     const key = keyOf(kind, name);
     return (this.bulk.get(key)?.some(fits) ?? false) || (this.singles.get(key)?.some(fits) ?? false);
   }

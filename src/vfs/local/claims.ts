@@ -24,17 +24,15 @@ export class Claims {
    * what libfuse hid as `.fuse_hidden*` (a note moved onto a name held open: a rename over it).
    */
   async claimName(dir: DirNode, name: string, onlyHidden = false): Promise<Claim | undefined> {
-    // Only a local file stands for a note, and there are few: the folder's children (all of them,
-    // in their order) are walked only if one of those is here showing this name. Every create in
-    // a folder of 10,000 notes walked them all.
-    if (this.showsHere(dir, name))
-      for (const child of dir.children.values()) {
-        if (child.kind !== "local" || child.ghostOf?.shownAs !== name) continue;
-        if (onlyHidden && !child.name.startsWith(".fuse_hidden")) continue;
-        // Renamed here from another folder (`mv d/a.md old.md~`): the name it left is in that folder.
-        if (!this.inFolder(child.ghostOf, dir)) continue;
-        return this.takeGhost(child);
-      }
+    // Only a local file stands for a note: among those (few), not among all of the folder's
+    // children (every create in a folder of 10,000 notes walked them all).
+    for (const local of this.c.tree.locals) {
+      if (local.parent !== dir || local.ghostOf?.shownAs !== name) continue;
+      if (onlyHidden && !local.name.startsWith(".fuse_hidden")) continue;
+      // Renamed here from another folder (`mv d/a.md old.md~`): the name it left is in that folder.
+      if (!this.inFolder(local.ghostOf, dir)) continue;
+      return this.takeGhost(local);
+    }
     if (onlyHidden) return undefined;
     const claim = this.tombstones.get(dir)?.get(name);
     if (claim) {
@@ -55,12 +53,6 @@ export class Claims {
       if (ghost?.name === name && ghost.meta && this.inFolder(ghost, dir)) return this.takeGhost(local);
     }
     return undefined;
-  }
-
-  private showsHere(dir: DirNode, name: string): boolean {
-    for (const local of this.c.tree.locals)
-      if (local.parent === dir && local.ghostOf?.shownAs === name) return true;
-    return false;
   }
 
   /** Whether the note a claim stands for is in `dir` on the service (as far as this mount knows). */
