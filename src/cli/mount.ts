@@ -344,6 +344,7 @@ export function registerMount(program: Command): void {
         stopWatch();
         clearInterval(timer);
         stopRefresh();
+        await mounted.takeHeldWrites(); // a program's writes to a note it still has open
         await vfs.stop();
         const flushedMs = Date.now() - stopStarted;
         control?.close();

@@ -45,6 +45,19 @@ declare module "fuse-native" {
     static exitNow?: (code: number) => boolean;
     /** txtfs patch: the names of the folder `path`, for those lookups only. */
     static putNames?: (path: string, names: string[]) => void;
+    /**
+     * txtfs patch: writes through handles marked holdable are held in C (up to `max` bytes, none
+     * ending past `limit`) and handed over as one write before anything else reaches JavaScript;
+     * max 0: no more are held. False without the patch.
+     */
+    static holdWrites?: (max: number, limit: number) => boolean;
+    /** txtfs patch: the writes of handle `fd` may be held in C from now on (or not). */
+    static holdable?: (fd: number, on: boolean) => void;
+    /**
+     * txtfs patch: the held bytes, taken from C (`[fd, offset, bytes]`); undefined when none are
+     * held, null while a FUSE thread is handing them over as a write (ask again after it).
+     */
+    static takeHeld?: () => [number, number, Buffer] | null | undefined;
     /** txtfs patch: called once the FUSE loop ended (unmounted by us or from outside). */
     onLoopExit?: () => void;
   }

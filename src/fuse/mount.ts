@@ -6,6 +6,7 @@ import { readdir, stat } from "node:fs/promises";
 import { promisify } from "node:util";
 import type { Logger } from "../lib/logger.ts";
 import type { Vfs } from "../vfs/vfs.ts";
+import { holdWrites, takeHeldWrites } from "./heldWrites.ts";
 import { NativePrefill } from "./nativePrefill.ts";
 import { fuseOps } from "./ops.ts";
 import { operationTimeouts } from "./opTimeouts.ts";
@@ -105,6 +106,8 @@ export interface Mounted {
   unmount(): Promise<void>;
   /** Called when the file system was unmounted from outside (`umount DIR`, `fusermount -u`). */
   onUnmounted(listener: () => void): void;
+  /** Holds no more writes in C and gives the vfs what is held there (before the vfs stops). */
+  takeHeldWrites(): Promise<void>;
   /**
    * Ends the process with `code` once the daemon's stop is done (saves delivered or journalled
    * and fsynced, logs written, unmounted): with the patched binding at once (`_exit`), skipping
@@ -147,6 +150,8 @@ export async function mountVfs(
   // Paths whose fresh attributes go to C once the operation that changed them is answered (below).
   const fresh = new Set<string>();
   let putFresh = () => {};
+  // Set once writes are held in C (below).
+  let holdable: ((fd: number) => void) | undefined;
   const ops = fuseOps(vfs, log, {
     trace: opts.trace,
     directIo,
@@ -157,6 +162,7 @@ export async function mountVfs(
     answered: () => {
       if (fresh.size > 0) process.nextTick(putFresh);
     },
+    holdable: (fd) => holdable?.(fd),
   });
   const fuse = new Fuse(mountpoint, ops, {
     // fuse-native cannot pass big_writes; libfuse splits this option string on commas, so it rides
@@ -184,6 +190,8 @@ export async function mountVfs(
   // never crosses into JavaScript.
   const native = Fuse.fastPaths?.(ATTR_CACHE_TTL_MS) ? Fuse : undefined;
   const prefill = native ? new NativePrefill(vfs, native, nativeStat) : undefined;
+  // A shell's `printf ... > new` writes in several pieces: held in C, they cross once (heldWrites.ts).
+  if (native && holdWrites(native)) holdable = (fd) => native.holdable?.(fd, true);
   // Editors and shells look up each name before creating it (vim: swap file, `4913`, backup;
   // `echo x > new`): C answers those from the folder's names (kept with every listing put there or
   // answered, and grown by every change of ours and every report below: patches/fuse-native.patch).
@@ -240,6 +248,7 @@ export async function mountVfs(
         Fuse.exitNow?.(code);
       process.exit(code);
     },
+    takeHeldWrites: () => (native ? takeHeldWrites(native, vfs) : Promise.resolve()),
     onUnmounted(listener) {
       loopEnded = () => {
         if (!done) listener(); // not our own unmount: one from outside (`umount DIR`)

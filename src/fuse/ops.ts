@@ -59,6 +59,12 @@ export interface FuseOpsOptions {
   absent?: (path: string) => void;
   /** An asynchronous operation was just answered (what it changed may now be kept natively). */
   answered?: () => void;
+  /**
+   * Set when the patched fuse-native holds writes (heldWrites.ts): the writes of a handle whose
+   * writes cannot fail (Vfs.writesCannotFail) may be held there. Open and create replies say so of
+   * their handle; this marks one that became so later (emptied by a truncate through it).
+   */
+  holdable?: (fd: number) => void;
 }
 
 /**
@@ -69,8 +75,9 @@ export interface FuseOpsOptions {
 const NATIVE_FH = 0x80000000;
 const isNative = (fd: number) => fd >= NATIVE_FH;
 
-/** The open reply's flag for direct I/O (the patched fuse-native's open callback). */
+/** The open and create replies' flags (the patched fuse-native's): direct I/O; writes may be held natively. */
 const OPEN_DIRECT_IO = 1;
+const OPEN_HOLD_WRITES = 2;
 
 export function fuseOps(
   vfs: Vfs,
@@ -81,8 +88,10 @@ export function fuseOps(
     nativeStat = (p) => vfs.nativeStat(p),
     absent,
     answered: afterAnswer = () => {},
+    holdable,
   }: FuseOpsOptions = {},
 ) {
+  const holdFlag = (fd: number) => (holdable && vfs.writesCannotFail(fd) ? OPEN_HOLD_WRITES : 0);
   const run = <T>(
     op: string,
     path: string,
@@ -180,7 +189,7 @@ export function fuseOps(
         path,
         cb,
         () => openByName(vfs, path, flags),
-        (fd) => [fd, directIo?.(path, flags) ? OPEN_DIRECT_IO : 0],
+        (fd) => [fd, (directIo?.(path, flags) ? OPEN_DIRECT_IO : 0) | holdFlag(fd)],
       ),
     create: (path: string, mode: number, cb: Cb) =>
       run(
@@ -189,10 +198,7 @@ export function fuseOps(
         cb,
         () => vfs.create(path, mode),
         // The new file's stat comes along: libfuse asks for it right after, and C can answer that.
-        (fd) => {
-          const st = nativeStat(path);
-          return st ? [fd, st] : [fd];
-        },
+        (fd) => [fd, nativeStat(path), holdFlag(fd)],
       ),
     read: (path: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) => {
       if (trace) log.debug({ op: "read", path, len, pos }, "fuse op");
@@ -220,11 +226,19 @@ export function fuseOps(
       run("fsync", path, cb, () => (isNative(fd) ? vfs.fsyncPath(path) : vfs.fsync(fd))),
     release: (path: string, fd: number, cb: Cb) =>
       run("release", path, cb, () => (isNative(fd) ? undefined : vfs.release(fd))),
+    // `echo x > note`: the kernel opens, then truncates (by path): the note's handles may hold writes then.
     truncate: (path: string, size: number, cb: Cb) =>
-      run("truncate", path, cb, () => vfs.truncate(path, size)),
+      run("truncate", path, cb, async () => {
+        await vfs.truncate(path, size);
+        if (holdable) for (const fd of vfs.handlesWhoseWritesCannotFail(path)) holdable(fd);
+      }),
     // A native handle's: open(O_RDONLY | O_TRUNC) truncates (Linux), through the handle it made.
     ftruncate: (path: string, fd: number, size: number, cb: Cb) =>
-      run("ftruncate", path, cb, () => (isNative(fd) ? vfs.truncate(path, size) : vfs.ftruncate(fd, size))),
+      run("ftruncate", path, cb, async () => {
+        if (isNative(fd)) return vfs.truncate(path, size);
+        await vfs.ftruncate(fd, size);
+        if (holdable && vfs.writesCannotFail(fd)) holdable(fd);
+      }),
     // The patched fuse-native sends UTIME_OMIT as all ones (past 2^53 here): that time stays.
     utimens: (path: string, atime: number, mtime: number, cb: Cb) =>
       run("utimens", path, cb, () => vfs.utimens(path, omitted(atime), omitted(mtime))),

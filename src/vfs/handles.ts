@@ -287,6 +287,21 @@ export class OpenFiles {
     return data.length;
   }
 
+  /** Vfs.writesCannotFail: `write` below then reaches neither the service nor the disk. */
+  writesCannotFail(fd: number): boolean {
+    const h = this.c.handles.get(fd);
+    return h?.kind === "note" && h.writable && !h.append && h.open.content !== null && !h.open.tail;
+  }
+
+  handlesWhoseWritesCannotFail(path: string): number[] {
+    const node = this.c.tree.lookup(path);
+    if (node?.kind !== "file" || !this.c.openNotes.has(node)) return [];
+    const fds: number[] = [];
+    for (const [fd, h] of this.c.handles)
+      if (h.kind === "note" && h.open.node === node && this.writesCannotFail(fd)) fds.push(fd);
+    return fds;
+  }
+
   /** What identifies a note's current content: its pending local save, or the service's version. */
   versionOf(node: FileNode): unknown {
     return this.c.overlay.get(node) ?? node.meta?.etag;

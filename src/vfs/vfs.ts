@@ -354,6 +354,19 @@ export class Vfs {
     if (this.control.ownsFd(fd)) return this.control.write(fd, data);
     return this.c.io.write(fd, data, position);
   }
+  /**
+   * Whether a write through `fd` that ends within the largest note can only succeed, so a FUSE
+   * adapter may answer it before it gets here and hand it over later with the writes after it:
+   * a note whose content is here whole (made or emptied through this open), written at the
+   * offsets the program gives (not O_APPEND).
+   */
+  writesCannotFail(fd: number): boolean {
+    return !this.control.ownsFd(fd) && this.c.io.writesCannotFail(fd);
+  }
+  /** The open handles of the note at `path` whose writes cannot fail (after a truncate emptied it). */
+  handlesWhoseWritesCannotFail(path: string): number[] {
+    return ControlDir.owns(path) ? [] : this.c.io.handlesWhoseWritesCannotFail(path);
+  }
   ftruncate(fd: number, size: number): Promise<void> {
     if (this.control.ownsFd(fd)) return Promise.reject(new VfsError("EINVAL"));
     return this.c.io.ftruncate(fd, size);
