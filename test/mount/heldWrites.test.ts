@@ -109,7 +109,10 @@ for n, mode, fm, fr in fds:
 print(json.dumps({"ok": True, "files": {n: (read(path(ref, n)) or b"").decode() for n in names if read(path(ref, n)) is not None}}))
 `;
 
-function python(args: string[], timeoutMs = 120_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function python(
+  args: string[],
+  timeoutMs = 120_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn("python3", args, { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
