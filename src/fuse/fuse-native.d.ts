@@ -51,6 +51,8 @@ declare module "fuse-native" {
      * max 0: no more are held. False without the patch.
      */
     static holdWrites?: (max: number, limit: number) => boolean;
+    /** txtfs patch: the held bytes a flush or fsync brought along were applied. */
+    static heldLanded?: () => void;
     /** txtfs patch: the writes of handle `fd` may be held in C from now on (or not). */
     static holdable?: (fd: number, on: boolean) => void;
     /**

@@ -163,6 +163,7 @@ export async function mountVfs(
       if (fresh.size > 0) process.nextTick(putFresh);
     },
     holdable: (fd) => holdable?.(fd),
+    heldLanded: () => Fuse.heldLanded?.(),
   });
   const fuse = new Fuse(mountpoint, ops, {
     // fuse-native cannot pass big_writes; libfuse splits this option string on commas, so it rides

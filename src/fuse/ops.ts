@@ -65,6 +65,8 @@ export interface FuseOpsOptions {
    * their handle; this marks one that became so later (emptied by a truncate through it).
    */
   holdable?: (fd: number) => void;
+  /** The held bytes a flush or fsync brought along were applied (C lets other operations go on). */
+  heldLanded?: () => void;
 }
 
 /**
@@ -89,9 +91,35 @@ export function fuseOps(
     absent,
     answered: afterAnswer = () => {},
     holdable,
+    heldLanded = () => {},
   }: FuseOpsOptions = {},
 ) {
   const holdFlag = (fd: number) => (holdable && vfs.writesCannotFail(fd) ? OPEN_HOLD_WRITES : 0);
+  /**
+   * Held bytes a flush or fsync of their handle brought along (heldWrites.ts) go in first; what
+   * refused them (only the unforeseen) is that operation's answer, once it was done.
+   */
+  const withHeld = async (
+    fd: number,
+    held: Buffer | undefined,
+    at: number | undefined,
+    then: () => unknown,
+  ) => {
+    let refused: unknown;
+    if (held) {
+      try {
+        const data = Buffer.from(held); // C's buffer dies with the answer
+        if ((await vfs.write(fd, data, at ?? 0)) !== data.length)
+          refused = fail("EIO", "a held write was cut short");
+      } catch (err) {
+        refused = err;
+      } finally {
+        heldLanded();
+      }
+    }
+    await then();
+    if (refused) throw refused;
+  };
   const run = <T>(
     op: string,
     path: string,
@@ -219,11 +247,13 @@ export function fuseOps(
         (err) => cb(toErrno(err, log, "write", path)),
       );
     },
-    flush: (path: string, fd: number, cb: Cb) =>
-      run("flush", path, cb, () => (isNative(fd) ? undefined : vfs.flush(fd))),
+    flush: (path: string, fd: number, cb: Cb, held?: Buffer, at?: number) =>
+      run("flush", path, cb, () => withHeld(fd, held, at, () => (isNative(fd) ? undefined : vfs.flush(fd)))),
     // fuse-native passes (path, datasync, fd), unlike its README.
-    fsync: (path: string, _datasync: number, fd: number, cb: Cb) =>
-      run("fsync", path, cb, () => (isNative(fd) ? vfs.fsyncPath(path) : vfs.fsync(fd))),
+    fsync: (path: string, _datasync: number, fd: number, cb: Cb, held?: Buffer, at?: number) =>
+      run("fsync", path, cb, () =>
+        withHeld(fd, held, at, () => (isNative(fd) ? vfs.fsyncPath(path) : vfs.fsync(fd))),
+      ),
     release: (path: string, fd: number, cb: Cb) =>
       run("release", path, cb, () => (isNative(fd) ? undefined : vfs.release(fd))),
     // `echo x > note`: the kernel opens, then truncates (by path): the note's handles may hold writes then.

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { contentAt, fuseOpsIn, type MountFixture, mountFixture, q, sh } from "../helpers/mount.ts";
+import { contentAt, fuseOpsIn, type MountFixture, mountFixture, noteAt, q, sh } from "../helpers/mount.ts";
 
 let m: MountFixture;
 let local: string;
@@ -128,7 +128,7 @@ function python(
 }
 
 describe("writes held in C", () => {
-  it("a shell writing notes in pieces (printf > new, echo > note) sends each note's pieces to JavaScript as one write", async () => {
+  it("a shell writing notes in pieces (printf > new, echo > note) sends each note's pieces to JavaScript along with close's flush", async () => {
     const mark = m.current.stderr().length;
     const r = await m.sh(
       `mkdir p && for i in $(seq 1 20); do printf '# %s\\n\\n%s\\n' "title $i" "body $i" > p/n$i.md; done &&
@@ -136,8 +136,11 @@ describe("writes held in C", () => {
     );
     expect(r.stderr).toBe("");
     expect(r.stdout).toBe("again 7\nagain second line\n");
-    // 40 saves of 3 and 2 pieces each: one write apiece reached JavaScript.
-    expect(fuseOpsIn(m.current.stderr().slice(mark), "write", "/p/")).toBe(40);
+    // 40 saves of 3 and 2 pieces each: their pieces reached JavaScript with close's flush, no
+    // write did (bash flushes `> note` over a note twice: after the truncate and at close).
+    const ops = m.current.stderr().slice(mark);
+    expect(fuseOpsIn(ops, "write", "/p/")).toBe(0);
+    expect(fuseOpsIn(ops, "flush", "/p/")).toBe(60);
     expect(await contentAt(api(), "p/n20.md")).toBe("again 20\nagain second line\n");
   });
 
@@ -200,6 +203,32 @@ print("bad", bad)
       { cwd: local },
     );
     expect(ref.stdout).toBe("one two three five");
+  });
+
+  it("a note's extended attributes, read and set through its descriptor right after held pieces, are answered as such", async () => {
+    // Through the descriptor: no lookup comes first (it would hand the pieces over itself).
+    const script = `
+import os, sys
+out = []
+for i in range(6):
+    p = os.path.join(sys.argv[1], "x%d.md" % i)
+    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.write(fd, b"a"); os.write(fd, b"b")
+    out.append(os.getxattr(fd, "user.txtfs.tags"))
+    os.write(fd, b"c")
+    os.setxattr(fd, "user.txtfs.tags", b"t%d" % i)
+    os.write(fd, b"d")
+    out.append(os.getxattr(fd, "user.txtfs.tags"))
+    os.close(fd)
+    out.append(open(p, "rb").read())
+print(b"|".join(out).decode())
+`;
+    const r = await python(["-c", script, m.dirs.mnt]);
+    expect(r.stderr).toBe("");
+    expect(r.stdout.trim()).toBe([0, 1, 2, 3, 4, 5].map((i) => `|t${i}|abcd`).join("|")); // no tags, then its own
+    await m.sync();
+    expect(await contentAt(api(), "x5.md")).toBe("abcd");
+    expect((await noteAt(api(), "x5.md")).tags).toEqual(["t5"]);
   });
 
   it("a daemon stopped (SIGTERM) while a program holds a new note open keeps the pieces it wrote", async () => {
