@@ -14,8 +14,12 @@ export const HELD_WRITES_MAX_BYTES = 1024 * 1024;
 
 type Native = typeof FuseNative;
 
-/** Turns holding on; false without the patched binding. */
+/**
+ * Turns holding on; false without the patched binding, or with TXTFS_HOLD_WRITES=0 (every write
+ * then crosses into JavaScript on its own, as before: for measuring, or to rule this path out).
+ */
 export function holdWrites(native: Native): boolean {
+  if (process.env.TXTFS_HOLD_WRITES === "0") return false;
   return native.holdWrites?.(HELD_WRITES_MAX_BYTES, NOTE_CONTENT_BYTES) ?? false;
 }
 

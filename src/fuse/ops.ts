@@ -5,6 +5,7 @@ import { constants } from "node:os";
 import type { Logger } from "../lib/logger.ts";
 import { fail, VfsError } from "../vfs/errors.ts";
 import type { Vfs } from "../vfs/vfs.ts";
+import { HELD_WRITES_MAX_BYTES } from "./heldWrites.ts";
 
 type Cb = (result: number, ...rest: unknown[]) => void;
 
@@ -94,7 +95,8 @@ export function fuseOps(
     heldLanded = () => {},
   }: FuseOpsOptions = {},
 ) {
-  const holdFlag = (fd: number) => (holdable && vfs.writesCannotFail(fd) ? OPEN_HOLD_WRITES : 0);
+  const holdFlag = (fd: number) =>
+    holdable && vfs.writesCannotFail(fd, HELD_WRITES_MAX_BYTES) ? OPEN_HOLD_WRITES : 0;
   /**
    * Held bytes a flush or fsync of their handle brought along (heldWrites.ts) go in first; what
    * refused them (only the unforeseen) is that operation's answer, once it was done.
@@ -260,14 +262,15 @@ export function fuseOps(
     truncate: (path: string, size: number, cb: Cb) =>
       run("truncate", path, cb, async () => {
         await vfs.truncate(path, size);
-        if (holdable) for (const fd of vfs.handlesWhoseWritesCannotFail(path)) holdable(fd);
+        if (holdable)
+          for (const fd of vfs.handlesWhoseWritesCannotFail(path, HELD_WRITES_MAX_BYTES)) holdable(fd);
       }),
     // A native handle's: open(O_RDONLY | O_TRUNC) truncates (Linux), through the handle it made.
     ftruncate: (path: string, fd: number, size: number, cb: Cb) =>
       run("ftruncate", path, cb, async () => {
         if (isNative(fd)) return vfs.truncate(path, size);
         await vfs.ftruncate(fd, size);
-        if (holdable && vfs.writesCannotFail(fd)) holdable(fd);
+        if (holdable && vfs.writesCannotFail(fd, HELD_WRITES_MAX_BYTES)) holdable(fd);
       }),
     // The patched fuse-native sends UTIME_OMIT as all ones (past 2^53 here): that time stays.
     utimens: (path: string, atime: number, mtime: number, cb: Cb) =>

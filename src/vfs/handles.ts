@@ -288,17 +288,22 @@ export class OpenFiles {
   }
 
   /** Vfs.writesCannotFail: `write` below then reaches neither the service nor the disk. */
-  writesCannotFail(fd: number): boolean {
+  writesCannotFail(fd: number, bytes: number): boolean {
     const h = this.c.handles.get(fd);
-    return h?.kind === "note" && h.writable && !h.append && h.open.content !== null && !h.open.tail;
+    if (h?.kind !== "note" || !h.writable) return false;
+    const { content, tail, node } = h.open;
+    if (!h.append) return content !== null && !tail;
+    // Appended at the end (appendBlind, or the content's end): refused only past the largest note.
+    const size = tail ? (this.c.appendedSize(node) ?? node.meta?.size) : content?.length;
+    return size !== undefined && size + bytes <= NOTE_CONTENT_BYTES;
   }
 
-  handlesWhoseWritesCannotFail(path: string): number[] {
+  handlesWhoseWritesCannotFail(path: string, bytes: number): number[] {
     const node = this.c.tree.lookup(path);
     if (node?.kind !== "file" || !this.c.openNotes.has(node)) return [];
     const fds: number[] = [];
     for (const [fd, h] of this.c.handles)
-      if (h.kind === "note" && h.open.node === node && this.writesCannotFail(fd)) fds.push(fd);
+      if (h.kind === "note" && h.open.node === node && this.writesCannotFail(fd, bytes)) fds.push(fd);
     return fds;
   }
 

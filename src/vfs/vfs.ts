@@ -355,17 +355,18 @@ export class Vfs {
     return this.c.io.write(fd, data, position);
   }
   /**
-   * Whether a write through `fd` that ends within the largest note can only succeed, so a FUSE
-   * adapter may answer it before it gets here and hand it over later with the writes after it:
-   * a note whose content is here whole (made or emptied through this open), written at the
-   * offsets the program gives (not O_APPEND).
+   * Whether writes through `fd` of up to `bytes`, each ending within the largest note where it
+   * lands, can only succeed, so a FUSE adapter may answer them before they get here and hand them
+   * over later together: a note whose content is here whole (made or emptied through this open),
+   * or an O_APPEND handle whose note's size is known and `bytes` short of the largest note (its
+   * writes land at the end, whatever offset the kernel gives).
    */
-  writesCannotFail(fd: number): boolean {
-    return !this.control.ownsFd(fd) && this.c.io.writesCannotFail(fd);
+  writesCannotFail(fd: number, bytes: number): boolean {
+    return !this.control.ownsFd(fd) && this.c.io.writesCannotFail(fd, bytes);
   }
   /** The open handles of the note at `path` whose writes cannot fail (after a truncate emptied it). */
-  handlesWhoseWritesCannotFail(path: string): number[] {
-    return ControlDir.owns(path) ? [] : this.c.io.handlesWhoseWritesCannotFail(path);
+  handlesWhoseWritesCannotFail(path: string, bytes: number): number[] {
+    return ControlDir.owns(path) ? [] : this.c.io.handlesWhoseWritesCannotFail(path, bytes);
   }
   ftruncate(fd: number, size: number): Promise<void> {
     if (this.control.ownsFd(fd)) return Promise.reject(new VfsError("EINVAL"));
