@@ -144,6 +144,21 @@ describe("writes held in C", () => {
     expect(await contentAt(api(), "p/n20.md")).toBe("again 20\nagain second line\n");
   });
 
+  it("appends (>>, to notes read here and not) go to JavaScript along with close's flush, at the note's end", async () => {
+    await m.sh(`mkdir ap && for i in $(seq 1 10); do echo "first $i" > ap/n$i.md; done`);
+    await m.remount({ args: ["--trace"] }); // notes 6-10 are not read since the mount: appended blind
+    const mark = m.current.stderr().length;
+    const r = await m.sh(
+      `cat ap/n1.md ap/n2.md ap/n3.md ap/n4.md ap/n5.md > /dev/null &&
+       for i in $(seq 1 10); do printf 'second %s\n' "$i" >> ap/n$i.md; printf 'third %s\n' "$i" >> ap/n$i.md; done &&
+       cat ap/n3.md ap/n8.md`,
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("first 3\nsecond 3\nthird 3\nfirst 8\nsecond 8\nthird 8\n");
+    expect(fuseOpsIn(m.current.stderr().slice(mark), "write", "/ap/")).toBe(0);
+    expect(await contentAt(api(), "ap/n10.md")).toBe("first 10\nsecond 10\nthird 10\n");
+  });
+
   it("random writes through several descriptors at once read back as on a local directory, after every step", async () => {
     const seeds = [1, 2, 3, 4, 5, 6];
     const results = await Promise.all(
