@@ -1,10 +1,11 @@
 // Writes held in C (patches/fuse-native.patch): a shell's `printf ... > new` writes a note in
 // several pieces, and each piece was a round trip into JavaScript. Writes through a handle whose
-// writes cannot fail here (Vfs.writesCannotFail: a note made or emptied through that open, not
-// O_APPEND) are answered in C when they continue the bytes held there, and handed to JavaScript as
-// one write before any other operation reaches JavaScript or is answered from C's caches: a read,
-// a stat, close's flush, a rename, a write through another handle all see them. What is held when
-// the daemon stops is taken here before its open notes are saved.
+// writes cannot fail here (Vfs.writesCannotFail: a note made or emptied through that open, or an
+// O_APPEND handle of a note of known size well below the largest) are answered in C when they
+// continue the bytes held there, and handed to JavaScript as one write before any other operation
+// reaches JavaScript or is answered from C's caches (a read, a stat, a rename, a write through
+// another handle all see them), or along with the handle's flush or fsync (ops.ts). What is held
+// when the daemon stops is taken here before its open notes are saved.
 import type FuseNative from "fuse-native";
 import { NOTE_CONTENT_BYTES } from "../lib/limits.ts";
 import type { Vfs } from "../vfs/vfs.ts";
