@@ -344,7 +344,10 @@ export function registerMount(program: Command): void {
         stopWatch();
         clearInterval(timer);
         stopRefresh();
-        await mounted.takeHeldWrites(); // a program's writes to a note it still has open
+        // A program's writes to a note it still has open, held in C: saved with it below.
+        await mounted
+          .takeHeldWrites()
+          .catch((err) => log.error({ err }, "writes held in C could not be taken"));
         await vfs.stop();
         const flushedMs = Date.now() - stopStarted;
         control?.close();

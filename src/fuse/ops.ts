@@ -111,8 +111,9 @@ export function fuseOps(
     if (held) {
       try {
         const data = Buffer.from(held); // C's buffer dies with the answer
+        // Only the largest note cuts a write short (a held append the kernel's stale size let by).
         if ((await vfs.write(fd, data, at ?? 0)) !== data.length)
-          refused = fail("EIO", "a held write was cut short");
+          refused = fail("EFBIG", "a held write went past the largest note");
       } catch (err) {
         refused = err;
       } finally {
