@@ -150,8 +150,8 @@ export async function mountVfs(
   // Paths whose fresh attributes go to C once the operation that changed them is answered (below).
   const fresh = new Set<string>();
   let putFresh = () => {};
-  // Set once writes are held in C (below).
-  let holdable: ((fd: number) => void) | undefined;
+  // A shell's `printf ... > new` writes in several pieces: held in C, they cross once (heldWrites.ts).
+  const holding = holdWrites(Fuse);
   const ops = fuseOps(vfs, log, {
     trace: opts.trace,
     directIo,
@@ -162,7 +162,7 @@ export async function mountVfs(
     answered: () => {
       if (fresh.size > 0) process.nextTick(putFresh);
     },
-    holdable: (fd) => holdable?.(fd),
+    holdable: holding ? (fd) => Fuse.holdable?.(fd, true) : undefined,
     heldLanded: () => Fuse.heldLanded?.(),
   });
   const fuse = new Fuse(mountpoint, ops, {
@@ -191,8 +191,6 @@ export async function mountVfs(
   // never crosses into JavaScript.
   const native = Fuse.fastPaths?.(ATTR_CACHE_TTL_MS) ? Fuse : undefined;
   const prefill = native ? new NativePrefill(vfs, native, nativeStat) : undefined;
-  // A shell's `printf ... > new` writes in several pieces: held in C, they cross once (heldWrites.ts).
-  if (native && holdWrites(native)) holdable = (fd) => native.holdable?.(fd, true);
   // Editors and shells look up each name before creating it (vim: swap file, `4913`, backup;
   // `echo x > new`): C answers those from the folder's names (kept with every listing put there or
   // answered, and grown by every change of ours and every report below: patches/fuse-native.patch).
@@ -249,7 +247,7 @@ export async function mountVfs(
         Fuse.exitNow?.(code);
       process.exit(code);
     },
-    takeHeldWrites: () => (native ? takeHeldWrites(native, vfs) : Promise.resolve()),
+    takeHeldWrites: () => (holding ? takeHeldWrites(Fuse, vfs) : Promise.resolve()),
     onUnmounted(listener) {
       loopEnded = () => {
         if (!done) listener(); // not our own unmount: one from outside (`umount DIR`)
