@@ -212,6 +212,17 @@ export async function runMixed(ops: MixedOp[], o: RemoteRunOptions): Promise<Run
       // Not a save: the saves of `p` go along, and those it replaced at `to` are no longer owed (a
       // program removed them, as `rm` would).
       if (op.to === op.p) continue;
+      // A save whose note was not known right after it (a remote rename took the note from the
+      // path before its id or bytes were read: soak seed 4808, `> b.md` as the feed moved that
+      // note to a.md) belongs to the note moved now if the service holds its bytes there: the
+      // move deletes that note with its versions.
+      const moving = noteIn((await bash(noteOf(op.p, "N"), dir)).stdout, "N");
+      if (moving && (unseen.length || claims.some((c) => !c.note))) {
+        const { content, hashes } = await history(o.api, moving);
+        for (const c of claims) if (!c.note && hashes.has(sha(c.bytes))) c.note = moving;
+        const texts = [content ?? "", ...(await versionTexts(o.api, moving))];
+        for (const u of unseen) if (texts.some((t) => t.includes(u.text))) u.path = op.p;
+      }
       // The bytes at `p` before (B:) and at `to` right after (A:): what was moved.
       const r = await bash(
         `${noteOf(op.p, "N")}; printf 'B:%s\\n' "$(base64 -w0 < ${q(op.p)} 2>/dev/null)"; ( ${opScript(op)} ) >/dev/null 2>&1 </dev/null; rc=$?; ` +
