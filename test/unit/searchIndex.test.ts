@@ -89,10 +89,22 @@ describe("the full-text index after the commit", () => {
     expect(db.prepare("SELECT count(*) AS n FROM file_search").get()).toEqual({ n: 1 });
   });
 
-  it("takes at most the given number of files at a time; a failure leaves them noted", async () => {
+  it("takes at most the given number of files (and bytes) at a time; a failure leaves them noted", async () => {
     for (const id of ["a", "b", "c"]) addFile(id, `${id}.md`, `word${id}`);
     expect(await indexPending(sqlOf(db), 2)).toBe(2);
     expect(noted()).toHaveLength(1);
+    // A byte budget ends the batch early, but never before the first file.
+    addFile("d", "d.md", "x".repeat(1000));
+    addFile("e", "e.md", "worde");
+    expect(await indexPending(sqlOf(db), 10, 100)).toBe(1); // c
+    expect(await indexPending(sqlOf(db), 10, 100)).toBe(1); // d alone is past the budget
+    expect(noted()).toEqual(["e"]);
+    expect(await indexPending(sqlOf(db), 10, 100)).toBe(1);
+    expect([found("wordc"), found("worde")]).toEqual([["c"], ["e"]]);
+    db.prepare("DELETE FROM files WHERE id = 'e'").run(); // a deleted file has no text left to weigh
+    expect(await indexPending(sqlOf(db), 10, 100)).toBe(1);
+    expect(found("worde")).toEqual([]);
+    addFile("f", "f.md", "wordf");
     db.exec("DROP TABLE file_search_ids"); // every indexing statement fails now
     await expect(indexPending(sqlOf(db))).rejects.toThrow();
     expect(noted()).toHaveLength(1);

@@ -8,21 +8,53 @@
 // every committed change, as before.
 import type { Sql } from "../store.ts";
 
-/** Files indexed per transaction by the background pass, so a waiting request is not held long. */
+/**
+ * A background pass's transaction takes up to this many noted files, and stops once their text
+ * passes INDEX_BATCH_BYTES: node:sqlite is synchronous, so a batch holds the service's event loop
+ * (every request waits) for as long as it tokenizes. 500 notes of 8 KiB took ~0.5 s in one batch,
+ * enough to stall an unmount's last delivery behind it; in batches of 256 KiB the same work
+ * (16 batches) held it for at most 60 ms at a time.
+ */
 export const INDEX_BATCH = 500;
+export const INDEX_BATCH_BYTES = 256 * 1024;
 
 /**
- * Brings the index up to date for up to `limit` noted files (all of them by default), in one
- * savepoint (its own transaction outside one). Returns how many it did. Set-based, a few
- * statements for the whole batch: noted files are taken in id order, so "up to the last one
- * taken" names the batch (nothing else writes meanwhile: the store runs one unit at a time).
+ * Brings the index up to date for up to `limit` noted files (all of them by default), or fewer
+ * once the text taken passes `maxBytes` (always at least one), in one savepoint (its own
+ * transaction outside one). Returns how many it did. Set-based, a few statements for the whole
+ * batch: noted files are taken in id order, so "up to the last one taken" names the batch (nothing
+ * else writes meanwhile: the store runs one unit at a time).
  */
-export async function indexPending(sql: Sql, limit = Number.MAX_SAFE_INTEGER): Promise<number> {
-  const batch = await sql.get<{ last: string | null; n: number }>(
-    "SELECT max(file_id) AS last, count(*) AS n FROM (SELECT file_id FROM file_search_pending ORDER BY file_id LIMIT ?)",
-    [limit],
-  );
-  const last = batch?.last;
+export async function indexPending(
+  sql: Sql,
+  limit = Number.MAX_SAFE_INTEGER,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Promise<number> {
+  let last: string | undefined;
+  let n = 0;
+  if (maxBytes === Number.POSITIVE_INFINITY) {
+    const batch = await sql.get<{ last: string | null; n: number }>(
+      "SELECT max(file_id) AS last, count(*) AS n FROM (SELECT file_id FROM file_search_pending ORDER BY file_id LIMIT ?)",
+      [limit],
+    );
+    last = batch?.last ?? undefined;
+    n = Number(batch?.n ?? 0);
+  } else {
+    // Weighed by the text now in the file (a deleted one counts as nothing).
+    const noted = await sql.all<{ file_id: string; bytes: number | null }>(
+      `SELECT p.file_id, length(CAST(f.content AS BLOB)) + length(CAST(f.name AS BLOB))
+         + length(CAST(f.context AS BLOB)) + length(CAST(f.tags AS BLOB)) AS bytes
+       FROM file_search_pending p LEFT JOIN files f ON f.id = p.file_id ORDER BY p.file_id LIMIT ?`,
+      [limit],
+    );
+    let bytes = 0;
+    for (const row of noted) {
+      if (n > 0 && bytes + Number(row.bytes ?? 0) > maxBytes) break;
+      bytes += Number(row.bytes ?? 0);
+      last = row.file_id;
+      n++;
+    }
+  }
   if (!last) return 0;
   await sql.run("SAVEPOINT file_search_index");
   try {
@@ -57,5 +89,5 @@ export async function indexPending(sql: Sql, limit = Number.MAX_SAFE_INTEGER): P
     await sql.run("RELEASE file_search_index");
     throw err;
   }
-  return Number(batch.n);
+  return n;
 }

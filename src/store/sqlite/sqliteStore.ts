@@ -6,7 +6,7 @@ import { FeedNotifier } from "../notifier.ts";
 import type { Sql, Store, Tx } from "../store.ts";
 import { createTx } from "../tx.ts";
 import { SQLITE_MIGRATIONS, sqliteDdl } from "./migrations.ts";
-import { INDEX_BATCH, indexPending } from "./searchIndex.ts";
+import { INDEX_BATCH, INDEX_BATCH_BYTES, indexPending } from "./searchIndex.ts";
 
 /** The full-text index catches up once no write came for this long (searchIndex.ts)... */
 const INDEX_QUIET_MS = 50;
@@ -94,17 +94,22 @@ export class SqliteStore implements Store {
     this.indexTimer.unref();
   }
 
-  /** In batches, each its own transaction, so requests waiting for the connection go in between. */
+  /**
+   * In batches, each its own transaction, so requests go in between: each batch waits for the
+   * event loop's next turn (a request that arrived meanwhile is read and queued for the connection
+   * first), which chained promises alone never give.
+   */
   private async indexInBackground(): Promise<void> {
-    let done = INDEX_BATCH;
-    while (done === INDEX_BATCH && !this.closed) {
+    let done = 1;
+    while (done > 0 && !this.closed) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
       done = await this.mutex.run(async () => {
         if (this.closed) return 0;
         // Every commit schedules this pass (most write no note): a read, not the write lock, then.
         if (!(await this.sql.get("SELECT 1 AS noted FROM file_search_pending LIMIT 1"))) return 0;
         this.db.exec("BEGIN IMMEDIATE");
         try {
-          const n = await indexPending(this.sql, INDEX_BATCH);
+          const n = await indexPending(this.sql, INDEX_BATCH, INDEX_BATCH_BYTES);
           this.db.exec("COMMIT");
           return n;
         } catch {
