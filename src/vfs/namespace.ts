@@ -428,6 +428,7 @@ export class Namespace {
     // Into a folder whose content stays local: mv copies it there and deletes the note (EXDEV).
     if (destDir.localOnly === "always") throw fail("EXDEV");
     await this.materialize(destDir);
+    this.c.claims.nameTaken(destDir, name);
     if (isNoteName(name) && (this.c.writeBehind || !src.id)) {
       // Shown at once; the journal sends the new name and folder in order with the note's saves
       // (a note not created yet is simply created under its new name).

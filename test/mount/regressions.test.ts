@@ -684,4 +684,34 @@ describe("issue 13: found by the soak", () => {
     ]);
     expect(await contentAt(api(), `${d}/a.md`)).toBe("new a\n");
   });
+
+  it("a name another note moved onto is no longer the deleted note's: a file made there later is a new note (soak seed 4208)", async () => {
+    // rm, then (within the delete's grace) another note moved onto the name and away again, then
+    // rsync made a file there: it continued the deleted note (its id and tags came back).
+    const d = await folder();
+    expect(
+      (await m.sh(`mkdir ${d}/d2 && printf 'old\\n' > ${d}/a.md && printf 'other\\n' > ${d}/d2/a.md`)).code,
+    ).toBe(0);
+    expect((await m.sh(`setfattr -n user.txtfs.tags -v alpha ${d}/a.md`)).code).toBe(0);
+    await m.sync();
+    const deleted = await noteAt(api(), `${d}/a.md`);
+    const other = await noteAt(api(), `${d}/d2/a.md`);
+    const stage = mkdtempSync(join(local, "rsync-"));
+    const r = await run(
+      `cd ${d} && rm a.md && mv -T d2/a.md a.md && printf 'more\\n' >> a.md && mv -T a.md d2/a.md && ` +
+        `printf 'rsynced\\n' > ${stage}/src.md && rsync --checksum ${stage}/src.md a.md && ` +
+        'printf \'[%s][%s]\' "$(getfattr --only-values -n user.txtfs.tags a.md)" "$(getfattr --only-values -n user.txtfs.tags d2/a.md)"',
+    );
+    expect(r.stdout).toBe("[][]");
+    await m.sync();
+    expect(await noteAt(api(), `${d}/d2/a.md`)).toMatchObject({
+      id: other.id,
+      content: "other\nmore\n",
+      tags: [],
+    });
+    const made = await noteAt(api(), `${d}/a.md`);
+    expect(made).toMatchObject({ content: "rsynced\n", tags: [] });
+    expect(made.id).not.toBe(deleted.id);
+    expect((await api().get(`/api/v1/files/${deleted.id}`)).status).toBe(404);
+  });
 });

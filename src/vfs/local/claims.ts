@@ -128,6 +128,17 @@ export class Claims {
     }
   }
 
+  /**
+   * Another note took `name` in `dir` (moved there): a file made under that name later is a new
+   * note, not the one deleted there before (soak seed 4208: `rm a.md`, another note moved onto
+   * a.md and away again, then rsync's file there continued the deleted note, tags and all).
+   */
+  nameTaken(dir: DirNode, name: string): void {
+    const names = this.tombstones.get(dir);
+    if (!names?.delete(name)) return;
+    if (names.size === 0) this.tombstones.delete(dir);
+  }
+
   /** A note deleted here, claimable by name until its delete leaves (git checkout, tar -x: delete, then create). */
   leaveTombstone(dir: DirNode, name: string, claim: Claim): void {
     const names = this.tombstones.get(dir) ?? new Map<string, Claim>();
