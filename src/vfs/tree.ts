@@ -100,6 +100,8 @@ export interface DirNode {
    * folders tools keep their own state in (.git, node_modules: what is inside stays local).
    */
   localOnly?: "until-note" | "always";
+  /** Some children show names told apart by a suffix (two items want one name): see layout. */
+  namedApart?: true;
 }
 
 export type Node = FileNode | LocalNode | DirNode;
@@ -432,6 +434,7 @@ export class Tree {
     if (!node) return undefined;
     this.files.delete(id);
     this.detach(node);
+    this.nameFreed(node.parent);
     this.pruneShared(node.parent);
     return node;
   }
@@ -492,6 +495,7 @@ export class Tree {
     const parent = dir.parent ?? this.root;
     for (const child of [...dir.children.values()]) this.move(child, parent);
     this.detach(dir);
+    this.nameFreed(parent);
     this.pruneShared(parent);
   }
 
@@ -591,6 +595,15 @@ export class Tree {
   }
 
   /**
+   * An item left `dir`: one shown with a suffix beside it (two wanted its name) takes the plain name
+   * again (soak seed 4102: `d1 (y8dvte)` stayed so after the other d1 was deleted). Only folders
+   * that show such names are named anew, so `rm -rf` of a big folder stays linear.
+   */
+  private nameFreed(dir: DirNode | null): void {
+    if (dir?.namedApart) this.relayout(dir);
+  }
+
+  /**
    * Names children uniquely: local files keep theirs; remote items get their display name, and
    * duplicates get a stable suffix from their id (the oldest id keeps the plain name).
    */
@@ -622,12 +635,15 @@ export class Tree {
       groups.set(want, group);
     }
     dir.children.clear();
+    dir.namedApart = undefined;
     for (const l of locals) dir.children.set(l.name, l);
     for (const [want, group] of groups) {
       // Not-yet-uploaded notes first (the user just created that name), then by id.
       group.sort((a, b) => (a.id === null ? -1 : b.id === null ? 1 : a.id < b.id ? -1 : 1));
       for (const [i, node] of group.entries()) {
-        const name = i === 0 && !dir.children.has(want) ? want : disambiguated(want, node.id ?? "pending");
+        const plain = i === 0 && !dir.children.has(want);
+        if (!plain) dir.namedApart = true;
+        const name = plain ? want : disambiguated(want, node.id ?? "pending");
         node.name = name;
         dir.children.set(name, node);
       }

@@ -165,6 +165,28 @@ describe("tree", () => {
       "same.md",
     ]);
   });
+
+  it("once one of two items of one name goes, the other shows under the plain name again (soak seed 4102)", async () => {
+    const api = m.current.api;
+    const folder = await createFolder(api, "dups-gone");
+    const first = await createNote(api, { name: "same.md", content: "first\n", folderId: folder.id });
+    await createNote(api, { name: "same.md", content: "second\n", folderId: folder.id });
+    const olderSub = await createFolder(api, "sub", folder.id);
+    const newerSub = await createFolder(api, "sub", folder.id);
+    await createNote(api, { name: "in.md", content: "inside\n", folderId: newerSub.id });
+    const shown = await m.sh(waitFor("[ $(ls dups-gone | wc -l) -ge 4 ]"));
+    expect(shown.code).toBe(0);
+    expect(
+      (await m.sh("ls dups-gone")).stdout.split("\n").filter((n) => n === "same.md" || n === "sub"),
+    ).toEqual(["same.md", "sub"]);
+    // The plain names are the older ones'; they go (a delete elsewhere, as the feed brings it).
+    expect((await api.delete(`/api/v1/files/${first.id}`)).status).toBe(200);
+    expect((await api.delete(`/api/v1/folders/${olderSub.id}`)).status).toBe(200);
+    const r = await m.sh(waitFor("[ \"$(ls dups-gone | tr '\\n' ' ')\" = 'same.md sub ' ]"));
+    expect((await m.sh("ls dups-gone")).stdout).toBe("same.md\nsub\n");
+    expect(r.code).toBe(0);
+    expect((await m.sh("cat dups-gone/same.md dups-gone/sub/in.md")).stdout).toBe("second\ninside\n");
+  });
 });
 
 describe("reads", () => {
