@@ -100,8 +100,8 @@ export interface DirNode {
    * folders tools keep their own state in (.git, node_modules: what is inside stays local).
    */
   localOnly?: "until-note" | "always";
-  /** Some children show names told apart by a suffix (two items want one name): see layout. */
-  namedApart?: true;
+  /** Names two or more children want: all but one show it with a suffix (see layout). */
+  namedApart?: Set<string>;
 }
 
 export type Node = FileNode | LocalNode | DirNode;
@@ -434,7 +434,7 @@ export class Tree {
     if (!node) return undefined;
     this.files.delete(id);
     this.detach(node);
-    this.nameFreed(node.parent);
+    this.nameFreed(node.parent, node);
     this.pruneShared(node.parent);
     return node;
   }
@@ -495,7 +495,7 @@ export class Tree {
     const parent = dir.parent ?? this.root;
     for (const child of [...dir.children.values()]) this.move(child, parent);
     this.detach(dir);
-    this.nameFreed(parent);
+    this.nameFreed(parent, dir);
     this.pruneShared(parent);
   }
 
@@ -596,11 +596,11 @@ export class Tree {
 
   /**
    * An item left `dir`: one shown with a suffix beside it (two wanted its name) takes the plain name
-   * again (soak seed 4102: `d1 (y8dvte)` stayed so after the other d1 was deleted). Only folders
-   * that show such names are named anew, so `rm -rf` of a big folder stays linear.
+   * again (soak seed 4102: `d1 (y8dvte)` stayed so after the other d1 was deleted). Only when the
+   * item that left wanted such a name: `rm -rf` of a big folder with one pair stays linear.
    */
-  private nameFreed(dir: DirNode | null): void {
-    if (dir?.namedApart) this.relayout(dir);
+  private nameFreed(dir: DirNode | null, gone: Node): void {
+    if (dir?.namedApart?.has(wantedName(gone))) this.relayout(dir);
   }
 
   /**
@@ -642,7 +642,10 @@ export class Tree {
       group.sort((a, b) => (a.id === null ? -1 : b.id === null ? 1 : a.id < b.id ? -1 : 1));
       for (const [i, node] of group.entries()) {
         const plain = i === 0 && !dir.children.has(want);
-        if (!plain) dir.namedApart = true;
+        if (!plain) {
+          dir.namedApart ??= new Set();
+          dir.namedApart.add(want);
+        }
         const name = plain ? want : disambiguated(want, node.id ?? "pending");
         node.name = name;
         dir.children.set(name, node);
