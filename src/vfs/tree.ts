@@ -177,6 +177,8 @@ export class Tree {
     event === "remote-change" ? "apply-remote" : "remove";
   /** One copy of the strings many records repeat (owner ids, availability): see keep(). */
   private readonly repeated = new Map<string, string>();
+  /** Keys an item waits under until relayout names it (its name was taken): see addChild. */
+  private placeholders = 0;
 
   /**
    * What is kept of a note's record, for each of the (maybe 100,000) notes for the life of the
@@ -506,10 +508,13 @@ export class Tree {
     if (node.kind === "local") this.locals.add(node);
     if (node.kind === "dir" && node.localOnly) this.localDirs.add(node);
     // A free name that is already the node's own needs no relayout: creating many notes in one
-    // folder stays linear.
-    const free = !parent.children.has(node.name);
-    parent.children.set(node.name, node);
-    if (!free || node.name !== wantedName(node)) this.relayout(parent);
+    // folder stays linear. A taken one is never written over: the item there would vanish from the
+    // listing while the service still has it (soak seed 5031: a note saved again after a remote
+    // delete came back under its old name, which the other note of that name had taken since).
+    // Both stay; relayout names them apart.
+    const taken = parent.children.get(node.name);
+    parent.children.set(taken && taken !== node ? `\0${++this.placeholders}` : node.name, node);
+    if (taken || node.name !== wantedName(node)) this.relayout(parent);
   }
 
   detach(node: Node): void {

@@ -123,3 +123,39 @@ describe("a note deleted remotely and created again by our save", () => {
     expect(node.meta).toMatchObject({ id: "f2", etag: '"1-h5"', size: 7 });
   });
 });
+
+describe("two notes of one name, and the one shown plain goes", () => {
+  const same = (id: string): TxtFile => ({ ...file(id, "a.md", "d1"), folderId: null });
+  const listed = (tree: Tree) =>
+    [...tree.root.children.entries()].map(([k, n]) => [k, n.kind === "local" ? "local" : n.id]).sort();
+
+  it("the other takes the plain name", () => {
+    const tree = new Tree();
+    tree.upsertFile(same("f_1"));
+    tree.upsertFile(same("f_2"));
+    expect(listed(tree)).toEqual([
+      ["a (f_2).md", "f_2"],
+      ["a.md", "f_1"],
+    ]);
+    tree.removeFile("f_1");
+    expect(listed(tree)).toEqual([["a.md", "f_2"]]);
+  });
+
+  it("both stay listed when the gone one comes back at once (deleted remotely, saved again: soak seed 5031)", () => {
+    // deliver.ts: a save that met a 404 takes its note out and puts it back as a note to create.
+    // Its old name was the other's by then: put back under it, it replaced the other in the
+    // folder, which the service still had and the mount no longer listed.
+    const tree = new Tree();
+    tree.upsertFile(same("f_1"));
+    tree.upsertFile(same("f_2"));
+    const node = tree.files.get("f_1")!;
+    tree.removeFile("f_1");
+    node.id = null;
+    tree.addChild(tree.root, node);
+    expect(listed(tree)).toEqual([
+      ["a (f_2).md", "f_2"],
+      ["a.md", null],
+    ]);
+    expect(tree.lookup("/a (f_2).md")).toBe(tree.files.get("f_2"));
+  });
+});
