@@ -587,7 +587,8 @@ export class Tree {
       if (wants === dir.id) {
         holder.children.delete(child.name);
         child.parent = dir;
-        dir.children.set(child.name, child);
+        // Orphans of two holders may share a name: neither is written over (relayout below).
+        dir.children.set(dir.children.has(child.name) ? `\0${++this.placeholders}` : child.name, child);
         adopted = true;
       }
     }
