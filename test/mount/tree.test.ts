@@ -183,8 +183,8 @@ describe("tree", () => {
     expect((await api.delete(`/api/v1/files/${first.id}`)).status).toBe(200);
     expect((await api.delete(`/api/v1/folders/${olderSub.id}`)).status).toBe(200);
     const r = await m.sh(waitFor("[ \"$(ls dups-gone | tr '\\n' ' ')\" = 'same.md sub ' ]"));
-    expect((await m.sh("ls dups-gone")).stdout).toBe("same.md\nsub\n");
     expect(r.code).toBe(0);
+    expect((await m.sh("ls dups-gone")).stdout).toBe("same.md\nsub\n");
     expect((await m.sh("cat dups-gone/same.md dups-gone/sub/in.md")).stdout).toBe("second\ninside\n");
   });
 });
