@@ -177,7 +177,7 @@ export class Tree {
     event === "remote-change" ? "apply-remote" : "remove";
   /** One copy of the strings many records repeat (owner ids, availability): see keep(). */
   private readonly repeated = new Map<string, string>();
-  /** Keys an item waits under until relayout names it (its name was taken): see addChild. */
+  /** Keys an item waits under until relayout names it (its name was taken): addChild, adoptFrom. */
   private placeholders = 0;
 
   /**
@@ -501,19 +501,20 @@ export class Tree {
     this.pruneShared(parent);
   }
 
-  /** Adds a local-only file or a not-yet-uploaded note under `name` in `parent`. */
-  addChild(parent: DirNode, node: FileNode | LocalNode | DirNode): void {
+  /**
+   * Adds a local-only file or a not-yet-uploaded note under `name` in `parent`, in place of an item
+   * of that name listed there (a restart puts what it kept over what the listing had). `beside`:
+   * never in place of another item; both stay, relayout names them apart.
+   */
+  addChild(parent: DirNode, node: FileNode | LocalNode | DirNode, beside = false): void {
     node.parent = parent;
     this.onChange(node);
     if (node.kind === "local") this.locals.add(node);
     if (node.kind === "dir" && node.localOnly) this.localDirs.add(node);
     // A free name that is already the node's own needs no relayout: creating many notes in one
-    // folder stays linear. A taken one is never written over: the item there would vanish from the
-    // listing while the service still has it (soak seed 5031: a note saved again after a remote
-    // delete came back under its old name, which the other note of that name had taken since).
-    // Both stay; relayout names them apart.
+    // folder stays linear.
     const taken = parent.children.get(node.name);
-    parent.children.set(taken && taken !== node ? `\0${++this.placeholders}` : node.name, node);
+    parent.children.set(beside && taken && taken !== node ? `\0${++this.placeholders}` : node.name, node);
     if (taken || node.name !== wantedName(node)) this.relayout(parent);
   }
 

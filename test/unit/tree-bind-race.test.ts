@@ -151,7 +151,7 @@ describe("two notes of one name, and the one shown plain goes", () => {
     const node = tree.files.get("f_1")!;
     tree.removeFile("f_1");
     node.id = null;
-    tree.addChild(tree.root, node);
+    tree.addChild(tree.root, node, true);
     expect(listed(tree)).toEqual([
       ["a (f_2).md", "f_2"],
       ["a.md", null],

@@ -216,7 +216,9 @@ export class Delivery {
         const createKey = randomUUID();
         node.id = null;
         node.createKey = createKey;
-        this.c.tree.addChild(node.parent, node);
+        // Beside the other note of its name, if one took that name when this one left the tree
+        // (soak seed 5031: put in its place, that note vanished from the listing).
+        this.c.tree.addChild(node.parent, node, true);
         const sent = await this.send(node, content, null);
         // A save made meanwhile was keyed by this create: it builds on what it made (soak seed 158).
         await this.c.journal.rekeyCreated(createKey, sent.meta);
@@ -733,7 +735,7 @@ export class Delivery {
     node.id = null;
     node.meta = null;
     node.createKey = randomUUID();
-    this.c.tree.addChild(node.parent, node);
+    this.c.tree.addChild(node.parent, node, true); // beside another of its name (see send)
     await this.journalSave(node, Buffer.from(entry.content ?? "", "utf8"), null);
   }
 
