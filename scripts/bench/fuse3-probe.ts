@@ -210,29 +210,33 @@ async function main() {
       const p = probes.get(mode)!;
       timed(p.mnt, "ls -lR > /dev/null; cat $(find . -type f | head -50) > /dev/null"); // all kept
       const before = Number(timed(p.mnt, "ls | wc -l").out);
-      process.kill(p.pid, "SIGUSR1");
-      await waitFor(
-        `probe ${mode} changing (its stderr: ${p.stderr})`,
-        () => / at \d/.test(p.stderr),
-        5000,
-        1,
-      );
-      const [, changed, added, at] = /changed (\S+) added (\S+) at (\S+)/.exec(p.stderr)!;
-      // Polled in one bash (starting a process from here is slow and uneven), from the change on.
-      const poll = spawnSync(
+      // Polled by one bash started before the change (starting a process from here is slow and
+      // uneven): the first change of a probe adds probe-new-1.md and a line to one root file.
+      const poller = spawn(
         "bash",
         [
           "-c",
-          `for i in $(seq 5000); do
-             if [ "$(ls | wc -l)" = ${before + 1} ] && [ -e '${added}' ] && [ "$(tail -n 1 '${changed}')" = "changed elsewhere" ]; then
+          `echo ready; for i in $(seq 20000); do
+             if [ "$(ls | wc -l)" = ${before + 1} ] && [ -e probe-new-1.md ] &&
+                [ "$(tail -qn 1 -- * 2>/dev/null | grep -c '^changed elsewhere$')" = 1 ]; then
                echo $EPOCHREALTIME; exit 0
              fi
              sleep 0.001
            done; exit 1`,
         ],
-        { cwd: p.mnt, encoding: "utf8", timeout: 60_000 },
+        { cwd: p.mnt, stdio: ["ignore", "pipe", "ignore"] },
       );
-      const seen = poll.status === 0 ? Math.round((Number(poll.stdout.trim()) - Number(at)) * 1000) : -1;
+      let polled = "";
+      poller.stdout.on("data", (d: Buffer) => {
+        polled += d.toString();
+      });
+      const ended = new Promise<number | null>((r) => poller.on("exit", r));
+      await waitFor(`probe ${mode}: the poller`, () => polled.startsWith("ready"), 10_000, 1);
+      process.kill(p.pid, "SIGUSR1");
+      const code = await ended;
+      const at = / at (\S+)/.exec(p.stderr)?.[1];
+      const seenAt = polled.trim().split("\n").pop();
+      const seen = code === 0 && at ? Math.round((Number(seenAt) - Number(at)) * 1000) : -1;
       if (seen < 0) throw new Error(`probe ${mode}: a change made elsewhere was not seen`);
       freshness.push(`${mode} ${seen} ms`);
     }
