@@ -1,11 +1,12 @@
 // What moving the mount to libfuse3's low-level API would buy on reads (issue 19, "toward the
 // local directory"): scripts/bench/fuse3-probe/probe.c serves an in-memory copy of a local tree in
 // three modes (today / dirs / cached, see its header), timed beside that directory itself (the
-// floor) and sshfs over a throwaway loopback sshd serving it. Every result is checked against the
-// local directory, and a change made behind the kernel's back must be visible at once in the modes
-// that keep names for an hour (else the run fails).
+// floor) and sshfs over a throwaway loopback sshd serving it. Each target must first show what the
+// local directory holds (folders, names, sizes, bytes), every timed output must match the local
+// directory's, and a change made behind the kernel's back must show in every mode (else the run
+// fails).
 //
-//   node scripts/bench/fuse3-probe.ts [--runs 5] [--files 2000] [--folders 120] [--out FILE]
+//   node scripts/bench/fuse3-probe.ts [--runs 5] [--files 2000] [--folders 120] [--out FILE] (npm run bench:fuse3-probe)
 //
 // Needs gcc and libfuse3-dev (installed with apt-get when missing). Reports; asserts no timings.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
@@ -13,22 +14,47 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { fmtMs, machineInfo, markdownTable, median } from "./lib.ts";
+import { cleanUpOnStop, fmtMs, machineInfo, markdownTable, median, numberOption } from "./lib.ts";
 import { isMounted, mountsUnder, type SshfsResources, startSshfs, unmountFuse, waitFor } from "./sshfs.ts";
 
 const root = resolve(import.meta.dirname, "../..");
 const log = (msg: string) => process.stderr.write(`[bench:fuse3-probe] ${msg}\n`);
-const { values: opts } = parseArgs({
-  options: {
-    runs: { type: "string", default: "5" },
-    files: { type: "string", default: "2000" },
-    folders: { type: "string", default: "120" },
-    out: { type: "string", default: join(root, "bench-results/fuse3-probe.md") },
-  },
-});
-const RUNS = Number(opts.runs);
-const FILES = Number(opts.files);
-const FOLDERS = Number(opts.folders);
+const HELP = `usage: node scripts/bench/fuse3-probe.ts [options]
+  --runs <n>      interleaved runs; times are their medians (default 5)
+  --files <n>     files in the tree (default 2000)
+  --folders <n>   nested folders (default 120)
+  --out <file>    Markdown report (default bench-results/fuse3-probe.md)
+  --timeout <s>   watchdog: give up (and unmount) after this many seconds (default 1800)`;
+
+function settings() {
+  const { values } = parseArgs({
+    options: {
+      runs: { type: "string" },
+      files: { type: "string" },
+      folders: { type: "string" },
+      out: { type: "string" },
+      timeout: { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`);
+    process.exit(0);
+  }
+  try {
+    return {
+      runs: numberOption("runs", values.runs, 5, 1, true),
+      files: numberOption("files", values.files, 2000, 1, true),
+      folders: numberOption("folders", values.folders, 120, 0, true),
+      out: resolve(values.out ?? join(root, "bench-results/fuse3-probe.md")),
+      timeoutSeconds: numberOption("timeout", values.timeout, 1800, 30, true),
+    };
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(2);
+  }
+}
+const { runs: RUNS, files: FILES, folders: FOLDERS, out: OUT, timeoutSeconds } = settings();
 const MODES = ["today", "dirs", "cached"] as const;
 type Mode = (typeof MODES)[number];
 
@@ -132,6 +158,7 @@ async function main() {
     if (res.createdRunSshd) rmSync("/run/sshd", { recursive: true, force: true });
     rmSync(base, { recursive: true, force: true });
   };
+  cleanUpOnStop(cleanup, timeoutSeconds, log);
   try {
     const bin = buildProbe(base);
     const src = join(base, "local");
@@ -179,6 +206,15 @@ async function main() {
       })),
     ];
 
+    // Each target shows what the local directory holds: every folder, every file's name, size and
+    // bytes (the timed workloads are then checked by their counts).
+    const CONTENTS =
+      "ls -lR | awk '$1 ~ /^-/ {print $5, $NF} /:$/ {print}' | md5sum; find . -type f | sort | xargs cat | md5sum";
+    const local = timed(src, CONTENTS).out;
+    for (const t of targets) {
+      const seen = timed(t.dir(), CONTENTS).out;
+      if (seen !== local) throw new Error(`${t.name} does not show what the local directory holds`);
+    }
     const expected = new Map(WORKLOADS.map((w) => [w.id, timed(src, w.script).out]));
     const times = new Map<string, number[]>(); // `${workload}|${target}`
     for (let run = 0; run < RUNS; run++) {
@@ -193,7 +229,6 @@ async function main() {
             if (w.pauseSeconds) await sleep(w.pauseSeconds * 1000);
           }
           const { ms, out } = timed(t.dir(), w.script);
-          // ls -lR prints the mount's own path names only relative to `.`: same output everywhere.
           if (out !== expected.get(w.id))
             throw new Error(`${t.name} ${w.id}: ${out}, local ${expected.get(w.id)}`);
           if (process.env.PROBE_VERBOSE) log(`run ${run + 1} ${w.id} ${t.name}: ${ms.toFixed(1)} ms`);
@@ -257,7 +292,7 @@ async function main() {
     const report = [
       "# libfuse3 low-level probe (`node scripts/bench/fuse3-probe.ts`)",
       "",
-      `${new Date().toISOString()}, ${info.cpus} cpus, ${info.os}, load ${info.load}; ${FILES} files in ${FOLDERS} nested folders; ${RUNS} interleaved runs, medians; every output checked against the local directory.`,
+      `${new Date().toISOString()}, ${info.cpus} cpus, ${info.os}, load ${info.load}; ${FILES} files in ${FOLDERS} nested folders; ${RUNS} interleaved runs, medians; each target first shown to hold the local directory's folders, names, sizes and bytes, every timed output checked (its count) against the local directory's; timed inside bash.`,
       "",
       markdownTable(
         ["workload", ...targets.map((t) => t.name), ...MODES.map((m) => `${m}: x local / x sshfs`)],
@@ -268,8 +303,8 @@ async function main() {
       `A change made elsewhere (a line appended to a file, a file added to the root), until \`ls\` and \`tail\` through the mount show it: ${freshness.join(", ")} (today: the kernel's 1 s; dirs and cached: told to the kernel at once).`,
       "",
     ].join("\n");
-    mkdirSync(resolve(opts.out, ".."), { recursive: true });
-    writeFileSync(opts.out, report);
+    mkdirSync(resolve(OUT, ".."), { recursive: true });
+    writeFileSync(OUT, report);
     process.stdout.write(`${report}\n`);
   } finally {
     await cleanup();

@@ -1,18 +1,23 @@
 // What libfuse3's low-level API would buy the mount (issue 19, "toward the local directory"): a
-// read-only filesystem serving a copy, held in memory, of a local directory tree, in two modes.
+// read-only filesystem serving a copy, held in memory, of a local directory tree, in three modes,
+// every request answered at once from memory.
 //
 //   today   what txtfs's patched fuse-native answers in C now: the kernel keeps names and
 //           attributes for 1 s; every opendir/readdir/releasedir and open/flush/release crosses
-//           into the daemon (answered at once, from memory).
-//   cached  what libfuse3 allows and libfuse2's high-level API does not: opendir and open answered
-//           ENOSYS (the kernel then sends neither again, nor releasedir/release; it keeps each
-//           folder's listing and each file's pages), flush ENOSYS, names and attributes kept for
-//           an hour; a change made behind the kernel's back is told to it (notify_inval_*) the
-//           moment it happens, so nothing stale is served.
+//           into the daemon; no READDIRPLUS (libfuse2's high-level API has none).
+//   dirs    what libfuse3 allows and libfuse2's high-level API does not: opendir answered ENOSYS
+//           (the kernel then sends no opendir/releasedir again and keeps each folder's listing in
+//           its page cache), listings with attributes (READDIRPLUS), names, attributes and absent
+//           names kept for an hour, and a change made behind the kernel's back told to it
+//           (notify_inval_*) the moment it happens, so nothing stale is served. Files are still
+//           opened, flushed and released: a mount that writes must see every close.
+//   cached  dirs, and open and flush answered ENOSYS too (no request per file read: what only a
+//           read-only mount could do).
 //
 // Usage: probe SRC MOUNTPOINT today|dirs|cached [FUSE options...]. SIGUSR1: append a line to a file
 // of the root and add a file `probe-new-N.md` in the root, both "elsewhere" (told to the kernel in
-// cached mode). Not part of txtfs: a measurement (scripts/bench/fuse3-probe.ts runs it).
+// dirs and cached), and print the time of the change. Not part of txtfs: a measurement
+// (scripts/bench/fuse3-probe.ts builds and runs it).
 #define FUSE_USE_VERSION 34
 #include <dirent.h>
 #include <errno.h>
@@ -238,7 +243,7 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino) {
 
 static void op_init(void *userdata, struct fuse_conn_info *conn) {
   (void)userdata;
-  // Like the libfuse2 high-level API (no READDIRPLUS) in `today`; listings carry attributes in `cached`.
+  // Like the libfuse2 high-level API (no READDIRPLUS) in `today`; listings carry attributes otherwise.
   if (!cached) conn->want &= ~(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO);
   else conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
 }
@@ -275,13 +280,13 @@ static void *changer(void *arg) {
     nodes[added].size = 4;
     clock_gettime(CLOCK_REALTIME, &nodes[1].mtime);
     pthread_rwlock_unlock(&lock);
+    struct timespec at; // the change is made: what a reader sees from here on is timed
+    clock_gettime(CLOCK_REALTIME, &at);
     if (cached) {
       fuse_lowlevel_notify_inval_inode(session, file, 0, 0); // attributes and pages
       fuse_lowlevel_notify_inval_entry(session, 1, name, strlen(name)); // the kept absence
       fuse_lowlevel_notify_inval_inode(session, 1, 0, 0); // the root's kept listing
     }
-    struct timespec at;
-    clock_gettime(CLOCK_REALTIME, &at);
     fprintf(stderr, "changed %s added %s at %lld.%09ld\n", nodes[file].name, name, (long long)at.tv_sec, at.tv_nsec);
   }
   return NULL;
