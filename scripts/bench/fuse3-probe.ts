@@ -23,6 +23,9 @@ const HELP = `usage: node scripts/bench/fuse3-probe.ts [options]
   --runs <n>      interleaved runs; times are their medians (default 5)
   --files <n>     files in the tree (default 2000)
   --folders <n>   nested folders (default 120)
+  --lines <n>     each file has 20 to 20 + n lines of eight words (default 180)
+  --only <ids>    only these workloads (comma-separated: ls-cold, ls-warm, ls-later, find-later,
+                  grep-warm, grep-later)
   --out <file>    Markdown report (default bench-results/fuse3-probe.md)
   --timeout <s>   watchdog: give up (and unmount) after this many seconds (default 1800)`;
 
@@ -32,6 +35,8 @@ function settings() {
       runs: { type: "string" },
       files: { type: "string" },
       folders: { type: "string" },
+      lines: { type: "string" },
+      only: { type: "string" },
       out: { type: "string" },
       timeout: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
@@ -46,6 +51,8 @@ function settings() {
       runs: numberOption("runs", values.runs, 5, 1, true),
       files: numberOption("files", values.files, 2000, 1, true),
       folders: numberOption("folders", values.folders, 120, 0, true),
+      lines: numberOption("lines", values.lines, 180, 1, true),
+      only: values.only?.split(",").filter(Boolean),
       out: resolve(values.out ?? join(root, "bench-results/fuse3-probe.md")),
       timeoutSeconds: numberOption("timeout", values.timeout, 1800, 30, true),
     };
@@ -54,7 +61,15 @@ function settings() {
     process.exit(2);
   }
 }
-const { runs: RUNS, files: FILES, folders: FOLDERS, out: OUT, timeoutSeconds } = settings();
+const {
+  runs: RUNS,
+  files: FILES,
+  folders: FOLDERS,
+  lines: LINES,
+  only: ONLY,
+  out: OUT,
+  timeoutSeconds,
+} = settings();
 const MODES = ["today", "dirs", "cached"] as const;
 type Mode = (typeof MODES)[number];
 
@@ -78,7 +93,7 @@ function buildProbe(dir: string): string {
   return bin;
 }
 
-/** A seeded tree like bench:mount's: nested folders, notes of 20-200 lines of words. */
+/** A seeded tree like bench:mount's: nested folders, notes of 20 to 20 + LINES lines of words. */
 function writeCorpus(dir: string): void {
   let seed = 20261129; // mulberry32
   const rand = (n: number) => {
@@ -95,7 +110,7 @@ function writeCorpus(dir: string): void {
     dirs.push(d);
   }
   for (let i = 0; i < FILES; i++) {
-    const lines = Array.from({ length: 20 + rand(180) }, () =>
+    const lines = Array.from({ length: 20 + rand(LINES) }, () =>
       Array.from({ length: 8 }, () => words[rand(words.length)]).join(" "),
     );
     // The first in the root: the change made elsewhere (probe.c, SIGUSR1) is to a file there.
@@ -114,7 +129,7 @@ interface Workload {
   pauseSeconds?: number;
 }
 
-const WORKLOADS: Workload[] = [
+const ALL_WORKLOADS: Workload[] = [
   { id: "ls-cold", label: "`ls -lR`, fresh mount, caches dropped", script: "ls -lR | wc -l", cold: true },
   { id: "ls-warm", label: "`ls -lR` again at once", script: "ls -lR | wc -l" },
   { id: "ls-later", label: "`ls -lR` again 2 s later", script: "ls -lR | wc -l", pauseSeconds: 2 },
@@ -132,6 +147,14 @@ const WORKLOADS: Workload[] = [
     pauseSeconds: 2,
   },
 ];
+
+const WORKLOADS = ALL_WORKLOADS.filter((w) => !ONLY || ONLY.includes(w.id));
+for (const id of ONLY ?? []) {
+  if (!ALL_WORKLOADS.some((w) => w.id === id)) {
+    process.stderr.write(`--only: no workload ${id} (${ALL_WORKLOADS.map((w) => w.id).join(", ")})\n`);
+    process.exit(2);
+  }
+}
 
 /**
  * Runs bash in a child process in `dir`; returns the script's wall time as bash measured it (what
@@ -206,10 +229,11 @@ async function main() {
       })),
     ];
 
-    // Each target shows what the local directory holds: every folder, every file's name, size and
-    // bytes (the timed workloads are then checked by their counts).
+    // Each target shows what the local directory holds: every folder, every file's name and size,
+    // the bytes of (the first, in path order) 2,000 files; the timed workloads are then checked by
+    // their counts.
     const CONTENTS =
-      "ls -lR | awk '$1 ~ /^-/ {print $5, $NF} /:$/ {print}' | md5sum; find . -type f | sort | xargs cat | md5sum";
+      "ls -lR | awk '$1 ~ /^-/ {print $5, $NF} /:$/ {print}' | md5sum; find . -type f | sort | head -2000 | xargs cat | md5sum";
     const local = timed(src, CONTENTS).out;
     for (const t of targets) {
       const seen = timed(t.dir(), CONTENTS).out;
@@ -292,7 +316,7 @@ async function main() {
     const report = [
       "# libfuse3 low-level probe (`node scripts/bench/fuse3-probe.ts`)",
       "",
-      `${new Date().toISOString()}, ${info.cpus} cpus, ${info.os}, load ${info.load}; ${FILES} files in ${FOLDERS} nested folders; ${RUNS} interleaved runs, medians; each target first shown to hold the local directory's folders, names, sizes and bytes, every timed output checked (its count) against the local directory's; timed inside bash.`,
+      `${new Date().toISOString()}, ${info.cpus} cpus, ${info.os}, load ${info.load}; ${FILES} files (20 to ${20 + LINES} lines each) in ${FOLDERS} nested folders; ${RUNS} interleaved runs, medians; each target first shown to hold the local directory's folders, names, sizes and bytes, every timed output checked (its count) against the local directory's; timed inside bash.`,
       "",
       markdownTable(
         ["workload", ...targets.map((t) => t.name), ...MODES.map((m) => `${m}: x local / x sshfs`)],
