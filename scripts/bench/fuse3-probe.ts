@@ -197,7 +197,7 @@ async function main() {
       child.stderr.on("data", (d: Buffer) => {
         probe.stderr += d.toString();
       });
-      await waitFor(`probe ${mode} mounted`, () => isMounted(mnt), 10_000, 5);
+      await waitFor(`probe ${mode} mounted`, () => isMounted(mnt), 120_000, 5); // it reads the whole tree first
       probes.set(mode, probe);
     };
     const unmountProbe = async (mode: Mode) => {
