@@ -7,6 +7,7 @@ import { promisify } from "node:util";
 import type { Logger } from "../lib/logger.ts";
 import type { Vfs } from "../vfs/vfs.ts";
 import { holdWrites, takeHeldWrites } from "./heldWrites.ts";
+import { MountError } from "./mountError.ts";
 import { NativePrefill } from "./nativePrefill.ts";
 import { fuseOps } from "./ops.ts";
 import { operationTimeouts } from "./opTimeouts.ts";
@@ -14,7 +15,7 @@ import { KERNEL_ATTR_TIMEOUT_S, StaleWindow } from "./staleWindow.ts";
 
 const run = promisify(execFile);
 
-export class MountError extends Error {}
+export { MountError };
 
 /**
  * Backstop for the native attribute cache: every change drops it anyway. Long enough that what the
@@ -123,6 +124,9 @@ export async function mountVfs(
   opts: MountOptions,
   log: Logger,
 ): Promise<Mounted> {
+  // libfuse3's low-level API through txtfs's own binding: the kernel keeps names and listings.
+  if (process.env.TXTFS_FUSE === "3")
+    return (await import("./lowlevel/mount.ts")).mountFuse3(vfs, mountpoint, opts, log);
   let Fuse: typeof import("fuse-native").default;
   try {
     Fuse = (await import("fuse-native")).default;

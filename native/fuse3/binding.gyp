@@ -1,0 +1,8 @@
+{
+  "targets": [{
+    "target_name": "txtfs_fuse3",
+    "sources": ["txtfs_fuse3.c"],
+    "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "<!@(pkg-config --cflags fuse3)"],
+    "libraries": ["<!@(pkg-config --libs fuse3)"]
+  }]
+}

@@ -1,0 +1,394 @@
+// libfuse3's low-level requests (by node id) -> the path-based operations of ops.ts, and their
+// answers back to the kernel. What the node-based API adds is here: node ids and lookup counts
+// (nodes.ts), listings with attributes (READDIRPLUS), kernel timeouts long for what the vfs reports
+// every change of (reconcile.ts tells the kernel), libfuse2's hiding of removed open notes, and
+// auto_cache (pages kept across opens while mtime and size stay).
+import { constants as fs } from "node:fs";
+import { constants } from "node:os";
+import type { Logger } from "../../lib/logger.ts";
+import type { Stat } from "../../vfs/core.ts";
+import type { Vfs } from "../../vfs/vfs.ts";
+import type { fuseOps } from "../ops.ts";
+import { type Fuse3Binding, type Handle, OPEN_DIRECT_IO, OPEN_KEEP_CACHE, Op } from "./binding.ts";
+import { type KernelNode, NodeTable } from "./nodes.ts";
+
+type Ops = ReturnType<typeof fuseOps>;
+type Result = [number, ...unknown[]];
+
+const { ENOENT, EIO, EINVAL, EEXIST, ERANGE, ENODATA, EISDIR } = constants.errno;
+
+/** setattr's `to_set` bits (fuse_lowlevel.h). */
+const SET = { MODE: 1, UID: 2, GID: 4, SIZE: 8, ATIME: 16, MTIME: 32, ATIME_NOW: 128, MTIME_NOW: 256 };
+const RENAME_NOREPLACE = 1;
+
+/** Seconds the kernel keeps names and attributes the vfs reports every change of. */
+export const KEPT_S = Number(process.env.TXTFS_KERNEL_KEEP_S ?? 3600);
+/** Seconds for the rest (sidecars, `.txtfs/`): what the kernel kept before, with libfuse2. */
+export const SHORT_S = 1;
+
+export const attrKey = (st: Stat) =>
+  `${st.mode}|${st.size}|${st.mtime.getTime()}|${st.ctime.getTime()}|${st.nlink}|${st.uid}|${st.gid}`;
+export const listKey = (names: string[]) => names.join("\0");
+
+export interface Dispatcher {
+  readonly nodes: NodeTable;
+  dispatch(op: number, h: Handle | undefined, ino: number, ...args: unknown[]): void;
+}
+
+export function dispatcher(
+  native: Fuse3Binding,
+  ops: Ops,
+  vfs: Vfs,
+  log: Logger,
+  directIo: (path: string, flags: number) => boolean,
+): Dispatcher {
+  const nodes = new NodeTable();
+  // ops.ts's functions answer through a callback (errno first, negative): as promises here.
+  const call = (fn: (...args: never[]) => void, ...args: unknown[]) =>
+    new Promise<Result>((resolve) =>
+      (fn as (...a: unknown[]) => void)(...args, (err: number, ...rest: unknown[]) =>
+        resolve([err, ...rest]),
+      ),
+    );
+  const isDir = (st: Stat) => (st.mode & fs.S_IFMT) === fs.S_IFDIR;
+  /** Kept long only what the vfs reports every change of (the tree's notes and folders). */
+  const keptFor = (path: string) => vfs.nativeStat(path) !== undefined;
+
+  const pathOf = (ino: number): string => {
+    const path = nodes.pathOf(ino);
+    if (path === undefined) throw new Errno(ENOENT);
+    return path;
+  };
+  const childPath = (parent: number, name: string): string => {
+    const path = nodes.childPath(parent, name);
+    if (path === undefined) throw new Errno(ENOENT);
+    return path;
+  };
+  const stat = async (path: string): Promise<Stat> => {
+    const [err, st] = await call(ops.getattr, path);
+    if (err) throw new Errno(-err);
+    return st as Stat;
+  };
+
+  /** `name` in `parent` is `st` now: its node, one lookup counted, answered as an entry. */
+  const entry = (h: Handle, parent: number, name: string, path: string, st: Stat) => {
+    const node = nodes.ensure(parent, name, isDir(st));
+    nodes.counted(node);
+    const s = told(node, path, st);
+    native.replyEntry(h, node.ino, st, s, s);
+  };
+  /** The kernel is given `st` for `node`: how long it may keep it. */
+  const told = (node: KernelNode, path: string, st: Stat): number => {
+    node.kept = keptFor(path);
+    node.told = node.kept ? attrKey(st) : undefined;
+    return node.kept ? KEPT_S : SHORT_S;
+  };
+
+  /** A removed or replaced open note keeps a hidden name until its last close (libfuse2's scheme). */
+  const hide = async (node: KernelNode, path: string) => {
+    const name = nodes.hiddenName(node);
+    const hidden = `${path.slice(0, path.lastIndexOf("/"))}/${name}`;
+    const [err] = await call(ops.rename, path, hidden);
+    if (err) throw new Errno(-err);
+    nodes.move(node, node.parent, name);
+    node.hidden = true;
+  };
+
+  const handlers: Record<number, (h: Handle, ino: number, ...args: never[]) => Promise<void>> = {
+    async [Op.LOOKUP](h, parent, name: string) {
+      const path = childPath(parent, name);
+      entry(h, parent, name, path, await stat(path));
+    },
+    async [Op.GETATTR](h, ino, fh?: number) {
+      const path = pathOf(ino);
+      const [err, st] = fh === undefined ? await call(ops.getattr, path) : await call(ops.fgetattr, path, fh);
+      if (err) throw new Errno(-err);
+      const node = nodes.get(ino);
+      native.replyAttr(h, ino, st as Stat, node ? told(node, path, st as Stat) : SHORT_S);
+    },
+    async [Op.SETATTR](
+      h,
+      ino,
+      toSet: number,
+      a: { mode: number; size: number; atime: number; mtime: number },
+      fh?: number,
+    ) {
+      const path = pathOf(ino);
+      const steps: Array<() => Promise<Result>> = [];
+      if (toSet & SET.MODE) steps.push(() => call(ops.chmod, path, a.mode));
+      if (toSet & (SET.UID | SET.GID)) steps.push(() => call(ops.chown, path, -1, -1));
+      if (toSet & SET.SIZE)
+        steps.push(() =>
+          fh === undefined ? call(ops.truncate, path, a.size) : call(ops.ftruncate, path, fh, a.size),
+        );
+      if (toSet & (SET.ATIME | SET.MTIME)) {
+        const now = Date.now();
+        const time = (set: number, nowBit: number, ms: number) =>
+          toSet & nowBit ? now : toSet & set ? ms : Number.POSITIVE_INFINITY; // infinity: UTIME_OMIT
+        steps.push(() =>
+          call(
+            ops.utimens,
+            path,
+            time(SET.ATIME, SET.ATIME_NOW, a.atime),
+            time(SET.MTIME, SET.MTIME_NOW, a.mtime),
+          ),
+        );
+      }
+      for (const step of steps) {
+        const [err] = await step();
+        if (err) throw new Errno(-err);
+      }
+      const st = await stat(path);
+      const node = nodes.get(ino);
+      native.replyAttr(h, ino, st, node ? told(node, path, st) : SHORT_S);
+    },
+    async [Op.READLINK](h, ino) {
+      const [err, target] = await call(ops.readlink, pathOf(ino));
+      if (err) throw new Errno(-err);
+      native.replyReadlink(h, target as string);
+    },
+    async [Op.MKDIR](h, parent, name: string, mode: number) {
+      const path = childPath(parent, name);
+      const [err] = await call(ops.mkdir, path, mode);
+      if (err) throw new Errno(-err);
+      entry(h, parent, name, path, await stat(path));
+    },
+    async [Op.SYMLINK](h, parent, name: string, target: string) {
+      const path = childPath(parent, name);
+      const [err] = await call(ops.symlink, target, path);
+      if (err) throw new Errno(-err);
+      entry(h, parent, name, path, await stat(path));
+    },
+    async [Op.UNLINK](h, parent, name: string) {
+      const path = childPath(parent, name);
+      const node = nodes.child(parent, name);
+      if (node && node.opens > 0 && !node.dir) await hide(node, path);
+      else {
+        const [err] = await call(ops.unlink, path);
+        if (err) throw new Errno(-err);
+        if (node) nodes.detach(node);
+      }
+      native.replyErr(h, 0);
+    },
+    async [Op.RMDIR](h, parent, name: string) {
+      const path = childPath(parent, name);
+      const [err] = await call(ops.rmdir, path);
+      if (err) throw new Errno(-err);
+      const node = nodes.child(parent, name);
+      if (node) nodes.detach(node);
+      native.replyErr(h, 0);
+    },
+    async [Op.RENAME](h, parent, name: string, newParent: number, newName: string, flags: number) {
+      if (flags & ~RENAME_NOREPLACE) throw new Errno(EINVAL); // RENAME_EXCHANGE, RENAME_WHITEOUT
+      const from = childPath(parent, name);
+      const to = childPath(newParent, newName);
+      if (flags & RENAME_NOREPLACE) {
+        const [err] = await call(ops.getattr, to);
+        if (err === 0) throw new Errno(EEXIST);
+        if (err !== -ENOENT) throw new Errno(-err);
+      }
+      const target = nodes.child(newParent, newName);
+      if (target && target !== nodes.child(parent, name) && target.opens > 0 && !target.dir) {
+        // POSIX checks first: a folder can replace only a folder (ops.rename would say so too).
+        const moving = await stat(from);
+        if (isDir(moving)) throw new Errno(EISDIR);
+        await hide(target, to);
+      }
+      const [err] = await call(ops.rename, from, to);
+      if (err) throw new Errno(-err);
+      const node = nodes.child(parent, name);
+      if (node) nodes.move(node, newParent, newName);
+      else {
+        const there = nodes.child(newParent, newName);
+        if (there) nodes.detach(there);
+      }
+      native.replyErr(h, 0);
+    },
+    async [Op.OPEN](h, ino, flags: number) {
+      const path = pathOf(ino);
+      const [err, fd, bits] = await call(ops.open, path, flags);
+      if (err) throw new Errno(-err);
+      const node = nodes.get(ino);
+      if (node) node.opens++;
+      native.replyOpen(h, fd as number, openFlags(node, path, (bits as number) & 1));
+    },
+    async [Op.CREATE](h, parent, name: string, mode: number, flags: number) {
+      const path = childPath(parent, name);
+      const [err, fd, st0] = await call(ops.create, path, mode);
+      if (err) throw new Errno(-err);
+      let st = st0 as Stat | undefined;
+      if (!st) {
+        const [e, s] = await call(ops.getattr, path);
+        if (e) {
+          await call(ops.release, path, fd); // the kernel will never release what it never got
+          throw new Errno(-e);
+        }
+        st = s as Stat;
+      }
+      const node = nodes.ensure(parent, name, false);
+      nodes.counted(node);
+      node.opens++;
+      const s = told(node, path, st);
+      native.replyCreate(
+        h,
+        node.ino,
+        st,
+        s,
+        s,
+        fd as number,
+        openFlags(node, path, directIo(path, flags) ? 1 : 0),
+      );
+    },
+    async [Op.READ](h, ino, fh: number, size: number, offset: number) {
+      const buf = Buffer.allocUnsafe(size);
+      const [n] = await call(ops.read, pathOf(ino), fh, buf, size, offset);
+      if (n < 0) throw new Errno(-n);
+      native.replyBuf(h, buf, n);
+    },
+    async [Op.WRITE](h, ino, fh: number, data: Buffer, offset: number) {
+      const [n] = await call(ops.write, pathOf(ino), fh, data, data.length, offset);
+      if (n < 0) throw new Errno(-n);
+      native.replyWrite(h, n);
+    },
+    async [Op.FLUSH](h, ino, fh: number) {
+      const [err] = await call(ops.flush, nodes.pathOf(ino) ?? "", fh);
+      native.replyErr(h, -err);
+    },
+    async [Op.FSYNC](h, ino, fh: number, datasync: number) {
+      const [err] = await call(ops.fsync, nodes.pathOf(ino) ?? "", datasync, fh);
+      native.replyErr(h, -err);
+    },
+    async [Op.RELEASE](h, ino, fh: number) {
+      const [err] = await call(ops.release, nodes.pathOf(ino) ?? "", fh);
+      const node = nodes.get(ino);
+      if (node) {
+        node.opens = Math.max(0, node.opens - 1);
+        if (node.opens === 0 && node.hidden) {
+          const path = nodes.pathOf(ino);
+          if (path !== undefined) {
+            const [e] = await call(ops.unlink, path);
+            if (e) log.warn({ path, errno: -e }, "a removed note's hidden name could not be removed");
+          }
+          nodes.detach(node);
+        } else if (node.opens === 0 && node.parent === 0) nodes.forget(ino, 0);
+      }
+      native.replyErr(h, -err);
+    },
+    async [Op.READDIRPLUS](h, ino, _fh: number, size: number, offset: number) {
+      const path = pathOf(ino);
+      const [err, listed] = await call(ops.readdir, path);
+      if (err) throw new Errno(-err);
+      const names = (listed as string[]).filter((n) => n !== "." && n !== "..");
+      const dir = nodes.get(ino);
+      const from = Math.max(0, offset - 2);
+      const shown = names.slice(from);
+      const kids: KernelNode[] = [];
+      const stats: Stat[] = [];
+      const shownNames: string[] = [];
+      for (const name of shown) {
+        const child = path === "/" ? `/${name}` : `${path}/${name}`;
+        const st = vfs.nativeStat(child) ?? (await vfs.getattr(child).catch(() => undefined));
+        if (!st) continue; // gone meanwhile
+        shownNames.push(name);
+        stats.push(st);
+        kids.push(nodes.ensure(ino, name, isDir(st)));
+      }
+      const kept = dir?.kept ?? false;
+      const added = native.replyDir(
+        h,
+        size,
+        offset,
+        ino,
+        dir && dir.parent !== 0 ? dir.parent : ino,
+        shownNames,
+        kids.map((k) => k.ino),
+        stats,
+        kept ? KEPT_S : SHORT_S,
+        kept ? KEPT_S : SHORT_S,
+      );
+      for (const [i, kid] of kids.entries()) {
+        if (i >= added) {
+          nodes.unused(kid);
+          continue;
+        }
+        nodes.counted(kid);
+        told(kid, path === "/" ? `/${shownNames[i]}` : `${path}/${shownNames[i]}`, stats[i]!);
+      }
+      if (dir && offset === 0) dir.toldList = dir.kept ? listKey(names) : undefined;
+    },
+    async [Op.STATFS](h) {
+      const [err, s] = await call(ops.statfs, "/");
+      if (err) throw new Errno(-err);
+      native.replyStatfs(h, s as object);
+    },
+    async [Op.GETXATTR](h, ino, name: string, size: number) {
+      const [err, value] = await call(ops.getxattr, pathOf(ino), name, 0);
+      if (err) throw new Errno(-err);
+      if (value == null) throw new Errno(ENODATA);
+      replySized(h, Buffer.from(value as Buffer), size);
+    },
+    async [Op.LISTXATTR](h, ino, size: number) {
+      const [err, list] = await call(ops.listxattr, pathOf(ino));
+      if (err) throw new Errno(-err);
+      const names = list as string[];
+      replySized(h, Buffer.from(names.map((n) => `${n}\0`).join("")), size);
+    },
+    async [Op.SETXATTR](h, ino, name: string, value: Buffer, flags: number) {
+      const [err] = await call(ops.setxattr, pathOf(ino), name, value, 0, flags);
+      native.replyErr(h, -err);
+    },
+    async [Op.REMOVEXATTR](h, ino, name: string) {
+      const [err] = await call(ops.removexattr, pathOf(ino), name);
+      native.replyErr(h, -err);
+    },
+  };
+
+  /** getxattr and listxattr: size 0 asks how big, a smaller buffer gets ERANGE. */
+  const replySized = (h: Handle, data: Buffer, size: number) => {
+    if (size === 0) native.replyXattrSize(h, data.length);
+    else if (size < data.length) throw new Errno(ERANGE);
+    else native.replyBuf(h, data, data.length);
+  };
+
+  /**
+   * auto_cache: the kernel keeps a note's pages across opens while its mtime and size stay the
+   * same (every version a note shows changes one of them); direct I/O when ops.ts says so.
+   */
+  const openFlags = (node: KernelNode | undefined, path: string, direct: number): number => {
+    if (direct) return OPEN_DIRECT_IO;
+    const st = vfs.statIfKnown(path);
+    if (!node || !st || (st.mode & fs.S_IFMT) !== fs.S_IFREG) return 0;
+    const now = `${st.mtime.getTime()}|${st.size}`;
+    const same = node.opened === now;
+    node.opened = now;
+    return same ? OPEN_KEEP_CACHE : 0;
+  };
+
+  return {
+    nodes,
+    dispatch(op, h, ino, ...args) {
+      if (op === Op.FORGET) {
+        const pairs = args[0] as Float64Array;
+        for (let i = 0; i < pairs.length; i += 2) nodes.forget(pairs[i]!, pairs[i + 1]!);
+        return;
+      }
+      if (h === undefined) return;
+      const handler = handlers[op];
+      if (!handler) return native.replyErr(h, constants.errno.ENOSYS);
+      handler(h, ino, ...(args as never[])).catch((err: unknown) => {
+        if (err instanceof Errno) return native.replyErr(h, err.errno);
+        log.error({ op, ino, err }, "unexpected error in a filesystem operation");
+        native.replyErr(h, EIO);
+      });
+    },
+  };
+}
+
+/** An operation's answer is this errno (positive). */
+class Errno extends Error {
+  readonly errno: number;
+  constructor(errno: number) {
+    super(`errno ${errno}`);
+    this.errno = errno || EIO;
+  }
+}

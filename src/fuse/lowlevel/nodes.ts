@@ -1,0 +1,172 @@
+// The kernel's nodes, as libfuse3's low-level API hands them to us: a node id for every name the
+// kernel looked up, kept until it forgets it (lookup counts, FORGET). The vfs is path-based, so each
+// node knows its folder and name and its path is found by walking up: a folder renamed moves every
+// node below it at once. A node id never changes while the kernel holds the node: vim compares
+// `st_ino` around its save (savesKept.test.ts).
+
+export const ROOT = 1;
+
+export interface KernelNode {
+  readonly ino: number;
+  /** Its folder's node and its name there; detached (removed, or replaced by a rename): parent 0. */
+  parent: number;
+  name: string;
+  dir: boolean;
+  /** Lookups the kernel counts (each entry answered, each listed name): FORGET takes them back. */
+  lookups: number;
+  /** Open handles (libfuse's high-level API's `open_count`): a removed open note is hidden instead. */
+  opens: number;
+  /** Its name is one we gave it to keep it while open after it was removed (`.fuse_hidden…`). */
+  hidden: boolean;
+  /** Long kernel timeouts were given for it: the kernel keeps it until told otherwise (reconcile.ts). */
+  kept: boolean;
+  /** The attributes the kernel was last given (attrKey), undefined when it must ask again anyway. */
+  told?: string;
+  /** A folder: its listing as the kernel was last given it (listKey). */
+  toldList?: string;
+  /** mtime and size at the last open: pages are kept only while they stay the same (auto_cache). */
+  opened?: string;
+}
+
+const key = (parent: number, name: string) => `${parent}/${name}`;
+
+export class NodeTable {
+  private readonly byIno = new Map<number, KernelNode>();
+  private readonly byName = new Map<string, KernelNode>();
+  private next = ROOT + 1;
+  private hiddenCount = 0;
+
+  constructor() {
+    const root: KernelNode = {
+      ino: ROOT,
+      parent: 0,
+      name: "",
+      dir: true,
+      lookups: 1,
+      opens: 0,
+      hidden: false,
+      kept: true,
+    };
+    this.byIno.set(ROOT, root);
+  }
+
+  get(ino: number): KernelNode | undefined {
+    return this.byIno.get(ino);
+  }
+
+  child(parent: number, name: string): KernelNode | undefined {
+    return this.byName.get(key(parent, name));
+  }
+
+  /** The node's path, or undefined when it has none (removed, or below a removed folder). */
+  pathOf(ino: number): string | undefined {
+    if (ino === ROOT) return "/";
+    const parts: string[] = [];
+    let node = this.byIno.get(ino);
+    while (node && node.ino !== ROOT) {
+      if (node.parent === 0) return undefined;
+      parts.push(node.name);
+      node = this.byIno.get(node.parent);
+    }
+    if (!node) return undefined;
+    return `/${parts.reverse().join("/")}`;
+  }
+
+  childPath(parent: number, name: string): string | undefined {
+    const dir = this.pathOf(parent);
+    if (dir === undefined) return undefined;
+    return dir === "/" ? `/${name}` : `${dir}/${name}`;
+  }
+
+  /** The node at `path`, when the kernel has every node on the way. */
+  byPath(path: string): KernelNode | undefined {
+    let node = this.byIno.get(ROOT);
+    for (const part of path.split("/")) {
+      if (!part || !node) continue;
+      node = this.byName.get(key(node.ino, part));
+    }
+    return node;
+  }
+
+  /**
+   * The node for `name` in `parent` (made when new, without a lookup counted: `counted` does).
+   * A name that became a folder where a file was (or the reverse) gets a new node.
+   */
+  ensure(parent: number, name: string, dir: boolean): KernelNode {
+    const known = this.byName.get(key(parent, name));
+    if (known && known.dir === dir) return known;
+    if (known) this.detach(known);
+    const node: KernelNode = {
+      ino: this.next++,
+      parent,
+      name,
+      dir,
+      lookups: 0,
+      opens: 0,
+      hidden: false,
+      kept: false,
+    };
+    this.byIno.set(node.ino, node);
+    this.byName.set(key(parent, name), node);
+    return node;
+  }
+
+  /** The kernel now counts `n` more lookups of `node`. */
+  counted(node: KernelNode, n = 1): void {
+    node.lookups += n;
+  }
+
+  /** A node `ensure` made that no answer carried (it did not fit a listing): dropped again. */
+  unused(node: KernelNode): void {
+    if (node.lookups === 0 && node.opens === 0) this.drop(node);
+  }
+
+  /** FORGET: the kernel drops `n` lookups; at none it will never name the node again. */
+  forget(ino: number, n: number): void {
+    const node = this.byIno.get(ino);
+    if (!node || ino === ROOT) return;
+    node.lookups = Math.max(0, node.lookups - n);
+    if (node.lookups === 0 && node.opens === 0) this.drop(node);
+  }
+
+  /** The name is gone (removed here or elsewhere): the node stays while the kernel holds it. */
+  detach(node: KernelNode): void {
+    if (this.byName.get(key(node.parent, node.name)) === node)
+      this.byName.delete(key(node.parent, node.name));
+    node.parent = 0;
+    node.kept = false;
+    if (node.lookups === 0 && node.opens === 0) this.drop(node);
+  }
+
+  /** `node` is now `name` in `parent`; what had that name is detached. */
+  move(node: KernelNode, parent: number, name: string): void {
+    const there = this.byName.get(key(parent, name));
+    if (there && there !== node) this.detach(there);
+    if (this.byName.get(key(node.parent, node.name)) === node)
+      this.byName.delete(key(node.parent, node.name));
+    node.parent = parent;
+    node.name = name;
+    this.byName.set(key(parent, name), node);
+  }
+
+  /** The name a removed open note keeps until its last close, in its folder (libfuse's own scheme). */
+  hiddenName(node: KernelNode): string {
+    this.hiddenCount++;
+    return `.fuse_hidden${node.ino.toString(16).padStart(8, "0")}${this.hiddenCount.toString(16).padStart(8, "0")}`;
+  }
+
+  /** Every node with a name, the root first (reconcile.ts walks them). */
+  named(): KernelNode[] {
+    return [...this.byIno.values()].filter((n) => n.ino === ROOT || n.parent !== 0);
+  }
+
+  get size(): number {
+    return this.byIno.size;
+  }
+
+  private drop(node: KernelNode): void {
+    this.byIno.delete(node.ino);
+    if (this.byName.get(key(node.parent, node.name)) === node)
+      this.byName.delete(key(node.parent, node.name));
+  }
+}

@@ -1,0 +1,100 @@
+// Tells the kernel what changed without it. The kernel keeps the tree's names, attributes and
+// listings for an hour (dispatch.ts), so every change it did not make itself must reach it: the
+// vfs reports them (the change feed, deliveries' answers, conflicts; a path, or "anything"), and
+// each report is checked against what the kernel was last given, node by node:
+// - a name the vfs no longer has (removed or renamed elsewhere, or now of the other kind): the
+//   kernel forgets the name (notify_inval_entry) and the node loses it here;
+// - attributes not the ones given: the kernel drops them and the note's pages (notify_inval_inode);
+// - a folder whose names are not the ones listed: the kernel drops its kept listing.
+// Checking against what was given, not trusting each report's detail, also covers a change whose
+// report names only its folder or nothing. Reports are gathered for one turn of the event loop.
+import type { Vfs } from "../../vfs/vfs.ts";
+import type { Fuse3Binding } from "./binding.ts";
+import { attrKey, listKey } from "./dispatch.ts";
+import type { KernelNode, NodeTable } from "./nodes.ts";
+
+export class KernelReconciler {
+  private readonly paths = new Set<string>();
+  private everything = false;
+  private scheduled = false;
+
+  private readonly vfs: Vfs;
+  private readonly nodes: NodeTable;
+  private readonly native: Pick<Fuse3Binding, "notifyInode" | "notifyEntry">;
+
+  constructor(vfs: Vfs, nodes: NodeTable, native: Pick<Fuse3Binding, "notifyInode" | "notifyEntry">) {
+    this.vfs = vfs;
+    this.nodes = nodes;
+    this.native = native;
+  }
+
+  /** What `path` (and its folder's listing) shows may have changed; no path: anything may have. */
+  changed(path?: string): void {
+    if (path === undefined) this.everything = true;
+    else this.paths.add(path);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.run());
+  }
+
+  /** Checks now what was reported (tests, and the turn after a report). */
+  run(): void {
+    this.scheduled = false;
+    const everything = this.everything;
+    const paths = [...this.paths];
+    this.everything = false;
+    this.paths.clear();
+    if (everything) {
+      for (const node of this.nodes.named()) this.check(node);
+      return;
+    }
+    for (const path of paths) {
+      const node = this.nodes.byPath(path);
+      if (node) this.check(node);
+      const folder = this.nodes.byPath(path.slice(0, path.lastIndexOf("/")) || "/");
+      if (folder && folder !== node) this.check(folder);
+    }
+  }
+
+  private check(node: KernelNode): void {
+    if (!node.kept) return; // kept a second at most: nothing to tell
+    const path = this.nodes.pathOf(node.ino);
+    if (path === undefined) return;
+    const st = this.vfs.nativeStat(path);
+    const dir = st ? (st.mode & 0o170000) === 0o040000 : undefined;
+    if (!st || dir !== node.dir) {
+      // Gone, or another kind now: the name goes; the kernel asks for it again if it is named.
+      const parent = node.parent;
+      const name = node.name;
+      this.nodes.detach(node);
+      if (parent !== 0) {
+        this.native.notifyEntry(parent, name);
+        this.dropListing(parent);
+      }
+      return;
+    }
+    if (node.told !== undefined && node.told !== attrKey(st)) {
+      node.told = undefined;
+      this.native.notifyInode(node.ino, 0, 0);
+      if (node.dir) node.toldList = undefined; // that dropped its listing too
+    }
+    if (node.dir && node.toldList !== undefined) {
+      let names: string[];
+      try {
+        names = this.vfs.readdir(path);
+      } catch {
+        return;
+      }
+      if (listKey(names) !== node.toldList) this.dropListing(node.ino);
+    }
+  }
+
+  private dropListing(ino: number): void {
+    const dir = this.nodes.get(ino);
+    if (dir) {
+      dir.toldList = undefined;
+      dir.told = undefined;
+    }
+    this.native.notifyInode(ino, 0, 0);
+  }
+}
