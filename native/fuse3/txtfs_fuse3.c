@@ -798,9 +798,10 @@ static napi_value reply_statfs(napi_env env, napi_callback_info info) {
 }
 
 // replyDir(handle, size, offset, dirIno, parentIno, names, inos, stats, entryTimeout, attrTimeout)
-// -> how many of `names` were put in the answer (from index max(0, offset - 2)). Offsets: 1 = ".",
-// 2 = "..", 3 + i = names[i]; each name answered counts as a lookup of its node (the kernel
-// forgets it later), "." and ".." do not.
+// -> how many of `names` were put in the answer. `names` are the folder's from the offset on (the
+// first is the folder's max(0, offset - 2)-th); offsets: 1 = ".", 2 = "..", 3 + i = the folder's
+// i-th name. Each name answered counts as a lookup of its node (the kernel forgets it later), "."
+// and ".." do not.
 static napi_value reply_dir(napi_env env, napi_callback_info info) {
   ARGS(10);
   size_t size = (size_t)arg_num(env, argv[1]);
@@ -813,7 +814,8 @@ static napi_value reply_dir(napi_env env, napi_callback_info info) {
   size_t used = 0;
   int added = 0;
   char name[1024];
-  for (off_t i = off; i < (off_t)count + 2; i++) {
+  off_t base = off > 2 ? off - 2 : 0; // the folder's index of names[0]
+  for (off_t i = off; i < base + (off_t)count + 2; i++) {
     struct fuse_entry_param e;
     memset(&e, 0, sizeof e);
     const char *n;
@@ -823,9 +825,9 @@ static napi_value reply_dir(napi_env env, napi_callback_info info) {
       e.attr.st_mode = S_IFDIR;
     } else {
       napi_value v, ino, st;
-      napi_get_element(env, argv[5], (uint32_t)(i - 2), &v);
-      napi_get_element(env, argv[6], (uint32_t)(i - 2), &ino);
-      napi_get_element(env, argv[7], (uint32_t)(i - 2), &st);
+      napi_get_element(env, argv[5], (uint32_t)(i - 2 - base), &v);
+      napi_get_element(env, argv[6], (uint32_t)(i - 2 - base), &ino);
+      napi_get_element(env, argv[7], (uint32_t)(i - 2 - base), &st);
       size_t len = 0;
       napi_get_value_string_utf8(env, v, name, sizeof name, &len);
       n = name;

@@ -16,8 +16,10 @@ import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import {
   type ChildServer,
+  cleanEnv,
   cleanUpOnStop,
   fmtInt,
+  fuseLayer,
   machineInfo,
   markdownTable,
   median,
@@ -423,14 +425,6 @@ function requestSummary(requests: string[]): string {
   return `${requests.length} (${[...kinds].map(([k, n]) => `${k} ${n}`).join(", ")})`;
 }
 
-/** Environment of txtfs children: no TXTFS_* of the developer's (a TXTFS_DB must never be used). */
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  return {
-    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("TXTFS_"))),
-    ...extra,
-  };
-}
-
 // ---------------------------------------------------------------------------------------------
 // The figures
 
@@ -827,7 +821,7 @@ function markdownReport(r: {
     "",
     `\`npm run bench:mount-large -- --notes ${tree.paths.length} --folders ${tree.folders.length}\` on ${m.date} at ${r.commit}: ${m.cpus} cpus (${m.cpuModel}), ${m.memory}, Node ${m.node}, ${m.os}, load at start ${m.load}; ${Math.round(r.seconds)} s in all.`,
     "",
-    `Tree: ${fmtInt(tree.paths.length)} notes (${(tree.bytes / 2 ** 20).toFixed(1)} MiB) in ${fmtInt(tree.folders.length)} folders (\`gGGG/fFFFFF\`, 20 per group, ${fmtInt(tree.folders.length / 20)} groups). txtfs: a real \`txtfs serve\` (SQLite) on 127.0.0.1, the notes imported through \`POST /api/v1/files/import\` (1,000 per request: ${(r.importMs / 1000).toFixed(1)} s), a \`txtfs mount\` with an empty cache dir at every mount. sshfs: the same tree in a local directory, Debian sshfs (default options) over a throwaway OpenSSH sshd on 127.0.0.1. sshfs also beside the directory it serves (local: the floor). ${r.settings.runs} interleaved run${r.settings.runs === 1 ? "" : "s"} of the read figures (which target goes first rotates), times are medians, txtfs/sshfs the median of per-run ratios; the remote changes once; ${r.droppedCaches ? "`sync; echo 3 > /proc/sys/vm/drop_caches` before every cold figure" : "the page cache could NOT be dropped (cold figures read the page cache)"}. Every figure is a program in a child process, its result checked (last column).`,
+    `Tree: ${fmtInt(tree.paths.length)} notes (${(tree.bytes / 2 ** 20).toFixed(1)} MiB) in ${fmtInt(tree.folders.length)} folders (\`gGGG/fFFFFF\`, 20 per group, ${fmtInt(tree.folders.length / 20)} groups). txtfs: a real \`txtfs serve\` (SQLite) on 127.0.0.1, the notes imported through \`POST /api/v1/files/import\` (1,000 per request: ${(r.importMs / 1000).toFixed(1)} s), a \`txtfs mount\` with an empty cache dir at every mount (${fuseLayer()}). sshfs: the same tree in a local directory, Debian sshfs (default options) over a throwaway OpenSSH sshd on 127.0.0.1. sshfs also beside the directory it serves (local: the floor). ${r.settings.runs} interleaved run${r.settings.runs === 1 ? "" : "s"} of the read figures (which target goes first rotates), times are medians, txtfs/sshfs the median of per-run ratios; the remote changes once; ${r.droppedCaches ? "`sync; echo 3 > /proc/sys/vm/drop_caches` before every cold figure" : "the page cache could NOT be dropped (cold figures read the page cache)"}. Every figure is a program in a child process, its result checked (last column).`,
     "",
     markdownTable(["figure", "local", "sshfs", "txtfs", "txtfs/sshfs", "goal ≤ 0.8x", "checked"], rows, [
       "l",

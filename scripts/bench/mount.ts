@@ -27,8 +27,10 @@ import { parseArgs } from "node:util";
 import { requestSync } from "../../src/lib/mountControl.ts";
 import {
   type ChildServer,
+  cleanEnv,
   cleanUpOnStop,
   fmtInt,
+  fuseLayer,
   machineInfo,
   markdownTable,
   median,
@@ -617,14 +619,6 @@ function treeHashes(dir: string) {
 function writeCorpus(dir: string, corpus: Corpus): void {
   for (const d of corpus.dirs) mkdirSync(join(dir, d), { recursive: true });
   for (const [p, c] of corpus.files) writeFileSync(join(dir, p), c);
-}
-
-/** Environment of txtfs children: no TXTFS_* of the developer's (a TXTFS_DB must never be used). */
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  return {
-    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("TXTFS_"))),
-    ...extra,
-  };
 }
 
 /** Where --logs keeps the children's stderr (unset: nowhere). */
@@ -1824,7 +1818,7 @@ function settingsLine(report: Report): string {
   const c = report.corpus;
   return (
     `corpus: ${fmtInt(c.files)} notes (${fmtInt(c.md)} .md, ${fmtInt(c.txt)} .txt) in ${c.dirs} nested folders, ${fmtMiB(c.bytes)}, largest ${fmtInt(c.largest / 1024)} KB (seed ${s.corpus.seed}); ` +
-    `${s.runs} interleaved run${s.runs === 1 ? "" : "s"}${s.quick ? " (--quick)" : ""}${s.trace ? " (--trace: txtfs slowed by op logging)" : ""}; ` +
+    `${s.runs} interleaved run${s.runs === 1 ? "" : "s"}${s.quick ? " (--quick)" : ""}${s.trace ? " (--trace: txtfs slowed by op logging)" : ""}; ${fuseLayer()}; ` +
     "times are medians of the runs (wall time of the `bash -c` child), ratios medians of per-run ratios (<1 = faster); " +
     `requests = the server's request log during the workload, change-feed long-polls counted apart; whole benchmark ${Math.round(report.seconds)} s`
   );

@@ -20,6 +20,8 @@ const { ENOENT, EIO, EINVAL, EEXIST, ERANGE, ENODATA, EISDIR } = constants.errno
 /** setattr's `to_set` bits (fuse_lowlevel.h). */
 const SET = { MODE: 1, UID: 2, GID: 4, SIZE: 8, ATIME: 16, MTIME: 32, ATIME_NOW: 128, MTIME_NOW: 256 };
 const RENAME_NOREPLACE = 1;
+/** struct fuse_direntplus without its name: a listing's entry takes at least this much. */
+const DIRENTPLUS_MIN_BYTES = 152;
 
 /** Seconds the kernel keeps names and attributes the vfs reports every change of. */
 export const KEPT_S = Number(process.env.TXTFS_KERNEL_KEEP_S ?? 3600);
@@ -280,8 +282,9 @@ export function dispatcher(
       if (err) throw new Errno(-err);
       const names = (listed as string[]).filter((n) => n !== "." && n !== "..");
       const dir = nodes.get(ino);
+      // Only what can fit the kernel's buffer: an entry with attributes takes at least 152 bytes.
       const from = Math.max(0, offset - 2);
-      const shown = names.slice(from);
+      const shown = names.slice(from, from + Math.ceil(size / DIRENTPLUS_MIN_BYTES) + 1);
       const kids: KernelNode[] = [];
       const stats: Stat[] = [];
       const shownNames: string[] = [];
@@ -315,6 +318,9 @@ export function dispatcher(
         told(kid, path === "/" ? `/${shownNames[i]}` : `${path}/${shownNames[i]}`, stats[i]!);
       }
       if (dir && offset === 0) dir.toldList = dir.kept ? listKey(names) : undefined;
+      // The kernel keeps every listing until told (what an ENOSYS opendir implies): one that changes
+      // without reports (`.txtfs/`) is dropped again as soon as it was read.
+      if (!kept) native.notifyInode(ino, 0, 0);
     },
     async [Op.STATFS](h) {
       const [err, s] = await call(ops.statfs, "/");

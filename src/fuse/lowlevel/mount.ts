@@ -90,11 +90,18 @@ export async function mountFuse3(
         try {
           await run("fusermount3", ["-u", mountpoint]);
         } catch (err) {
+          // Busy (a program still has a file open): detached; the connection ends with this
+          // process, whose exit closes /dev/fuse (the program's next access fails, nothing hangs).
           log.warn({ err: (err as Error).message }, "unmount failed; detaching lazily");
           await run("fusermount3", ["-uz", mountpoint]).catch(() => undefined);
+          return;
         }
-        await loopEnded;
-        native.close();
+        // Unmounted: the kernel ended the connection, so the loop ends now and the session can go.
+        const ends = await Promise.race([
+          loopEnded.then(() => true),
+          new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 2000).unref()),
+        ]);
+        if (ends) native.close();
       })();
       return done;
     },

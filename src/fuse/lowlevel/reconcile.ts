@@ -3,7 +3,7 @@
 // vfs reports them (the change feed, deliveries' answers, conflicts; a path, or "anything"), and
 // each report is checked against what the kernel was last given, node by node:
 // - a name the vfs no longer has (removed or renamed elsewhere, or now of the other kind): the
-//   kernel forgets the name (notify_inval_entry) and the node loses it here;
+//   kernel forgets the name (notify_inval_entry);
 // - attributes not the ones given: the kernel drops them and the note's pages (notify_inval_inode);
 // - a folder whose names are not the ones listed: the kernel drops its kept listing.
 // Checking against what was given, not trusting each report's detail, also covers a change whose
@@ -63,13 +63,13 @@ export class KernelReconciler {
     const st = this.vfs.nativeStat(path);
     const dir = st ? (st.mode & 0o170000) === 0o040000 : undefined;
     if (!st || dir !== node.dir) {
-      // Gone, or another kind now: the name goes; the kernel asks for it again if it is named.
-      const parent = node.parent;
-      const name = node.name;
-      this.nodes.detach(node);
-      if (parent !== 0) {
-        this.native.notifyEntry(parent, name);
-        this.dropListing(parent);
+      // Gone, or another kind now: the kernel forgets the name and asks again when it is named.
+      // The node keeps its name here: an operation of ours may be moving it right now (its report
+      // can come before its answer), and the answer moves it. A name found again keeps its node
+      // (as libfuse2 kept one per path), and opens check mtime and size (auto_cache).
+      if (node.parent !== 0) {
+        this.native.notifyEntry(node.parent, node.name);
+        this.dropListing(node.parent);
       }
       return;
     }
