@@ -39,7 +39,7 @@ export interface MountOptions {
 }
 
 /** `-o a=b,c` -> fuse-native options; only what libfuse2 through fuse-native can honour. */
-const PASSTHROUGH: Record<string, string> = {
+export const PASSTHROUGH: Record<string, string> = {
   allow_other: "allowOther",
   allow_root: "allowRoot",
   default_permissions: "defaultPermissions",

@@ -312,3 +312,32 @@ describe("libfuse3 low-level mount, killed while the kernel holds a folder's loc
     }
   }, 60_000);
 });
+
+describe("libfuse3 low-level mount, options", () => {
+  it("-o umask=027,uid=4321 shows every file so (libfuse2's high-level options, applied by txtfs)", async () => {
+    const dirs = makeMountDirs();
+    try {
+      const running = await startMount(dirs, {
+        args: ["-o", "umask=027,uid=4321"],
+        env: { TXTFS_FUSE: "3" },
+      });
+      const r = await sh(
+        "mkdir d && printf 'x' > d/n.md && stat -c '%a %u %n' d d/n.md && ls -l d | tail -1 | cut -c1-10",
+        {
+          cwd: dirs.mnt,
+        },
+      );
+      expect(r.stderr).toBe("");
+      expect(r.stdout).toBe("750 4321 d\n640 4321 d/n.md\n-rw-r-----\n");
+      await running.stop();
+      const bad = await startMount(dirs, { args: ["-o", "attr_timeout=5"], env: { TXTFS_FUSE: "3" } }).then(
+        (m) => m.stop().then(() => "mounted"),
+        (err: Error) => err.message,
+      );
+      expect(bad).toMatch(/-o attr_timeout is not supported with TXTFS_FUSE=3/);
+      expect(isMounted(dirs.mnt)).toBe(false);
+    } finally {
+      await removeMountDirs(dirs);
+    }
+  });
+});

@@ -43,9 +43,13 @@ export function dispatcher(
   vfs: Vfs,
   log: Logger,
   directIo: (path: string, flags: number) => boolean,
+  /** Owner and permissions as the mount's options show them (undefined: as the vfs says). */
+  shownAs?: (st: Stat) => Stat,
 ): Dispatcher {
   const nodes = new NodeTable();
-  // ops.ts's functions answer through a callback (errno first, negative): as promises here.
+  const shown = shownAs ?? ((st: Stat) => st);
+  // ops.ts's functions answer through a callback (errno first, negative): as promises here. Every
+  // attribute answer goes through `shown`.
   const call = (fn: (...args: never[]) => void, ...args: unknown[]) =>
     new Promise<Result>((resolve) =>
       (fn as (...a: unknown[]) => void)(...args, (err: number, ...rest: unknown[]) =>
@@ -77,7 +81,7 @@ export function dispatcher(
     const node = nodes.ensure(parent, name, isDir(st));
     nodes.counted(node);
     const s = told(node, path, st);
-    native.replyEntry(h, node.ino, st, s, s);
+    native.replyEntry(h, node.ino, shown(st), s, s);
   };
   /** The kernel is given `st` for `node`: how long it may keep it. */
   const told = (node: KernelNode, path: string, st: Stat): number => {
@@ -106,7 +110,7 @@ export function dispatcher(
       const [err, st] = fh === undefined ? await call(ops.getattr, path) : await call(ops.fgetattr, path, fh);
       if (err) throw new Errno(-err);
       const node = nodes.get(ino);
-      native.replyAttr(h, ino, st as Stat, node ? told(node, path, st as Stat) : SHORT_S);
+      native.replyAttr(h, ino, shown(st as Stat), node ? told(node, path, st as Stat) : SHORT_S);
     },
     async [Op.SETATTR](
       h,
@@ -142,7 +146,7 @@ export function dispatcher(
       }
       const st = await stat(path);
       const node = nodes.get(ino);
-      native.replyAttr(h, ino, st, node ? told(node, path, st) : SHORT_S);
+      native.replyAttr(h, ino, shown(st), node ? told(node, path, st) : SHORT_S);
     },
     async [Op.READLINK](h, ino) {
       const [err, target] = await call(ops.readlink, pathOf(ino));
@@ -234,7 +238,7 @@ export function dispatcher(
       native.replyCreate(
         h,
         node.ino,
-        st,
+        shown(st),
         s,
         s,
         fd as number,
@@ -284,11 +288,11 @@ export function dispatcher(
       const dir = nodes.get(ino);
       // Only what can fit the kernel's buffer: an entry with attributes takes at least 152 bytes.
       const from = Math.max(0, offset - 2);
-      const shown = names.slice(from, from + Math.ceil(size / DIRENTPLUS_MIN_BYTES) + 1);
+      const page = names.slice(from, from + Math.ceil(size / DIRENTPLUS_MIN_BYTES) + 1);
       const kids: KernelNode[] = [];
       const stats: Stat[] = [];
       const shownNames: string[] = [];
-      for (const name of shown) {
+      for (const name of page) {
         const child = path === "/" ? `/${name}` : `${path}/${name}`;
         const st = vfs.nativeStat(child) ?? (await vfs.getattr(child).catch(() => undefined));
         if (!st) continue; // gone meanwhile
@@ -305,7 +309,7 @@ export function dispatcher(
         dir && dir.parent !== 0 ? dir.parent : ino,
         shownNames,
         kids.map((k) => k.ino),
-        stats,
+        stats.map(shown),
         kept ? KEPT_S : SHORT_S,
         kept ? KEPT_S : SHORT_S,
       );

@@ -4,8 +4,9 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import type { Logger } from "../../lib/logger.ts";
+import type { Stat } from "../../vfs/core.ts";
 import type { Vfs } from "../../vfs/vfs.ts";
-import type { Mounted, MountOptions } from "../mount.ts";
+import { type Mounted, type MountOptions, PASSTHROUGH } from "../mount.ts";
 import { MountError } from "../mountError.ts";
 import { fuseOps } from "../ops.ts";
 import { StaleWindow } from "../staleWindow.ts";
@@ -15,20 +16,49 @@ import { KernelReconciler } from "./reconcile.ts";
 
 const run = promisify(execFile);
 
-/** libfuse3's session options from the mount's: what its low-level API knows. */
+/**
+ * libfuse3's session options from the mount's (mount.ts's PASSTHROUGH names). uid, gid and umask
+ * are libfuse2 high-level options: applied to every answer here (`shownAs`).
+ */
 function sessionOptions(opts: MountOptions): string[] {
   const o = ["fsname=txtfs", "subtype=txtfs", "auto_unmount"];
   if (opts.allowOther) o.push("allow_other");
   for (const [name, value] of Object.entries(opts.extra ?? {})) {
-    if (name === "fsname" || name === "subtype") continue;
+    if (["fsname", "subtype", "uid", "gid", "umask", "debug"].includes(name)) continue;
     if (name === "allowOther") o.push("allow_other");
+    else if (name === "allowRoot") o.push("allow_root");
     else if (name === "defaultPermissions") o.push("default_permissions");
     else if (name === "maxRead") o.push(`max_read=${value}`);
-    else if (name === "debug")
-      continue; // the trace (--trace) says more
-    else throw new MountError(`-o ${name} is not supported with TXTFS_FUSE=3`);
+    else {
+      const given = Object.keys(PASSTHROUGH).find((k) => PASSTHROUGH[k] === name) ?? name;
+      throw new MountError(
+        `-o ${given} is not supported with TXTFS_FUSE=3 (the kernel's timeouts are txtfs's own there)`,
+      );
+    }
   }
   return ["-o", o.join(",")];
+}
+
+/** What every answer says of owner and permissions: --uid/--gid and -o uid=,gid=,umask=. */
+function shownAs(opts: MountOptions): ((st: Stat) => Stat) | undefined {
+  const num = (v: unknown, base = 10) =>
+    v === undefined || v === true ? undefined : Number.parseInt(String(v), base);
+  const uid = opts.uid ?? num(opts.extra?.uid);
+  const gid = opts.gid ?? num(opts.extra?.gid);
+  const umask = num(opts.extra?.umask, 8);
+  if (uid === undefined && gid === undefined && umask === undefined) return undefined;
+  for (const [what, v] of [
+    ["uid", uid],
+    ["gid", gid],
+    ["umask", umask],
+  ] as const)
+    if (v !== undefined && !(Number.isInteger(v) && v >= 0)) throw new MountError(`-o ${what}: not a number`);
+  return (st) => ({
+    ...st,
+    uid: uid ?? st.uid,
+    gid: gid ?? st.gid,
+    mode: umask === undefined ? st.mode : (st.mode & ~0o777) | (st.mode & 0o777 & ~umask),
+  });
 }
 
 export async function mountFuse3(
@@ -51,7 +81,7 @@ export async function mountFuse3(
   const directIo = (path: string, flags: number) =>
     (stale.mayBeStale(path) && vfs.isNote(path)) || ((flags & 0o2000) === 0 && vfs.appendsOnTheirWay(path));
   const ops = fuseOps(vfs, log, { trace: opts.trace, directIo });
-  const { nodes, dispatch } = dispatcher(native, ops, vfs, log, directIo);
+  const { nodes, dispatch } = dispatcher(native, ops, vfs, log, directIo, shownAs(opts));
   const kernel = new KernelReconciler(vfs, nodes, native);
   vfs.onRemoteChange((path) => {
     stale.changed(path);
