@@ -90,6 +90,20 @@ export function dispatcher(
     return node.kept ? KEPT_S : SHORT_S;
   };
 
+  /**
+   * The kernel changed these nodes itself (an operation it sent): it dropped what it kept of their
+   * attributes and, for a folder, its listing, and asks again when it needs them. Nothing about
+   * them needs telling until then (reconcile.ts would otherwise drop what the kernel no longer has).
+   */
+  const kernelMade = (...inos: number[]) => {
+    for (const ino of inos) {
+      const node = nodes.get(ino);
+      if (!node) continue;
+      node.told = undefined;
+      node.toldList = undefined;
+    }
+  };
+
   /** A removed or replaced open note keeps a hidden name until its last close (libfuse2's scheme). */
   const hide = async (node: KernelNode, path: string) => {
     const name = nodes.hiddenName(node);
@@ -157,12 +171,14 @@ export function dispatcher(
       const path = childPath(parent, name);
       const [err] = await call(ops.mkdir, path, mode);
       if (err) throw new Errno(-err);
+      kernelMade(parent);
       entry(h, parent, name, path, await stat(path));
     },
     async [Op.SYMLINK](h, parent, name: string, target: string) {
       const path = childPath(parent, name);
       const [err] = await call(ops.symlink, target, path);
       if (err) throw new Errno(-err);
+      kernelMade(parent);
       entry(h, parent, name, path, await stat(path));
     },
     async [Op.UNLINK](h, parent, name: string) {
@@ -174,6 +190,7 @@ export function dispatcher(
         if (err) throw new Errno(-err);
         if (node) nodes.detach(node);
       }
+      kernelMade(parent);
       native.replyErr(h, 0);
     },
     async [Op.RMDIR](h, parent, name: string) {
@@ -182,6 +199,7 @@ export function dispatcher(
       if (err) throw new Errno(-err);
       const node = nodes.child(parent, name);
       if (node) nodes.detach(node);
+      kernelMade(parent);
       native.replyErr(h, 0);
     },
     async [Op.RENAME](h, parent, name: string, newParent: number, newName: string, flags: number) {
@@ -208,6 +226,7 @@ export function dispatcher(
         const there = nodes.child(newParent, newName);
         if (there) nodes.detach(there);
       }
+      kernelMade(parent, newParent, ...(node ? [node.ino] : []));
       native.replyErr(h, 0);
     },
     async [Op.OPEN](h, ino, flags: number) {
@@ -231,6 +250,7 @@ export function dispatcher(
         }
         st = s as Stat;
       }
+      kernelMade(parent);
       const node = nodes.ensure(parent, name, false);
       nodes.counted(node);
       node.opens++;
@@ -254,6 +274,7 @@ export function dispatcher(
     async [Op.WRITE](h, ino, fh: number, data: Buffer, offset: number) {
       const [n] = await call(ops.write, pathOf(ino), fh, data, data.length, offset);
       if (n < 0) throw new Errno(-n);
+      kernelMade(ino); // a write drops the kernel's size and times of the note
       native.replyWrite(h, n);
     },
     async [Op.FLUSH](h, ino, fh: number) {

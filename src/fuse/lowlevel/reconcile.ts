@@ -13,6 +13,9 @@ import type { Fuse3Binding } from "./binding.ts";
 import { attrKey, listKey } from "./dispatch.ts";
 import type { KernelNode, NodeTable } from "./nodes.ts";
 
+/** The shortest time between two walks of every node the kernel holds. */
+const SWEEP_EVERY_MS = 50;
+
 export class KernelReconciler {
   private readonly paths = new Set<string>();
   private everything = false;
@@ -37,23 +40,44 @@ export class KernelReconciler {
     setImmediate(() => this.run());
   }
 
+  /**
+   * When the last walk of every node the kernel holds ended, and how long it took. The vfs reports
+   * "anything" for many of its own changes (a folder removed or moved, names laid out again): at
+   * most one walk per SWEEP_EVERY_MS, or ten times its own length, whichever is longer, so a burst
+   * of them costs a few walks (100,000 nodes: ~0.2 s each).
+   */
+  private sweptAt = Number.NEGATIVE_INFINITY;
+  private sweepMs = 0;
+  private sweepTimer: NodeJS.Timeout | undefined;
+
   /** Checks now what was reported (tests, and the turn after a report). */
   run(): void {
     this.scheduled = false;
-    const everything = this.everything;
     const paths = [...this.paths];
-    this.everything = false;
     this.paths.clear();
-    if (everything) {
-      for (const node of this.nodes.named()) this.check(node);
-      return;
-    }
+    if (this.everything) this.sweepWhenDue();
     for (const path of paths) {
       const node = this.nodes.byPath(path);
       if (node) this.check(node);
       const folder = this.nodes.byPath(path.slice(0, path.lastIndexOf("/")) || "/");
       if (folder && folder !== node) this.check(folder);
     }
+  }
+
+  private sweepWhenDue(): void {
+    const wait = this.sweptAt + Math.max(SWEEP_EVERY_MS, 10 * this.sweepMs) - performance.now();
+    if (wait > 0) {
+      this.sweepTimer ??= setTimeout(() => {
+        this.sweepTimer = undefined;
+        this.sweepWhenDue();
+      }, wait).unref();
+      return;
+    }
+    this.everything = false;
+    const started = performance.now();
+    for (const node of this.nodes.named()) this.check(node);
+    this.sweptAt = performance.now();
+    this.sweepMs = this.sweptAt - started;
   }
 
   private check(node: KernelNode): void {
