@@ -87,6 +87,29 @@ describe("libfuse3 low-level mount", () => {
     expect(r.stdout).toBe("600\n600\n600\n600\n");
   });
 
+  it("keeps a name's absence (no lookup the second time) and shows the name once it is made elsewhere", async () => {
+    const api = m.current.api;
+    const folder = await createFolder(api, "absent");
+    expect((await m.sh(waitFor("test -d absent", 5))).code).toBe(0);
+    const first = await sh("stat absent/later.md absent/later2.md 2>&1 | grep -c 'No such file'", {
+      cwd: m.dirs.mnt,
+    });
+    expect(first.stdout).toBe("2\n");
+    await settleLog();
+    const mark = m.current.stderr().length;
+    const again = await sh("stat absent/later.md 2>&1 | grep -c 'No such file'", { cwd: m.dirs.mnt });
+    expect(again.stdout).toBe("1\n");
+    await settleLog();
+    expect(fuseOpsIn(m.current.stderr().slice(mark), "getattr", "/absent/later")).toBe(0);
+    await createNote(api, { name: "later.md", content: "here\n", folderId: folder.id });
+    const shown = await sh(waitFor('[ "$(cat absent/later.md 2>/dev/null)" = here ]', 5), {
+      cwd: m.dirs.mnt,
+    });
+    expect(shown.code).toBe(0);
+    // Made here, the other absent name is the kernel's own business.
+    expect((await m.sh("printf 'mine\\n' > absent/later2.md && cat absent/later2.md")).stdout).toBe("mine\n");
+  });
+
   it("shows a change made elsewhere (edit, new note, delete, rename, new folder) though the kernel keeps an hour", async () => {
     const api = m.current.api;
     const folder = await createFolder(api, "elsewhere");

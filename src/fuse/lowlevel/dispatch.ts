@@ -78,6 +78,7 @@ export function dispatcher(
 
   /** `name` in `parent` is `st` now: its node, one lookup counted, answered as an entry. */
   const entry = (h: Handle, parent: number, name: string, path: string, st: Stat) => {
+    nodes.absentGone(parent, name); // the kernel's entry for it is this one now
     const node = nodes.ensure(parent, name, isDir(st));
     nodes.counted(node);
     const s = told(node, path, st);
@@ -89,6 +90,16 @@ export function dispatcher(
     node.told = node.kept ? attrKey(st) : undefined;
     return node.kept ? KEPT_S : SHORT_S;
   };
+
+  /**
+   * Whether the kernel may keep `name` absent from `parent`: only in the tree's folders, where every
+   * name that appears is reported (not sidecars, which resolve without being listed, nor `.txtfs/`).
+   */
+  const mayKeepAbsent = (parent: number, path: string, name: string) =>
+    nodes.get(parent)?.kept === true &&
+    !name.endsWith(vfs.unlisted.suffix) &&
+    !(path === vfs.unlisted.subtree || path.startsWith(`${vfs.unlisted.subtree}/`)) &&
+    nodes.keepAbsent(parent, name);
 
   /**
    * The kernel changed these nodes itself (an operation it sent): it dropped what it kept of their
@@ -117,7 +128,15 @@ export function dispatcher(
   const handlers: Record<number, (h: Handle, ino: number, ...args: never[]) => Promise<void>> = {
     async [Op.LOOKUP](h, parent, name: string) {
       const path = childPath(parent, name);
-      entry(h, parent, name, path, await stat(path));
+      const [err, st] = await call(ops.getattr, path);
+      if (err === -ENOENT && mayKeepAbsent(parent, path, name)) {
+        // The kernel keeps the absence (an editor's swap file, a new file's name): told when it
+        // appears (reconcile.ts).
+        native.replyEntry(h, 0, null, KEPT_S, 0);
+        return;
+      }
+      if (err) throw new Errno(-err);
+      entry(h, parent, name, path, st as Stat);
     },
     async [Op.GETATTR](h, ino, fh?: number) {
       const path = pathOf(ino);
@@ -226,6 +245,7 @@ export function dispatcher(
         const there = nodes.child(newParent, newName);
         if (there) nodes.detach(there);
       }
+      nodes.absentGone(newParent, newName);
       kernelMade(parent, newParent, ...(node ? [node.ino] : []));
       native.replyErr(h, 0);
     },
@@ -251,6 +271,7 @@ export function dispatcher(
         st = s as Stat;
       }
       kernelMade(parent);
+      nodes.absentGone(parent, name);
       const node = nodes.ensure(parent, name, false);
       nodes.counted(node);
       node.opens++;

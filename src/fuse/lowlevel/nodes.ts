@@ -6,6 +6,9 @@
 
 export const ROOT = 1;
 
+/** Absent names the kernel may keep at once (each costs a check when its folder changes). */
+const ABSENT_MAX = 50_000;
+
 export interface KernelNode {
   readonly ino: number;
   /** Its folder's node and its name there; detached (removed, or replaced by a rename): parent 0. */
@@ -160,12 +163,55 @@ export class NodeTable {
     return [...this.byIno.values()].filter((n) => n.ino === ROOT || n.parent !== 0);
   }
 
+  /**
+   * Names the kernel was told are absent, and keeps so (a lookup answered "no such name" for an
+   * hour): each must be told when it appears (reconcile.ts). Bounded: past ABSENT_MAX, absences
+   * are answered without the kernel keeping them.
+   */
+  private readonly absent = new Map<number, Set<string>>();
+  private absentCount = 0;
+
+  /** Whether the kernel may keep `name` absent from `parent` (it is then remembered here). */
+  keepAbsent(parent: number, name: string): boolean {
+    const names = this.absent.get(parent) ?? new Set<string>();
+    if (names.has(name)) return true;
+    if (this.absentCount >= ABSENT_MAX) return false;
+    this.absent.set(parent, names);
+    names.add(name);
+    this.absentCount++;
+    return true;
+  }
+
+  /** The names kept absent from `parent`. */
+  absentFrom(parent: number): ReadonlySet<string> | undefined {
+    return this.absent.get(parent);
+  }
+
+  /** Every folder with names kept absent. */
+  foldersWithAbsent(): number[] {
+    return [...this.absent.keys()];
+  }
+
+  /** The kernel no longer keeps `name` absent from `parent` (told, or the folder forgotten). */
+  absentGone(parent: number, name?: string): void {
+    const names = this.absent.get(parent);
+    if (!names) return;
+    if (name === undefined) {
+      this.absentCount -= names.size;
+      this.absent.delete(parent);
+    } else if (names.delete(name)) {
+      this.absentCount--;
+      if (names.size === 0) this.absent.delete(parent);
+    }
+  }
+
   get size(): number {
     return this.byIno.size;
   }
 
   private drop(node: KernelNode): void {
     this.byIno.delete(node.ino);
+    this.absentGone(node.ino); // a folder the kernel forgot keeps no names absent
     if (this.byName.get(key(node.parent, node.name)) === node)
       this.byName.delete(key(node.parent, node.name));
   }

@@ -61,6 +61,7 @@ export class KernelReconciler {
       if (node) this.check(node);
       const folder = this.nodes.byPath(path.slice(0, path.lastIndexOf("/")) || "/");
       if (folder && folder !== node) this.check(folder);
+      if (folder) this.appeared(folder.ino, path.slice(path.lastIndexOf("/") + 1));
     }
   }
 
@@ -76,6 +77,7 @@ export class KernelReconciler {
     this.everything = false;
     const started = performance.now();
     for (const node of this.nodes.named()) this.check(node);
+    for (const folder of this.nodes.foldersWithAbsent()) this.appearedIn(folder);
     this.sweptAt = performance.now();
     this.sweepMs = this.sweptAt - started;
   }
@@ -109,8 +111,28 @@ export class KernelReconciler {
       } catch {
         return;
       }
-      if (listKey(names) !== node.toldList) this.dropListing(node.ino);
+      if (listKey(names) !== node.toldList) {
+        this.dropListing(node.ino);
+        this.appearedIn(node.ino);
+      }
     }
+  }
+
+  /** Names the kernel keeps absent from `folder` that exist now: it forgets their absence. */
+  private appearedIn(folder: number): void {
+    for (const name of [...(this.nodes.absentFrom(folder) ?? [])]) this.appeared(folder, name);
+  }
+
+  private appeared(folder: number, name: string): void {
+    if (!this.nodes.absentFrom(folder)?.has(name)) return;
+    const path = this.nodes.childPath(folder, name);
+    if (path === undefined) {
+      this.nodes.absentGone(folder);
+      return;
+    }
+    if (this.vfs.nativeStat(path) === undefined) return;
+    this.nodes.absentGone(folder, name);
+    this.native.notifyEntry(folder, name);
   }
 
   private dropListing(ino: number): void {
