@@ -703,6 +703,7 @@ static void fill_open(napi_env env, napi_value fh, napi_value flags, struct fuse
   int f = (int)arg_num(env, flags);
   fi->direct_io = (f & 1) != 0;
   fi->keep_cache = (f & 2) != 0;
+  fi->noflush = (f & 4) != 0;
 }
 
 // replyCreate(handle, ino, stat, entryTimeout, attrTimeout, fh, openFlags)
@@ -730,7 +731,7 @@ static napi_value reply_attr(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-// replyOpen(handle, fh, openFlags: 1 direct I/O, 2 keep the kernel's pages)
+// replyOpen(handle, fh, openFlags: 1 direct I/O, 2 keep the kernel's pages, 4 no flush at close)
 static napi_value reply_open(napi_env env, napi_callback_info info) {
   ARGS(3);
   struct fuse_file_info fi;

@@ -217,12 +217,19 @@ describe("libfuse3 low-level mount", () => {
     expect((await noteAt(m.current.api, "na.md")).content).toBe("a\n");
   });
 
-  it("counts every operation in the trace (the walk above was not silent by accident)", async () => {
+  it("counts every operation in the trace (the walk above was not silent by accident); reads close without FLUSH", async () => {
     const mark = m.current.stderr().length;
     await m.sh("cat walk/c/only.md > /dev/null");
     await settleLog();
     const trace = m.current.stderr().slice(mark);
     expect(fuseOpsIn(trace, "open", "/walk/c/only.md")).toBe(1);
+    // A read-only handle's close sends no FLUSH (FOPEN_NOFLUSH); a writer's still does.
+    expect(fuseOpsIn(trace, "flush", "/walk/c/only.md")).toBe(0);
+    const mark2 = m.current.stderr().length;
+    expect((await m.sh("echo more >> walk/c/only.md && cat walk/c/only.md")).stdout).toBe("c\nmore\n");
+    await settleLog();
+    // (bash's redirection of a builtin duplicates the descriptor: each close flushes.)
+    expect(fuseOpsIn(m.current.stderr().slice(mark2), "flush", "/walk/c/only.md")).toBeGreaterThanOrEqual(1);
   });
 });
 

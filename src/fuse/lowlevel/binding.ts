@@ -35,6 +35,8 @@ export const Op = {
 /** What an open or create answer may ask of the kernel. */
 export const OPEN_DIRECT_IO = 1;
 export const OPEN_KEEP_CACHE = 2;
+/** No FLUSH at close (FOPEN_NOFLUSH, Linux 5.16): for handles that cannot have written. */
+export const OPEN_NO_FLUSH = 4;
 
 export type Dispatch = (op: number, handle: Handle | undefined, ino: number, ...args: unknown[]) => void;
 

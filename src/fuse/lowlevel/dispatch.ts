@@ -9,7 +9,14 @@ import type { Logger } from "../../lib/logger.ts";
 import type { Stat } from "../../vfs/core.ts";
 import type { Vfs } from "../../vfs/vfs.ts";
 import type { fuseOps } from "../ops.ts";
-import { type Fuse3Binding, type Handle, OPEN_DIRECT_IO, OPEN_KEEP_CACHE, Op } from "./binding.ts";
+import {
+  type Fuse3Binding,
+  type Handle,
+  OPEN_DIRECT_IO,
+  OPEN_KEEP_CACHE,
+  OPEN_NO_FLUSH,
+  Op,
+} from "./binding.ts";
 import { type KernelNode, NodeTable } from "./nodes.ts";
 
 type Ops = ReturnType<typeof fuseOps>;
@@ -20,6 +27,8 @@ const { ENOENT, EIO, EINVAL, EEXIST, ERANGE, ENODATA, EISDIR } = constants.errno
 /** setattr's `to_set` bits (fuse_lowlevel.h). */
 const SET = { MODE: 1, UID: 2, GID: 4, SIZE: 8, ATIME: 16, MTIME: 32, ATIME_NOW: 128, MTIME_NOW: 256 };
 const RENAME_NOREPLACE = 1;
+/** open(2)'s access mode bits (not in Node's fs.constants). */
+const O_ACCMODE = 3;
 /** struct fuse_direntplus without its name: a listing's entry takes at least this much. */
 const DIRENTPLUS_MIN_BYTES = 152;
 
@@ -255,7 +264,14 @@ export function dispatcher(
       if (err) throw new Errno(-err);
       const node = nodes.get(ino);
       if (node) node.opens++;
-      native.replyOpen(h, fd as number, openFlags(node, path, (bits as number) & 1));
+      // A read-only handle never wrote: its close needs no FLUSH (saves go with the writer's own
+      // close or fsync), which spares `grep -r` and `cat` a round trip per file.
+      const readOnly = (flags & O_ACCMODE) === fs.O_RDONLY;
+      native.replyOpen(
+        h,
+        fd as number,
+        openFlags(node, path, (bits as number) & 1) | (readOnly ? OPEN_NO_FLUSH : 0),
+      );
     },
     async [Op.CREATE](h, parent, name: string, mode: number, flags: number) {
       const path = childPath(parent, name);
