@@ -17,6 +17,7 @@ import {
   OPEN_NO_FLUSH,
   Op,
 } from "./binding.ts";
+import { attrKey, listKey } from "./fingerprint.ts";
 import { type KernelNode, NodeTable } from "./nodes.ts";
 
 type Ops = ReturnType<typeof fuseOps>;
@@ -36,10 +37,6 @@ const DIRENTPLUS_MIN_BYTES = 152;
 export const KEPT_S = Number(process.env.TXTFS_KERNEL_KEEP_S ?? 3600);
 /** Seconds for the rest (sidecars, `.txtfs/`): what the kernel kept before, with libfuse2. */
 export const SHORT_S = 1;
-
-export const attrKey = (st: Stat) =>
-  `${st.mode}|${st.size}|${st.mtime.getTime()}|${st.ctime.getTime()}|${st.nlink}|${st.uid}|${st.gid}`;
-export const listKey = (names: string[]) => names.join("\0");
 
 export interface Dispatcher {
   readonly nodes: NodeTable;
@@ -265,8 +262,9 @@ export function dispatcher(
       const node = nodes.get(ino);
       if (node) node.opens++;
       // A read-only handle never wrote: its close needs no FLUSH (saves go with the writer's own
-      // close or fsync), which spares `grep -r` and `cat` a round trip per file.
-      const readOnly = (flags & O_ACCMODE) === fs.O_RDONLY;
+      // close or fsync), which spares `grep -r` and `cat` a round trip per file. Not with O_TRUNC
+      // (Linux truncates through a read-only open): that close saves the emptied note.
+      const readOnly = (flags & O_ACCMODE) === fs.O_RDONLY && (flags & fs.O_TRUNC) === 0;
       native.replyOpen(
         h,
         fd as number,

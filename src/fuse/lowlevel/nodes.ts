@@ -23,19 +23,18 @@ export interface KernelNode {
   hidden: boolean;
   /** Long kernel timeouts were given for it: the kernel keeps it until told otherwise (reconcile.ts). */
   kept: boolean;
-  /** The attributes the kernel was last given (attrKey), undefined when it must ask again anyway. */
-  told?: string;
-  /** A folder: its listing as the kernel was last given it (listKey). */
-  toldList?: string;
+  /** The attributes the kernel was last given (fingerprint.ts), undefined when it must ask again anyway. */
+  told?: number;
+  /** A folder: its names as the kernel was last given them (fingerprint.ts). */
+  toldList?: number;
   /** mtime and size at the last open: pages are kept only while they stay the same (auto_cache). */
   opened?: string;
 }
 
-const key = (parent: number, name: string) => `${parent}/${name}`;
-
 export class NodeTable {
   private readonly byIno = new Map<number, KernelNode>();
-  private readonly byName = new Map<string, KernelNode>();
+  /** Each folder's named children (keys are the nodes' own name strings). */
+  private readonly children = new Map<number, Map<string, KernelNode>>();
   private next = ROOT + 1;
   private hiddenCount = 0;
 
@@ -58,7 +57,24 @@ export class NodeTable {
   }
 
   child(parent: number, name: string): KernelNode | undefined {
-    return this.byName.get(key(parent, name));
+    return this.children.get(parent)?.get(name);
+  }
+
+  private giveName(parent: number, name: string, node: KernelNode): void {
+    let kids = this.children.get(parent);
+    if (!kids) {
+      kids = new Map();
+      this.children.set(parent, kids);
+    }
+    kids.set(name, node);
+  }
+
+  /** Takes `node`'s name from its folder, if it still holds it. */
+  private unnamed(node: KernelNode): void {
+    const kids = this.children.get(node.parent);
+    if (kids?.get(node.name) !== node) return;
+    kids.delete(node.name);
+    if (kids.size === 0) this.children.delete(node.parent);
   }
 
   /** The node's path, or undefined when it has none (removed, or below a removed folder). */
@@ -86,7 +102,7 @@ export class NodeTable {
     let node = this.byIno.get(ROOT);
     for (const part of path.split("/")) {
       if (!part || !node) continue;
-      node = this.byName.get(key(node.ino, part));
+      node = this.child(node.ino, part);
     }
     return node;
   }
@@ -96,7 +112,7 @@ export class NodeTable {
    * A name that became a folder where a file was (or the reverse) gets a new node.
    */
   ensure(parent: number, name: string, dir: boolean): KernelNode {
-    const known = this.byName.get(key(parent, name));
+    const known = this.child(parent, name);
     if (known && known.dir === dir) return known;
     if (known) this.detach(known);
     const node: KernelNode = {
@@ -110,7 +126,7 @@ export class NodeTable {
       kept: false,
     };
     this.byIno.set(node.ino, node);
-    this.byName.set(key(parent, name), node);
+    this.giveName(parent, name, node);
     return node;
   }
 
@@ -134,8 +150,7 @@ export class NodeTable {
 
   /** The name is gone (removed here or elsewhere): the node stays while the kernel holds it. */
   detach(node: KernelNode): void {
-    if (this.byName.get(key(node.parent, node.name)) === node)
-      this.byName.delete(key(node.parent, node.name));
+    this.unnamed(node);
     node.parent = 0;
     node.kept = false;
     if (node.lookups === 0 && node.opens === 0) this.drop(node);
@@ -143,13 +158,12 @@ export class NodeTable {
 
   /** `node` is now `name` in `parent`; what had that name is detached. */
   move(node: KernelNode, parent: number, name: string): void {
-    const there = this.byName.get(key(parent, name));
+    const there = this.child(parent, name);
     if (there && there !== node) this.detach(there);
-    if (this.byName.get(key(node.parent, node.name)) === node)
-      this.byName.delete(key(node.parent, node.name));
+    this.unnamed(node);
     node.parent = parent;
     node.name = name;
-    this.byName.set(key(parent, name), node);
+    this.giveName(parent, name, node);
   }
 
   /** The name a removed open note keeps until its last close, in its folder (libfuse's own scheme). */
@@ -212,7 +226,6 @@ export class NodeTable {
   private drop(node: KernelNode): void {
     this.byIno.delete(node.ino);
     this.absentGone(node.ino); // a folder the kernel forgot keeps no names absent
-    if (this.byName.get(key(node.parent, node.name)) === node)
-      this.byName.delete(key(node.parent, node.name));
+    this.unnamed(node);
   }
 }

@@ -10,7 +10,7 @@
 // report names only its folder or nothing. Reports are gathered for one turn of the event loop.
 import type { Vfs } from "../../vfs/vfs.ts";
 import type { Fuse3Binding } from "./binding.ts";
-import { attrKey, listKey } from "./dispatch.ts";
+import { attrKey, listKey } from "./fingerprint.ts";
 import type { KernelNode, NodeTable } from "./nodes.ts";
 
 /** The shortest time between two walks of every node the kernel holds. */
