@@ -25,6 +25,11 @@ const shared = {
   testTimeout: 20_000,
   hookTimeout: 30_000,
   pool: "forks" as const,
+  // Debian's bash reads ~/.bashrc when its stdin is a socket (it takes itself for rshd's) and SHLVL
+  // is below 2 — every `bash -c` the tests start from Node, whose pipes are sockets, when the suite
+  // runs without SHLVL (CI: `env -i`). This machine's bashrc (pyenv, cargo) cost ~150 ms a start
+  // and put its own PATH first: the model test took 232 s instead of 46.
+  env: { SHLVL: "1" },
 };
 
 export default defineConfig({
@@ -46,7 +51,7 @@ export default defineConfig({
           ...shared,
           name: "fuse3",
           include: FUSE3_TESTS.map((t) => `test/mount/${t}.test.ts`),
-          env: { TXTFS_FUSE: "3" },
+          env: { ...shared.env, TXTFS_FUSE: "3" },
         },
       },
       ...(withPostgres
@@ -57,7 +62,7 @@ export default defineConfig({
                 name: "postgres",
                 include: ["test/api/**/*.test.ts", "test/postgres/**/*.test.ts"],
                 globalSetup: ["test/helpers/pgGlobalSetup.ts"],
-                env: { TXTFS_TEST_STORE: "postgres" },
+                env: { ...shared.env, TXTFS_TEST_STORE: "postgres" },
               },
             },
           ]
