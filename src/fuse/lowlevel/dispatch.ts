@@ -348,10 +348,15 @@ export function dispatcher(
       const kids: KernelNode[] = [];
       const stats: Stat[] = [];
       const shownNames: string[] = [];
+      // One timeout serves the whole answer: long only if every name in it is one the vfs reports
+      // changes of (`.txtfs` in the root, with --show-control-dir, is not).
+      let allKept = dir?.kept ?? false;
       for (const name of page) {
         const child = path === "/" ? `/${name}` : `${path}/${name}`;
-        const st = vfs.nativeStat(child) ?? (await vfs.getattr(child).catch(() => undefined));
+        const known = vfs.nativeStat(child);
+        const st = known ?? (await vfs.getattr(child).catch(() => undefined));
         if (!st) continue; // gone meanwhile
+        if (!known) allKept = false;
         shownNames.push(name);
         stats.push(st);
         kids.push(nodes.ensure(ino, name, isDir(st)));
@@ -366,8 +371,8 @@ export function dispatcher(
         shownNames,
         kids.map((k) => k.ino),
         stats.map(shown),
-        kept ? KEPT_S : SHORT_S,
-        kept ? KEPT_S : SHORT_S,
+        allKept ? KEPT_S : SHORT_S,
+        allKept ? KEPT_S : SHORT_S,
       );
       for (const [i, kid] of kids.entries()) {
         if (i >= added) {
