@@ -28,6 +28,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flushes.h"
+#include "held.h"
+#include "names.h"
+#include "opens.h"
+
 // The operations handed to JavaScript (src/fuse/lowlevel/ops.ts has the same numbers).
 enum {
   OP_LOOKUP = 1,
@@ -53,6 +58,7 @@ enum {
   OP_LISTXATTR,
   OP_REMOVEXATTR,
   OP_CREATE,
+  OP_HELD, // writes held here (held.c), handed over: (fh, bytes, offset), nothing to answer
 };
 
 #define CHECK(call)                                                                                \
@@ -115,8 +121,7 @@ static call_t *new_call(int op, fuse_req_t req, fuse_ino_t ino) {
   return c;
 }
 
-static void hand_over(call_t *c) {
-  if (c->req && c->ino2) atomic_fetch_add(&in_flight[bucket(c->ino2)], 1);
+static void dispatch_call(call_t *c) {
   if (atomic_load(&stopping) ||
       napi_call_threadsafe_function(dispatch_fn, c, napi_tsfn_nonblocking) != napi_ok) {
     if (c->req) fuse_reply_err(c->req, EIO);
@@ -124,9 +129,28 @@ static void hand_over(call_t *c) {
   }
 }
 
+static void send_held(fuse_ino_t ino, uint64_t fh, off_t off, char *data, size_t len) {
+  call_t *h = new_call(OP_HELD, NULL, ino);
+  h->fh = fh, h->b = off, h->data = data, h->len = len;
+  dispatch_call(h);
+}
+
+// Every request goes to JavaScript after the writes held before it (held.c).
+static void hand_over(call_t *c) {
+  held_hand_over(send_held);
+  if (c->req && c->ino2) atomic_fetch_add(&in_flight[bucket(c->ino2)], 1);
+  dispatch_call(c);
+}
+
 static char *copy_str(const char *s) { return s ? strdup(s) : NULL; }
 
 static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
+  if (names_absent(parent, name)) { // names.c: kept by the kernel for no time at all
+    struct fuse_entry_param e;
+    memset(&e, 0, sizeof e);
+    fuse_reply_entry(req, &e);
+    return;
+  }
   call_t *c = new_call(OP_LOOKUP, req, parent);
   c->name = copy_str(name);
   hand_over(c);
@@ -162,6 +186,10 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 }
 
 static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi) {
+  if (to_set & FUSE_SET_ATTR_SIZE) { // a truncate by path may be any handle's
+    if (fi) flushes_written(fi->fh);
+    else flushes_all_written();
+  }
   call_t *c = new_call(OP_SETATTR, req, ino);
   c->attr = *attr;
   c->a = to_set;
@@ -219,6 +247,10 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 }
 
 static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  if (opens_here(ino, fi)) { // grep, cat: a note JavaScript marked openable (opens.c)
+    fuse_reply_open(req, fi);
+    return;
+  }
   call_t *c = new_call(OP_OPEN, req, ino);
   c->a = fi->flags;
   hand_over(c);
@@ -241,6 +273,11 @@ static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 }
 
 static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
+  flushes_written(fi->fh);
+  if (held_write(ino, fi->fh, buf, size, off)) { // a shell's pieces of a new note (held.c)
+    fuse_reply_write(req, size);
+    return;
+  }
   call_t *c = new_call(OP_WRITE, req, ino);
   c->fh = fi->fh;
   c->data = malloc(size ? size : 1);
@@ -251,12 +288,25 @@ static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 }
 
 static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  uint64_t writes = 0;
+  // A read-only handle made here, or one nothing was written through since (flushes.c).
+  if (native_fh(fi->fh) || flushes_clean(fi->fh, &writes)) {
+    fuse_reply_err(req, 0);
+    return;
+  }
   call_t *c = new_call(OP_FLUSH, req, ino);
   c->fh = fi->fh;
+  c->a = (int64_t)writes;
   hand_over(c);
 }
 
 static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  if (native_fh(fi->fh) && opens_released_here(ino)) {
+    fuse_reply_err(req, 0);
+    return;
+  }
+  held_mark(fi->fh, 0); // what it holds still goes first (hand_over); its number may be reused
+  flushes_released(fi->fh);
   call_t *c = new_call(OP_RELEASE, req, ino);
   c->fh = fi->fh;
   c->a = fi->flags;
@@ -577,7 +627,8 @@ static void call_js(napi_env env, napi_value fn, void *context, void *data) {
     argv[5] = num(env, (double)c->b);
     argc = 6;
     break;
-  case OP_WRITE: { // (fh, bytes, offset): the bytes are JavaScript's from here on
+  case OP_WRITE: // (fh, bytes, offset): the bytes are JavaScript's from here on
+  case OP_HELD: {
     napi_value buf;
     void *raw;
     napi_create_buffer_copy(env, c->len, c->data, &raw, &buf);
@@ -674,7 +725,9 @@ static double arg_num(napi_env env, napi_value v) {
 // replyErr(handle, errno): 0 is success for operations that answer nothing else.
 static napi_value reply_err(napi_env env, napi_callback_info info) {
   ARGS(2);
-  fuse_reply_err(c->req, (int)arg_num(env, argv[1]));
+  int err = (int)arg_num(env, argv[1]);
+  if (c->op == OP_FLUSH && err == 0) flushes_flushed(c->fh, (uint64_t)c->a); // clean again
+  fuse_reply_err(c->req, err);
   answered(c);
   return NULL;
 }
@@ -704,6 +757,8 @@ static void fill_open(napi_env env, napi_value fh, napi_value flags, struct fuse
   fi->direct_io = (f & 1) != 0;
   fi->keep_cache = (f & 2) != 0;
   fi->noflush = (f & 4) != 0;
+  if (f & 8) held_mark(fi->fh, 1); // before the kernel hears of the handle
+  flushes_opened(fi->fh);
 }
 
 // replyCreate(handle, ino, stat, entryTimeout, attrTimeout, fh, openFlags)
@@ -731,7 +786,8 @@ static napi_value reply_attr(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-// replyOpen(handle, fh, openFlags: 1 direct I/O, 2 keep the kernel's pages, 4 no flush at close)
+// replyOpen(handle, fh, openFlags: 1 direct I/O, 2 keep the kernel's pages, 4 no flush at close,
+// 8 its writes may be held here)
 static napi_value reply_open(napi_env env, napi_callback_info info) {
   ARGS(3);
   struct fuse_file_info fi;
@@ -969,6 +1025,10 @@ static napi_value close_session(napi_env env, napi_callback_info info) {
   }
   fuse_session_destroy(session);
   session = NULL;
+  opens_reset();
+  names_reset();
+  held_reset();
+  flushes_reset();
   napi_release_threadsafe_function(dispatch_fn, napi_tsfn_abort);
   napi_release_threadsafe_function(loop_end_fn, napi_tsfn_abort);
   return NULL;
@@ -1009,6 +1069,20 @@ NAPI_MODULE_INIT() {
       {"replyDir", NULL, reply_dir, NULL, NULL, NULL, napi_default, NULL},
       {"notifyInode", NULL, notify_inode, NULL, NULL, NULL, napi_default, NULL},
       {"notifyEntry", NULL, notify_entry, NULL, NULL, NULL, napi_default, NULL},
+      {"openable", NULL, opens_openable, NULL, NULL, NULL, napi_default, NULL},
+      {"openableNone", NULL, opens_openable_none, NULL, NULL, NULL, napi_default, NULL},
+      {"opened", NULL, opens_opened, NULL, NULL, NULL, napi_default, NULL},
+      {"nativeOpens", NULL, opens_count, NULL, NULL, NULL, napi_default, NULL},
+      {"watchReleases", NULL, opens_watch, NULL, NULL, NULL, napi_default, NULL},
+      {"forgetNode", NULL, opens_forget, NULL, NULL, NULL, napi_default, NULL},
+      {"holdWrites", NULL, held_hold_writes, NULL, NULL, NULL, napi_default, NULL},
+      {"holdable", NULL, held_holdable, NULL, NULL, NULL, napi_default, NULL},
+      {"takeHeld", NULL, held_take_js, NULL, NULL, NULL, napi_default, NULL},
+      {"putNames", NULL, names_put, NULL, NULL, NULL, napi_default, NULL},
+      {"addName", NULL, names_add, NULL, NULL, NULL, napi_default, NULL},
+      {"dropNames", NULL, names_drop, NULL, NULL, NULL, napi_default, NULL},
+      {"dropAllNames", NULL, names_drop_all, NULL, NULL, NULL, napi_default, NULL},
+      {"unlistedSuffix", NULL, names_suffix, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof *props, props);
   return exports;

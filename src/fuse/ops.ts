@@ -75,7 +75,7 @@ export interface FuseOpsOptions {
  * patches/fuse-native.patch): this bit set, no handle here; their reads come by path, their flush
  * and release never come.
  */
-const NATIVE_FH = 0x80000000;
+export const NATIVE_FH = 0x80000000;
 const isNative = (fd: number) => fd >= NATIVE_FH;
 
 /** The open and create replies' flags (the patched fuse-native's): direct I/O; writes may be held natively. */

@@ -281,6 +281,13 @@ export class Vfs {
     if (node?.kind !== "dir" || node.children.size > max) return undefined;
     return [...node.children.keys()];
   }
+  /** Whether the tree's folder `path` certainly has nothing named `name` (nor resolves it unlisted). */
+  lacksName(path: string, name: string): boolean {
+    if (name.endsWith(SIDECAR_SUFFIX) || ControlDir.owns(path) || (path === "/" && name === CONTROL_DIR))
+      return false;
+    const node = this.c.tree.lookup(path);
+    return node?.kind === "dir" && !node.children.has(name);
+  }
   /** What resolves without being in its folder's names: sidecars (by suffix) and the control directory. */
   readonly unlisted = { suffix: SIDECAR_SUFFIX, subtree: `/${CONTROL_DIR}` };
   /** Whether a path is in the control directory (`.txtfs/`): its listings are asynchronous. */

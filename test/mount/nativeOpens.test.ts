@@ -151,6 +151,7 @@ describe("a large note opened natively", () => {
     const count = (op: string) =>
       trace.split("\n").filter((l) => l.includes(`"op":"${op}"`) && l.includes('"path":"/big/n.md"')).length;
     expect(count("open")).toBe(0);
-    expect(count("read")).toBeGreaterThanOrEqual(6);
+    // In pieces: 128 KiB each through libfuse2 (six), up to the kernel's max_pages through libfuse3.
+    expect(count("read")).toBeGreaterThanOrEqual(process.env.TXTFS_FUSE === "3" ? 2 : 6);
   }, 60_000); // 20,000 traced writes, then a read: 6-16 s on this machine, past the default 20 s once
 });

@@ -95,7 +95,9 @@ describe("lookups of names a folder does not have", () => {
     // Nor, mostly, do the moved notes' own attributes, which the kernel asks for right after each
     // rename: put in C once the rename was answered. Put before, C dropped them again (20 of 20
     // reached JavaScript); now only when the kernel asks before the daemon's next tick.
-    expect(fuseOpsIn(m.current.stderr().slice(mark), "getattr", "/neg/mv/to/")).toBeLessThan(n);
+    // (Through libfuse3 the kernel asks for each by node, and JavaScript answers from the tree.)
+    if (process.env.TXTFS_FUSE !== "3")
+      expect(fuseOpsIn(m.current.stderr().slice(mark), "getattr", "/neg/mv/to/")).toBeLessThan(n);
     // The rest of the tree stays answered in C: a folder listed before the renames is listed
     // again, once the kernel's own attributes expired, without JavaScript.
     const listed = m.current.stderr().length;

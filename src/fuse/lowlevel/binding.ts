@@ -30,6 +30,8 @@ export const Op = {
   LISTXATTR: 21,
   REMOVEXATTR: 22,
   CREATE: 23,
+  /** Writes held in C (native/fuse3/held.c), handed over: (fh, bytes, offset), nothing to answer. */
+  HELD: 24,
 } as const;
 
 /** What an open or create answer may ask of the kernel. */
@@ -37,6 +39,8 @@ export const OPEN_DIRECT_IO = 1;
 export const OPEN_KEEP_CACHE = 2;
 /** No FLUSH at close (FOPEN_NOFLUSH, Linux 5.16): for handles that cannot have written. */
 export const OPEN_NO_FLUSH = 4;
+/** The handle's writes may be held in C (Vfs.writesCannotFail). */
+export const OPEN_HOLD_WRITES = 8;
 
 export type Dispatch = (op: number, handle: Handle | undefined, ino: number, ...args: unknown[]) => void;
 
@@ -78,6 +82,39 @@ export interface Fuse3Binding {
   ): number;
   notifyInode(ino: number, offset: number, length: number): void;
   notifyEntry(folderIno: number, name: string): void;
+
+  // Read-only opens answered in C (native/fuse3/opens.c): handles NATIVE_FH | n (ops.ts).
+  /** Opens of the note are answered in C once `afterMs` passed; `afterMs` < 0: not any more. */
+  openable(ino: number, afterMs: number, mtimeMs: number, size: number): void;
+  /** No note is opened in C until marked again. */
+  openableNone(): void;
+  /** JavaScript opens the note (not direct I/O): whether the kernel's pages are of that version. */
+  opened(ino: number, mtimeMs: number, size: number): boolean;
+  /** Handles of the note made in C, still open. */
+  nativeOpens(ino: number): number;
+  /** The last release of a handle made in C comes to JavaScript (a removed note kept while open). */
+  watchReleases(ino: number, on: boolean): void;
+  /** The kernel forgot the node: C drops what it keeps of it. */
+  forgetNode(ino: number): void;
+
+  // Writes held in C (native/fuse3/held.c).
+  /** Writes are held from now on, up to `maxBytes` at once, none past `limit`; 0: none from now on. */
+  holdWrites(maxBytes: number, limit: number): void;
+  /** The handle's writes may be held (it was emptied by a truncate through it). */
+  holdable(fh: number, on: boolean): void;
+  /** What is held, now JavaScript's (a daemon stopping). */
+  takeHeld(): [fh: number, offset: number, bytes: Buffer] | undefined;
+
+  // Lookups of names a folder does not have, answered in C (native/fuse3/names.c).
+  /** The folder's names, all of them: a name not among them (nor added) is answered absent in C. */
+  putNames(folderIno: number, names: string[]): void;
+  /** `name` may exist in the folder from now on. */
+  addName(folderIno: number, name: string): void;
+  /** Lookups in the folder go to JavaScript until its names are put again. */
+  dropNames(folderIno: number): void;
+  dropAllNames(): void;
+  /** Names ending so (sidecars) resolve without being among their folder's: never answered in C. */
+  unlistedSuffix(suffix: string): void;
 }
 
 export const BINDING_PATH = fileURLToPath(

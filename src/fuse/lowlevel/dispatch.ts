@@ -8,17 +8,20 @@ import { constants } from "node:os";
 import type { Logger } from "../../lib/logger.ts";
 import type { Stat } from "../../vfs/core.ts";
 import type { Vfs } from "../../vfs/vfs.ts";
-import type { fuseOps } from "../ops.ts";
+import { type fuseOps, NATIVE_FH } from "../ops.ts";
 import {
   type Fuse3Binding,
   type Handle,
   OPEN_DIRECT_IO,
+  OPEN_HOLD_WRITES,
   OPEN_KEEP_CACHE,
   OPEN_NO_FLUSH,
   Op,
 } from "./binding.ts";
 import { attrKey, listKey } from "./fingerprint.ts";
+import { FolderNames } from "./names.ts";
 import { type KernelNode, NodeTable } from "./nodes.ts";
+import type { NativeOpens } from "./opens.ts";
 
 type Ops = ReturnType<typeof fuseOps>;
 type Result = [number, ...unknown[]];
@@ -40,7 +43,10 @@ export const SHORT_S = 1;
 
 export interface Dispatcher {
   readonly nodes: NodeTable;
+  readonly names: FolderNames;
   dispatch(op: number, h: Handle | undefined, ino: number, ...args: unknown[]): void;
+  /** Once the writes held in C handed over so far were applied. */
+  landed(): Promise<void>;
 }
 
 export function dispatcher(
@@ -49,10 +55,19 @@ export function dispatcher(
   vfs: Vfs,
   log: Logger,
   directIo: (path: string, flags: number) => boolean,
+  /** Read-only opens answered in C. */
+  opens: NativeOpens,
   /** Owner and permissions as the mount's options show them (undefined: as the vfs says). */
   shownAs?: (st: Stat) => Stat,
 ): Dispatcher {
-  const nodes = new NodeTable();
+  // What C keeps by node id goes with the node.
+  const nodes = new NodeTable((ino) => {
+    native.forgetNode(ino);
+    native.dropNames(ino);
+  });
+  const names = new FolderNames(native, vfs, nodes);
+  /** Handles that may change their note (written through, O_TRUNC), by handle: their node. */
+  const writing = new Map<number, KernelNode>();
   const shown = shownAs ?? ((st: Stat) => st);
   // ops.ts's functions answer through a callback (errno first, negative): as promises here. Every
   // attribute answer goes through `shown`.
@@ -63,8 +78,6 @@ export function dispatcher(
       ),
     );
   const isDir = (st: Stat) => (st.mode & fs.S_IFMT) === fs.S_IFDIR;
-  /** Kept long only what the vfs reports every change of (the tree's notes and folders). */
-  const keptFor = (path: string) => vfs.nativeStat(path) !== undefined;
 
   const pathOf = (ino: number): string => {
     const path = nodes.pathOf(ino);
@@ -92,8 +105,10 @@ export function dispatcher(
   };
   /** The kernel is given `st` for `node`: how long it may keep it. */
   const told = (node: KernelNode, path: string, st: Stat): number => {
-    node.kept = keptFor(path);
+    // Kept long only what the vfs reports every change of (the tree's notes and folders).
+    node.kept = vfs.nativeStat(path) !== undefined;
     node.told = node.kept ? attrKey(st) : undefined;
+    opens.offer(node, path, st);
     return node.kept ? KEPT_S : SHORT_S;
   };
 
@@ -106,6 +121,12 @@ export function dispatcher(
     !name.endsWith(vfs.unlisted.suffix) &&
     !(path === vfs.unlisted.subtree || path.startsWith(`${vfs.unlisted.subtree}/`)) &&
     nodes.keepAbsent(parent, name);
+
+  /** Whether the folder `parent` has no `name`, known without asking (`mv`'s RENAME_NOREPLACE). */
+  const certainlyAbsent = (parent: number, name: string) => {
+    const path = nodes.pathOf(parent);
+    return path !== undefined && vfs.lacksName(path, name);
+  };
 
   /**
    * The kernel changed these nodes itself (an operation it sent): it dropped what it kept of their
@@ -123,8 +144,10 @@ export function dispatcher(
 
   /** A removed or replaced open note keeps a hidden name until its last close (libfuse2's scheme). */
   const hide = async (node: KernelNode, path: string) => {
+    native.watchReleases(node.ino, true); // its last close, in C too, removes the hidden name
     const name = nodes.hiddenName(node);
     const hidden = `${path.slice(0, path.lastIndexOf("/"))}/${name}`;
+    names.named(node.parent, name);
     const [err] = await call(ops.rename, path, hidden);
     if (err) throw new Errno(-err);
     nodes.move(node, node.parent, name);
@@ -135,6 +158,7 @@ export function dispatcher(
     async [Op.LOOKUP](h, parent, name: string) {
       const path = childPath(parent, name);
       const [err, st] = await call(ops.getattr, path);
+      if (err === -ENOENT) names.missed(nodes.get(parent), nodes.pathOf(parent) ?? "");
       if (err === -ENOENT && mayKeepAbsent(parent, path, name)) {
         // The kernel keeps the absence (an editor's swap file, a new file's name): told when it
         // appears (reconcile.ts).
@@ -159,6 +183,7 @@ export function dispatcher(
       fh?: number,
     ) {
       const path = pathOf(ino);
+      opens.withdraw(nodes.get(ino));
       const steps: Array<() => Promise<Result>> = [];
       if (toSet & SET.MODE) steps.push(() => call(ops.chmod, path, a.mode));
       if (toSet & (SET.UID | SET.GID)) steps.push(() => call(ops.chown, path, -1, -1));
@@ -194,6 +219,7 @@ export function dispatcher(
     },
     async [Op.MKDIR](h, parent, name: string, mode: number) {
       const path = childPath(parent, name);
+      names.named(parent, name);
       const [err] = await call(ops.mkdir, path, mode);
       if (err) throw new Errno(-err);
       kernelMade(parent);
@@ -201,6 +227,7 @@ export function dispatcher(
     },
     async [Op.SYMLINK](h, parent, name: string, target: string) {
       const path = childPath(parent, name);
+      names.named(parent, name);
       const [err] = await call(ops.symlink, target, path);
       if (err) throw new Errno(-err);
       kernelMade(parent);
@@ -209,7 +236,8 @@ export function dispatcher(
     async [Op.UNLINK](h, parent, name: string) {
       const path = childPath(parent, name);
       const node = nodes.child(parent, name);
-      if (node && node.opens > 0 && !node.dir) await hide(node, path);
+      opens.withdraw(node); // before counting: no open in C after that
+      if (node && !node.dir && opens.count(node) > 0) await hide(node, path);
       else {
         const [err] = await call(ops.unlink, path);
         if (err) throw new Errno(-err);
@@ -231,13 +259,16 @@ export function dispatcher(
       if (flags & ~RENAME_NOREPLACE) throw new Errno(EINVAL); // RENAME_EXCHANGE, RENAME_WHITEOUT
       const from = childPath(parent, name);
       const to = childPath(newParent, newName);
-      if (flags & RENAME_NOREPLACE) {
+      names.named(newParent, newName);
+      if (flags & RENAME_NOREPLACE && !certainlyAbsent(newParent, newName)) {
         const [err] = await call(ops.getattr, to);
         if (err === 0) throw new Errno(EEXIST);
         if (err !== -ENOENT) throw new Errno(-err);
       }
       const target = nodes.child(newParent, newName);
-      if (target && target !== nodes.child(parent, name) && target.opens > 0 && !target.dir) {
+      opens.withdraw(target);
+      opens.withdraw(nodes.child(parent, name));
+      if (target && target !== nodes.child(parent, name) && !target.dir && opens.count(target) > 0) {
         // POSIX checks first: a folder can replace only a folder (ops.rename would say so too).
         const moving = await stat(from);
         if (isDir(moving)) throw new Errno(EISDIR);
@@ -257,23 +288,37 @@ export function dispatcher(
     },
     async [Op.OPEN](h, ino, flags: number) {
       const path = pathOf(ino);
-      const [err, fd, bits] = await call(ops.open, path, flags);
-      if (err) throw new Errno(-err);
       const node = nodes.get(ino);
-      if (node) node.opens++;
       // A read-only handle never wrote: its close needs no FLUSH (saves go with the writer's own
-      // close or fsync), which spares `grep -r` and `cat` a round trip per file. Not with O_TRUNC
-      // (Linux truncates through a read-only open): that close saves the emptied note.
+      // close or fsync), which spares a round trip per file. Not with O_TRUNC (Linux truncates
+      // through a read-only open): that close saves the emptied note.
       const readOnly = (flags & O_ACCMODE) === fs.O_RDONLY && (flags & fs.O_TRUNC) === 0;
+      if (!readOnly && node) {
+        opens.withdraw(node);
+        node.writers++;
+      }
+      const [err, fd, bits] = await call(ops.open, path, flags);
+      if (err) {
+        if (!readOnly && node) node.writers--;
+        throw new Errno(-err);
+      }
+      if (node) node.opens++;
+      if (!readOnly && node) writing.set(fd as number, node);
+      const direct = (bits as number) & 1;
       native.replyOpen(
         h,
         fd as number,
-        openFlags(node, path, (bits as number) & 1) | (readOnly ? OPEN_NO_FLUSH : 0),
+        openFlags(node, path, direct) | (readOnly ? OPEN_NO_FLUSH : 0) | holdFlag(bits as number),
       );
+      // The next read-only opens may be answered in C (a note opened before the kernel had its
+      // attributes from us, or while a writer had it open).
+      const st = vfs.statIfKnown(path);
+      if (readOnly && !direct && node?.kept && st) opens.offer(node, path, st);
     },
     async [Op.CREATE](h, parent, name: string, mode: number, flags: number) {
       const path = childPath(parent, name);
-      const [err, fd, st0] = await call(ops.create, path, mode);
+      names.named(parent, name);
+      const [err, fd, st0, bits] = await call(ops.create, path, mode);
       if (err) throw new Errno(-err);
       let st = st0 as Stat | undefined;
       if (!st) {
@@ -289,6 +334,8 @@ export function dispatcher(
       const node = nodes.ensure(parent, name, false);
       nodes.counted(node);
       node.opens++;
+      node.writers++;
+      writing.set(fd as number, node);
       const s = told(node, path, st);
       native.replyCreate(
         h,
@@ -297,7 +344,7 @@ export function dispatcher(
         s,
         s,
         fd as number,
-        openFlags(node, path, directIo(path, flags) ? 1 : 0),
+        openFlags(node, path, directIo(path, flags) ? 1 : 0) | holdFlag(bits as number),
       );
     },
     async [Op.READ](h, ino, fh: number, size: number, offset: number) {
@@ -314,18 +361,26 @@ export function dispatcher(
     },
     async [Op.FLUSH](h, ino, fh: number) {
       const [err] = await call(ops.flush, nodes.pathOf(ino) ?? "", fh);
-      native.replyErr(h, -err);
+      native.replyErr(h, heldFailure(fh) || -err);
     },
     async [Op.FSYNC](h, ino, fh: number, datasync: number) {
       const [err] = await call(ops.fsync, nodes.pathOf(ino) ?? "", datasync, fh);
-      native.replyErr(h, -err);
+      native.replyErr(h, heldFailure(fh) || -err);
     },
     async [Op.RELEASE](h, ino, fh: number) {
+      // A handle made in C comes here only as the last of a note kept hidden while open.
       const [err] = await call(ops.release, nodes.pathOf(ino) ?? "", fh);
+      heldFailed.delete(fh);
+      const writer = writing.get(fh);
+      if (writer) {
+        writing.delete(fh);
+        writer.writers = Math.max(0, writer.writers - 1);
+      }
       const node = nodes.get(ino);
       if (node) {
-        node.opens = Math.max(0, node.opens - 1);
-        if (node.opens === 0 && node.hidden) {
+        if (fh < NATIVE_FH) node.opens = Math.max(0, node.opens - 1);
+        if (node.hidden && opens.count(node) === 0) {
+          node.hidden = false; // once: a release made in C may come along
           const path = nodes.pathOf(ino);
           if (path !== undefined) {
             const [e] = await call(ops.unlink, path);
@@ -340,11 +395,11 @@ export function dispatcher(
       const path = pathOf(ino);
       const [err, listed] = await call(ops.readdir, path);
       if (err) throw new Errno(-err);
-      const names = (listed as string[]).filter((n) => n !== "." && n !== "..");
+      const listedNames = (listed as string[]).filter((n) => n !== "." && n !== "..");
       const dir = nodes.get(ino);
       // Only what can fit the kernel's buffer: an entry with attributes takes at least 152 bytes.
       const from = Math.max(0, offset - 2);
-      const page = names.slice(from, from + Math.ceil(size / DIRENTPLUS_MIN_BYTES) + 1);
+      const page = listedNames.slice(from, from + Math.ceil(size / DIRENTPLUS_MIN_BYTES) + 1);
       const kids: KernelNode[] = [];
       const stats: Stat[] = [];
       const shownNames: string[] = [];
@@ -382,7 +437,10 @@ export function dispatcher(
         nodes.counted(kid);
         told(kid, path === "/" ? `/${shownNames[i]}` : `${path}/${shownNames[i]}`, stats[i]!);
       }
-      if (dir && offset === 0) dir.toldList = dir.kept ? listKey(names) : undefined;
+      if (dir && offset === 0) {
+        dir.toldList = dir.kept ? listKey(listedNames) : undefined;
+        names.listed(dir, listedNames);
+      }
       // The kernel keeps every listing until told (what an ENOSYS opendir implies): one that changes
       // without reports (`.txtfs/`) is dropped again as soon as it was read.
       if (!kept) native.notifyInode(ino, 0, 0);
@@ -429,24 +487,57 @@ export function dispatcher(
     if (direct) return OPEN_DIRECT_IO;
     const st = vfs.statIfKnown(path);
     if (!node || !st || (st.mode & fs.S_IFMT) !== fs.S_IFREG) return 0;
-    const now = `${st.mtime.getTime()}|${st.size}`;
-    const same = node.opened === now;
-    node.opened = now;
-    return same ? OPEN_KEEP_CACHE : 0;
+    return native.opened(node.ino, st.mtime.getTime(), st.size) ? OPEN_KEEP_CACHE : 0;
+  };
+
+  /** ops.ts's open and create flag: the handle's writes cannot fail here (Vfs.writesCannotFail). */
+  const holdFlag = (bits: number) => (bits & 2 ? OPEN_HOLD_WRITES : 0);
+  /** Held writes a handle's next flush or fsync must report failed (the unforeseen only). */
+  const heldFailed = new Map<number, number>();
+  const heldFailure = (fh: number): number => {
+    const errno = heldFailed.get(fh) ?? 0;
+    heldFailed.delete(fh);
+    return errno;
+  };
+  /**
+   * Writes C answered, applied before any request that came after them starts (C hands them over
+   * first; the vfs applies a write after a turn of its own, hence the wait).
+   */
+  let landing: Promise<void> | undefined;
+  const applyHeld = (ino: number, fh: number, data: Buffer, offset: number) => {
+    const apply = async () => {
+      kernelMade(ino); // a write drops the kernel's size and times of the note
+      try {
+        // Only the largest note cuts a write short (an append the kernel's stale size let by).
+        if ((await vfs.write(fh, data, offset)) !== data.length) heldFailed.set(fh, constants.errno.EFBIG);
+      } catch (err) {
+        log.error({ path: nodes.pathOf(ino), err }, "a write held in C was refused");
+        heldFailed.set(fh, EIO);
+      }
+    };
+    const done = (landing ?? Promise.resolve()).then(apply);
+    landing = done;
+    done.finally(() => {
+      if (landing === done) landing = undefined;
+    });
   };
 
   return {
     nodes,
+    names,
+    landed: () => landing ?? Promise.resolve(),
     dispatch(op, h, ino, ...args) {
       if (op === Op.FORGET) {
         const pairs = args[0] as Float64Array;
         for (let i = 0; i < pairs.length; i += 2) nodes.forget(pairs[i]!, pairs[i + 1]!);
         return;
       }
+      if (op === Op.HELD) return applyHeld(ino, args[0] as number, args[1] as Buffer, args[2] as number);
       if (h === undefined) return;
       const handler = handlers[op];
       if (!handler) return native.replyErr(h, constants.errno.ENOSYS);
-      handler(h, ino, ...(args as never[])).catch((err: unknown) => {
+      const run = () => handler(h, ino, ...(args as never[]));
+      (landing ? landing.then(run) : run()).catch((err: unknown) => {
         if (err instanceof Errno) return native.replyErr(h, err.errno);
         log.error({ op, ino, err }, "unexpected error in a filesystem operation");
         native.replyErr(h, EIO);

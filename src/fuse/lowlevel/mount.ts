@@ -3,15 +3,18 @@
 // told of every change (reconcile.ts). docs/mount.md, "What libfuse3's low-level API would buy".
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import { NOTE_CONTENT_BYTES } from "../../lib/limits.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { Stat } from "../../vfs/core.ts";
 import type { Vfs } from "../../vfs/vfs.ts";
+import { HELD_WRITES_MAX_BYTES } from "../heldWrites.ts";
 import { type Mounted, type MountOptions, PASSTHROUGH } from "../mount.ts";
 import { MountError } from "../mountError.ts";
 import { fuseOps } from "../ops.ts";
 import { StaleWindow } from "../staleWindow.ts";
 import { loadFuse3 } from "./binding.ts";
 import { dispatcher } from "./dispatch.ts";
+import { NativeOpens } from "./opens.ts";
 import { KernelReconciler } from "./reconcile.ts";
 
 const run = promisify(execFile);
@@ -80,9 +83,29 @@ export async function mountFuse3(
   // for a while (the notification may still be on its way), as is one with appends on their way.
   const directIo = (path: string, flags: number) =>
     (stale.mayBeStale(path) && vfs.isNote(path)) || ((flags & 0o2000) === 0 && vfs.appendsOnTheirWay(path));
-  const ops = fuseOps(vfs, log, { trace: opts.trace, directIo });
-  const { nodes, dispatch } = dispatcher(native, ops, vfs, log, directIo, shownAs(opts));
-  const kernel = new KernelReconciler(vfs, nodes, native);
+  // Writes held in C (native/fuse3/held.c); TXTFS_HOLD_WRITES=0: every write crosses on its own.
+  const holding = process.env.TXTFS_HOLD_WRITES !== "0";
+  if (holding) native.holdWrites(HELD_WRITES_MAX_BYTES, NOTE_CONTENT_BYTES);
+  const ops = fuseOps(vfs, log, {
+    trace: opts.trace,
+    directIo,
+    holdable: holding ? (fd) => native.holdable(fd, true) : undefined,
+  });
+  // Read-only opens answered in C: notes whose appends are all delivered, once the kernel can no
+  // longer hold a size from before their last change.
+  const opensAfter = (path: string) =>
+    vfs.nativeStat(path)?.openable && vfs.isNote(path) ? stale.staleForMs(path) : -1;
+  const opens = new NativeOpens(native, opensAfter);
+  const { nodes, names, dispatch, landed } = dispatcher(
+    native,
+    ops,
+    vfs,
+    log,
+    directIo,
+    opens,
+    shownAs(opts),
+  );
+  const kernel = new KernelReconciler(vfs, nodes, native, opens, names);
   vfs.onRemoteChange((path) => {
     stale.changed(path);
     kernel.changed(path);
@@ -110,7 +133,17 @@ export async function mountFuse3(
         native.exitNow(code);
       process.exit(code);
     },
-    takeHeldWrites: () => Promise.resolve(),
+    // A program's writes to a note it still has open, held in C: applied before its note is saved.
+    async takeHeldWrites() {
+      native.holdWrites(0, 0);
+      for (let held = native.takeHeld(); held; held = native.takeHeld()) {
+        const [fh, offset, bytes] = held;
+        await vfs.write(fh, bytes, offset);
+      }
+      // Handed over before: in JavaScript's queue (C sends them under the lock takeHeld takes).
+      await new Promise((resolve) => setImmediate(resolve));
+      await landed();
+    },
     onUnmounted(listener) {
       outside = listener;
     },

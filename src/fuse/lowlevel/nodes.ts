@@ -27,8 +27,8 @@ export interface KernelNode {
   told?: number;
   /** A folder: its names as the kernel was last given them (fingerprint.ts). */
   toldList?: number;
-  /** mtime and size at the last open: pages are kept only while they stay the same (auto_cache). */
-  opened?: string;
+  /** Open handles that may change it (written through, or opened with O_TRUNC). */
+  writers: number;
 }
 
 export class NodeTable {
@@ -37,8 +37,11 @@ export class NodeTable {
   private readonly children = new Map<number, Map<string, KernelNode>>();
   private next = ROOT + 1;
   private hiddenCount = 0;
+  /** Told of every node dropped (the binding keeps things by node id too). */
+  private readonly dropped: (ino: number) => void;
 
-  constructor() {
+  constructor(dropped: (ino: number) => void = () => {}) {
+    this.dropped = dropped;
     const root: KernelNode = {
       ino: ROOT,
       parent: 0,
@@ -46,6 +49,7 @@ export class NodeTable {
       dir: true,
       lookups: 1,
       opens: 0,
+      writers: 0,
       hidden: false,
       kept: true,
     };
@@ -122,6 +126,7 @@ export class NodeTable {
       dir,
       lookups: 0,
       opens: 0,
+      writers: 0,
       hidden: false,
       kept: false,
     };
@@ -227,5 +232,6 @@ export class NodeTable {
     this.byIno.delete(node.ino);
     this.absentGone(node.ino); // a folder the kernel forgot keeps no names absent
     this.unnamed(node);
+    this.dropped(node.ino);
   }
 }

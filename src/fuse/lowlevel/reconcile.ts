@@ -11,7 +11,11 @@
 import type { Vfs } from "../../vfs/vfs.ts";
 import type { Fuse3Binding } from "./binding.ts";
 import { attrKey, listKey } from "./fingerprint.ts";
+import type { FolderNames } from "./names.ts";
 import type { KernelNode, NodeTable } from "./nodes.ts";
+import type { NativeOpens } from "./opens.ts";
+
+type Native = Pick<Fuse3Binding, "notifyInode" | "notifyEntry">;
 
 /** The shortest time between two walks of every node the kernel holds. */
 const SWEEP_EVERY_MS = 50;
@@ -23,9 +27,14 @@ export class KernelReconciler {
 
   private readonly vfs: Vfs;
   private readonly nodes: NodeTable;
-  private readonly native: Pick<Fuse3Binding, "notifyInode" | "notifyEntry">;
+  private readonly native: Native;
+  private readonly opens: NativeOpens;
 
-  constructor(vfs: Vfs, nodes: NodeTable, native: Pick<Fuse3Binding, "notifyInode" | "notifyEntry">) {
+  private readonly names: FolderNames;
+
+  constructor(vfs: Vfs, nodes: NodeTable, native: Native, opens: NativeOpens, names: FolderNames) {
+    this.opens = opens;
+    this.names = names;
     this.vfs = vfs;
     this.nodes = nodes;
     this.native = native;
@@ -33,6 +42,11 @@ export class KernelReconciler {
 
   /** What `path` (and its folder's listing) shows may have changed; no path: anything may have. */
   changed(path?: string): void {
+    // Read-only opens of what changed go to JavaScript from now on (the report comes with the
+    // change itself): none answered in C reads a version older than its open.
+    if (path === undefined) this.opens.withdrawAll();
+    else this.opens.withdraw(this.nodes.byPath(path));
+    this.names.changed(path); // and a name that appeared is found in C's sets
     if (path === undefined) this.everything = true;
     else this.paths.add(path);
     if (this.scheduled) return;
@@ -101,9 +115,12 @@ export class KernelReconciler {
     }
     if (node.told !== undefined && node.told !== attrKey(st)) {
       node.told = undefined;
+      this.opens.withdraw(node); // a report that named only its folder
       this.native.notifyInode(node.ino, 0, 0);
       if (node.dir) node.toldList = undefined; // that dropped its listing too
     }
+    // Opened in C again, at the version it has now (withdrawn when the report came).
+    this.opens.offer(node, path, st);
     if (node.dir && node.toldList !== undefined) {
       let names: string[];
       try {

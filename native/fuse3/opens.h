@@ -1,0 +1,28 @@
+// Read-only opens of notes answered here, without JavaScript (opens.c).
+#pragma once
+#define FUSE_USE_VERSION 34
+#define NAPI_VERSION 8
+#include <fuse_lowlevel.h>
+#include <node_api.h>
+#include <stdint.h>
+
+// Handles of opens answered here carry this bit (JavaScript's own are small numbers); ops.ts knows it.
+#define NATIVE_FH 0x80000000u
+
+static inline int native_fh(uint64_t fh) { return (fh & NATIVE_FH) != 0 && (fh >> 32) == 0; }
+
+// 1: the open was answered here (`fi` filled; the caller replies); 0: JavaScript answers it.
+int opens_here(fuse_ino_t ino, struct fuse_file_info *fi);
+// A handle made here was released: 1 when that needs nothing more (the caller replies); 0 when
+// JavaScript must hear of it (the last one of a note it watches).
+int opens_released_here(fuse_ino_t ino);
+// Every note: read-only opens go to JavaScript again (the binding's session ended).
+void opens_reset(void);
+
+// JavaScript's side (src/fuse/lowlevel/binding.ts documents each).
+napi_value opens_openable(napi_env env, napi_callback_info info);
+napi_value opens_openable_none(napi_env env, napi_callback_info info);
+napi_value opens_opened(napi_env env, napi_callback_info info);
+napi_value opens_count(napi_env env, napi_callback_info info);
+napi_value opens_watch(napi_env env, napi_callback_info info);
+napi_value opens_forget(napi_env env, napi_callback_info info);

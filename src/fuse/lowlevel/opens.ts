@@ -1,0 +1,49 @@
+// Read-only opens answered in C (native/fuse3/opens.c), from JavaScript's side: which notes may be
+// opened there, from when and at which version. A note is offered whenever the kernel is given its
+// attributes or the vfs reports it changed, and withdrawn before anything may change it: an open
+// that writes, a truncate, a rename or removal (dispatch.ts), a change the vfs reports (withdrawn
+// in the same turn as the change, offered again at the next: reconcile.ts).
+import type { Stat } from "../../vfs/core.ts";
+import type { Fuse3Binding } from "./binding.ts";
+import type { KernelNode } from "./nodes.ts";
+
+type Native = Pick<Fuse3Binding, "openable" | "openableNone" | "nativeOpens">;
+
+export class NativeOpens {
+  private readonly native: Native;
+  private readonly after: (path: string) => number;
+
+  /**
+   * `after(path)`: in how many ms opens of the note at `path` may be answered in C (the kernel may
+   * hold its old size until then), or -1: not (not a note, appends on their way).
+   */
+  constructor(native: Native, after: (path: string) => number) {
+    this.native = native;
+    this.after = after;
+  }
+
+  /**
+   * The kernel has `st` for `node` (or will ask for it): opens are answered in C while nothing may
+   * change the note unseen there — no handle of ours writes it, it is not hidden, and the vfs
+   * reports its changes (`kept`).
+   */
+  offer(node: KernelNode, path: string, st: Stat): void {
+    if (node.dir) return;
+    const after = node.kept && node.writers === 0 && !node.hidden ? this.after(path) : -1;
+    this.native.openable(node.ino, after, st.mtime.getTime(), st.size);
+  }
+
+  /** From now until offered again, opens of the note go to JavaScript (it may be about to change). */
+  withdraw(node: KernelNode | undefined): void {
+    if (node && !node.dir) this.native.openable(node.ino, -1, 0, 0);
+  }
+
+  withdrawAll(): void {
+    this.native.openableNone();
+  }
+
+  /** Handles of the note open at all: JavaScript's and those made in C. */
+  count(node: KernelNode): number {
+    return node.opens + this.native.nativeOpens(node.ino);
+  }
+}
