@@ -311,10 +311,6 @@ export function registerMount(program: Command): void {
         return undefined;
       });
       favourMemoryFromNowOn();
-      process.stdout.write(`mounted ${mountpoint} (${Date.now() - started} ms)\n`);
-      // Under systemd (Type=notify): the unit is started once the directory is mounted.
-      void sdNotify(["READY=1", `STATUS=mounted ${mountpoint} from ${url}`], log);
-
       const record = () =>
         writeMountRecord({
           pid: process.pid,
@@ -331,6 +327,10 @@ export function registerMount(program: Command): void {
           refusedMetadata: vfs.refusedMetadata(),
         });
       record();
+      // Recorded before it is announced: `txtfs status` (and mount(8)'s caller) finds it at once.
+      process.stdout.write(`mounted ${mountpoint} (${Date.now() - started} ms)\n`);
+      // Under systemd (Type=notify): the unit is started once the directory is mounted.
+      void sdNotify(["READY=1", `STATUS=mounted ${mountpoint} from ${url}`], log);
       const timer = setInterval(record, 2000);
       timer.unref();
 
