@@ -5,22 +5,6 @@ import { defineConfig } from "vitest/config";
 // TXTFS_TEST_PG=0) runs without PostgreSQL.
 const withPostgres = process.env.TXTFS_TEST_PG !== "0";
 
-const FUSE3_TESTS = [
-  "model",
-  "savesKept",
-  "regressions",
-  "controlDir",
-  "editors",
-  "writes",
-  "tree",
-  "xattrs",
-  "appends",
-  "concurrentWriters",
-  "fsx",
-  "faults",
-  "lifecycle",
-];
-
 const shared = {
   testTimeout: 20_000,
   hookTimeout: 30_000,
@@ -42,16 +26,6 @@ export default defineConfig({
           name: "sqlite",
           include: ["test/**/*.test.ts"],
           exclude: ["test/postgres/**"],
-        },
-      },
-      // The mount tests that hold for any FUSE layer, again through txtfs's libfuse3 binding
-      // (TXTFS_FUSE=3, src/fuse/lowlevel/); the others count what the patched fuse-native answers in C.
-      {
-        test: {
-          ...shared,
-          name: "fuse3",
-          include: FUSE3_TESTS.map((t) => `test/mount/${t}.test.ts`),
-          env: { ...shared.env, TXTFS_FUSE: "3" },
         },
       },
       ...(withPostgres

@@ -371,21 +371,10 @@ export function cleanUpOnStop(
   }, timeoutSeconds * 1000).unref();
 }
 
-/**
- * Environment of txtfs children: no TXTFS_* of the developer's (a TXTFS_DB must never be used),
- * but TXTFS_FUSE, which picks the mount's FUSE layer (`TXTFS_FUSE=3 npm run bench:mount`).
- */
+/** Environment of txtfs children: no TXTFS_* of the developer's (a TXTFS_DB must never be used). */
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return {
-    ...Object.fromEntries(
-      Object.entries(process.env).filter(([k]) => !k.startsWith("TXTFS_") || k === "TXTFS_FUSE"),
-    ),
+    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("TXTFS_"))),
     ...extra,
   };
 }
-
-/** Which FUSE layer the txtfs mounts of a benchmark use, for its report. */
-export const fuseLayer = (): string =>
-  process.env.TXTFS_FUSE === "3"
-    ? "txtfs through its libfuse3 binding (TXTFS_FUSE=3)"
-    : "txtfs through the patched fuse-native (libfuse2)";

@@ -19,7 +19,6 @@ import {
   cleanEnv,
   cleanUpOnStop,
   fmtInt,
-  fuseLayer,
   machineInfo,
   markdownTable,
   median,
@@ -821,7 +820,7 @@ function markdownReport(r: {
     "",
     `\`npm run bench:mount-large -- --notes ${tree.paths.length} --folders ${tree.folders.length}\` on ${m.date} at ${r.commit}: ${m.cpus} cpus (${m.cpuModel}), ${m.memory}, Node ${m.node}, ${m.os}, load at start ${m.load}; ${Math.round(r.seconds)} s in all.`,
     "",
-    `Tree: ${fmtInt(tree.paths.length)} notes (${(tree.bytes / 2 ** 20).toFixed(1)} MiB) in ${fmtInt(tree.folders.length)} folders (\`gGGG/fFFFFF\`, 20 per group, ${fmtInt(tree.folders.length / 20)} groups). txtfs: a real \`txtfs serve\` (SQLite) on 127.0.0.1, the notes imported through \`POST /api/v1/files/import\` (1,000 per request: ${(r.importMs / 1000).toFixed(1)} s), a \`txtfs mount\` with an empty cache dir at every mount (${fuseLayer()}). sshfs: the same tree in a local directory, Debian sshfs (default options) over a throwaway OpenSSH sshd on 127.0.0.1. sshfs also beside the directory it serves (local: the floor). ${r.settings.runs} interleaved run${r.settings.runs === 1 ? "" : "s"} of the read figures (which target goes first rotates), times are medians, txtfs/sshfs the median of per-run ratios; the remote changes once; ${r.droppedCaches ? "`sync; echo 3 > /proc/sys/vm/drop_caches` before every cold figure" : "the page cache could NOT be dropped (cold figures read the page cache)"}. Every figure is a program in a child process, its result checked (last column).`,
+    `Tree: ${fmtInt(tree.paths.length)} notes (${(tree.bytes / 2 ** 20).toFixed(1)} MiB) in ${fmtInt(tree.folders.length)} folders (\`gGGG/fFFFFF\`, 20 per group, ${fmtInt(tree.folders.length / 20)} groups). txtfs: a real \`txtfs serve\` (SQLite) on 127.0.0.1, the notes imported through \`POST /api/v1/files/import\` (1,000 per request: ${(r.importMs / 1000).toFixed(1)} s), a \`txtfs mount\` with an empty cache dir at every mount. sshfs: the same tree in a local directory, Debian sshfs (default options) over a throwaway OpenSSH sshd on 127.0.0.1. sshfs also beside the directory it serves (local: the floor). ${r.settings.runs} interleaved run${r.settings.runs === 1 ? "" : "s"} of the read figures (which target goes first rotates), times are medians, txtfs/sshfs the median of per-run ratios; the remote changes once; ${r.droppedCaches ? "`sync; echo 3 > /proc/sys/vm/drop_caches` before every cold figure" : "the page cache could NOT be dropped (cold figures read the page cache)"}. Every figure is a program in a child process, its result checked (last column).`,
     "",
     markdownTable(["figure", "local", "sshfs", "txtfs", "txtfs/sshfs", "goal ≤ 0.8x", "checked"], rows, [
       "l",

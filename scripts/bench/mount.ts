@@ -30,7 +30,6 @@ import {
   cleanEnv,
   cleanUpOnStop,
   fmtInt,
-  fuseLayer,
   machineInfo,
   markdownTable,
   median,
@@ -1818,7 +1817,7 @@ function settingsLine(report: Report): string {
   const c = report.corpus;
   return (
     `corpus: ${fmtInt(c.files)} notes (${fmtInt(c.md)} .md, ${fmtInt(c.txt)} .txt) in ${c.dirs} nested folders, ${fmtMiB(c.bytes)}, largest ${fmtInt(c.largest / 1024)} KB (seed ${s.corpus.seed}); ` +
-    `${s.runs} interleaved run${s.runs === 1 ? "" : "s"}${s.quick ? " (--quick)" : ""}${s.trace ? " (--trace: txtfs slowed by op logging)" : ""}; ${fuseLayer()}; ` +
+    `${s.runs} interleaved run${s.runs === 1 ? "" : "s"}${s.quick ? " (--quick)" : ""}${s.trace ? " (--trace: txtfs slowed by op logging)" : ""}; ` +
     "times are medians of the runs (wall time of the `bash -c` child), ratios medians of per-run ratios (<1 = faster); " +
     `requests = the server's request log during the workload, change-feed long-polls counted apart; whole benchmark ${Math.round(report.seconds)} s`
   );

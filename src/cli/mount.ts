@@ -153,7 +153,7 @@ export function registerMount(program: Command): void {
       const mountpoint = resolve(mountpointArg);
       // Before anything touches the mountpoint: an automount point (x-systemd.automount) would make
       // that touch wait for this very mount. Node's stat is statx, which (unlike stat(2)) triggers
-      // it, and fuse-native stats the mountpoint when it mounts: refused rather than hung.
+      // it, and mounting stats the mountpoint: refused rather than hung.
       const { isAutomountPoint } = await lazy.watch();
       if (isAutomountPoint(mountpoint))
         throw new Error(
@@ -389,9 +389,8 @@ export function registerMount(program: Command): void {
       };
       process.on("SIGHUP", () => void reload());
       // `umount DIR` without the umount helper (or fusermount -u by hand) ends the mount under us:
-      // deliver what is pending and exit as at SIGTERM. The patched fuse-native says so at once
-      // (mounted.onUnmounted above); this look at the mount table every second is the fallback
-      // for its stock prebuild.
+      // deliver what is pending and exit as at SIGTERM. The binding says so at once (its loop ends:
+      // mounted.onUnmounted above); this look at the mount table every second is the fallback.
       const stopWatch = watchMountpoint(mountpoint, () => void stop("unmounted"));
     });
 

@@ -48,7 +48,7 @@ export class NetworkError extends Error {
 export interface ClientOptions {
   url: string;
   key: string;
-  /** Per-request deadline in ms (below fuse-native's 15 s timeout of operations that only read). */
+  /** Per-request deadline in ms (a program reading through the mount waits at most this per request). */
   timeoutMs?: number;
   /** Recorded as the `source` of versions this client writes. */
   source?: string;

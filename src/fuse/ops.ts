@@ -1,11 +1,10 @@
-// fuse-native operations -> Vfs calls. Errors become negative errno numbers; anything unexpected is
-// logged and becomes EIO. Buffers handed in by fuse-native are detached after the callback, so
-// write data is copied first.
+// Path-based filesystem operations -> Vfs calls, answered through a callback (errno first, negative):
+// lowlevel/dispatch.ts turns the kernel's node-based requests into these. Errors become negative
+// errno numbers; anything unexpected is logged and becomes EIO.
 import { constants } from "node:os";
 import type { Logger } from "../lib/logger.ts";
 import { fail, VfsError } from "../vfs/errors.ts";
 import type { Vfs } from "../vfs/vfs.ts";
-import { HELD_WRITES_MAX_BYTES } from "./heldWrites.ts";
 
 type Cb = (result: number, ...rest: unknown[]) => void;
 
@@ -44,6 +43,9 @@ async function openByName(vfs: Vfs, path: string, flags: number): Promise<number
   }
 }
 
+/** The most bytes held in C at once (native/fuse3/held.c): a 1 MB note written in 128 KiB pieces crosses once. */
+export const HELD_WRITES_MAX_BYTES = 1024 * 1024;
+
 /** An operation answered after this long is logged (a program waited that long for it). */
 const SLOW_OPERATION_MS = 10_000;
 
@@ -54,75 +56,28 @@ export interface FuseOpsOptions {
   trace?: boolean;
   /** Whether an open of `path` (with `flags`) must bypass the kernel's page cache (staleWindow.ts). */
   directIo?: (path: string, flags: number) => boolean;
-  /** What the patched fuse-native may keep of `path` (default: vfs.nativeStat). */
-  nativeStat?: (path: string) => ReturnType<Vfs["nativeStat"]>;
-  /** A lookup of `path` was answered ENOENT here (the patched fuse-native answers the next ones). */
-  absent?: (path: string) => void;
-  /** An asynchronous operation was just answered (what it changed may now be kept natively). */
-  answered?: () => void;
   /**
-   * Set when the patched fuse-native holds writes (heldWrites.ts): the writes of a handle whose
-   * writes cannot fail (Vfs.writesCannotFail) may be held there. Open and create replies say so of
-   * their handle; this marks one that became so later (emptied by a truncate through it).
+   * Set when writes are held in C (native/fuse3/held.c): the writes of a handle whose writes cannot
+   * fail (Vfs.writesCannotFail) may be held there. Open and create answers say so of their handle;
+   * this marks one that became so later (emptied by a truncate through it).
    */
   holdable?: (fd: number) => void;
-  /** The held bytes a flush or fsync brought along were applied (C lets other operations go on). */
-  heldLanded?: () => void;
 }
 
 /**
- * Handles of read-only opens the patched fuse-native answered itself (a note marked `openable`,
- * patches/fuse-native.patch): this bit set, no handle here; their reads come by path, their flush
- * and release never come.
+ * Handles of read-only opens answered in C (native/fuse3/opens.c): this bit set, no handle here;
+ * their reads come by path, their flush and release never come.
  */
 export const NATIVE_FH = 0x80000000;
 const isNative = (fd: number) => fd >= NATIVE_FH;
 
-/** The open and create replies' flags (the patched fuse-native's): direct I/O; writes may be held natively. */
+/** The open and create answers' flags: direct I/O; writes may be held in C. */
 const OPEN_DIRECT_IO = 1;
 const OPEN_HOLD_WRITES = 2;
 
-export function fuseOps(
-  vfs: Vfs,
-  log: Logger,
-  {
-    trace = false,
-    directIo,
-    nativeStat = (p) => vfs.nativeStat(p),
-    absent,
-    answered: afterAnswer = () => {},
-    holdable,
-    heldLanded = () => {},
-  }: FuseOpsOptions = {},
-) {
+export function fuseOps(vfs: Vfs, log: Logger, { trace = false, directIo, holdable }: FuseOpsOptions = {}) {
   const holdFlag = (fd: number) =>
     holdable && vfs.writesCannotFail(fd, HELD_WRITES_MAX_BYTES) ? OPEN_HOLD_WRITES : 0;
-  /**
-   * Held bytes a flush or fsync of their handle brought along (heldWrites.ts) go in first; what
-   * refused them (only the unforeseen) is that operation's answer, once it was done.
-   */
-  const withHeld = async (
-    fd: number,
-    held: Buffer | undefined,
-    at: number | undefined,
-    then: () => unknown,
-  ) => {
-    let refused: unknown;
-    if (held) {
-      try {
-        const data = Buffer.from(held); // C's buffer dies with the answer
-        // Only the largest note cuts a write short (a held append the kernel's stale size let by).
-        if ((await vfs.write(fd, data, at ?? 0)) !== data.length)
-          refused = fail("EFBIG", "a held write went past the largest note");
-      } catch (err) {
-        refused = err;
-      } finally {
-        heldLanded();
-      }
-    }
-    await then();
-    if (refused) throw refused;
-  };
   const run = <T>(
     op: string,
     path: string,
@@ -139,10 +94,10 @@ export function fuseOps(
         (err) => cb(toErrno(err, log, op, path)),
       )
       .then(() => {
-        // Answered only with its outcome, however long that took (opTimeouts.ts): say so.
+        // Answered only with its outcome, however long that took (never a timeout while it goes
+        // on: what it changes would land after the program was told it failed): say so.
         const ms = Date.now() - started;
         if (ms >= SLOW_OPERATION_MS) log.warn({ op, path, ms }, "a filesystem operation took long");
-        afterAnswer();
       });
   };
   /** An operation answered synchronously from the tree: traced too, marked `sync`. */
@@ -151,7 +106,6 @@ export function fuseOps(
     cb(0, ...values);
   };
   return {
-    init: (cb: Cb) => cb(0),
     statfs: (path: string, cb: Cb) =>
       run(
         "statfs",
@@ -162,23 +116,19 @@ export function fuseOps(
       ),
     // The hot path (every stat of ls -l, find, make): answered synchronously from the tree.
     getattr: (path: string, cb: Cb) => {
-      const st = nativeStat(path);
-      // The tree's answers may be kept natively until something changes (sidecars' may not).
+      const st = vfs.nativeStat(path);
+      // The tree's answers (the kernel keeps them until told: sidecars' it may not).
       if (st) return answered("getattr", path, cb, st);
       run(
         "getattr",
         path,
         cb,
-        () =>
-          vfs.getattr(path).catch((err) => {
-            if (absent && err instanceof VfsError && err.errno === "ENOENT") absent(path);
-            throw err;
-          }),
+        () => vfs.getattr(path),
         (s) => [s],
       );
     },
     fgetattr: (path: string, _fd: number, cb: Cb) => {
-      const st = nativeStat(path);
+      const st = vfs.nativeStat(path);
       if (st) return answered("fgetattr", path, cb, st);
       run(
         "fgetattr",
@@ -188,8 +138,7 @@ export function fuseOps(
         (s) => [s],
       );
     },
-    // libfuse2's high-level API lists only what the filesystem gives: `ls -a` and programs walking
-    // a tree by its links expect `.` and `..` in every folder.
+    // The folder's names (the binding adds `.` and `..`).
     readdir: (path: string, cb: Cb) => {
       if (vfs.isControl(path))
         return run(
@@ -200,20 +149,11 @@ export function fuseOps(
           (names) => [names],
         );
       try {
-        answered("readdir", path, cb, [".", "..", ...vfs.readdir(path)]);
+        answered("readdir", path, cb, vfs.readdir(path));
       } catch (err) {
         cb(toErrno(err, log, "readdir", path));
       }
     },
-    opendir: (path: string, flags: number, cb: Cb) =>
-      run(
-        "opendir",
-        path,
-        cb,
-        () => openByName(vfs, path, flags),
-        (fd) => [fd],
-      ),
-    releasedir: (path: string, fd: number, cb: Cb) => run("releasedir", path, cb, () => vfs.release(fd)),
     open: (path: string, flags: number, cb: Cb) =>
       run(
         "open",
@@ -228,8 +168,8 @@ export function fuseOps(
         path,
         cb,
         () => vfs.create(path, mode),
-        // The new file's stat comes along: libfuse asks for it right after, and C can answer that.
-        (fd) => [fd, nativeStat(path), holdFlag(fd)],
+        // The new file's stat comes along: the answer carries it.
+        (fd) => [fd, vfs.nativeStat(path), holdFlag(fd)],
       ),
     read: (path: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) => {
       if (trace) log.debug({ op: "read", path, len, pos }, "fuse op");
@@ -250,13 +190,10 @@ export function fuseOps(
         (err) => cb(toErrno(err, log, "write", path)),
       );
     },
-    flush: (path: string, fd: number, cb: Cb, held?: Buffer, at?: number) =>
-      run("flush", path, cb, () => withHeld(fd, held, at, () => (isNative(fd) ? undefined : vfs.flush(fd)))),
-    // fuse-native passes (path, datasync, fd), unlike its README.
-    fsync: (path: string, _datasync: number, fd: number, cb: Cb, held?: Buffer, at?: number) =>
-      run("fsync", path, cb, () =>
-        withHeld(fd, held, at, () => (isNative(fd) ? vfs.fsyncPath(path) : vfs.fsync(fd))),
-      ),
+    flush: (path: string, fd: number, cb: Cb) =>
+      run("flush", path, cb, () => (isNative(fd) ? undefined : vfs.flush(fd))),
+    fsync: (path: string, _datasync: number, fd: number, cb: Cb) =>
+      run("fsync", path, cb, () => (isNative(fd) ? vfs.fsyncPath(path) : vfs.fsync(fd))),
     release: (path: string, fd: number, cb: Cb) =>
       run("release", path, cb, () => (isNative(fd) ? undefined : vfs.release(fd))),
     // `echo x > note`: the kernel opens, then truncates (by path): the note's handles may hold writes then.
@@ -273,7 +210,7 @@ export function fuseOps(
         await vfs.ftruncate(fd, size);
         if (holdable && vfs.writesCannotFail(fd, HELD_WRITES_MAX_BYTES)) holdable(fd);
       }),
-    // The patched fuse-native sends UTIME_OMIT as all ones (past 2^53 here): that time stays.
+    // UTIME_OMIT comes as a time past 2^53 (dispatch.ts: infinity): that time stays.
     utimens: (path: string, atime: number, mtime: number, cb: Cb) =>
       run("utimens", path, cb, () => vfs.utimens(path, omitted(atime), omitted(mtime))),
     chmod: (path: string, mode: number, cb: Cb) => run("chmod", path, cb, () => vfs.chmod(path, mode)),
@@ -287,7 +224,7 @@ export function fuseOps(
       // ls -l asks every file for its SELinux label and ACL, the kernel asks security.capability
       // before every write: only user.txtfs.* exists. Other namespaces are unsupported (EOPNOTSUPP:
       // ls remembers that per device and stops asking), other user.* names simply absent.
-      // (The patched fuse-native answers both in C; this is the stock prebuild's path.)
+      // (native/fuse3 answers both in C; kept here for any caller that asks anyway.)
       if (!name.startsWith("user.")) return cb(-constants.errno.EOPNOTSUPP);
       if (!name.startsWith("user.txtfs.")) return cb(-constants.errno.ENODATA);
       run(

@@ -397,7 +397,7 @@ export class OpenFiles {
     }
     const existing = this.c.openNotes.get(node);
     if (existing) {
-      // libfuse2 sends `echo x > note` as open, truncate(path, 0), write: mark the open note.
+      // `echo x > note` may come as open, truncate(path, 0), write: mark the open note.
       await this.truncateOpen({ kind: "note", open: existing, append: false, writable: true }, size);
       return;
     }

@@ -140,8 +140,9 @@ describe("faults", () => {
     expect(status).not.toMatch(/unreachable/);
   }, 120_000);
 
-  it("an operation that waits past fuse-native's 15 s (a slow service) gets its own outcome, never ETIMEDOUT while it goes on", async () => {
-    // fuse-native answered ETIMEDOUT after 15 s by itself while the operation went on: `mv` of a
+  it("an operation that waits past 15 s (a slow service) gets its own outcome, never ETIMEDOUT while it goes on", async () => {
+    // fuse-native (the mount's FUSE layer until 2026-11-29) answered ETIMEDOUT after 15 s by itself
+    // while the operation went on: `mv` of a
     // folder waiting for its creation to be delivered failed with "Connection timed out", and the
     // folder moved anyway seconds later. Here the bulk delivery is answered 16.5 s late (its
     // deadline is 60 s).

@@ -1,4 +1,4 @@
-// The libfuse3 low-level mount (TXTFS_FUSE=3, src/fuse/lowlevel/): the kernel keeps names,
+// The libfuse3 low-level mount (src/fuse/lowlevel/, native/fuse3): the kernel keeps names,
 // attributes and listings for an hour, so a warm walk of the tree asks the daemon nothing, and
 // every change made elsewhere must still show at once (the daemon tells the kernel). Also what
 // libfuse2's high-level API did for us and the low-level one does not: a removed open note stays
@@ -34,7 +34,7 @@ let m: MountFixture;
 beforeAll(async () => {
   if (!existsSync(BINDING_PATH)) throw new Error(`${BINDING_PATH} is missing: run scripts/setup`);
   m = mountFixture();
-  await m.start({ args: ["--trace"], env: { TXTFS_FUSE: "3" } });
+  await m.start({ args: ["--trace"] });
 }, 60_000);
 afterAll(() => m?.close());
 
@@ -242,7 +242,7 @@ describe("libfuse3 low-level mount, killed", () => {
     const dirs = makeMountDirs();
     try {
       for (let round = 0; round < 3; round++) {
-        const running = await startMount(dirs, { env: { TXTFS_FUSE: "3" } });
+        const running = await startMount(dirs);
         const api = running.api;
         const folder = (await findByPath(api, "busy")) ?? (await createFolder(api, "busy"));
         await sh(waitFor("test -d busy", 5), { cwd: dirs.mnt });
@@ -282,7 +282,7 @@ describe("libfuse3 low-level mount, killed", () => {
         expect(isMounted(dirs.mnt)).toBe(false);
       }
       // Mounted again, the notes made elsewhere are all there.
-      const last = await startMount(dirs, { env: { TXTFS_FUSE: "3" } });
+      const last = await startMount(dirs);
       const r = await sh("ls busy | grep -c '^r[0-9]-'", { cwd: dirs.mnt });
       expect(r.stdout.trim()).toBe("30");
       await last.stop();
@@ -309,7 +309,6 @@ describe("libfuse3 low-level mount, killed while the kernel holds a folder's loc
       const running = await startMount(dirs, {
         service: { url: proxy.url, key: s.key },
         args: ["--write-through"],
-        env: { TXTFS_FUSE: "3" },
       });
       const folder = await createFolder(api, "busy");
       const doomed = await createNote(api, { name: "doomed.md", content: "x\n", folderId: folder.id });
@@ -349,7 +348,6 @@ describe("libfuse3 low-level mount, options", () => {
     try {
       const running = await startMount(dirs, {
         args: ["-o", "umask=027,uid=4321"],
-        env: { TXTFS_FUSE: "3" },
       });
       const r = await sh(
         "mkdir d && printf 'x' > d/n.md && stat -c '%a %u %n' d d/n.md && ls -l d | tail -1 | cut -c1-10",
@@ -360,11 +358,11 @@ describe("libfuse3 low-level mount, options", () => {
       expect(r.stderr).toBe("");
       expect(r.stdout).toBe("750 4321 d\n640 4321 d/n.md\n-rw-r-----\n");
       await running.stop();
-      const bad = await startMount(dirs, { args: ["-o", "attr_timeout=5"], env: { TXTFS_FUSE: "3" } }).then(
+      const bad = await startMount(dirs, { args: ["-o", "attr_timeout=5"] }).then(
         (m) => m.stop().then(() => "mounted"),
         (err: Error) => err.message,
       );
-      expect(bad).toMatch(/-o attr_timeout is not supported with TXTFS_FUSE=3/);
+      expect(bad).toMatch(/-o attr_timeout is not supported: txtfs tells the kernel/);
       expect(isMounted(dirs.mnt)).toBe(false);
     } finally {
       await removeMountDirs(dirs);

@@ -1,4 +1,4 @@
-// Writes held in C (src/fuse/heldWrites.ts, patches/fuse-native.patch): a write through a handle
+// Writes held in C (native/fuse3/held.c): a write through a handle
 // whose writes cannot fail is answered before it reaches JavaScript, and the held bytes cross
 // together before anything else does. Nothing may tell: every program sees each write it was told
 // succeeded, in the order they were made, whatever ran beside it — checked against a local

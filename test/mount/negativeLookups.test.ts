@@ -1,4 +1,4 @@
-// Lookups of names a folder does not have, answered in C (patches/fuse-native.patch): editors and
+// Lookups of names a folder does not have, answered in C (native/fuse3/names.c): editors and
 // shells look up every name before creating it (vim's swap file, `4913`, its backup; `echo x >
 // new`), and each was a round trip into JavaScript to hear ENOENT. C keeps each listed folder's
 // names as a set that only grows until the folder is listed again, so a name it answers ENOENT
@@ -95,9 +95,6 @@ describe("lookups of names a folder does not have", () => {
     // Nor, mostly, do the moved notes' own attributes, which the kernel asks for right after each
     // rename: put in C once the rename was answered. Put before, C dropped them again (20 of 20
     // reached JavaScript); now only when the kernel asks before the daemon's next tick.
-    // (Through libfuse3 the kernel asks for each by node, and JavaScript answers from the tree.)
-    if (process.env.TXTFS_FUSE !== "3")
-      expect(fuseOpsIn(m.current.stderr().slice(mark), "getattr", "/neg/mv/to/")).toBeLessThan(n);
     // The rest of the tree stays answered in C: a folder listed before the renames is listed
     // again, once the kernel's own attributes expired, without JavaScript.
     const listed = m.current.stderr().length;

@@ -5,7 +5,7 @@ import { disambiguated, displayName, isNoteName } from "../../src/vfs/names.ts";
 import { Tree } from "../../src/vfs/tree.ts";
 
 describe("-o options", () => {
-  it("maps libfuse option names to fuse-native's, values kept", () => {
+  it("maps libfuse option names to the mount's, values kept", () => {
     expect(parseMountOptions(["allow_other,umask=022", "fsname=notes", "ro"])).toEqual({
       allowOther: true,
       umask: "022",
@@ -15,6 +15,10 @@ describe("-o options", () => {
   it("refuses unknown options clearly", () => {
     expect(() => parseMountOptions(["big_writes"])).toThrow(MountError);
     expect(() => parseMountOptions(["big_writes"])).toThrow(/unsupported -o option "big_writes"/);
+    // The kernel's timeouts are txtfs's own (it tells the kernel of every change): said so.
+    expect(() => parseMountOptions(["attr_timeout=5"])).toThrow(
+      /-o attr_timeout is not supported: txtfs tells/,
+    );
   });
 });
 

@@ -1,16 +1,16 @@
-// Mounting through txtfs's libfuse3 low-level binding (TXTFS_FUSE=3): the same path-based operations
-// (ops.ts) as the fuse-native mount, with the kernel keeping names, attributes and listings and
-// told of every change (reconcile.ts). docs/mount.md, "What libfuse3's low-level API would buy".
+// Mounting through txtfs's libfuse3 low-level binding (native/fuse3): node-based requests answered by
+// the path-based operations of ops.ts (dispatch.ts), the kernel keeping names, attributes and
+// listings and told of every change (reconcile.ts), and C answering what needs nothing of
+// JavaScript (read-only opens, absent names, held writes, clean flushes). docs/mount.md.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { NOTE_CONTENT_BYTES } from "../../lib/limits.ts";
 import type { Logger } from "../../lib/logger.ts";
 import type { Stat } from "../../vfs/core.ts";
 import type { Vfs } from "../../vfs/vfs.ts";
-import { HELD_WRITES_MAX_BYTES } from "../heldWrites.ts";
 import { type Mounted, type MountOptions, PASSTHROUGH } from "../mount.ts";
 import { MountError } from "../mountError.ts";
-import { fuseOps } from "../ops.ts";
+import { fuseOps, HELD_WRITES_MAX_BYTES } from "../ops.ts";
 import { StaleWindow } from "../staleWindow.ts";
 import { loadFuse3 } from "./binding.ts";
 import { dispatcher } from "./dispatch.ts";
@@ -24,19 +24,24 @@ const run = promisify(execFile);
  * are libfuse2 high-level options: applied to every answer here (`shownAs`).
  */
 function sessionOptions(opts: MountOptions): string[] {
-  const o = ["fsname=txtfs", "subtype=txtfs", "auto_unmount"];
+  const extra = opts.extra ?? {};
+  const text = (v: string | boolean | undefined, dflt: string) => (typeof v === "string" ? v : dflt);
+  const o = [
+    `fsname=${text(extra.fsname, "txtfs")}`,
+    `subtype=${text(extra.subtype, "txtfs")}`,
+    "auto_unmount",
+  ];
   if (opts.allowOther) o.push("allow_other");
-  for (const [name, value] of Object.entries(opts.extra ?? {})) {
-    if (["fsname", "subtype", "uid", "gid", "umask", "debug"].includes(name)) continue;
+  for (const [name, value] of Object.entries(extra)) {
+    if (["fsname", "subtype", "uid", "gid", "umask"].includes(name)) continue;
     if (name === "allowOther") o.push("allow_other");
     else if (name === "allowRoot") o.push("allow_root");
     else if (name === "defaultPermissions") o.push("default_permissions");
     else if (name === "maxRead") o.push(`max_read=${value}`);
+    else if (name === "debug") o.push("debug");
     else {
       const given = Object.keys(PASSTHROUGH).find((k) => PASSTHROUGH[k] === name) ?? name;
-      throw new MountError(
-        `-o ${given} is not supported with TXTFS_FUSE=3 (the kernel's timeouts are txtfs's own there)`,
-      );
+      throw new MountError(`-o ${given} is not supported`);
     }
   }
   return ["-o", o.join(",")];
@@ -79,8 +84,8 @@ export async function mountFuse3(
     );
   }
   const stale = new StaleWindow();
-  // As with fuse-native (mount.ts): a note that changed without the kernel is read with direct I/O
-  // for a while (the notification may still be on its way), as is one with appends on their way.
+  // A note that changed without the kernel is read with direct I/O for a while (the notification
+  // may still be on its way: staleWindow.ts), as is one with appends on their way.
   const directIo = (path: string, flags: number) =>
     (stale.mayBeStale(path) && vfs.isNote(path)) || ((flags & 0o2000) === 0 && vfs.appendsOnTheirWay(path));
   // Writes held in C (native/fuse3/held.c); TXTFS_HOLD_WRITES=0: every write crosses on its own.

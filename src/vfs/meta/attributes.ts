@@ -28,8 +28,8 @@ export class Attributes {
   }
 
   /**
-   * What each path last answered, and for which item. libfuse2 keeps one node (one kernel inode,
-   * one page cache) per path, and keeps its cached pages while mtime and size stay the same: it
+   * What each path last answered, and for which item. The mount keeps one node (one kernel inode,
+   * one page cache) per name, and keeps its cached pages while mtime and size stay the same: it
    * cannot know that another note took the name meanwhile (deleted remotely, then another renamed
    * onto it). Such a note never answers with the mtime and size the path last had: its mtime moves
    * on by a millisecond, so the pages of the other note are dropped.
@@ -156,7 +156,7 @@ export class Attributes {
    */
   async statfs() {
     const disk = await statfs(this.c.opts.cacheDir);
-    const MAX = 0xffff_ffff; // fuse-native passes 32-bit counts: bigger disks are counted in bigger blocks
+    const MAX = 0xffff_ffff; // counts kept within 32 bits (older tools print them so): bigger disks count bigger blocks
     let frsize = disk.bsize;
     while (disk.blocks * (disk.bsize / frsize) > MAX) frsize *= 2;
     const scale = (n: number) => Math.min(MAX, Math.floor((n * disk.bsize) / frsize));
