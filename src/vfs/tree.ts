@@ -431,9 +431,9 @@ export class Tree {
   }
 
   removeFile(id: string): FileNode | undefined {
-    this.onChange();
     const node = this.files.get(id);
     if (!node) return undefined;
+    this.onChange(node); // its path (and its folder's listing), reported while it still has one
     this.files.delete(id);
     this.detach(node);
     this.nameFreed(node.parent, node);
@@ -492,7 +492,9 @@ export class Tree {
   }
 
   removeDir(dir: DirNode): void {
-    this.onChange();
+    // An empty folder: its own path; one with items inside moves them up, changing their paths.
+    if (dir.children.size === 0 && dir.parent) this.onChange(dir);
+    else this.onChange();
     if (dir.id) this.dirs.delete(dir.id);
     const parent = dir.parent ?? this.root;
     for (const child of [...dir.children.values()]) this.move(child, parent);

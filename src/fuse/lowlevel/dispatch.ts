@@ -143,8 +143,8 @@ export function dispatcher(
   };
 
   /** A removed or replaced open note keeps a hidden name until its last close (libfuse2's scheme). */
+  /** (After opens.openWatched said it is open.) */
   const hide = async (node: KernelNode, path: string) => {
-    native.watchReleases(node.ino, true); // its last close, in C too, removes the hidden name
     const name = nodes.hiddenName(node);
     const hidden = `${path.slice(0, path.lastIndexOf("/"))}/${name}`;
     names.named(node.parent, name);
@@ -152,6 +152,20 @@ export function dispatcher(
     if (err) throw new Errno(-err);
     nodes.move(node, node.parent, name);
     node.hidden = true;
+    // Its last release may have been answered meanwhile, before it was hidden.
+    if (opens.count(node) === 0) await removeHidden(node);
+  };
+  /** A hidden note's last handle was released: the hidden name goes (once). */
+  const removeHidden = async (node: KernelNode) => {
+    if (!node.hidden) return;
+    node.hidden = false;
+    native.watchReleases(node.ino, false);
+    const path = nodes.pathOf(node.ino);
+    if (path !== undefined) {
+      const [e] = await call(ops.unlink, path);
+      if (e) log.warn({ path, errno: -e }, "a removed note's hidden name could not be removed");
+    }
+    nodes.detach(node);
   };
 
   const handlers: Record<number, (h: Handle, ino: number, ...args: never[]) => Promise<void>> = {
@@ -237,7 +251,7 @@ export function dispatcher(
       const path = childPath(parent, name);
       const node = nodes.child(parent, name);
       opens.withdraw(node); // before counting: no open in C after that
-      if (node && !node.dir && opens.count(node) > 0) await hide(node, path);
+      if (node && !node.dir && opens.openWatched(node)) await hide(node, path);
       else {
         const [err] = await call(ops.unlink, path);
         if (err) throw new Errno(-err);
@@ -268,7 +282,7 @@ export function dispatcher(
       const target = nodes.child(newParent, newName);
       opens.withdraw(target);
       opens.withdraw(nodes.child(parent, name));
-      if (target && target !== nodes.child(parent, name) && !target.dir && opens.count(target) > 0) {
+      if (target && target !== nodes.child(parent, name) && !target.dir && opens.openWatched(target)) {
         // POSIX checks first: a folder can replace only a folder (ops.rename would say so too).
         const moving = await stat(from);
         if (isDir(moving)) throw new Errno(EISDIR);
@@ -379,15 +393,8 @@ export function dispatcher(
       const node = nodes.get(ino);
       if (node) {
         if (fh < NATIVE_FH) node.opens = Math.max(0, node.opens - 1);
-        if (node.hidden && opens.count(node) === 0) {
-          node.hidden = false; // once: a release made in C may come along
-          const path = nodes.pathOf(ino);
-          if (path !== undefined) {
-            const [e] = await call(ops.unlink, path);
-            if (e) log.warn({ path, errno: -e }, "a removed note's hidden name could not be removed");
-          }
-          nodes.detach(node);
-        } else if (node.opens === 0 && node.parent === 0) nodes.forget(ino, 0);
+        if (node.hidden && opens.count(node) === 0) await removeHidden(node);
+        else if (node.opens === 0 && node.parent === 0) nodes.forget(ino, 0);
       }
       native.replyErr(h, -err);
     },

@@ -7,7 +7,7 @@ import type { Stat } from "../../vfs/core.ts";
 import type { Fuse3Binding } from "./binding.ts";
 import type { KernelNode } from "./nodes.ts";
 
-type Native = Pick<Fuse3Binding, "openable" | "openableNone" | "nativeOpens">;
+type Native = Pick<Fuse3Binding, "openable" | "openableNone" | "nativeOpens" | "watchReleases">;
 
 export class NativeOpens {
   private readonly native: Native;
@@ -45,5 +45,16 @@ export class NativeOpens {
   /** Handles of the note open at all: JavaScript's and those made in C. */
   count(node: KernelNode): number {
     return node.opens + this.native.nativeOpens(node.ino);
+  }
+
+  /**
+   * Whether the note is open at all; if it is, the last release of a handle made in C comes to
+   * JavaScript from now on (a removed note kept under a hidden name until then).
+   */
+  openWatched(node: KernelNode): boolean {
+    this.native.watchReleases(node.ino, true); // before counting: no release slips in between
+    if (this.count(node) > 0) return true;
+    this.native.watchReleases(node.ino, false);
+    return false;
   }
 }
