@@ -9,6 +9,7 @@
 // flush or fsync, as a local disk's delayed write would. A kill -9 loses held bytes as it loses
 // what JavaScript holds of an open note not flushed yet; a daemon that stops takes them first.
 #include "held.h"
+#include "js.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,33 +105,25 @@ void held_reset(void) {
 
 // ------------------------------------------------------------------------ JavaScript's side
 
-static double arg(napi_env env, napi_value v) {
-  double d = 0;
-  napi_get_value_double(env, v, &d);
-  return d;
-}
-
 // holdWrites(maxBytes, limit): writes are held from now on, up to maxBytes at once, none ending
 // past limit; maxBytes 0: none from now on (what is held stays, for takeHeld).
 napi_value held_hold_writes(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
   napi_value argv[2];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2) return NULL;
+  if (js_args(env, info, argv, 2) < 2) return NULL;
   pthread_mutex_lock(&lock);
-  max_bytes = (size_t)arg(env, argv[0]);
-  limit = (uint64_t)arg(env, argv[1]);
+  max_bytes = (size_t)js_double(env, argv[0]);
+  limit = (uint64_t)js_double(env, argv[1]);
   pthread_mutex_unlock(&lock);
   return NULL;
 }
 
 // holdable(fh, on): the handle's writes may be held (it was emptied by a truncate through it).
 napi_value held_holdable(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
   napi_value argv[2];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2) return NULL;
+  if (js_args(env, info, argv, 2) < 2) return NULL;
   bool on = false;
   napi_get_value_bool(env, argv[1], &on);
-  held_mark((uint64_t)arg(env, argv[0]), on);
+  held_mark((uint64_t)js_double(env, argv[0]), on);
   return NULL;
 }
 

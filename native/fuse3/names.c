@@ -12,10 +12,10 @@
 // The absence is answered with no entry timeout: the kernel keeps no negative entry, so a name that
 // appears is found at the next lookup, with nothing to tell the kernel.
 #include "names.h"
+#include "js.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define SLOTS 16384
 #define MAX_AGE_NS (60ull * 1000000000ull)
@@ -34,12 +34,6 @@ static char suffix[256]; // names ending so resolve without being listed (sideca
 static size_t suffix_len;
 
 static unsigned slot(fuse_ino_t ino) { return (unsigned)((ino * 0x9E3779B97F4A7C15ull) >> 50); }
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t name_hash(const char *s, size_t n) {
   uint64_t h = 14695981039346656037ull; // FNV-1a
@@ -126,7 +120,7 @@ int names_absent(fuse_ino_t parent, const char *name) {
   int absent = 0;
   pthread_mutex_lock(&lock);
   folder_t *f = find_locked(parent);
-  if (f && now_ns() - f->made_ns < MAX_AGE_NS) absent = !has(f, h);
+  if (f && monotonic_ns() - f->made_ns < MAX_AGE_NS) absent = !has(f, h);
   pthread_mutex_unlock(&lock);
   return absent;
 }
@@ -147,18 +141,11 @@ static int get_name(napi_env env, napi_value v, char *buf, size_t *len) {
   return napi_get_value_string_utf8(env, v, buf, 1024, len) == napi_ok && *len < 1023;
 }
 
-static fuse_ino_t get_ino(napi_env env, napi_value v) {
-  double d = 0;
-  napi_get_value_double(env, v, &d);
-  return (fuse_ino_t)d;
-}
-
 // putNames(folderIno, names): the folder's names, all of them (what lookups resolve in it).
 napi_value names_put(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
   napi_value argv[2];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2) return NULL;
-  fuse_ino_t ino = get_ino(env, argv[0]);
+  if (js_args(env, info, argv, 2) < 2) return NULL;
+  fuse_ino_t ino = (fuse_ino_t)js_double(env, argv[0]);
   uint32_t count = 0;
   napi_get_array_length(env, argv[1], &count);
   folder_t *f = calloc(1, sizeof *f);
@@ -174,7 +161,7 @@ napi_value names_put(napi_env env, napi_callback_info info) {
   drop_locked(ino);
   if (ok) {
     f->ino = ino;
-    f->made_ns = now_ns();
+    f->made_ns = monotonic_ns();
     f->next = table[slot(ino)];
     table[slot(ino)] = f;
   }
@@ -185,10 +172,9 @@ napi_value names_put(napi_env env, napi_callback_info info) {
 
 // addName(folderIno, name): the name may exist in the folder from now on.
 napi_value names_add(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
   napi_value argv[2];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2) return NULL;
-  fuse_ino_t ino = get_ino(env, argv[0]);
+  if (js_args(env, info, argv, 2) < 2) return NULL;
+  fuse_ino_t ino = (fuse_ino_t)js_double(env, argv[0]);
   char name[1024];
   size_t len = 0;
   int named = get_name(env, argv[1], name, &len);
@@ -201,10 +187,9 @@ napi_value names_add(napi_env env, napi_callback_info info) {
 
 // dropNames(folderIno): lookups in the folder go to JavaScript until its names are put again.
 napi_value names_drop(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1) return NULL;
-  fuse_ino_t ino = get_ino(env, argv[0]);
+  if (js_args(env, info, argv, 1) < 1) return NULL;
+  fuse_ino_t ino = (fuse_ino_t)js_double(env, argv[0]);
   pthread_mutex_lock(&lock);
   drop_locked(ino);
   pthread_mutex_unlock(&lock);
@@ -220,9 +205,8 @@ napi_value names_drop_all(napi_env env, napi_callback_info info) {
 
 // unlistedSuffix(suffix): names ending so resolve without being in their folder's names.
 napi_value names_suffix(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1) return NULL;
+  if (js_args(env, info, argv, 1) < 1) return NULL;
   pthread_mutex_lock(&lock);
   napi_get_value_string_utf8(env, argv[0], suffix, sizeof suffix, &suffix_len);
   pthread_mutex_unlock(&lock);

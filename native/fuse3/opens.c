@@ -11,11 +11,11 @@
 // JavaScript's opens and these alike: an open keeps the pages only if they are of the note's current
 // version (libfuse's auto_cache). A remote edit arrives with notify_inval_inode as well.
 #include "opens.h"
+#include "js.h"
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <time.h>
 
 typedef struct entry {
   struct entry *next;
@@ -33,12 +33,6 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_uint next_fh;
 
 static unsigned slot(fuse_ino_t ino) { return (unsigned)((ino * 0x9E3779B97F4A7C15ull) >> 48); }
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static entry_t *find_locked(fuse_ino_t ino, int make) {
   entry_t **head = &table[slot(ino)];
@@ -61,7 +55,7 @@ int opens_here(fuse_ino_t ino, struct fuse_file_info *fi) {
   int here = 0, keep = 0;
   pthread_mutex_lock(&lock);
   entry_t *e = find_locked(ino, 0);
-  if (e && e->from_ns <= now_ns()) {
+  if (e && e->from_ns <= monotonic_ns()) {
     here = 1;
     keep = e->paged_mtime == e->mtime && e->paged_size == e->size;
     e->paged_mtime = e->mtime;
@@ -100,38 +94,20 @@ void opens_reset(void) {
 
 // ------------------------------------------------------------------------ JavaScript's side
 
-static size_t args(napi_env env, napi_callback_info info, napi_value *argv, size_t n) {
-  size_t argc = n;
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  return argc;
-}
-
-static double arg(napi_env env, napi_value v) {
-  double d = 0;
-  napi_get_value_double(env, v, &d);
-  return d;
-}
-
-static napi_value number(napi_env env, double v) {
-  napi_value out;
-  napi_create_double(env, v, &out);
-  return out;
-}
-
 // openable(ino, afterMs, mtime, size): read-only opens of the note are answered here once afterMs
 // have passed (the kernel may hold its old size until then); afterMs < 0: not any more.
 napi_value opens_openable(napi_env env, napi_callback_info info) {
   napi_value argv[4];
-  if (args(env, info, argv, 4) < 4) return NULL;
-  fuse_ino_t ino = (fuse_ino_t)arg(env, argv[0]);
-  double after = arg(env, argv[1]);
+  if (js_args(env, info, argv, 4) < 4) return NULL;
+  fuse_ino_t ino = (fuse_ino_t)js_double(env, argv[0]);
+  double after = js_double(env, argv[1]);
   pthread_mutex_lock(&lock);
   entry_t *e = find_locked(ino, after >= 0);
   if (e && after < 0) e->from_ns = UINT64_MAX;
   else if (e) {
-    e->from_ns = now_ns() + (uint64_t)(after * 1e6);
-    e->mtime = arg(env, argv[2]);
-    e->size = arg(env, argv[3]);
+    e->from_ns = monotonic_ns() + (uint64_t)(after * 1e6);
+    e->mtime = js_double(env, argv[2]);
+    e->size = js_double(env, argv[3]);
   }
   pthread_mutex_unlock(&lock);
   return NULL;
@@ -151,11 +127,11 @@ napi_value opens_openable_none(napi_env env, napi_callback_info info) {
 // kernel's pages are of that version and may be kept; they are from now on.
 napi_value opens_opened(napi_env env, napi_callback_info info) {
   napi_value argv[3];
-  if (args(env, info, argv, 3) < 3) return NULL;
-  double mtime = arg(env, argv[1]), size = arg(env, argv[2]);
+  if (js_args(env, info, argv, 3) < 3) return NULL;
+  double mtime = js_double(env, argv[1]), size = js_double(env, argv[2]);
   int keep = 0;
   pthread_mutex_lock(&lock);
-  entry_t *e = find_locked((fuse_ino_t)arg(env, argv[0]), 1);
+  entry_t *e = find_locked((fuse_ino_t)js_double(env, argv[0]), 1);
   if (e) {
     keep = e->paged_mtime == mtime && e->paged_size == size;
     e->paged_mtime = mtime;
@@ -170,23 +146,23 @@ napi_value opens_opened(napi_env env, napi_callback_info info) {
 // nativeOpens(ino): handles of the note made here and still open.
 napi_value opens_count(napi_env env, napi_callback_info info) {
   napi_value argv[1];
-  if (args(env, info, argv, 1) < 1) return NULL;
+  if (js_args(env, info, argv, 1) < 1) return NULL;
   pthread_mutex_lock(&lock);
-  entry_t *e = find_locked((fuse_ino_t)arg(env, argv[0]), 0);
+  entry_t *e = find_locked((fuse_ino_t)js_double(env, argv[0]), 0);
   uint32_t n = e ? e->opens : 0;
   pthread_mutex_unlock(&lock);
-  return number(env, n);
+  return js_number(env, n);
 }
 
 // watchReleases(ino, on): the last release of a handle made here goes to JavaScript (RELEASE with
 // a NATIVE_FH handle).
 napi_value opens_watch(napi_env env, napi_callback_info info) {
   napi_value argv[2];
-  if (args(env, info, argv, 2) < 2) return NULL;
+  if (js_args(env, info, argv, 2) < 2) return NULL;
   bool on = false;
   napi_get_value_bool(env, argv[1], &on);
   pthread_mutex_lock(&lock);
-  entry_t *e = find_locked((fuse_ino_t)arg(env, argv[0]), on);
+  entry_t *e = find_locked((fuse_ino_t)js_double(env, argv[0]), on);
   if (e) e->watch = on;
   pthread_mutex_unlock(&lock);
   return NULL;
@@ -195,8 +171,8 @@ napi_value opens_watch(napi_env env, napi_callback_info info) {
 // forgetNode(ino): the kernel forgot the node (nothing of it is open): what is kept of it goes.
 napi_value opens_forget(napi_env env, napi_callback_info info) {
   napi_value argv[1];
-  if (args(env, info, argv, 1) < 1) return NULL;
-  fuse_ino_t ino = (fuse_ino_t)arg(env, argv[0]);
+  if (js_args(env, info, argv, 1) < 1) return NULL;
+  fuse_ino_t ino = (fuse_ino_t)js_double(env, argv[0]);
   pthread_mutex_lock(&lock);
   for (entry_t **p = &table[slot(ino)]; *p; p = &(*p)->next) {
     entry_t *e = *p;
