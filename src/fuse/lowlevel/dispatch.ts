@@ -106,9 +106,10 @@ export function dispatcher(
   /** The kernel is given `st` for `node`: how long it may keep it. */
   const told = (node: KernelNode, path: string, st: Stat): number => {
     // Kept long only what the vfs reports every change of (the tree's notes and folders).
-    node.kept = vfs.nativeStat(path) !== undefined;
+    const known = vfs.nativeStat(path);
+    node.kept = known !== undefined;
     node.told = node.kept ? attrKey(st) : undefined;
-    opens.offer(node, path, st);
+    opens.offer(node, path, st, known?.openable === true);
     return node.kept ? KEPT_S : SHORT_S;
   };
 
@@ -142,8 +143,10 @@ export function dispatcher(
     }
   };
 
-  /** A removed or replaced open note keeps a hidden name until its last close (libfuse2's scheme). */
-  /** (After opens.openWatched said it is open.) */
+  /**
+   * A removed or replaced open note (opens.openWatched said so) keeps a hidden name until its last
+   * close (libfuse2's scheme).
+   */
   const hide = async (node: KernelNode, path: string) => {
     const name = nodes.hiddenName(node);
     const hidden = `${path.slice(0, path.lastIndexOf("/"))}/${name}`;
@@ -326,8 +329,8 @@ export function dispatcher(
       );
       // The next read-only opens may be answered in C (a note opened before the kernel had its
       // attributes from us, or while a writer had it open).
-      const st = vfs.statIfKnown(path);
-      if (readOnly && !direct && node?.kept && st) opens.offer(node, path, st);
+      const known = vfs.nativeStat(path);
+      if (readOnly && !direct && node?.kept && known) opens.offer(node, path, known, known.openable);
     },
     async [Op.CREATE](h, parent, name: string, mode: number, flags: number) {
       const path = childPath(parent, name);

@@ -96,11 +96,8 @@ export async function mountFuse3(
     directIo,
     holdable: holding ? (fd) => native.holdable(fd, true) : undefined,
   });
-  // Read-only opens answered in C: notes whose appends are all delivered, once the kernel can no
-  // longer hold a size from before their last change.
-  const opensAfter = (path: string) =>
-    vfs.nativeStat(path)?.openable && vfs.isNote(path) ? stale.staleForMs(path) : -1;
-  const opens = new NativeOpens(native, opensAfter);
+  // Read-only opens answered in C once the kernel can no longer hold a size from before a change.
+  const opens = new NativeOpens(native, (path) => stale.staleForMs(path));
   const { nodes, names, dispatch, landed } = dispatcher(
     native,
     ops,

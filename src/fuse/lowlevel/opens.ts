@@ -13,10 +13,7 @@ export class NativeOpens {
   private readonly native: Native;
   private readonly after: (path: string) => number;
 
-  /**
-   * `after(path)`: in how many ms opens of the note at `path` may be answered in C (the kernel may
-   * hold its old size until then), or -1: not (not a note, appends on their way).
-   */
+  /** `after(path)`: for how many ms the kernel may still hold a size from before the note's last change. */
   constructor(native: Native, after: (path: string) => number) {
     this.native = native;
     this.after = after;
@@ -24,12 +21,12 @@ export class NativeOpens {
 
   /**
    * The kernel has `st` for `node` (or will ask for it): opens are answered in C while nothing may
-   * change the note unseen there — no handle of ours writes it, it is not hidden, and the vfs
-   * reports its changes (`kept`).
+   * change the note unseen there — the vfs says it may be (`openable`: Vfs.nativeStat), no handle of
+   * ours writes it, it is not hidden, and the vfs reports its changes (`kept`).
    */
-  offer(node: KernelNode, path: string, st: Stat): void {
+  offer(node: KernelNode, path: string, st: Stat, openable: boolean): void {
     if (node.dir) return;
-    const after = node.kept && node.writers === 0 && !node.hidden ? this.after(path) : -1;
+    const after = openable && node.kept && node.writers === 0 && !node.hidden ? this.after(path) : -1;
     this.native.openable(node.ino, after, st.mtime.getTime(), st.size);
   }
 

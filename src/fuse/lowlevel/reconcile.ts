@@ -29,15 +29,14 @@ export class KernelReconciler {
   private readonly nodes: NodeTable;
   private readonly native: Native;
   private readonly opens: NativeOpens;
-
   private readonly names: FolderNames;
 
   constructor(vfs: Vfs, nodes: NodeTable, native: Native, opens: NativeOpens, names: FolderNames) {
-    this.opens = opens;
-    this.names = names;
     this.vfs = vfs;
     this.nodes = nodes;
     this.native = native;
+    this.opens = opens;
+    this.names = names;
   }
 
   /** What `path` (and its folder's listing) shows may have changed; no path: anything may have. */
@@ -120,7 +119,7 @@ export class KernelReconciler {
       if (node.dir) node.toldList = undefined; // that dropped its listing too
     }
     // Opened in C again, at the version it has now (withdrawn when the report came).
-    this.opens.offer(node, path, st);
+    this.opens.offer(node, path, st, st.openable);
     if (node.dir && node.toldList !== undefined) {
       let names: string[];
       try {
