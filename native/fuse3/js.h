@@ -1,4 +1,4 @@
-// What the binding's C files share: JavaScript arguments and numbers, and the clock.
+// What the binding's C files share: JavaScript arguments and numbers, times, and the clock.
 #pragma once
 #include <node_api.h>
 #include <stdint.h>
@@ -20,6 +20,18 @@ static inline napi_value js_number(napi_env env, double v) {
   napi_value out;
   napi_create_double(env, v, &out);
   return out;
+}
+
+// Milliseconds since 1970 (as JavaScript's Date keeps them) as a timespec.
+static inline struct timespec ms_to_timespec(double ms) {
+  struct timespec ts;
+  double s = ms / 1000.0;
+  ts.tv_sec = (time_t)s;
+  if ((double)ts.tv_sec > s) ts.tv_sec--; // before 1970
+  ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1000.0) * 1e6);
+  if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+  if (ts.tv_nsec < 0) ts.tv_nsec = 0;
+  return ts;
 }
 
 static inline uint64_t monotonic_ns(void) {

@@ -7,6 +7,11 @@
 // node, their flush and release are answered here, but the last release of a note JavaScript
 // watches (removed while open, kept under a hidden name) goes to JavaScript too.
 //
+// While a note is openable its attributes are answered here too (GETATTR): they are the ones
+// JavaScript gave with the mark, and every change that could make them differ unmarks it first.
+// After a read that reached JavaScript the kernel counts the note's atime as stale and asks on the
+// next stat; without this a second `grep -r` crossed into JavaScript once per note for it.
+//
 // Each note also remembers the version (mtime and size) the kernel's pages were last read at, for
 // JavaScript's opens and these alike: an open keeps the pages only if they are of the note's current
 // version (libfuse's auto_cache). A remote edit arrives with notify_inval_inode as well.
@@ -16,12 +21,16 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct entry {
   struct entry *next;
   fuse_ino_t ino;
   uint64_t from_ns;               // opens are answered here from then on; UINT64_MAX: not
   double mtime, size;             // the note's version when JavaScript marked it
+  double atime, ctime;            // and the rest of its attributes then, as the kernel is shown them
+  uint32_t mode, uid, gid, nlink;
+  float attr_timeout;             // how long the kernel may keep them (s)
   double paged_mtime, paged_size; // the version the kernel's pages are of (-1: none known)
   uint32_t opens;                 // handles made here, still open
   int watch;                      // JavaScript hears of the last release of those
@@ -71,6 +80,30 @@ int opens_here(fuse_ino_t ino, struct fuse_file_info *fi) {
   return 1;
 }
 
+int opens_attr(fuse_ino_t ino, struct stat *st, double *timeout) {
+  int here = 0;
+  pthread_mutex_lock(&lock);
+  entry_t *e = find_locked(ino, 0);
+  if (e && e->from_ns <= monotonic_ns()) {
+    here = 1;
+    memset(st, 0, sizeof *st);
+    st->st_ino = ino;
+    st->st_mode = e->mode;
+    st->st_size = (off_t)e->size;
+    st->st_nlink = e->nlink;
+    st->st_uid = e->uid;
+    st->st_gid = e->gid;
+    st->st_blksize = 4096;
+    st->st_blocks = (st->st_size + 511) / 512;
+    st->st_mtim = ms_to_timespec(e->mtime);
+    st->st_atim = ms_to_timespec(e->atime);
+    st->st_ctim = ms_to_timespec(e->ctime);
+    *timeout = e->attr_timeout;
+  }
+  pthread_mutex_unlock(&lock);
+  return here;
+}
+
 int opens_released_here(fuse_ino_t ino) {
   int tell = 0;
   pthread_mutex_lock(&lock);
@@ -94,20 +127,44 @@ void opens_reset(void) {
 
 // ------------------------------------------------------------------------ JavaScript's side
 
-// openable(ino, afterMs, mtime, size): read-only opens of the note are answered here once afterMs
-// have passed (the kernel may hold its old size until then); afterMs < 0: not any more.
+// openable(ino, afterMs, attrs): read-only opens and stats of the note are answered here once
+// afterMs have passed (the kernel may hold its old size until then); afterMs < 0: not any more.
+// attrs (a Float64Array): mtime, size, mode, atime, ctime, nlink, uid, gid (as shown to the
+// kernel; times in ms) and how long the kernel may keep them (s).
+enum { A_MTIME, A_SIZE, A_MODE, A_ATIME, A_CTIME, A_NLINK, A_UID, A_GID, A_TIMEOUT, A_COUNT };
+
 napi_value opens_openable(napi_env env, napi_callback_info info) {
-  napi_value argv[4];
-  if (js_args(env, info, argv, 4) < 4) return NULL;
+  napi_value argv[3];
+  size_t argc = js_args(env, info, argv, 3);
+  if (argc < 2) return NULL;
   fuse_ino_t ino = (fuse_ino_t)js_double(env, argv[0]);
   double after = js_double(env, argv[1]);
+  const double *a = NULL;
+  if (after >= 0) {
+    napi_typedarray_type type;
+    size_t length = 0;
+    void *data = NULL;
+    if (argc < 3 || napi_get_typedarray_info(env, argv[2], &type, &length, &data, NULL, NULL) != napi_ok ||
+        type != napi_float64_array || length < A_COUNT) {
+      napi_throw_type_error(env, NULL, "openable: attrs must be a Float64Array of 9");
+      return NULL;
+    }
+    a = data;
+  }
   pthread_mutex_lock(&lock);
-  entry_t *e = find_locked(ino, after >= 0);
-  if (e && after < 0) e->from_ns = UINT64_MAX;
+  entry_t *e = find_locked(ino, a != NULL);
+  if (e && !a) e->from_ns = UINT64_MAX;
   else if (e) {
     e->from_ns = monotonic_ns() + (uint64_t)(after * 1e6);
-    e->mtime = js_double(env, argv[2]);
-    e->size = js_double(env, argv[3]);
+    e->mtime = a[A_MTIME];
+    e->size = a[A_SIZE];
+    e->mode = (uint32_t)a[A_MODE];
+    e->atime = a[A_ATIME];
+    e->ctime = a[A_CTIME];
+    e->nlink = (uint32_t)a[A_NLINK];
+    e->uid = (uint32_t)a[A_UID];
+    e->gid = (uint32_t)a[A_GID];
+    e->attr_timeout = (float)a[A_TIMEOUT];
   }
   pthread_mutex_unlock(&lock);
   return NULL;

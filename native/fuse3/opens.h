@@ -13,6 +13,9 @@ static inline int native_fh(uint64_t fh) { return (fh & NATIVE_FH) != 0 && (fh >
 
 // 1: the open was answered here (`fi` filled; the caller replies); 0: JavaScript answers it.
 int opens_here(fuse_ino_t ino, struct fuse_file_info *fi);
+// 1: the note is openable here, and `st` and `timeout` are the attributes JavaScript gave with it
+// (a GETATTR is answered with them); 0: JavaScript answers.
+int opens_attr(fuse_ino_t ino, struct stat *st, double *timeout);
 // A handle made here was released: 1 when that needs nothing more (the caller replies); 0 when
 // JavaScript must hear of it (the last one of a note it watches).
 int opens_released_here(fuse_ino_t ino);

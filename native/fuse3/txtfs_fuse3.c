@@ -30,6 +30,7 @@
 
 #include "flushes.h"
 #include "held.h"
+#include "js.h"
 #include "names.h"
 #include "opens.h"
 
@@ -179,6 +180,14 @@ static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 }
 
 static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  // A note opened here is also stat'ed here: the attributes JavaScript gave when it marked it
+  // openable (opens.c). Not through a handle of JavaScript's, which may show its own size.
+  struct stat st;
+  double timeout;
+  if ((!fi || native_fh(fi->fh)) && opens_attr(ino, &st, &timeout)) {
+    fuse_reply_attr(req, &st, timeout);
+    return;
+  }
   call_t *c = new_call(OP_GETATTR, req, ino);
   c->a = fi ? 1 : 0;
   c->fh = fi ? fi->fh : 0;
@@ -511,17 +520,6 @@ static double prop_num(napi_env env, napi_value obj, const char *key, double dfl
   return out;
 }
 
-static struct timespec ms_to_ts(double ms) {
-  struct timespec ts;
-  double s = ms / 1000.0;
-  ts.tv_sec = (time_t)s;
-  if ((double)ts.tv_sec > s) ts.tv_sec--; // before 1970
-  ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1000.0) * 1e6);
-  if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-  if (ts.tv_nsec < 0) ts.tv_nsec = 0;
-  return ts;
-}
-
 // A vfs Stat (mode, size, times as Date or ms, nlink, uid, gid, blocks) as a struct stat of node `ino`.
 static void to_stat(napi_env env, napi_value obj, fuse_ino_t ino, struct stat *st) {
   memset(st, 0, sizeof *st);
@@ -533,9 +531,9 @@ static void to_stat(napi_env env, napi_value obj, fuse_ino_t ino, struct stat *s
   st->st_gid = (gid_t)prop_num(env, obj, "gid", getgid());
   st->st_blksize = 4096;
   st->st_blocks = (blkcnt_t)prop_num(env, obj, "blocks", (double)((st->st_size + 511) / 512));
-  st->st_mtim = ms_to_ts(prop_num(env, obj, "mtime", 0));
-  st->st_atim = ms_to_ts(prop_num(env, obj, "atime", 0));
-  st->st_ctim = ms_to_ts(prop_num(env, obj, "ctime", 0));
+  st->st_mtim = ms_to_timespec(prop_num(env, obj, "mtime", 0));
+  st->st_atim = ms_to_timespec(prop_num(env, obj, "atime", 0));
+  st->st_ctim = ms_to_timespec(prop_num(env, obj, "ctime", 0));
 }
 
 static double ts_to_ms(struct timespec ts) { return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6; }

@@ -100,6 +100,51 @@ describe("read-only opens answered natively", () => {
   });
 });
 
+describe("stats of a note opened natively", () => {
+  it("are answered in C after a read, and show every change at once", async () => {
+    // Sizes 2..11 bytes more each: every note tells its own size.
+    const made = await m.sh("mkdir -p nat/st && for i in $(seq 1 10); do seq 1 $i > nat/st/n$i.md; done");
+    expect(made.code).toBe(0);
+    await m.sync();
+    // Reads that reach JavaScript mark the note's atime stale in the kernel: the next stat asks.
+    expect((await m.sh("cat nat/st/*.md >/dev/null")).code).toBe(0);
+    await settleLog();
+    const mark = m.current.stderr().length;
+    const sizes = await m.sh("stat -c '%n %s %a' nat/st/n*.md | sort -V");
+    const seqBytes = (n: number) => Array.from({ length: n }, (_, i) => `${i + 1}\n`).join("").length;
+    expect(sizes.stdout).toBe(
+      Array.from({ length: 10 }, (_, i) => `nat/st/n${i + 1}.md ${seqBytes(i + 1)} 644\n`).join(""),
+    );
+    await settleLog();
+    expect(opsSince(mark, "getattr", "/nat/st/")).toBe(0);
+
+    // Each change, by this mount or the service, shows at the very next stat (no pause between).
+    const r = await m.sh(
+      [
+        "printf 'more' >> nat/st/n1.md; stat -c %s nat/st/n1.md",
+        "truncate -s 1 nat/st/n2.md; stat -c %s nat/st/n2.md",
+        "touch -d '2001-02-03 04:05:06 UTC' nat/st/n3.md; stat -c %Y nat/st/n3.md",
+        "mv nat/st/n4.md nat/st/n9.md; stat -c %s nat/st/n9.md",
+        "exec 3<>nat/st/n5.md; printf 'longer than it was' >&3; stat -c %s nat/st/n5.md; exec 3>&-",
+        "rm nat/st/n6.md; stat nat/st/n6.md 2>/dev/null || echo gone",
+      ].join("; "),
+    );
+    expect(r.stdout, r.stderr).toBe(`${seqBytes(1) + 4}\n1\n981173106\n${seqBytes(4)}\n18\ngone\n`);
+    // A note written, read and stat'ed here before it went up, then changed remotely.
+    expect(
+      (await m.sh("printf 'local' > nat/st/n7.md && cat nat/st/n7.md && stat -c %s nat/st/n7.md")).stdout,
+    ).toBe("local5\n");
+    await m.sync();
+    const note = await noteAt(m.current.api, "nat/st/n7.md");
+    const remote = "changed remotely, longer than before\n";
+    await updateNote(m.current.api, note.id, { content: remote });
+    const seen = await m.sh(
+      `(${waitFor(`[ "$(stat -c %s nat/st/n7.md)" = ${remote.length} ]`, 5)}) && cat nat/st/n7.md`,
+    );
+    expect(seen.stdout).toBe(remote);
+  });
+});
+
 describe("after a remote change", () => {
   it("opens natively again as soon as the window in which the kernel may hold its old size has passed", async () => {
     expect((await m.sh("mkdir -p nat && printf 'short\\n' > nat/y.md && cat nat/y.md >/dev/null")).code).toBe(

@@ -84,8 +84,12 @@ export interface Fuse3Binding {
   notifyEntry(folderIno: number, name: string): void;
 
   // Read-only opens answered in C (native/fuse3/opens.c): handles NATIVE_FH | n (ops.ts).
-  /** Opens of the note are answered in C once `afterMs` passed; `afterMs` < 0: not any more. */
-  openable(ino: number, afterMs: number, mtimeMs: number, size: number): void;
+  /**
+   * Opens and stats of the note are answered in C once `afterMs` passed; `afterMs` < 0: not any
+   * more. `attrs`: mtime (ms), size, mode, atime, ctime, nlink, uid, gid, and how long the kernel
+   * may keep them (s), as the kernel is shown them.
+   */
+  openable(ino: number, afterMs: number, attrs?: Float64Array): void;
   /** No note is opened in C until marked again. */
   openableNone(): void;
   /** JavaScript opens the note (not direct I/O): whether the kernel's pages are of that version. */

@@ -57,8 +57,8 @@ export function dispatcher(
   directIo: (path: string, flags: number) => boolean,
   /** Read-only opens answered in C. */
   opens: NativeOpens,
-  /** Owner and permissions as the mount's options show them (undefined: as the vfs says). */
-  shownAs?: (st: Stat) => Stat,
+  /** Attributes with owner and permissions as the mount's options show them. */
+  shown: (st: Stat) => Stat,
 ): Dispatcher {
   // What C keeps by node id goes with the node.
   const nodes = new NodeTable((ino) => {
@@ -68,7 +68,6 @@ export function dispatcher(
   const names = new FolderNames(native, vfs, nodes);
   /** Handles that may change their note (written through, O_TRUNC), by handle: their node. */
   const writing = new Map<number, KernelNode>();
-  const shown = shownAs ?? ((st: Stat) => st);
   // ops.ts's functions answer through a callback (errno first, negative): as promises here. Every
   // attribute answer goes through `shown`.
   const call = (fn: (...args: never[]) => void, ...args: unknown[]) =>
@@ -109,7 +108,9 @@ export function dispatcher(
     const known = vfs.nativeStat(path);
     node.kept = known !== undefined;
     node.told = node.kept ? attrKey(st) : undefined;
-    opens.offer(node, path, st, known?.openable === true);
+    // C answers the note's stats from now on with what the vfs says now (an await may have come
+    // between `st` and here; a change meanwhile was reported, and reconcile.ts tells the kernel).
+    opens.offer(node, path, known ?? st, known?.openable === true);
     return node.kept ? KEPT_S : SHORT_S;
   };
 
@@ -138,6 +139,9 @@ export function dispatcher(
     for (const ino of inos) {
       const node = nodes.get(ino);
       if (!node) continue;
+      // Its next stat comes to JavaScript: C may have been given its attributes while the
+      // operation ran (a stat from elsewhere meanwhile), from before it.
+      opens.withdraw(node);
       node.told = undefined;
       node.toldList = undefined;
     }

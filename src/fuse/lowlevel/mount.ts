@@ -13,7 +13,7 @@ import { MountError } from "../mountError.ts";
 import { fuseOps, HELD_WRITES_MAX_BYTES } from "../ops.ts";
 import { StaleWindow } from "../staleWindow.ts";
 import { loadFuse3 } from "./binding.ts";
-import { dispatcher } from "./dispatch.ts";
+import { dispatcher, KEPT_S } from "./dispatch.ts";
 import { NativeOpens } from "./opens.ts";
 import { KernelReconciler } from "./reconcile.ts";
 
@@ -96,17 +96,11 @@ export async function mountFuse3(
     directIo,
     holdable: holding ? (fd) => native.holdable(fd, true) : undefined,
   });
-  // Read-only opens answered in C once the kernel can no longer hold a size from before a change.
-  const opens = new NativeOpens(native, (path) => stale.staleForMs(path));
-  const { nodes, names, dispatch, landed } = dispatcher(
-    native,
-    ops,
-    vfs,
-    log,
-    directIo,
-    opens,
-    shownAs(opts),
-  );
+  const shown = shownAs(opts) ?? ((st: Stat) => st);
+  // Read-only opens (and stats) answered in C once the kernel can no longer hold a size from
+  // before a change.
+  const opens = new NativeOpens(native, (path) => stale.staleForMs(path), shown, KEPT_S);
+  const { nodes, names, dispatch, landed } = dispatcher(native, ops, vfs, log, directIo, opens, shown);
   const kernel = new KernelReconciler(vfs, nodes, native, opens, names);
   vfs.onRemoteChange((path) => {
     stale.changed(path);

@@ -1,10 +1,12 @@
 // Read-only opens answered in C (native/fuse3/opens.c), from JavaScript's side: which notes may be
-// opened there, from when and at which version. A note is offered whenever the kernel is given its
+// opened there, from when and at which version; while a note may be, its attributes (GETATTR) are
+// answered there too, as they were given with the mark. A note is offered whenever the kernel is given its
 // attributes or the vfs reports it changed, and withdrawn before anything may change it: an open
 // that writes, a truncate, a rename or removal (dispatch.ts), a change the vfs reports (withdrawn
 // in the same turn as the change, offered again at the next: reconcile.ts).
 import type { Stat } from "../../vfs/core.ts";
 import type { Fuse3Binding } from "./binding.ts";
+import { attrKey } from "./fingerprint.ts";
 import type { KernelNode } from "./nodes.ts";
 
 type Native = Pick<Fuse3Binding, "openable" | "openableNone" | "nativeOpens" | "watchReleases">;
@@ -12,11 +14,21 @@ type Native = Pick<Fuse3Binding, "openable" | "openableNone" | "nativeOpens" | "
 export class NativeOpens {
   private readonly native: Native;
   private readonly after: (path: string) => number;
+  private readonly shown: (st: Stat) => Stat;
+  private readonly keepS: number;
+  /** What `openable` is given (opens.c reads it during the call): one array, written each time. */
+  private readonly attrs = new Float64Array(9);
 
-  /** `after(path)`: for how many ms the kernel may still hold a size from before the note's last change. */
-  constructor(native: Native, after: (path: string) => number) {
+  /**
+   * `after(path)`: for how many ms the kernel may still hold a size from before the note's last
+   * change; `shown`: the attributes as the kernel is shown them (owner, permissions); `keepS`: how
+   * long the kernel may keep a note's attributes.
+   */
+  constructor(native: Native, after: (path: string) => number, shown: (st: Stat) => Stat, keepS: number) {
     this.native = native;
     this.after = after;
+    this.shown = shown;
+    this.keepS = keepS;
   }
 
   /**
@@ -26,13 +38,30 @@ export class NativeOpens {
    */
   offer(node: KernelNode, path: string, st: Stat, openable: boolean): void {
     if (node.dir) return;
-    const after = openable && node.kept && node.writers === 0 && !node.hidden ? this.after(path) : -1;
-    this.native.openable(node.ino, after, st.mtime.getTime(), st.size);
+    if (!(openable && node.kept && node.writers === 0 && !node.hidden)) {
+      this.native.openable(node.ino, -1);
+      return;
+    }
+    // The kernel may have these attributes from C from now on: a report that changes them must
+    // be told to it (reconcile.ts), even if JavaScript gave it none since its own last change.
+    node.told ??= attrKey(st);
+    const s = this.shown(st);
+    const a = this.attrs;
+    a[0] = s.mtime.getTime();
+    a[1] = s.size;
+    a[2] = s.mode;
+    a[3] = s.atime.getTime();
+    a[4] = s.ctime.getTime();
+    a[5] = s.nlink;
+    a[6] = s.uid;
+    a[7] = s.gid;
+    a[8] = this.keepS;
+    this.native.openable(node.ino, this.after(path), a);
   }
 
   /** From now until offered again, opens of the note go to JavaScript (it may be about to change). */
   withdraw(node: KernelNode | undefined): void {
-    if (node && !node.dir) this.native.openable(node.ino, -1, 0, 0);
+    if (node && !node.dir) this.native.openable(node.ino, -1);
   }
 
   withdrawAll(): void {
