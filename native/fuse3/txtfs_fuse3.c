@@ -17,6 +17,9 @@
 #define FUSE_USE_VERSION 34
 #define NAPI_VERSION 8
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
 #include <fuse_lowlevel.h>
 #include <node_api.h>
 #include <pthread.h>
@@ -92,7 +95,11 @@ typedef struct call {
   size_t nforgets;
 } call_t;
 
+// Requests handed to JavaScript and not yet done with: while any is, the loop does not spin.
+static atomic_int with_js;
+
 static void release_call(call_t *c) {
+  atomic_fetch_sub(&with_js, 1);
   if (c->req) {
     atomic_fetch_sub(&in_flight[bucket(c->ino)], 1);
     if (c->ino2) atomic_fetch_sub(&in_flight[bucket(c->ino2)], 1);
@@ -118,6 +125,7 @@ static call_t *new_call(int op, fuse_req_t req, fuse_ino_t ino) {
   c->op = op;
   c->req = req;
   c->ino = ino;
+  atomic_fetch_add(&with_js, 1);
   if (req) atomic_fetch_add(&in_flight[bucket(ino)], 1);
   return c;
 }
@@ -938,9 +946,44 @@ static napi_value notify_entry(napi_env env, napi_callback_info info) {
 
 // ------------------------------------------------------------------------ mount, loop, unmount
 
+// How long the loop keeps reading after a request answered here before it sleeps in poll(2)
+// (TXTFS_FUSE_SPIN_US; 0: never). A program that opens, stats and closes notes one after the other
+// (grep -r, find -exec, an editor's checks) sends its next request within microseconds; a thread
+// asleep in read(2) takes a wakeup of its CPU to see it, which on a virtual machine whose idle CPUs
+// halt costs tens of microseconds each: open+close of a note took 90 us, 27 us with 50 us of
+// reading on (scripts/bench, docs/benchmarks.md). Not while JavaScript has a request: the answer
+// is its, and the CPU is better left to it.
+static uint64_t spin_ns = 50000;
+
 static void *loop_main(void *arg) {
   (void)arg;
-  fuse_session_loop(session);
+  const char *env = getenv("TXTFS_FUSE_SPIN_US");
+  if (env) spin_ns = (uint64_t)atoll(env) * 1000;
+  int fd = fuse_session_fd(session);
+  if (spin_ns) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  struct fuse_buf buf = {.mem = NULL};
+  uint64_t idle_since = 0;
+  while (!fuse_session_exited(session)) {
+    int res = fuse_session_receive_buf(session, &buf);
+    if (res == -EAGAIN) {
+      uint64_t now = monotonic_ns();
+      if (!idle_since) idle_since = now;
+      if (now - idle_since < spin_ns && atomic_load(&with_js) == 0) {
+        sched_yield(); // runnable threads of this CPU go first
+        continue;
+      }
+      struct pollfd p = {.fd = fd, .events = POLLIN};
+      poll(&p, 1, -1);
+      idle_since = 0;
+      continue;
+    }
+    if (res == -EINTR) continue;
+    if (res <= 0) break;
+    idle_since = 0;
+    fuse_session_process_buf(session, &buf);
+  }
+  free(buf.mem);
+  fuse_session_reset(session);
   atomic_store(&stopping, 1);
   napi_call_threadsafe_function(loop_end_fn, NULL, napi_tsfn_nonblocking);
   return NULL;
