@@ -1,5 +1,5 @@
 // `txtfs serve` once its options are parsed: logs, the server, the first user, signals.
-import { createLogger, logFile } from "../lib/logger.ts";
+import { createLogger, logFile, logWritten } from "../lib/logger.ts";
 import { createKey, createUser } from "../server/domain/accounts.ts";
 import type { BrainConfig } from "../server/domain/brain/config.ts";
 import { startServer } from "../server/serve.ts";
@@ -61,6 +61,37 @@ export async function runServe(opts: ServeCliOptions): Promise<void> {
     devIdp: opts.devIdp ? { accessTokenTtl: opts.devIdpTokenTtl } : undefined,
     brain: opts.brain,
   });
+  // A reader of our output that went away (the program that started us died) is no reason to stop
+  // serving: what is printed is for whoever reads it.
+  for (const out of [process.stdout, process.stderr])
+    out.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code !== "EPIPE") throw err;
+    });
+  // Signals are handled before the URL is printed: a supervisor that reads it may stop us at once.
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) {
+      logger.warn({ signal }, "second signal: exiting now");
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, "shutting down: finishing in-flight requests");
+    await server.close();
+    logger.info("stopped cleanly");
+    await logWritten(logger);
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+  // SIGHUP: logrotate moved the log file; write to a fresh one under the configured name.
+  process.on("SIGHUP", () => {
+    if (file) {
+      file.reopen();
+      logger.info({ file: opts.logFile }, "log file reopened (SIGHUP)");
+    } else {
+      logger.info("SIGHUP: nothing to reload (logs go to stderr)");
+    }
+  });
   const first = await server.store.transaction(async (tx) => {
     if ((await tx.users.list()).length > 0) return null;
     const user = await createUser(tx, opts.user ?? `${process.env.USER || "me"}@localhost`, "Local user");
@@ -87,30 +118,6 @@ export async function runServe(opts: ServeCliOptions): Promise<void> {
       { host: opts.host },
       "GET /metrics answers anyone who reaches this address: set --metrics-token, or block /metrics at the proxy",
     );
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) {
-      logger.warn({ signal }, "second signal: exiting now");
-      process.exit(1);
-    }
-    stopping = true;
-    logger.info({ signal }, "shutting down: finishing in-flight requests");
-    await server.close();
-    logger.info("stopped cleanly");
-    logger.flush();
-    process.exit(0);
-  };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
-  // SIGHUP: logrotate moved the log file; write to a fresh one under the configured name.
-  process.on("SIGHUP", () => {
-    if (file) {
-      file.reopen();
-      logger.info({ file: opts.logFile }, "log file reopened (SIGHUP)");
-    } else {
-      logger.info("SIGHUP: nothing to reload (logs go to stderr)");
-    }
-  });
 }
 
 function isLoopback(host: string): boolean {

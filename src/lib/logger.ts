@@ -1,4 +1,5 @@
 import { type DestinationStream, type Logger, pino } from "pino";
+import { BackgroundLog } from "./backgroundLog.ts";
 
 export { LOG_LEVELS } from "./logLevels.ts";
 export type { Logger };
@@ -10,7 +11,7 @@ export type { Logger };
 export function createLogger(
   name: string,
   level = process.env.TXTFS_LOG_LEVEL ?? "info",
-  destination: DestinationStream = pino.destination(2),
+  destination: DestinationStream = new BackgroundLog(2),
 ): Logger {
   return pino({ name, level, redact: ["req.headers.authorization", "req.headers.cookie"] }, destination);
 }

@@ -76,6 +76,20 @@ describe("txtfs serve logs", () => {
     expect(lines(infoFile).some((l) => l.reqId === "unlogged")).toBe(false);
   });
 
+  it("stops on SIGTERM when nobody reads its stdout and stderr any more (a parent that died)", async () => {
+    const s = await spawnServe([]);
+    servers.push(s);
+    // The reading ends close, as when the process that started it is gone: every write fails (EPIPE).
+    s.child.stdout!.destroy();
+    s.child.stderr!.destroy();
+    s.child.kill("SIGTERM");
+    const code = await Promise.race([
+      s.exited,
+      new Promise((r) => setTimeout(() => r("still running"), 5_000)),
+    ]);
+    expect(code).toBe(0);
+  });
+
   it("explains bad --log-level and --trust-proxy values", async () => {
     const level = await runTxtfs(["serve", "--log-level", "loud"]);
     expect(level.code).not.toBe(0);
