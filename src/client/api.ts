@@ -107,6 +107,14 @@ export function requestKind(method: string, path: string): string {
   return `${method} ${route}`;
 }
 
+/**
+ * How long a write waits for its answer unless told otherwise (bulk syncs too): the service may take
+ * long on a large unit of work or a slow disk, and a write given up on may have been applied anyway
+ * (sending it again only adds load). A folder made here went up alone and took 16.5 s to answer:
+ * with the 10 s of reads, the `mv` waiting for it failed with EIO (test/mount/faults.test.ts).
+ */
+const WRITE_TIMEOUT_MS = 60_000;
+
 export class TxtfsClient {
   private readonly pool: HttpPool;
   private key: string;
@@ -165,6 +173,8 @@ export class TxtfsClient {
     const kind = requestKind(c.method, c.path);
     this.requestsByKind[kind] = (this.requestsByKind[kind] ?? 0) + 1;
     const started = Date.now();
+    const deadline =
+      c.timeoutMs ?? (c.method === "GET" ? this.timeoutMs : Math.max(this.timeoutMs, WRITE_TIMEOUT_MS));
     let res: HttpResponse;
     let text: string;
     try {
@@ -174,8 +184,8 @@ export class TxtfsClient {
         headers,
         body,
         signal: c.signal
-          ? AbortSignal.any([c.signal, AbortSignal.timeout(c.timeoutMs ?? this.timeoutMs)])
-          : AbortSignal.timeout(c.timeoutMs ?? this.timeoutMs),
+          ? AbortSignal.any([c.signal, AbortSignal.timeout(deadline)])
+          : AbortSignal.timeout(deadline),
       });
       text = consume && res.statusCode < 400 ? await consume(res.body, res.headers) : await res.text();
     } catch (err) {

@@ -32,13 +32,14 @@ async function mount(dirs: MountDirs, url: string, key: string): Promise<Running
 }
 
 /** A mount of a service whose answers to bulk deliveries come `syncDelayMs` late (a slow link). */
-async function behindSlowService(syncDelayMs: number) {
+/** A mount whose bulk deliveries (and, with `folders`, folder creations) are answered late. */
+async function behindSlowService(syncDelayMs: number, opts: { folders?: boolean } = {}) {
   const dirs = makeMountDirs();
   later(() => removeMountDirs(dirs));
   const s = await service(`${dirs.base}/service`);
-  const proxy = await startSlowProxy(s.url, (method, path) =>
-    method === "POST" && path === "/api/v1/sync" ? syncDelayMs : 0,
-  );
+  const slow = (method: string, path: string) =>
+    method === "POST" && (path === "/api/v1/sync" || (opts.folders === true && path === "/api/v1/folders"));
+  const proxy = await startSlowProxy(s.url, (method, path) => (slow(method, path) ? syncDelayMs : 0));
   later(() => proxy.close());
   const m = await mount(dirs, proxy.url, s.key);
   return { dirs, m, proxy, api: new Api(s.url, s.key) };
@@ -145,10 +146,12 @@ describe("faults", () => {
     // while the operation went on: `mv` of a
     // folder waiting for its creation to be delivered failed with "Connection timed out", and the
     // folder moved anyway seconds later. Here the bulk delivery is answered 16.5 s late (its
-    // deadline is 60 s).
-    const { m, api } = await behindSlowService(16_500);
+    // deadline is 60 s). The folder goes up alone (its delivery starts before the note is written)
+    // and is answered as late: a write's deadline is 60 s too (with the 10 s of reads this `mv`
+    // failed with EIO; and a CI run that delivered the folder alone before made it not wait at all).
+    const { m, api } = await behindSlowService(16_500, { folders: true });
     const r = await sh(
-      `mkdir d && echo note > d/n.md && started=$(date +%s%N) && mv d e && echo $(( ($(date +%s%N) - started) / 1000000 )) && cat e/n.md`,
+      `mkdir d && sleep 0.2 && echo note > d/n.md && started=$(date +%s%N) && mv d e && echo $(( ($(date +%s%N) - started) / 1000000 )) && cat e/n.md`,
       { cwd: m.mnt, timeoutMs: 90_000 },
     );
     expect(r.stderr).toBe("");
