@@ -13,6 +13,10 @@ const MAX_WAITING_BYTES = 4 * 1024 * 1024;
 /** How long to wait before writing again to a descriptor that is full (EAGAIN). */
 const FULL_RETRY_MS = 10;
 
+/** Logs not closed yet: what waits in each is written once when the process exits (one hook for all). */
+const unclosed = new Set<BackgroundLog>();
+let exitHooked = false;
+
 export class BackgroundLog extends EventEmitter {
   private readonly fd: number;
   private waiting: string[] = [];
@@ -25,8 +29,13 @@ export class BackgroundLog extends EventEmitter {
   constructor(fd: number) {
     super();
     this.fd = fd;
-    // What is still waiting when the process exits is written once, if it can be.
-    process.once("exit", () => this.flushSync());
+    unclosed.add(this);
+    if (!exitHooked) {
+      exitHooked = true;
+      process.once("exit", () => {
+        for (const log of unclosed) log.flushSync();
+      });
+    }
   }
 
   /** Queues a line (pino calls this with each formatted line). */
@@ -101,6 +110,7 @@ export class BackgroundLog extends EventEmitter {
   private close(): void {
     if (this.closed) return;
     this.closed = true;
+    unclosed.delete(this);
     this.emit("close");
   }
 }
