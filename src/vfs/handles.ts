@@ -62,6 +62,13 @@ function resize(content: Buffer, size: number): Buffer {
 
 export class OpenFiles {
   readonly c: VfsCore;
+  /**
+   * Releases still at work. close(2) returns before the kernel's RELEASE is answered, and a local
+   * file that is text again goes up as a note only then: `txtfs sync` right after `printf … > f`
+   * waits for them (Vfs.drain), or it said "every save is on the service" before that one was
+   * journalled (CI, savesKept.test.ts).
+   */
+  private readonly releasing = new Set<Promise<void>>();
 
   constructor(c: VfsCore) {
     this.c = c;
@@ -438,6 +445,21 @@ export class OpenFiles {
   }
 
   async release(fd: number): Promise<void> {
+    const done = this.releaseHandle(fd);
+    this.releasing.add(done);
+    try {
+      await done;
+    } finally {
+      this.releasing.delete(done);
+    }
+  }
+
+  /** Once every release begun so far has ended (whatever its outcome). */
+  async releasesDone(): Promise<void> {
+    await Promise.allSettled([...this.releasing]);
+  }
+
+  private async releaseHandle(fd: number): Promise<void> {
     const h = this.handle(fd);
     this.c.handles.delete(fd);
     if (h.kind === "local") {

@@ -238,7 +238,8 @@ export class Vfs {
   }
 
   /** Waits until every save is on the service, or it is found unreachable: the saves still journalled. */
-  drain(): Promise<number> {
+  async drain(): Promise<number> {
+    await this.c.io.releasesDone(); // a closed file's save may be made at its release
     return this.c.delivery.drain();
   }
 
