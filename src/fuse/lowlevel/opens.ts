@@ -1,9 +1,9 @@
 // Read-only opens answered in C (native/fuse3/opens.c), from JavaScript's side: which notes may be
 // opened there, from when and at which version; while a note may be, its attributes (GETATTR) are
-// answered there too, as they were given with the mark. A note is offered whenever the kernel is given its
-// attributes or the vfs reports it changed, and withdrawn before anything may change it: an open
-// that writes, a truncate, a rename or removal (dispatch.ts), a change the vfs reports (withdrawn
-// in the same turn as the change, offered again at the next: reconcile.ts).
+// answered there too, as they were given with the mark. A note is offered whenever the kernel is
+// given its attributes or the vfs reports it changed, and withdrawn before anything may change it:
+// an open that writes, a truncate, a rename or removal (dispatch.ts), a change the vfs reports
+// (withdrawn in the same turn as the change, offered again at the next: reconcile.ts).
 import type { Stat } from "../../vfs/core.ts";
 import type { Fuse3Binding } from "./binding.ts";
 import { attrKey } from "./fingerprint.ts";
