@@ -42,7 +42,7 @@ export function createTx(
     keys: new KeyRepo(sql),
     usage: new UsageRepo(sql),
     folders: new FolderRepo(sql),
-    files: new FileRepo(sql),
+    files: new FileRepo(sql, dialect),
     versions: new VersionRepo(sql),
     connections: new ConnectionRepo(sql),
     shares: new ShareRepo(sql),

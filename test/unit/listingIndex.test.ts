@@ -54,6 +54,14 @@ describe("the listing's queries", () => {
     expect(plan(q)).toBe(`SEARCH files USING COVERING INDEX files_listing ${search}`);
   });
 
+  it("the listing as JSON (GET /api/me/files) reads only the covering index", async () => {
+    const q = await sqlOf((sql) =>
+      new FileRepo(sql).listJson({ ownerId: "u_1", afterId: "f_01", limit: 1001 }),
+    );
+    expect(q.sql).toContain("json_object(");
+    expect(plan(q)).toBe("SEARCH files USING COVERING INDEX files_listing (owner_id=? AND id>?)");
+  });
+
   it("the folders' note counts read the same index", async () => {
     const q = await sqlOf((sql) => new FolderRepo(sql).fileCountsOwned("u_1"));
     expect(plan(q)).toContain("SEARCH files USING COVERING INDEX files_listing (owner_id=?)");

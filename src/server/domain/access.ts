@@ -86,7 +86,10 @@ export function visibleTo(scope: AccessScope) {
   };
 }
 
-export function roleInScope(scope: AccessScope, file: FileMetaRow): Role | null {
+export function roleInScope(
+  scope: AccessScope,
+  file: Pick<FileMetaRow, "id" | "owner_id" | "folder_id">,
+): Role | null {
   if (file.owner_id === scope.userId) return "owner";
   return maxRole([
     scope.fileRoles.get(file.id),

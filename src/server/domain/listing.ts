@@ -1,6 +1,7 @@
 // Listings: metadata only, never bodies, including what is shared with the caller.
 
-import type { FileMetaRow } from "../../store/repos/rows.ts";
+import type { FileJsonRow, FileListFilter } from "../../store/repos/files.ts";
+import type { FileMetaRow, Role } from "../../store/repos/rows.ts";
 import type { Tx } from "../../store/store.ts";
 import { loadScope, requireFolder, roleInScope, visibleTo } from "./access.ts";
 import type { Actor } from "./actor.ts";
@@ -8,7 +9,7 @@ import { ServiceError } from "./errors.ts";
 import { listFolders } from "./folders.ts";
 import { activeIdentity } from "./identities.ts";
 import { LIMITS } from "./limits.ts";
-import { type TxtFile, toTxtFile } from "./records.ts";
+import { listedFileJson, type TxtFile, toTxtFile } from "./records.ts";
 
 export interface FilePage {
   files: TxtFile[];
@@ -66,30 +67,34 @@ export interface FlatIndex {
 }
 
 /**
- * The flat index read in one snapshot (the caller's unit of work): its records handed to `onPage`
- * a page at a time, in id order, and the rest returned once they are all read.
+ * The flat index read in one snapshot (the caller's unit of work): its files read a page at a time
+ * by `readPage`, in id order, and handed to `onPage` with the caller's role in each; the folders,
+ * owners and feed position returned once they are all read. The files go first: a client streaming
+ * the listing starts on them while the folders are counted.
  */
-async function readFlatIndex(
+async function readFlatIndex<R extends FileJsonRow | FileMetaRow>(
   tx: Tx,
   actor: Actor,
-  onPage: (files: TxtFile[]) => void | Promise<void>,
+  readPage: (filter: FileListFilter) => Promise<R[]>,
+  onPage: (files: R[], roleOf: (file: R) => Role) => void | Promise<void>,
 ): Promise<Omit<FlatIndex, "files">> {
   const scope = await loadScope(tx, actor);
   const user = await tx.users.byId(actor.userId);
   // Read in the same snapshot: following the feed from here misses nothing.
   const cursor = Number(user?.feed_seq ?? 0);
-  const folders = await listFolders(tx, actor, scope);
   // Who shared what with the caller (the mount names its `Shared with me/OWNER/` folders after them).
   const ownerIds = new Set<string>();
-  for (const f of folders) if (f.ownerId && f.ownerId !== actor.userId) ownerIds.add(f.ownerId);
   const visible = visibleTo(scope);
+  const roleOf = (file: R) => roleInScope(scope, file) ?? "reader";
   for (let afterId: string | undefined; ; ) {
-    const rows = (await tx.files.list({ ...visible, afterId, limit: LISTING_PAGE_FILES })) as FileMetaRow[];
+    const rows = await readPage({ ...visible, afterId, limit: LISTING_PAGE_FILES });
     for (const r of rows) if (r.owner_id !== actor.userId) ownerIds.add(r.owner_id);
-    if (rows.length) await onPage(rows.map((r) => toTxtFile(r, roleInScope(scope, r) ?? "reader")));
+    if (rows.length) await onPage(rows, roleOf);
     if (rows.length < LISTING_PAGE_FILES) break;
     afterId = rows.at(-1)!.id;
   }
+  const folders = await listFolders(tx, actor, scope);
+  for (const f of folders) if (f.ownerId && f.ownerId !== actor.userId) ownerIds.add(f.ownerId);
   const owners = [];
   for (const id of [...ownerIds].sort()) {
     const u = await tx.users.byId(id);
@@ -101,9 +106,14 @@ async function readFlatIndex(
 /** The flat metadata index (GET /api/me/files): every file and folder, plus the feed head to follow. */
 export async function flatIndex(tx: Tx, actor: Actor): Promise<FlatIndex> {
   const files: TxtFile[] = [];
-  const rest = await readFlatIndex(tx, actor, (page) => {
-    files.push(...page);
-  });
+  const rest = await readFlatIndex(
+    tx,
+    actor,
+    (filter) => tx.files.list(filter) as Promise<FileMetaRow[]>,
+    (page, roleOf) => {
+      for (const r of page) files.push(toTxtFile(r, roleOf(r)));
+    },
+  );
   return { files, ...rest };
 }
 
@@ -114,15 +124,21 @@ export async function flatIndex(tx: Tx, actor: Actor): Promise<FlatIndex> {
  * event loop runs, so the text so far goes out while the rest is read: a mount listing 100,000
  * notes parses the first records while the service still reads the last from disk, and the
  * service never holds every record at once. `write` must not wait for the client (the unit of
- * work, one snapshot, must not last as long as a slow reader).
+ * work, one snapshot, must not last as long as a slow reader). The records' JSON is the database's
+ * own (listedFileJson): they never become objects here.
  */
 export async function writeFlatIndex(tx: Tx, actor: Actor, write: (text: string) => void): Promise<void> {
   let before = '{"files":[';
-  const { folders, owners, cursor } = await readFlatIndex(tx, actor, async (page) => {
-    write(`${before}\n${page.map((f) => JSON.stringify(f)).join(",\n")}`);
-    before = ",";
-    await new Promise((resolve) => setImmediate(resolve)); // this page goes out while the next is read
-  });
+  const { folders, owners, cursor } = await readFlatIndex(
+    tx,
+    actor,
+    (filter) => tx.files.listJson(filter),
+    async (page, roleOf) => {
+      write(`${before}\n${page.map((r) => listedFileJson(r, roleOf(r))).join(",\n")}`);
+      before = ",";
+      await new Promise((resolve) => setImmediate(resolve)); // this page goes out while the next is read
+    },
+  );
   write(
     `${before === "," ? "" : before}\n],"folders":${JSON.stringify(folders)},"owners":${JSON.stringify(owners)},"cursor":${cursor}}`,
   );

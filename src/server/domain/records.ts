@@ -1,6 +1,7 @@
 // Rows -> the spec's resource records (TxtFile, TxtFileDetail, TxtFolder, TxtPlanMetadata, TxtApiKey).
 // Fields beyond the spec's (etag, contentHash, revision) are additive, as the spec allows.
 import type { TxtFile, TxtFileDetail, TxtFolder } from "../../lib/apiTypes.ts";
+import type { FileJsonRow } from "../../store/repos/files.ts";
 import type { ApiKeyRow, FileMetaRow, FileRow, FolderRow, Role } from "../../store/repos/rows.ts";
 
 export type { TxtFile, TxtFileDetail, TxtFolder };
@@ -32,6 +33,17 @@ export function toTxtFile(row: FileMetaRow, role: Role): TxtFile {
     contentHash: row.content_hash,
     ownerId: row.owner_id,
   };
+}
+
+/**
+ * A listed file's record as JSON text: the fields its row gives, as the database wrote them
+ * (FileRepo.listJson), and those worked out here: the object toTxtFile makes, its keys in
+ * another order.
+ */
+export function listedFileJson(row: FileJsonRow, role: Role): string {
+  const endpoint = fileEndpoint(row.id); // ids are f_ and Crockford base32: nothing to escape
+  const access = role === "owner" ? "owner" : "shared";
+  return `${row.json.slice(0, -1)},"endpoint":"${endpoint}","raw":"${endpoint}/raw","access":"${access}","role":"${role}"}`;
 }
 
 export function toTxtFileDetail(row: FileRow, role: Role): TxtFileDetail {
