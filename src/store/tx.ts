@@ -37,11 +37,12 @@ export function createTx(
 ): Tx {
   let savepoints = 0;
   const users = new UserRepo(sql);
+  const folders = new FolderRepo(sql);
   return {
     users,
     keys: new KeyRepo(sql),
     usage: new UsageRepo(sql),
-    folders: new FolderRepo(sql),
+    folders,
     files: new FileRepo(sql, dialect),
     versions: new VersionRepo(sql),
     connections: new ConnectionRepo(sql),
@@ -82,6 +83,7 @@ export function createTx(
         await sql.run(`ROLLBACK TO SAVEPOINT ${name}`);
         await sql.run(`RELEASE SAVEPOINT ${name}`);
         users.restoreSeqs(seqs);
+        folders.forget(); // what it read may be what the savepoint wrote
         throw err;
       }
     },

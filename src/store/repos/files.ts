@@ -27,6 +27,9 @@ export interface FileListFilter {
   limit?: number;
 }
 
+const INSERT_COLUMNS = ALL_COLUMNS.split(", ") as (keyof FileRow)[];
+const INSERT_SQL = `INSERT INTO files (${ALL_COLUMNS}) VALUES (${placeholders(INSERT_COLUMNS.length)})`;
+
 /**
  * A listed file as the JSON text of its record's fields that come from its row (listJson), with
  * what its caller's role is worked out from.
@@ -81,10 +84,9 @@ export class FileRepo {
   }
 
   insert(row: FileRow) {
-    const cols = ALL_COLUMNS.split(", ");
     return this.sql.run(
-      `INSERT INTO files (${ALL_COLUMNS}) VALUES (${placeholders(cols.length)})`,
-      cols.map((c) => row[c as keyof FileRow]),
+      INSERT_SQL,
+      INSERT_COLUMNS.map((c) => row[c]),
     );
   }
 

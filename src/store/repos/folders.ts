@@ -1,14 +1,29 @@
 import type { Sql } from "../store.ts";
 import type { FolderRow } from "./rows.ts";
 
+/**
+ * A repo lives for one unit of work (tx.ts), and remembers the folders it read by id and their
+ * ancestries until a folder is written: a sync of 200 new notes into one folder looked that folder
+ * up 400 times (its access, then who the change feed tells). Callers get copies, so one that
+ * changes a row it was given changes nothing here.
+ */
 export class FolderRepo {
   private readonly sql: Sql;
+  private readonly rows = new Map<string, FolderRow | undefined>();
+  private readonly ancestries = new Map<string, FolderRow[]>();
 
   constructor(sql: Sql) {
     this.sql = sql;
   }
 
+  /** Forgets what was read: after every write to folders, and when a savepoint rolls back. */
+  forget(): void {
+    this.rows.clear();
+    this.ancestries.clear();
+  }
+
   insert(row: FolderRow) {
+    this.forget();
     return this.sql.run(
       `INSERT INTO folders (id, owner_id, parent_id, name, context, tags, revision, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -27,6 +42,7 @@ export class FolderRepo {
   }
 
   update(row: FolderRow) {
+    this.forget();
     return this.sql.run(
       `UPDATE folders SET parent_id = ?, name = ?, context = ?, tags = ?, revision = ?, updated_at = ?
        WHERE id = ?`,
@@ -34,8 +50,13 @@ export class FolderRepo {
     );
   }
 
-  byId(id: string): Promise<FolderRow | undefined> {
-    return this.sql.get("SELECT * FROM folders WHERE id = ?", [id]);
+  async byId(id: string): Promise<FolderRow | undefined> {
+    let row = this.rows.get(id);
+    if (row === undefined && !this.rows.has(id)) {
+      row = await this.sql.get<FolderRow>("SELECT * FROM folders WHERE id = ?", [id]);
+      this.rows.set(id, row);
+    }
+    return row && { ...row };
   }
 
   byIds(ids: readonly string[]): Promise<FolderRow[]> {
@@ -58,7 +79,16 @@ export class FolderRepo {
   }
 
   /** The folder and every folder above it, nearest first. */
-  ancestry(id: string): Promise<FolderRow[]> {
+  async ancestry(id: string): Promise<FolderRow[]> {
+    let rows = this.ancestries.get(id);
+    if (!rows) {
+      rows = await this.readAncestry(id);
+      this.ancestries.set(id, rows);
+    }
+    return rows.map((r) => ({ ...r }));
+  }
+
+  private readAncestry(id: string): Promise<FolderRow[]> {
     return this.sql.all(
       `WITH RECURSIVE up(id, depth) AS (
          SELECT id, 0 FROM folders WHERE id = ?
@@ -107,6 +137,7 @@ export class FolderRepo {
   }
 
   setAiExcluded(id: string, excluded: boolean) {
+    this.forget();
     return this.sql.run("UPDATE folders SET ai_excluded = ? WHERE id = ?", [excluded ? 1 : 0, id]);
   }
 
@@ -120,6 +151,7 @@ export class FolderRepo {
   }
 
   delete(id: string) {
+    this.forget();
     return this.sql.run("DELETE FROM folders WHERE id = ?", [id]);
   }
 }
