@@ -97,6 +97,22 @@ describe("the flat listing's records", () => {
       expect(res.status, res.text).toBe(201);
     }
     await mkfile(bob, { name: "bobs.md", content: "mine" });
+    // A note bob makes in alice's folder is alice's, and cannot move into his: a folder's notes are
+    // its owner's, which the folders' counts rely on (FolderRepo.fileCountsOwned).
+    await mkfile(bob, { name: "by-bob.md", content: "in alice's folder", folderId: dir.id });
+    const own = await mkdir(bob, { name: "bobs-dir" });
+    const moved = (await alice.api.get("/api/me/files")).body.files.find(
+      (f: { folderId: string | null }) => f.folderId === dir.id,
+    );
+    const mv = await bob.api.put(`/api/v1/files/${moved.id}`, { folderId: own.id });
+    expect(mv.status, mv.text).toBe(403);
+    for (const who of [alice, bob]) {
+      const { files, folders } = (await who.api.get("/api/me/files")).body;
+      for (const f of folders as { id: string; fileCount: number }[]) {
+        const inIt = (files as { folderId: string | null }[]).filter((x) => x.folderId === f.id).length;
+        expect(f.fileCount, `${f.id} as ${who.email} sees it`).toBe(inIt);
+      }
+    }
     const seen = await expectSameRecords(bob);
     const flat = (await bob.api.get("/api/me/files")).body.files as {
       access: string;
