@@ -617,6 +617,33 @@ describe("vfs", () => {
     }
   });
 
+  it("a drain (unmount, txtfs sync, fsync) sends what waits in one request, up to the service's 500", async () => {
+    const client = new TxtfsClient({ url: t.url, key: u.key, source: "mount", timeoutMs: 2000 });
+    const vfs = await mountVfs({ client, writeBehind: true });
+    const port = new URL(t.url).port;
+    await t.server.close(); // the saves wait in the journal
+    for (let i = 0; i < 450; i++) {
+      const fd = await vfs.create(`/w${i}.md`, 0o644);
+      await vfs.write(fd, Buffer.from(`w ${i}\n`), 0);
+      await vfs.release(fd);
+    }
+    const again = await restartService(port);
+    try {
+      const syncs = () => client.requestsByKind["POST /api/v1/sync"] ?? 0;
+      const before = syncs();
+      expect(await vfs.drain()).toBe(0);
+      expect(syncs() - before).toBe(1); // 200 at a time (bursts) would be three, one after the other
+      const files = await remote();
+      expect(files.length).toBe(450);
+      expect(
+        (await u.api.get(`/api/v1/files/${files.find((f) => f.name === "w449.md")!.id}`)).body.content,
+      ).toBe("w 449\n");
+      await vfs.stop();
+    } finally {
+      await again.close();
+    }
+  });
+
   it("the cache dir's journal removed from under the daemon: it goes on, delivers everything, and a restart still finds what was pending", async () => {
     const vfs = await mountVfs({ writeBehind: true });
     const save = async (v: Vfs, path: string, text: string) => {

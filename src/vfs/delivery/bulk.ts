@@ -14,6 +14,13 @@ import type { FolderRef, SyncPushItem, TxtfsClient } from "../../client/api.ts";
 import type { TxtFile, TxtFolder } from "../../lib/apiTypes.ts";
 
 export const BULK_ITEMS = 200;
+/**
+ * Items per request while someone waits for every save to be delivered (unmount, `txtfs sync`,
+ * fsync): the service's own limit (docs/api.md, 500 pushed changes), so what is left goes in one
+ * request, not one after the other. A service with a lower limit refuses the request whole, and
+ * the saves then go one by one (deliver.ts).
+ */
+export const DRAIN_BULK_ITEMS = 500;
 const BULK_BYTES = 16 * 1024 * 1024;
 
 export interface BulkItem {
@@ -50,13 +57,13 @@ export interface Bulk {
  * Groups items into requests within the service's limits. An item referring to a folder made by
  * an item outside its request is left out: it goes in a later round, once that folder exists.
  */
-export function bulksOf(items: BulkItem[]): Bulk[] {
+export function bulksOf(items: BulkItem[], most = BULK_ITEMS): Bulk[] {
   const bulks: Bulk[] = [];
   for (let i = 0; i < items.length; ) {
     const chunk: BulkItem[] = [];
     const keys = new Set<string>();
     let bytes = 0;
-    while (i < items.length && chunk.length < BULK_ITEMS) {
+    while (i < items.length && chunk.length < most) {
       const item = items[i]!;
       const size = Buffer.byteLength(item.body?.content ?? "", "utf8");
       if (chunk.length > 0 && bytes + size > BULK_BYTES) break;

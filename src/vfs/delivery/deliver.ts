@@ -19,6 +19,7 @@ import {
   type BulkItem,
   type BulkResult,
   bulksOf,
+  DRAIN_BULK_ITEMS,
   pushBulk,
 } from "../delivery/bulk.ts";
 import { Journal, type JournalEntry } from "../delivery/journal.ts";
@@ -686,7 +687,8 @@ export class Delivery {
     }
     // Appends always go in bulk: the request is kept on disk until answered, so an append whose
     // answer was lost is sent again as the same request and never applied twice.
-    return items.length < 2 && !items.some((i) => i.op === "file.append") ? [] : bulksOf(items);
+    if (items.length < 2 && !items.some((i) => i.op === "file.append")) return [];
+    return bulksOf(items, this.draining > 0 ? DRAIN_BULK_ITEMS : BULK_ITEMS);
   }
 
   /** A folder in a bulk request: its id, or a reference to the item of the same request creating it. */
