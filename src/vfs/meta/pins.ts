@@ -142,6 +142,9 @@ export class Pins {
    */
   refresh(files: Iterable<FileNode>): Promise<void> {
     const run = async () => {
+      // Nothing pinned (most mounts): no note to look at. Walking 100,000 of them every 3 s to
+      // find that out cost the daemon 0.1-0.2 s of CPU each time.
+      if (!Object.values(this.index.states).includes("pinned")) return;
       const stale = new Map<DirNode, FileNode[]>();
       for (const f of files) {
         if (!f.id || !f.meta || this.stateOf(f) !== "pinned" || this.index.bodies[f.id] === f.meta.etag)
