@@ -13,7 +13,13 @@
 // 30-33 without them, docs/benchmarks.md). So while large bodies are being handled, and for a few
 // seconds after the last one, the heuristics are off; then on again, and the memory reducer gives
 // back what the burst took.
+//
+// The listing's garbage is collected once, at once, when the long life begins: V8 otherwise sets
+// the heap's next limit from the listing's peak, and the first `ls -lR` (100,000 notes: a node and
+// attributes for each) grew into it, +58 MiB instead of +25 (docs/benchmarks.md). The collection
+// costs ~50-80 ms of the mount at 100,000 notes.
 import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 
 /** A note body at least this large is a burst of its own (a copy or two of it are garbage soon). */
 export const LARGE_BODY_BYTES = 256 * 1024;
@@ -27,6 +33,13 @@ let spell: NodeJS.Timeout | undefined;
 export function favourMemoryFromNowOn(): void {
   favouringMemory = true;
   if (!spell) setFlagsFromString("--optimize-for-size");
+  collectGarbage();
+}
+
+/** A full garbage collection now (V8's `gc()`, which the daemon is not started with). */
+function collectGarbage(): void {
+  setFlagsFromString("--expose-gc");
+  (runInNewContext("gc") as () => void)();
 }
 
 /**

@@ -156,6 +156,7 @@ export class OpenFiles {
     }
     if (node.kind === "dir") return this.addHandle({ kind: "dir" });
     if (writable) this.c.checkWritable(node);
+    this.c.attrs.paging(path, node);
     const append = (flags & fsc.O_APPEND) !== 0;
     if (node.kind === "local") {
       return this.addHandle({ kind: "local", node, fh: LocalHandle.open(node.blob, writable), append });
@@ -235,6 +236,7 @@ export class OpenFiles {
     const node = this.c.tree.lookup(path);
     if (!node) throw fail("ENOENT");
     if (node.kind === "dir") throw fail("EISDIR");
+    this.c.attrs.paging(path, node);
     if (node.kind === "local") return this.c.local.readAt(node.blob, length, position);
     const open = this.c.openNotes.get(node);
     if (open?.tail) await this.materialize(open);

@@ -33,6 +33,7 @@ export class Namespace {
     }
     if (!isNoteName(name) || dir.localOnly === "always") {
       const node = this.c.newLocal(dir, name, mode & 0o7777);
+      this.c.attrs.paging(path, node);
       return this.c.io.addHandle({
         kind: "local",
         node,
@@ -56,6 +57,7 @@ export class Namespace {
     }
     // Its size is 0 now, not the claimed note's: the kernel appends (`>>`) at the size it is told.
     this.c.refreshDirtySize(node);
+    this.c.attrs.paging(path, node);
     return this.c.io.addHandle({ kind: "note", open, append: false, writable: true });
   }
 

@@ -24,9 +24,9 @@ export interface KernelNode {
   /** Long kernel timeouts were given for it: the kernel keeps it until told otherwise (reconcile.ts). */
   kept: boolean;
   /** The attributes the kernel was last given (fingerprint.ts), undefined when it must ask again anyway. */
-  told?: number;
+  told: number | undefined;
   /** A folder: its names as the kernel was last given them (fingerprint.ts). */
-  toldList?: number;
+  toldList: number | undefined;
   /** Open handles that may change it (written through, or opened with O_TRUNC). */
   writers: number;
 }
@@ -52,6 +52,8 @@ export class NodeTable {
       writers: 0,
       hidden: false,
       kept: true,
+      told: undefined,
+      toldList: undefined,
     };
     this.byIno.set(ROOT, root);
   }
@@ -119,6 +121,8 @@ export class NodeTable {
     const known = this.child(parent, name);
     if (known && known.dir === dir) return known;
     if (known) this.detach(known);
+    // Every field from the start: one added later moves the object's fields out of line
+    // (100,000 nodes: ~4 MiB more).
     const node: KernelNode = {
       ino: this.next++,
       parent,
@@ -129,6 +133,8 @@ export class NodeTable {
       writers: 0,
       hidden: false,
       kept: false,
+      told: undefined,
+      toldList: undefined,
     };
     this.byIno.set(node.ino, node);
     this.giveName(parent, name, node);

@@ -33,8 +33,22 @@ export class Attributes {
    * cannot know that another note took the name meanwhile (deleted remotely, then another renamed
    * onto it). Such a note never answers with the mtime and size the path last had: its mtime moves
    * on by a millisecond, so the pages of the other note are dropped.
+   * Only pages can be stale, so only paths that held an item the kernel may have pages of are
+   * remembered (`paged`): a listing of 100,000 notes remembered each (~16 MiB) for nothing.
    */
   private readonly shownAt = new BoundedMap<string, { node: Node; mtimeMs: number; size: number }>(200_000);
+  /** Items the kernel may hold pages of: opened through a handle, or read by path, at least once. */
+  private readonly paged = new WeakSet<Node>();
+
+  /**
+   * The kernel may hold pages of `node` (at `path`) from now on: a handle was opened on it, or it
+   * was read by path. What it shows is remembered from now on, starting with what it shows now.
+   */
+  paging(path: string, node: Node): void {
+    if (node.kind === "dir") return;
+    this.paged.add(node);
+    this.answer(path, node);
+  }
 
   /**
    * `next` took `prev`'s place with the same bytes and times (a note whose bytes stopped being
@@ -46,12 +60,14 @@ export class Attributes {
     const path = this.c.tree.pathOf(next);
     const shown = this.shownAt.get(path);
     if (shown?.node === prev) this.shownAt.set(path, { ...shown, node: next });
+    if (this.paged.has(prev)) this.paged.add(next); // the kernel's pages of it are `next`'s
   }
 
   private answer(path: string, node: Node): Stat {
     let st = this.statOf(node);
     if (node.kind === "dir") return st;
     const before = this.shownAt.get(path);
+    if (!before && !this.paged.has(node)) return st; // no pages anywhere to be stale
     if (before && before.node !== node && before.mtimeMs === st.mtime.getTime() && before.size === st.size) {
       if (node.kind === "file") node.localMtimeMs = st.mtime.getTime() + 1;
       else node.mtimeMs = st.mtime.getTime() + 1;
