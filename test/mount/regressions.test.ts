@@ -446,6 +446,25 @@ describe("issue 13: found by the soak", () => {
     expect(r.stdout).toBe("start b\n");
   });
 
+  it("so does one onto the name of a note only listed here, never read (its time is not moved: no pages of the other can be in the kernel)", async () => {
+    const d = await folder();
+    const dir = await findByPath(api(), d);
+    const b = await createNote(api(), { name: "b.md", content: "start b\n", folderId: dir.id });
+    const c = await createNote(api(), { name: "c.md", content: "start c\n", folderId: dir.id });
+    // Alike to the kernel (`touch -c` sets the times without opening), listed, never opened here.
+    const setup = await run(
+      `cd ${d} && (${waitFor("[ -f b.md ] && [ -f c.md ]", 5)}) && ` +
+        "touch -c -d '2026-01-01 00:00:00' b.md c.md && stat -c '%s %.3Y' c.md",
+    );
+    expect(setup.stdout).toBe(`8 ${Date.parse("2026-01-01T00:00:00") / 1000}.000\n`);
+    expect((await api().delete(`/api/v1/files/${c.id}`)).status).toBe(200);
+    await updateNote(api(), b.id, { name: "c.md" });
+    const r = await run(
+      `cd ${d} && (${waitFor(`[ "$(getfattr --only-values -n user.txtfs.id c.md 2>/dev/null)" = ${b.id} ]`, 5)}) && stat -c '%s %.3Y' c.md && cat c.md`,
+    );
+    expect(r.stdout).toBe(`${setup.stdout}start b\n`);
+  });
+
   it("`>>` on a name whose note was just deleted (the new note continues it) starts at byte 0, not at the old size", async () => {
     const d = await folder();
     expect((await m.sh(`printf 'old text\\n' > ${d}/t.txt`)).code).toBe(0);
