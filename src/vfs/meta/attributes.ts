@@ -46,6 +46,8 @@ export class Attributes {
    */
   paging(path: string, node: Node): void {
     if (node.kind === "dir") return;
+    // Every read that reaches the daemon comes here: once remembered, its answers keep it current.
+    if (this.paged.has(node) && this.shownAt.get(path)?.node === node) return;
     this.paged.add(node);
     this.answer(path, node);
   }
