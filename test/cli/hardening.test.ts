@@ -18,6 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, runTxtfs, spawnServe } from "../helpers/cli.ts";
+import { lacking } from "../helpers/kernel.ts";
 import { type MountDirs, makeMountDirs, removeMountDirs, sh, startMount } from "../helpers/mount.ts";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
 
@@ -329,7 +330,7 @@ describe("--key never stays visible to other users", () => {
   }, 60_000);
 });
 
-describe("a live mount", () => {
+describe.skipIf(lacking("fuse"))("a live mount", () => {
   let dirs: MountDirs;
   beforeAll(() => {
     dirs = makeMountDirs("txtfs-i14-");

@@ -2,6 +2,7 @@
 // checked through the API; bad values fail with the errno a tool expects and change nothing.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runTxtfs } from "../helpers/cli.ts";
+import { lacking } from "../helpers/kernel.ts";
 import { findByPath, type MountFixture, mountFixture, noteAt, q, txtfsEnv } from "../helpers/mount.ts";
 
 let m: MountFixture;
@@ -150,20 +151,23 @@ describe("xattrs on notes", () => {
     expect((await m.sh("getfattr --only-values -n user.txtfs.id x/meta.md")).stdout).toBe(note.id);
   });
 
-  it("other user.* names are absent, other namespaces unsupported, so ls -l probes a label once per mount", async () => {
-    let r = await m.sh("getfattr -n user.other x/meta.md");
-    expect(r.stderr).toMatch(/No such attribute/);
-    for (const name of ["security.selinux", "system.posix_acl_access", "trusted.x"]) {
-      r = await m.sh(`getfattr -n ${name} x/meta.md`);
-      expect(r.stderr, name).toMatch(/Operation not supported/);
-    }
-    // `ls -l` remembers an unsupported label/ACL per device: two probes for the whole listing,
-    // not two per file (each would be a FUSE round trip).
-    r = await m.sh(
-      "strace -f -e trace=lgetxattr,getxattr ls -lR . 2>&1 >/dev/null | grep -c 'xattr(' || true",
-    );
-    expect(Number(r.stdout.trim())).toBe(2);
-  });
+  it.skipIf(lacking("ptrace"))(
+    "other user.* names are absent, other namespaces unsupported, so ls -l probes a label once per mount",
+    async () => {
+      let r = await m.sh("getfattr -n user.other x/meta.md");
+      expect(r.stderr).toMatch(/No such attribute/);
+      for (const name of ["security.selinux", "system.posix_acl_access", "trusted.x"]) {
+        r = await m.sh(`getfattr -n ${name} x/meta.md`);
+        expect(r.stderr, name).toMatch(/Operation not supported/);
+      }
+      // `ls -l` remembers an unsupported label/ACL per device: two probes for the whole listing,
+      // not two per file (each would be a FUSE round trip).
+      r = await m.sh(
+        "strace -f -e trace=lgetxattr,getxattr ls -lR . 2>&1 >/dev/null | grep -c 'xattr(' || true",
+      );
+      expect(Number(r.stdout.trim())).toBe(2);
+    },
+  );
   it("user.txtfs.connections lists a connected note", async () => {
     const other = await noteAt(api(), "x/other.md");
     const res = await api().post(`/api/v1/files/${note.id}/connections`, {
