@@ -19,6 +19,7 @@ import type { IdempotencyRepo } from "./repos/idempotency.ts";
 import type { IdentityRepo } from "./repos/identities.ts";
 import type { KeyRepo } from "./repos/keys.ts";
 import type { RateLimitRepo } from "./repos/rateLimits.ts";
+import type { RelatedRepo } from "./repos/related.ts";
 import type { SearchRepo } from "./repos/search.ts";
 import type { SessionRepo } from "./repos/sessions.ts";
 import type { ShareRepo } from "./repos/shares.ts";
@@ -67,6 +68,7 @@ export interface Tx {
   readonly artifacts: ArtifactRepo;
   readonly embeddings: EmbeddingRepo;
   readonly search: SearchRepo;
+  readonly related: RelatedRepo;
   readonly stats: StatsRepo;
   /** Wake change-feed long-polls of these accounts once this transaction commits. */
   notify(accountIds: Iterable<string>): void;

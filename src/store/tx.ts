@@ -16,6 +16,7 @@ import { IdempotencyRepo } from "./repos/idempotency.ts";
 import { IdentityRepo } from "./repos/identities.ts";
 import { KeyRepo } from "./repos/keys.ts";
 import { RateLimitRepo } from "./repos/rateLimits.ts";
+import { RelatedRepo } from "./repos/related.ts";
 import { type Dialect, SearchRepo } from "./repos/search.ts";
 import { SessionRepo } from "./repos/sessions.ts";
 import { ShareRepo } from "./repos/shares.ts";
@@ -66,6 +67,7 @@ export function createTx(
     artifacts: new ArtifactRepo(sql),
     embeddings: new EmbeddingRepo(sql),
     search: new SearchRepo(sql, dialect),
+    related: new RelatedRepo(sql),
     stats: new StatsRepo(sql),
     notify,
     beforeCommit: () => users.flushSeqs(),

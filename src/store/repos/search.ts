@@ -101,6 +101,61 @@ export class SearchRepo {
     return rows.map((r) => ({ id: r.id, score: Number(r.score), snippet: r.snippet ?? "" }));
   }
 
+  /**
+   * In how many notes of the whole store each word occurs, counted up to `cap` (both indexes stop
+   * reading a word's notes there): how telling a word is, at a cost that does not grow with the store.
+   */
+  async documentFrequency(terms: readonly string[], cap: number): Promise<Map<string, number>> {
+    const words = [...new Set(terms.filter((t) => WORD.test(t)))];
+    const out = new Map<string, number>();
+    if (this.dialect === "sqlite" && words.length) await indexPending(this.sql);
+    const [sql, arg] =
+      this.dialect === "sqlite"
+        ? ["SELECT rowid FROM file_search WHERE file_search MATCH ?", (w: string) => `"${w}"`]
+        : [
+            "SELECT 1 FROM files WHERE search_doc @@ to_tsquery('simple'::regconfig, ?)",
+            (w: string) => `'${w.toLowerCase()}'`,
+          ];
+    for (const w of words) {
+      const row = await this.sql.get<{ n: number }>(`SELECT COUNT(*) AS n FROM (${sql} LIMIT ${cap}) AS t`, [
+        arg(w),
+      ]);
+      out.set(w, Number(row?.n ?? 0));
+    }
+    return out;
+  }
+
+  /**
+   * Up to `limit` notes the filter sees that hold `word`, the first by id: the same notes on both
+   * stores whatever their ranking functions. At most `within` notes holding the word are read: the
+   * word's matches come first (a subquery the planners keep apart), never a walk of the files in
+   * id order probing the index for each, which a LIMIT tempts them into.
+   */
+  async withWord(
+    filter: FileListFilter,
+    word: string,
+    q: { limit: number; within: number; excludeIds?: readonly string[] },
+  ): Promise<string[]> {
+    if (!WORD.test(word)) return [];
+    const { where, params } = accessWhere(filter);
+    exclusions(where, params, q);
+    const within = Math.floor(q.within);
+    const matches =
+      this.dialect === "sqlite"
+        ? `SELECT file_search_ids.file_id AS id FROM
+             (SELECT rowid FROM file_search WHERE file_search MATCH ? LIMIT ${within}) AS m
+             CROSS JOIN file_search_ids WHERE file_search_ids.rowid = m.rowid`
+        : `SELECT id FROM files WHERE search_doc @@ to_tsquery('simple'::regconfig, ?) LIMIT ${within}`;
+    if (this.dialect === "sqlite") await indexPending(this.sql);
+    const rows = await this.sql.all<{ id: string }>(
+      // CROSS JOIN: SQLite keeps the tables in this order (the matches drive); PostgreSQL reads it as a join.
+      `SELECT files.id AS id FROM (${matches}) AS w CROSS JOIN files
+       WHERE files.id = w.id AND ${where.join(" AND ")} ORDER BY files.id LIMIT ${Math.floor(q.limit)}`,
+      [this.dialect === "sqlite" ? `"${word}"` : `'${word.toLowerCase()}'`, ...params],
+    );
+    return rows.map((r) => r.id);
+  }
+
   /** The most recently updated notes the filter sees (ids), for context when words say too little. */
   async recent(
     filter: FileListFilter,

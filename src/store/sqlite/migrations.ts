@@ -474,4 +474,65 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   `,
     postgres: "SELECT 1",
   },
+  // 11: an index of every note's tags, kept by the database on every write (like the full-text
+  // index), so related notes find the notes sharing a tag by index instead of reading every note
+  // the caller can see. Keyed by owner first: an account's notes with a tag are one range.
+  {
+    sqlite: `
+  CREATE TABLE file_search_tags (
+    owner_id TEXT NOT NULL,
+    tag TEXT NOT NULL,
+    file_id TEXT NOT NULL,
+    PRIMARY KEY (owner_id, tag, file_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX file_search_tags_file ON file_search_tags(file_id, tag);
+  INSERT OR IGNORE INTO file_search_tags (owner_id, tag, file_id)
+    SELECT f.owner_id, t.value, f.id FROM files f, json_each(f.tags) t
+    WHERE json_valid(f.tags) AND t.type = 'text';
+  CREATE TRIGGER file_search_tags_insert AFTER INSERT ON files WHEN json_valid(new.tags) BEGIN
+    INSERT OR IGNORE INTO file_search_tags (owner_id, tag, file_id)
+      SELECT new.owner_id, t.value, new.id FROM json_each(new.tags) t WHERE t.type = 'text';
+  END;
+  CREATE TRIGGER file_search_tags_update AFTER UPDATE OF tags, owner_id ON files
+  WHEN old.tags IS NOT new.tags OR old.owner_id IS NOT new.owner_id BEGIN
+    DELETE FROM file_search_tags WHERE file_id = old.id;
+    INSERT OR IGNORE INTO file_search_tags (owner_id, tag, file_id)
+      SELECT new.owner_id, t.value, new.id FROM json_each(new.tags) t
+      WHERE json_valid(new.tags) AND t.type = 'text';
+  END;
+  CREATE TRIGGER file_search_tags_delete AFTER DELETE ON files BEGIN
+    DELETE FROM file_search_tags WHERE file_id = old.id;
+  END;
+  `,
+    postgres: `
+  CREATE TABLE file_search_tags (
+    owner_id TEXT COLLATE "C" NOT NULL,
+    tag TEXT COLLATE "C" NOT NULL,
+    file_id TEXT COLLATE "C" NOT NULL,
+    PRIMARY KEY (owner_id, tag, file_id)
+  );
+  CREATE INDEX file_search_tags_file ON file_search_tags(file_id, tag);
+  INSERT INTO file_search_tags (owner_id, tag, file_id)
+    SELECT DISTINCT f.owner_id, t.tag, f.id FROM files f, jsonb_array_elements_text(f.tags::jsonb) AS t(tag)
+    WHERE jsonb_typeof(f.tags::jsonb) = 'array'
+  ON CONFLICT DO NOTHING;
+  CREATE FUNCTION file_search_tags_sync() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF TG_OP <> 'INSERT' THEN
+      DELETE FROM file_search_tags WHERE file_id = OLD.id;
+    END IF;
+    IF TG_OP <> 'DELETE' AND jsonb_typeof(NEW.tags::jsonb) = 'array' THEN
+      INSERT INTO file_search_tags (owner_id, tag, file_id)
+        SELECT NEW.owner_id, t.tag, NEW.id FROM jsonb_array_elements_text(NEW.tags::jsonb) AS t(tag)
+      ON CONFLICT DO NOTHING;
+    END IF;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER file_search_tags_insert AFTER INSERT OR DELETE ON files
+    FOR EACH ROW EXECUTE FUNCTION file_search_tags_sync();
+  CREATE TRIGGER file_search_tags_update AFTER UPDATE OF tags, owner_id ON files
+    FOR EACH ROW WHEN (OLD.tags IS DISTINCT FROM NEW.tags OR OLD.owner_id IS DISTINCT FROM NEW.owner_id)
+    EXECUTE FUNCTION file_search_tags_sync();
+  `,
+  },
 ];

@@ -21,8 +21,18 @@ export function queryTerms(text: string, max = 16): string[] {
   return out;
 }
 
-/** The most frequent meaningful words of a text (for "similar text" and context retrieval). */
-export function salientTerms(text: string, max = 12): string[] {
+/** Every word of a text that salientTerms could pick, for telling whether a note uses them. */
+export function wordSet(text: string): Set<string> {
+  return new Set(
+    text
+      .slice(0, 20_000)
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]{3,}/gu) ?? [],
+  );
+}
+
+/** The most frequent meaningful words of a text with their counts, most frequent first. */
+export function termCounts(text: string, max: number): [word: string, count: number][] {
   const counts = new Map<string, number>();
   for (const m of text
     .slice(0, 20_000)
@@ -32,8 +42,10 @@ export function salientTerms(text: string, max = 12): string[] {
     if (STOP.has(w) || /^\d+$/.test(w)) continue;
     counts.set(w, (counts.get(w) ?? 0) + 1);
   }
-  return [...counts.entries()]
-    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
-    .slice(0, max)
-    .map(([w]) => w);
+  return [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, max);
+}
+
+/** The most frequent meaningful words of a text (for "similar text" and context retrieval). */
+export function salientTerms(text: string, max = 12): string[] {
+  return termCounts(text, max).map(([w]) => w);
 }
