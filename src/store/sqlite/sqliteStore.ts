@@ -30,6 +30,16 @@ function privateFiles(path: string): void {
   }
 }
 
+/** A unit of work waiting for a group commit, and how to answer its caller. */
+interface Unit {
+  fn: (tx: Tx) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+/** The most units of work one COMMIT carries: bounds how long the first of them waits for its answer. */
+const MAX_GROUP = 64;
+
 /** How much of the database file is read through mmap (SQLite's compile-time limit is 2 GiB). */
 const MMAP_BYTES = 1024 * 1024 * 1024;
 
@@ -38,6 +48,11 @@ export class SqliteStore implements Store {
   private readonly db: DatabaseSync;
   private readonly statements = new Map<string, StatementSync>();
   private readonly mutex = new Mutex();
+  /** Units of work waiting for the next group commit (transaction()). */
+  private readonly waiting: Unit[] = [];
+  private groupScheduled = false;
+  /** COMMITs made and units of work they carried: their ratio is the group size (tests, metrics). */
+  readonly commits = { count: 0, units: 0 };
   private readonly notifier = new FeedNotifier();
   private readonly sql: Sql;
   private closed = false;
@@ -156,26 +171,75 @@ export class SqliteStore implements Store {
     }
   }
 
+  /**
+   * Group commit: units of work that wait for the connection together run one after another in
+   * one transaction, each in a savepoint of its own, and share its COMMIT, so N waiting writes cost
+   * one fsync, not N. A unit that fails rolls back alone; each is answered only after the COMMIT
+   * that made it durable (or with that COMMIT's error).
+   */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.mutex.run(async () => {
-      this.assertOpen();
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.push({ fn, resolve, reject } as Unit);
+      if (this.groupScheduled) return;
+      this.groupScheduled = true;
+      // After the event loop's I/O phase: requests read in the same turn join this group.
+      setImmediate(() => void this.mutex.run(() => this.commitGroup()));
+    });
+  }
+
+  private async commitGroup(): Promise<void> {
+    this.groupScheduled = false;
+    const group = this.waiting.splice(0, MAX_GROUP);
+    if (this.waiting.length) {
+      this.groupScheduled = true;
+      setImmediate(() => void this.mutex.run(() => this.commitGroup()));
+    }
+    if (this.closed) {
+      for (const unit of group) unit.reject(new Error("store is closed"));
+      return;
+    }
+    let done: { unit: Unit; result: unknown; touched: string[] }[] = [];
+    const fail = (units: { unit: Unit }[], err: unknown) => {
+      for (const { unit } of units) unit.reject(err);
+    };
+    for (const unit of group) {
+      if (!this.db.isTransaction) this.db.exec("BEGIN IMMEDIATE");
       const touched: string[] = [];
       const tx = createTx(this.sql, (ids) => touched.push(...ids));
-      this.db.exec("BEGIN IMMEDIATE");
-      let result: T;
+      this.db.exec("SAVEPOINT txtfs_unit");
       try {
-        result = await fn(tx);
+        const result = await unit.fn(tx);
         await tx.beforeCommit();
-        this.db.exec("COMMIT");
+        this.db.exec("RELEASE txtfs_unit");
+        done.push({ unit, result, touched });
       } catch (err) {
-        if (this.db.isTransaction) this.db.exec("ROLLBACK");
-        throw err;
+        if (this.db.isTransaction) {
+          this.db.exec("ROLLBACK TO txtfs_unit");
+          this.db.exec("RELEASE txtfs_unit");
+        } else {
+          // SQLite ended the whole transaction itself (disk full, I/O error): the units before
+          // this one went with it, so none of them was made durable.
+          fail(done, err);
+          done = [];
+        }
+        unit.reject(err);
       }
-      this.invalidate();
-      if (touched.length) this.notifier.emit(touched);
-      this.indexSoon();
-      return result;
-    });
+    }
+    if (!this.db.isTransaction) return;
+    try {
+      this.db.exec("COMMIT");
+    } catch (err) {
+      if (this.db.isTransaction) this.db.exec("ROLLBACK");
+      fail(done, err);
+      return;
+    }
+    this.commits.count++;
+    this.commits.units += done.length;
+    this.invalidate();
+    const touched = done.flatMap((d) => d.touched);
+    if (touched.length) this.notifier.emit(touched);
+    this.indexSoon();
+    for (const d of done) d.unit.resolve(d.result);
   }
 
   read<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
