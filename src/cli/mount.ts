@@ -27,6 +27,7 @@ import { registerStatus } from "./status.ts";
 import { registerSync } from "./sync.ts";
 import { registerUnmount } from "./unmount.ts";
 import { BIN_ARGS } from "./version.ts";
+import { savesWord } from "./waitingSaves.ts";
 
 // What the mount's actions need is imported when they run (see main.ts): the service, FUSE and the
 // vfs are the bulk of the program, and `status` or `--help` need none of them.
@@ -377,6 +378,12 @@ export function registerMount(program: Command): void {
           .catch((err) => log.error({ err }, "writes held in C could not be taken"));
         await vfs.stop();
         keptUnsent(); // a save refused in this last delivery is reported by `txtfs unmount`
+        // Ctrl-C of a mount in the foreground: its terminal hears what is left, not only the log.
+        const left = vfs.stats().dirty;
+        if (left > 0)
+          process.stderr.write(
+            `txtfs: ${savesWord(left)} for ${url} wait in ${cache}; they are sent at the next mount (txtfs status lists them)\n`,
+          );
         const flushedMs = Date.now() - stopStarted;
         control?.close();
         if (signal !== "unmounted") await mounted.unmount();
