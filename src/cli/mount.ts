@@ -11,7 +11,13 @@ import type { Logger } from "../lib/logger.ts";
 import { LOG_LEVELS } from "../lib/logLevels.ts";
 import { listMounts, removeMountRecord, writeMountRecord } from "../lib/mountRegistry.ts";
 import { cacheDir, dataDir } from "../lib/paths.ts";
-import { readUnsentCopies, stillKept, type UnsentCopy, writeUnsentCopies } from "../lib/unsentCopies.ts";
+import {
+  addUnreportedRefusals,
+  readUnsentCopies,
+  stillKept,
+  type UnsentCopy,
+  writeUnsentCopies,
+} from "../lib/refusedSaves.ts";
 import { readCliConfig, resolveCredentials } from "./credentials.ts";
 import { hideKeyArgument, KEY_ENV } from "./keyArgument.ts";
 import {
@@ -27,7 +33,7 @@ import { registerStatus } from "./status.ts";
 import { registerSync } from "./sync.ts";
 import { registerUnmount } from "./unmount.ts";
 import { BIN_ARGS } from "./version.ts";
-import { savesWord } from "./waitingSaves.ts";
+import { describeRefusal, savesWord } from "./waitingSaves.ts";
 
 // What the mount's actions need is imported when they run (see main.ts): the service, FUSE and the
 // vfs are the bulk of the program, and `status` or `--help` need none of them.
@@ -377,7 +383,16 @@ export function registerMount(program: Command): void {
           .takeHeldWrites()
           .catch((err) => log.error({ err }, "writes held in C could not be taken"));
         await vfs.stop();
-        keptUnsent(); // a save refused in this last delivery is reported by `txtfs unmount`
+        // A save refused in this last delivery (or since the last sync) is reported by `txtfs
+        // unmount`, or else by the next `txtfs sync`: its copy if it kept one, else the refusal.
+        keptUnsent();
+        const refusals = vfs.takeRefused().filter((r) => !r.keptAs);
+        try {
+          addUnreportedRefusals(cache, refusals);
+        } catch (err) {
+          log.error({ err: (err as Error).message, refusals }, "could not record the refused changes");
+        }
+        for (const r of refusals) process.stderr.write(`txtfs: ${describeRefusal(mountpoint, r)}\n`);
         // Ctrl-C of a mount in the foreground: its terminal hears what is left, not only the log.
         const left = vfs.stats().dirty;
         if (left > 0)

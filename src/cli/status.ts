@@ -5,8 +5,8 @@
 import type { Command } from "commander";
 import { readJournal } from "../lib/journalFiles.ts";
 import { listMounts, type MountRecord } from "../lib/mountRegistry.ts";
-import type { UnsentCopy } from "../lib/unsentCopies.ts";
-import { describeUnsent, notOnServiceUnmounted } from "./waitingSaves.ts";
+import { readUnreportedRefusals, type UnsentCopy } from "../lib/refusedSaves.ts";
+import { describeRefusal, describeUnsent, notOnServiceUnmounted } from "./waitingSaves.ts";
 
 /** A daemon busy for longer than this is counted from disk. */
 const LIVE_TIMEOUT_MS = 1000;
@@ -49,6 +49,7 @@ export function registerStatus(program: Command): void {
           cacheDir: w.cacheDir,
           waitingSaves: w.saves,
           unsent: w.unsent,
+          refusals: w.refusals,
         }));
         process.stdout.write(`${JSON.stringify([...out, ...waiting], null, 2)}\n`);
         return;
@@ -72,6 +73,7 @@ export function registerStatus(program: Command): void {
             `  ${w.saves} ${w.saves === 1 ? "save waits" : "saves wait"} in ${w.cacheDir}; mount it again to send them\n`,
           );
         for (const c of w.unsent) process.stdout.write(`  ${describeUnsent(w.mountpoint, c, w.cacheDir)}\n`);
+        for (const r of w.refusals) process.stdout.write(`  ${describeRefusal(w.mountpoint, r)}\n`);
       }
     });
 }
@@ -96,6 +98,9 @@ function printMount(m: MountRecord, live: Live): void {
     process.stdout.write(`  refused by the service: ${r.path} (${r.reason})\n`);
   for (const c of live.unsent ?? m.unsent ?? [])
     process.stdout.write(`  ${describeUnsent(m.mountpoint, c)}\n`);
+  // Refused while an earlier mount of this cache dir stopped (the next sync reports them).
+  for (const r of readUnreportedRefusals(m.cacheDir))
+    process.stdout.write(`  ${describeRefusal(m.mountpoint, r)}\n`);
   for (const l of m.localOnly ?? []) process.stdout.write(`  local-only: ${l.path} (${l.why})\n`);
   for (const r of m.refusedMetadata ?? [])
     process.stdout.write(`  metadata refused: ${r.path} (${r.reason}) at ${r.at}\n`);

@@ -4,8 +4,9 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { listMounts } from "../lib/mountRegistry.ts";
+import { takeUnreportedRefusals } from "../lib/refusedSaves.ts";
 import { parseSeconds } from "./options.ts";
-import { describeUnsent, describeWaiting, notOnServiceUnmounted } from "./waitingSaves.ts";
+import { describeRefusal, describeUnsent, describeWaiting, notOnServiceUnmounted } from "./waitingSaves.ts";
 
 export function registerSync(program: Command): void {
   program
@@ -49,6 +50,11 @@ export function registerSync(program: Command): void {
           refused++;
           process.stdout.write(`${m.mountpoint}: ${describeUnsent(m.mountpoint, c)}\n`);
         }
+        // Refused while an earlier mount of this cache dir stopped, and reported by nobody yet.
+        for (const r of takeUnreportedRefusals(m.cacheDir)) {
+          refused++;
+          process.stdout.write(`${m.mountpoint}: ${describeRefusal(m.mountpoint, r)}\n`);
+        }
         process.stdout.write(
           result.pending === 0
             ? `${m.mountpoint}: every ${refused > refusedBefore ? "other " : ""}save is on the service\n`
@@ -62,6 +68,10 @@ export function registerSync(program: Command): void {
         for (const c of w.unsent) {
           refused++;
           process.stdout.write(`${where}: ${describeUnsent(w.mountpoint, c, w.cacheDir)}\n`);
+        }
+        for (const r of takeUnreportedRefusals(w.cacheDir)) {
+          refused++;
+          process.stdout.write(`${where}: ${describeRefusal(w.mountpoint, r)}\n`);
         }
       }
       if (pending > 0 || refused > 0) process.exitCode = 1;

@@ -8,9 +8,14 @@ import { resolve } from "node:path";
 import type { Command } from "commander";
 import { readJournal } from "../lib/journalFiles.ts";
 import { listMounts } from "../lib/mountRegistry.ts";
-import { readUnsentCopies, type UnsentCopy } from "../lib/unsentCopies.ts";
+import {
+  type Refusal,
+  readUnsentCopies,
+  takeUnreportedRefusals,
+  type UnsentCopy,
+} from "../lib/refusedSaves.ts";
 import { parseSeconds } from "./options.ts";
-import { describeUnsent, notOnServiceUnmounted, savesWord } from "./waitingSaves.ts";
+import { describeRefusal, describeUnsent, notOnServiceUnmounted, savesWord } from "./waitingSaves.ts";
 
 /** How long the daemon may take to deliver (or journal) what is pending, unmount and exit. */
 const STOP_TIMEOUT_MS = 30_000;
@@ -30,10 +35,19 @@ export function registerUnmount(program: Command): void {
       const mountpoint = resolve(mountpointArg);
       const rec = listMounts().find((m) => m.mountpoint === mountpoint);
       if (!rec) {
-        lazyUnmount(mountpoint);
-        // No daemon to ask (its record is gone): what a cache dir of this mountpoint holds.
-        for (const w of notOnServiceUnmounted(listMounts()).filter((d) => d.mountpoint === mountpoint))
-          reportLeftBehind(mountpoint, w.saves, w.unsent, w.cacheDir, w.url);
+        // No daemon to ask (killed, or already unmounted): what a cache dir of this mountpoint holds.
+        const left = notOnServiceUnmounted(listMounts()).filter((d) => d.mountpoint === mountpoint);
+        if (!lazyUnmount(mountpoint) && left.length === 0)
+          throw new Error(`${mountpoint} is not a txtfs mount`);
+        for (const w of left)
+          reportLeftBehind(
+            mountpoint,
+            w.saves,
+            w.unsent,
+            takeUnreportedRefusals(w.cacheDir),
+            w.cacheDir,
+            w.url,
+          );
         return;
       }
       if (opts.wait !== undefined) {
@@ -55,6 +69,7 @@ export function registerUnmount(program: Command): void {
         mountpoint,
         readJournal(rec.cacheDir).saves.length,
         readUnsentCopies(rec.cacheDir),
+        takeUnreportedRefusals(rec.cacheDir),
         rec.cacheDir,
         rec.url,
       );
@@ -66,26 +81,26 @@ function reportLeftBehind(
   mountpoint: string,
   saves: number,
   unsent: UnsentCopy[],
+  refusals: Refusal[],
   cacheDir: string,
   url?: string,
 ): void {
   if (saves > 0)
     process.stderr.write(
-      `txtfs: unmounted ${mountpoint}, but ${savesWord(saves)}${url ? ` for ${url}` : ""} wait in ${cacheDir}; they are sent when it is mounted again (txtfs status lists them)\n`,
+      `txtfs: ${mountpoint} is unmounted, but ${savesWord(saves)}${url ? ` for ${url}` : ""} wait in ${cacheDir}; they are sent when it is mounted again (txtfs status lists them)\n`,
     );
   for (const c of unsent) process.stderr.write(`txtfs: ${describeUnsent(mountpoint, c, cacheDir)}\n`);
-  if (saves > 0 || unsent.length > 0) process.exitCode = 1;
+  for (const r of refusals) process.stderr.write(`txtfs: ${describeRefusal(mountpoint, r)}\n`);
+  if (saves > 0 || unsent.length > 0 || refusals.length > 0) process.exitCode = 1;
 }
 
-/** A mount without a daemon record (killed, or another txtfs): the kernel's mount goes. */
-function lazyUnmount(mountpoint: string): void {
-  try {
-    execFileSync("fusermount", ["-u", mountpoint], { stdio: "pipe" });
-  } catch {
+/** A mount without a daemon record (its daemon killed): the kernel's mount goes. False: none there. */
+function lazyUnmount(mountpoint: string): boolean {
+  for (const flags of ["-u", "-uz"]) {
     try {
-      execFileSync("fusermount", ["-uz", mountpoint], { stdio: "pipe" });
-    } catch {
-      throw new Error(`${mountpoint} is not a txtfs mount`);
-    }
+      execFileSync("fusermount", [flags, mountpoint], { stdio: "pipe" });
+      return true;
+    } catch {}
   }
+  return false;
 }

@@ -5,7 +5,7 @@
 import { rmSync } from "node:fs";
 import { createConnection, createServer, type Server } from "node:net";
 import { join } from "node:path";
-import type { UnsentCopy } from "./unsentCopies.ts";
+import type { UnsentCopy } from "./refusedSaves.ts";
 
 export interface SyncResult {
   /** Saves still journalled: 0 means everything written is on the service. */

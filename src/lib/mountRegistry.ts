@@ -3,7 +3,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { configDir } from "./paths.ts";
-import type { UnsentCopy } from "./unsentCopies.ts";
+import type { UnsentCopy } from "./refusedSaves.ts";
 
 export interface MountRecord {
   pid: number;

@@ -10,6 +10,7 @@ import {
   type MountDirs,
   makeMountDirs,
   q,
+  type RunningMount,
   removeMountDirs,
   sh,
   startMount,
@@ -95,6 +96,69 @@ describe("refused saves kept as .unsent copies", () => {
     const un2 = await runTxtfs(["unmount", m.mnt], env);
     expect(un2.code, un2.stderr).toBe(0);
     expect((await runTxtfs(["sync"], env)).stderr).toBe("txtfs: no txtfs mounts\n");
+  }, 120_000);
+  it("a change refused in the last delivery of a stop (nothing kept: a rename) is reported once, by unmount or else by the next sync", async () => {
+    const alice = await t.user();
+    const bob = await t.user();
+    const shares: string[] = [];
+    for (const name of ["One", "Two"]) {
+      const folder = (await alice.api.post("/api/v1/folders", { name })).body.folder;
+      await alice.api.post("/api/v1/files", { name: "plan.md", content: "v1\n", folderId: folder.id });
+      shares.push(
+        (await alice.api.post(`/api/v1/folders/${folder.id}/share`, { email: bob.email, role: "writer" }))
+          .body.share.id,
+      );
+    }
+    let cut = false;
+    const link = await startSlowProxy(t.url, () => (cut ? -1 : 0));
+    later(() => link.close());
+    const dirs: MountDirs = makeMountDirs("txtfs-unsent-");
+    later(() => removeMountDirs(dirs));
+    const env = txtfsEnv(dirs);
+    const shared = `/Shared with me/${alice.email}`;
+    /** Renamed while the service cannot be reached; meanwhile the share becomes read-only. */
+    const renameRefused = async (m: RunningMount, folder: string, share: string) => {
+      expect(
+        (await sh(waitFor(`[ -e ${q(`${m.mnt}${shared}/${folder}/plan.md`)} ]`, 10), { cwd: "/" })).code,
+      ).toBe(0);
+      cut = true;
+      const mv = await sh(
+        `mv ${q(`${m.mnt}${shared}/${folder}/plan.md`)} ${q(`${m.mnt}${shared}/${folder}/moved.md`)}`,
+        {
+          cwd: "/",
+        },
+      );
+      expect(mv.code, mv.stderr).toBe(0);
+      const patch = await alice.api.request("PATCH", `/api/v1/shares/${share}`, { json: { role: "reader" } });
+      expect(patch.status).toBe(200);
+      cut = false;
+    };
+    const refusal = (folder: string) =>
+      new RegExp(
+        `the service refused a change to ${literal(`${dirs.mnt}${shared}/${folder}/`)}\\S+ \\(.+\\) at \\S+; it was not applied, the note is as the service has it`,
+      );
+
+    // Stopped by a signal (systemd, Ctrl-C): the next sync reports it, once.
+    let m = await startMount(dirs, { service: { url: link.url, key: bob.key } });
+    later(() => m.stop());
+    await renameRefused(m, "One", shares[0]!);
+    expect(await m.stop()).toBe(0);
+    expect(m.stderr()).toMatch(refusal("One"));
+    expect((await runTxtfs(["status"], env)).stdout).toMatch(refusal("One"));
+    const sync = await runTxtfs(["sync"], env);
+    expect(sync.code).toBe(1);
+    expect(sync.stdout).toMatch(refusal("One"));
+    expect((await runTxtfs(["sync"], env)).stderr).toBe("txtfs: no txtfs mounts\n");
+
+    // Stopped by txtfs unmount: it says so itself (exit 1), and nobody again.
+    m = await startMount(dirs, { service: { url: link.url, key: bob.key } });
+    later(() => m.stop());
+    await renameRefused(m, "Two", shares[1]!);
+    const un = await runTxtfs(["unmount", m.mnt], env);
+    expect(un.code, un.stderr).toBe(1);
+    expect(un.stderr).toMatch(refusal("Two"));
+    expect((await runTxtfs(["sync"], env)).stderr).toBe("txtfs: no txtfs mounts\n");
+    expect(await contentAt(alice.api, "Two/plan.md")).toBe("v1\n");
   }, 120_000);
 });
 

@@ -65,11 +65,15 @@ describe("saves waiting for the service", () => {
     expect(un.stdout).toBe("");
     expect(un.stderr).toMatch(
       new RegExp(
-        `^txtfs: unmounted ${literal(m.mnt)}, but 3 saves for ${literal(first.url)} wait in ${literal(dirs.cache)}; they are sent when it is mounted again \\(txtfs status lists them\\)\n$`,
+        `^txtfs: ${literal(m.mnt)} is unmounted, but 3 saves for ${literal(first.url)} wait in ${literal(dirs.cache)}; they are sent when it is mounted again \\(txtfs status lists them\\)\n$`,
       ),
     );
     expect(await m.exited).toBe(0);
     expect(isMounted(m.mnt)).toBe(false);
+    // Asked again, with nothing mounted there: the same answer, not "not a txtfs mount".
+    const twice = await runTxtfs(["unmount", m.mnt], env);
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toBe(un.stderr);
 
     const after = await runTxtfs(["status"], env);
     expect(after.code, after.stderr).toBe(0);
