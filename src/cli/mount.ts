@@ -11,13 +11,6 @@ import type { Logger } from "../lib/logger.ts";
 import { LOG_LEVELS } from "../lib/logLevels.ts";
 import { listMounts, removeMountRecord, writeMountRecord } from "../lib/mountRegistry.ts";
 import { cacheDir, dataDir } from "../lib/paths.ts";
-import {
-  addUnreportedRefusals,
-  readUnsentCopies,
-  stillKept,
-  type UnsentCopy,
-  writeUnsentCopies,
-} from "../lib/refusedSaves.ts";
 import { readCliConfig, resolveCredentials } from "./credentials.ts";
 import { hideKeyArgument, KEY_ENV } from "./keyArgument.ts";
 import {
@@ -29,6 +22,7 @@ import {
 } from "./mountIdentity.ts";
 import { parseId, parsePollWait, parseSize, parseUrl, UsageError } from "./options.ts";
 import { checkNotMounted, explainConnectError } from "./preflight.ts";
+import { RefusalRecords } from "./refusalRecords.ts";
 import { registerStatus } from "./status.ts";
 import { registerSync } from "./sync.ts";
 import { registerUnmount } from "./unmount.ts";
@@ -291,22 +285,7 @@ export function registerMount(program: Command): void {
       await vfs.start((message) => process.stderr.write(`txtfs: ${message}\n`));
       // Refused saves whose bytes only a local copy holds, also from earlier mounts: reported by
       // status, sync and unmount until the copy is moved or deleted (recorded in the cache dir).
-      let unsent = readUnsentCopies(cache);
-      const keptUnsent = (): UnsentCopy[] => {
-        const now = stillKept(unsent, vfs.refused, new Set(vfs.localOnly().map((l) => l.path)));
-        if (JSON.stringify(now) !== JSON.stringify(unsent)) {
-          try {
-            writeUnsentCopies(cache, now);
-          } catch (err) {
-            log.error(
-              { err: (err as Error).message },
-              "could not record the refused saves kept as local copies",
-            );
-          }
-        }
-        unsent = now;
-        return now;
-      };
+      const refusals = new RefusalRecords(cache, vfs, log);
       const mounted = await mountVfs(
         vfs,
         mountpoint,
@@ -330,14 +309,14 @@ export function registerMount(program: Command): void {
             await new Promise((r) => setTimeout(r, Math.min(1000, deadline - Date.now())));
             pending = await vfs.drain();
           }
-          return { pending, refused: vfs.takeRefused(), unsent: keptUnsent() };
+          return { pending, refused: vfs.takeRefused(), unsent: refusals.kept() };
         },
         () => ({
           pid: process.pid,
           mountpoint,
           uptimeSeconds: (Date.now() - started) / 1000,
           ...vfs.metrics(),
-          unsent: keptUnsent(),
+          unsent: refusals.kept(),
         }),
       ).catch((err) => {
         log.warn({ err: (err as Error).message }, "no control socket: `txtfs sync` cannot reach this mount");
@@ -358,7 +337,7 @@ export function registerMount(program: Command): void {
           localOnly: vfs.localOnly(),
           unreachableSince: vfs.unreachableSince(),
           refusedMetadata: vfs.refusedMetadata(),
-          unsent: keptUnsent(),
+          unsent: refusals.kept(),
         });
       record();
       // Recorded before it is announced: `txtfs status` (and mount(8)'s caller) finds it at once.
@@ -385,14 +364,7 @@ export function registerMount(program: Command): void {
         await vfs.stop();
         // A save refused in this last delivery (or since the last sync) is reported by `txtfs
         // unmount`, or else by the next `txtfs sync`: its copy if it kept one, else the refusal.
-        keptUnsent();
-        const refusals = vfs.takeRefused().filter((r) => !r.keptAs);
-        try {
-          addUnreportedRefusals(cache, refusals);
-        } catch (err) {
-          log.error({ err: (err as Error).message, refusals }, "could not record the refused changes");
-        }
-        for (const r of refusals) process.stderr.write(`txtfs: ${describeRefusal(mountpoint, r)}\n`);
+        for (const r of refusals.atStop()) process.stderr.write(`txtfs: ${describeRefusal(mountpoint, r)}\n`);
         // Ctrl-C of a mount in the foreground: its terminal hears what is left, not only the log.
         const left = vfs.stats().dirty;
         if (left > 0)
