@@ -50,11 +50,17 @@ export function registerUnmount(program: Command): void {
           );
         return;
       }
+      // Refused while we waited (this sync takes them from the daemon): those that kept nothing are
+      // said below; a kept copy is among the daemon's records.
+      const refusedMeanwhile: Refusal[] = [];
       if (opts.wait !== undefined) {
         const { requestSync } = await import("../lib/mountControl.ts");
         // The daemon answers before our own deadline (5 s of margin for a last attempt). Whatever
         // it answers, its stop below delivers what it can and the journal keeps the rest.
-        await requestSync(rec.cacheDir, opts.wait * 1000 + 5000, opts.wait * 1000).catch(() => undefined);
+        const result = await requestSync(rec.cacheDir, opts.wait * 1000 + 5000, opts.wait * 1000).catch(
+          () => undefined,
+        );
+        for (const r of result?.refused ?? []) if (!r.keptAs) refusedMeanwhile.push(r);
       }
       process.kill(rec.pid, "SIGTERM");
       // The daemon removes its record once everything is delivered or journalled and it is
@@ -69,7 +75,7 @@ export function registerUnmount(program: Command): void {
         mountpoint,
         readJournal(rec.cacheDir).saves.length,
         readUnsentCopies(rec.cacheDir),
-        takeUnreportedRefusals(rec.cacheDir),
+        [...refusedMeanwhile, ...takeUnreportedRefusals(rec.cacheDir)],
         rec.cacheDir,
         rec.url,
       );
