@@ -20,6 +20,7 @@ import {
   rememberedPort,
   rememberPort,
 } from "./mountIdentity.ts";
+import { describeRefusal, savesWord } from "./notOnService.ts";
 import { parseId, parsePollWait, parseSize, parseUrl, UsageError } from "./options.ts";
 import { checkNotMounted, explainConnectError } from "./preflight.ts";
 import { RefusalRecords } from "./refusalRecords.ts";
@@ -27,7 +28,6 @@ import { registerStatus } from "./status.ts";
 import { registerSync } from "./sync.ts";
 import { registerUnmount } from "./unmount.ts";
 import { BIN_ARGS } from "./version.ts";
-import { describeRefusal, savesWord } from "./waitingSaves.ts";
 
 // What the mount's actions need is imported when they run (see main.ts): the service, FUSE and the
 // vfs are the bulk of the program, and `status` or `--help` need none of them.

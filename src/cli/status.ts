@@ -6,7 +6,7 @@ import type { Command } from "commander";
 import { readJournal } from "../lib/journalFiles.ts";
 import { listMounts, type MountRecord } from "../lib/mountRegistry.ts";
 import { readUnreportedRefusals, type UnsentCopy } from "../lib/refusedSaves.ts";
-import { describeRefusal, describeUnsent, notOnServiceUnmounted } from "./waitingSaves.ts";
+import { describeRefusal, describeUnsent, notOnServiceUnmounted } from "./notOnService.ts";
 
 /** A daemon busy for longer than this is counted from disk. */
 const LIVE_TIMEOUT_MS = 1000;

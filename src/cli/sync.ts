@@ -5,8 +5,8 @@ import { resolve } from "node:path";
 import type { Command } from "commander";
 import { listMounts } from "../lib/mountRegistry.ts";
 import { takeUnreportedRefusals } from "../lib/refusedSaves.ts";
+import { describeRefusal, describeUnsent, describeWaiting, notOnServiceUnmounted } from "./notOnService.ts";
 import { parseSeconds } from "./options.ts";
-import { describeRefusal, describeUnsent, describeWaiting, notOnServiceUnmounted } from "./waitingSaves.ts";
 
 export function registerSync(program: Command): void {
   program

@@ -14,8 +14,8 @@ import {
   takeUnreportedRefusals,
   type UnsentCopy,
 } from "../lib/refusedSaves.ts";
+import { describeRefusal, describeUnsent, notOnServiceUnmounted, savesWord } from "./notOnService.ts";
 import { parseSeconds } from "./options.ts";
-import { describeRefusal, describeUnsent, notOnServiceUnmounted, savesWord } from "./waitingSaves.ts";
 
 /** How long the daemon may take to deliver (or journal) what is pending, unmount and exit. */
 const STOP_TIMEOUT_MS = 30_000;
