@@ -1,4 +1,4 @@
-// txtfs mount / unmount / status.
+// txtfs mount (and, registered beside it, unmount, sync and status).
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, fchmodSync, fstatSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
@@ -6,6 +6,7 @@ import { join, resolve } from "node:path";
 import { type Command, Option } from "commander";
 import type { TxtfsClient } from "../client/api.ts";
 import type { StoredSignIn } from "../client/signIn.ts";
+import { recordCacheOwner, rememberCacheDir } from "../lib/cacheDirs.ts";
 import type { Logger } from "../lib/logger.ts";
 import { LOG_LEVELS } from "../lib/logLevels.ts";
 import { listMounts, removeMountRecord, writeMountRecord } from "../lib/mountRegistry.ts";
@@ -16,12 +17,16 @@ import {
   adoptOrphanedJournal,
   keyHash,
   mountCacheDir,
-  recordCacheOwner,
   rememberedPort,
   rememberPort,
 } from "./mountIdentity.ts";
-import { parseId, parsePollWait, parseSeconds, parseSize, parseUrl, UsageError } from "./options.ts";
+import { describeRefusal, savesWord } from "./notOnService.ts";
+import { parseId, parsePollWait, parseSize, parseUrl, UsageError } from "./options.ts";
 import { checkNotMounted, explainConnectError } from "./preflight.ts";
+import { RefusalRecords } from "./refusalRecords.ts";
+import { registerStatus } from "./status.ts";
+import { registerSync } from "./sync.ts";
+import { registerUnmount } from "./unmount.ts";
 import { BIN_ARGS } from "./version.ts";
 
 // What the mount's actions need is imported when they run (see main.ts): the service, FUSE and the
@@ -248,6 +253,9 @@ export function registerMount(program: Command): void {
         if (from) log.info({ from, to: cache }, "picked up the saves still waiting in an earlier cache dir");
         recordCacheOwner(cache, owner);
       }
+      // Before anything is journalled: an unmount or a kill leaving saves here, and status and
+      // sync still find them (src/lib/cacheDirs.ts).
+      rememberCacheDir({ cacheDir: cache, mountpoint, url });
 
       const client = new TxtfsClient({ url, key, source: "mount", timeoutMs: 10_000, logger: log });
       const deviceId = await ensureDevice(
@@ -275,6 +283,9 @@ export function registerMount(program: Command): void {
       });
       const started = Date.now();
       await vfs.start((message) => process.stderr.write(`txtfs: ${message}\n`));
+      // Refused saves whose bytes only a local copy holds, also from earlier mounts: reported by
+      // status, sync and unmount until the copy is moved or deleted (recorded in the cache dir).
+      const refusals = new RefusalRecords(cache, vfs, log);
       const mounted = await mountVfs(
         vfs,
         mountpoint,
@@ -298,13 +309,14 @@ export function registerMount(program: Command): void {
             await new Promise((r) => setTimeout(r, Math.min(1000, deadline - Date.now())));
             pending = await vfs.drain();
           }
-          return { pending, refused: vfs.takeRefused() };
+          return { pending, refused: vfs.takeRefused(), unsent: refusals.kept() };
         },
         () => ({
           pid: process.pid,
           mountpoint,
           uptimeSeconds: (Date.now() - started) / 1000,
           ...vfs.metrics(),
+          unsent: refusals.kept(),
         }),
       ).catch((err) => {
         log.warn({ err: (err as Error).message }, "no control socket: `txtfs sync` cannot reach this mount");
@@ -325,6 +337,7 @@ export function registerMount(program: Command): void {
           localOnly: vfs.localOnly(),
           unreachableSince: vfs.unreachableSince(),
           refusedMetadata: vfs.refusedMetadata(),
+          unsent: refusals.kept(),
         });
       record();
       // Recorded before it is announced: `txtfs status` (and mount(8)'s caller) finds it at once.
@@ -349,6 +362,15 @@ export function registerMount(program: Command): void {
           .takeHeldWrites()
           .catch((err) => log.error({ err }, "writes held in C could not be taken"));
         await vfs.stop();
+        // A save refused in this last delivery (or since the last sync) is reported by `txtfs
+        // unmount`, or else by the next `txtfs sync`: its copy if it kept one, else the refusal.
+        for (const r of refusals.atStop()) process.stderr.write(`txtfs: ${describeRefusal(mountpoint, r)}\n`);
+        // Ctrl-C of a mount in the foreground: its terminal hears what is left, not only the log.
+        const left = vfs.stats().dirty;
+        if (left > 0)
+          process.stderr.write(
+            `txtfs: ${savesWord(left)} for ${url} wait in ${cache}; they are sent at the next mount (txtfs status lists them)\n`,
+          );
         const flushedMs = Date.now() - stopStarted;
         control?.close();
         if (signal !== "unmounted") await mounted.unmount();
@@ -394,118 +416,9 @@ export function registerMount(program: Command): void {
       const stopWatch = watchMountpoint(mountpoint, () => void stop("unmounted"));
     });
 
-  program
-    .command("unmount <mountpoint>")
-    .description("Unmount: the daemon flushes pending writes first.")
-    .action(async (mountpointArg: string) => {
-      const mountpoint = resolve(mountpointArg);
-      const rec = listMounts().find((m) => m.mountpoint === mountpoint);
-      if (rec) {
-        process.kill(rec.pid, "SIGTERM");
-        // The daemon removes its record once everything is delivered and unmounted, just before it exits.
-        for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
-          await new Promise((r) => setTimeout(r, 10));
-          if (!listMounts().some((m) => m.pid === rec.pid)) return;
-        }
-        throw new Error(`the daemon (pid ${rec.pid}) did not stop within 30 s`);
-      }
-      const { execFileSync } = await import("node:child_process");
-      try {
-        execFileSync("fusermount", ["-u", mountpoint], { stdio: "pipe" });
-      } catch {
-        try {
-          execFileSync("fusermount", ["-uz", mountpoint], { stdio: "pipe" });
-        } catch {
-          throw new Error(`${mountpoint} is not a txtfs mount`);
-        }
-      }
-    });
-
-  program
-    .command("sync [mountpoint]")
-    .description("Wait until every save made in the mount (all mounts by default) is on the service.")
-    .option(
-      "--timeout <seconds>",
-      "while the service is unreachable, keep trying this long (default: report at once)",
-      parseSeconds,
-    )
-    .action(async (mountpointArg: string | undefined, opts: { timeout?: number }) => {
-      const wanted = mountpointArg ? resolve(mountpointArg) : undefined;
-      const mounts = listMounts().filter((m) => !wanted || m.mountpoint === wanted);
-      if (mounts.length === 0) throw new Error(wanted ? `${wanted} is not a txtfs mount` : "no txtfs mounts");
-      const { requestSync } = await lazy.control();
-      let pending = 0;
-      let refused = 0;
-      for (const m of mounts) {
-        // The daemon answers before our own deadline (5 s of margin for a last attempt and the answer).
-        const result =
-          opts.timeout === undefined
-            ? await requestSync(m.cacheDir, 300_000)
-            : await requestSync(m.cacheDir, opts.timeout * 1000 + 5000, opts.timeout * 1000);
-        pending += result.pending;
-        for (const r of result.refused ?? []) {
-          refused++;
-          process.stdout.write(
-            `${m.mountpoint}: the service refused the save of ${r.path} (${r.reason})${r.keptAs ? `; its bytes are kept in ${r.keptAs}` : ""}\n`,
-          );
-        }
-        process.stdout.write(
-          result.pending === 0
-            ? `${m.mountpoint}: every ${result.refused?.length ? "other " : ""}save is on the service\n`
-            : `${m.mountpoint}: ${result.pending} saves still journalled (the service is unreachable); they are delivered when it returns\n`,
-        );
-      }
-      if (pending > 0 || refused > 0) process.exitCode = 1;
-    });
-
-  program
-    .command("status")
-    .description("Show mounts: pending uploads, local-only files, conflicts, cache.")
-    .option(
-      "--json",
-      "machine-readable, with each daemon's live statistics (cache hits/misses, requests by kind, pending saves and their age, feed position and lag)",
-    )
-    .action(async (opts: { json?: boolean }) => {
-      const mounts = listMounts();
-      if (opts.json) {
-        // Each daemon answers on its control socket; one that does not (busy, older txtfs) keeps
-        // the snapshot of its record (written every 2 s), and `live.error` says why.
-        const { requestStats } = await lazy.control();
-        const out = await Promise.all(
-          mounts.map(async (m) => ({
-            ...m,
-            live: await requestStats(m.cacheDir).catch((err: Error) => ({ error: err.message })),
-          })),
-        );
-        process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
-        return;
-      }
-      if (mounts.length === 0) {
-        process.stdout.write("no txtfs mounts\n");
-        return;
-      }
-      for (const m of mounts) {
-        const s = m.stats;
-        process.stdout.write(
-          `${m.mountpoint}  <- ${m.url}  (pid ${m.pid}, since ${m.startedAt})\n` +
-            `  notes ${s.notes}, folders ${s.folders}, pending uploads ${s.dirty}, local-only files ${s.localFiles}, conflicts ${s.conflicts}\n` +
-            `  cache ${(s.cacheBytes! / 1024 / 1024).toFixed(1)} MiB in ${s.cacheEntries} notes, requests ${s.requests}, feed cursor ${s.cursor}\n` +
-            `  kept on disk (pinned/available) ${s.keptOffline ?? 0} notes\n`,
-        );
-        if (m.unreachableSince)
-          process.stdout.write(
-            `  the service is unreachable since ${m.unreachableSince}; saves stay in the journal until it returns\n`,
-          );
-        for (const c of m.conflicts) process.stdout.write(`  conflict copy: ${c}\n`);
-        for (const r of m.refused ?? [])
-          process.stdout.write(
-            `  refused by the service: ${r.path} (${r.reason})${r.keptAs ? `, kept in ${r.keptAs}` : ""}\n`,
-          );
-        for (const l of m.localOnly ?? []) process.stdout.write(`  local-only: ${l.path} (${l.why})\n`);
-        for (const r of m.refusedMetadata ?? [])
-          process.stdout.write(`  metadata refused: ${r.path} (${r.reason}) at ${r.at}\n`);
-      }
-    });
+  registerUnmount(program);
+  registerSync(program);
+  registerStatus(program);
 }
 
 /** The daemon's log, for this user only (also one an older txtfs created readable by all). */

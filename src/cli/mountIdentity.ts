@@ -3,8 +3,10 @@
 // save (a mount keyed by a random `--serve` port found 0 of 100 notes after a kill -9), and the
 // TXTFS_URL it printed must stay valid for the scripts that use it.
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { type CacheOwner, readCacheOwner } from "../lib/cacheDirs.ts";
+import { journalDir, readJournal } from "../lib/journalFiles.ts";
 
 /**
  * The cache dir of a mount: keyed by the service's identity — its data dir with `--serve` (never
@@ -43,52 +45,14 @@ export function rememberPort(data: string, port: number): void {
   writeFileSync(portFile(data), `${port}\n`, { mode: 0o600 });
 }
 
-/**
- * Who a cache dir's saves belong to: a hash of the API key they are sent with (never the key),
- * and the mountpoint. Written into every cache dir, so a journal left in one that the next start
- * does not look in (the service moved to another URL or port) can be found again.
- */
-export interface CacheOwner {
-  keyHash: string;
-  mountpoint: string;
-}
-
-const ownerFile = (dir: string) => join(dir, "owner.json");
-
 export function keyHash(key: string): string {
   return createHash("sha256").update(`txtfs-cache-owner\n${key}`).digest("hex");
 }
 
-export function recordCacheOwner(dir: string, owner: CacheOwner): void {
-  writeFileSync(ownerFile(dir), `${JSON.stringify(owner)}\n`, { mode: 0o600 });
-}
-
-function readCacheOwner(dir: string): CacheOwner | undefined {
-  try {
-    const owner = JSON.parse(readFileSync(ownerFile(dir), "utf8")) as Partial<CacheOwner>;
-    return typeof owner.keyHash === "string" && typeof owner.mountpoint === "string"
-      ? (owner as CacheOwner)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Whether a cache dir's journal holds saves (its log is empty once everything was delivered). Read
- * from the files of src/vfs/delivery/journal.ts (`journal/log`, `bulk.inflight`, older `*.json`)
- * rather than through it: the CLI loads no vfs code before it mounts (test/cli/startup.test.ts).
- */
+/** Whether a cache dir's journal holds saves, or a bulk request whose answer is still to be applied. */
 function hasPendingSaves(dir: string): boolean {
-  try {
-    const journal = join(dir, "journal");
-    if (statSync(join(journal, "log")).size > 0) return true;
-  } catch {}
-  try {
-    return readdirSync(join(dir, "journal")).some((n) => n.endsWith(".json") || n === "bulk.inflight");
-  } catch {
-    return false;
-  }
+  const journal = readJournal(dir);
+  return journal.saves.length > 0 || journal.inflight;
 }
 
 /**
@@ -115,8 +79,8 @@ export function adoptOrphanedJournal(
     const theirs = readCacheOwner(other);
     if (theirs?.keyHash !== owner.keyHash || theirs.mountpoint !== owner.mountpoint) continue;
     if (!hasPendingSaves(other)) continue;
-    rmSync(join(dir, "journal"), { recursive: true, force: true });
-    renameSync(join(other, "journal"), join(dir, "journal"));
+    rmSync(journalDir(dir), { recursive: true, force: true });
+    renameSync(journalDir(other), journalDir(dir));
     return other;
   }
   return undefined;

@@ -5,12 +5,15 @@
 import { rmSync } from "node:fs";
 import { createConnection, createServer, type Server } from "node:net";
 import { join } from "node:path";
+import type { UnsentCopy } from "./refusedSaves.ts";
 
 export interface SyncResult {
   /** Saves still journalled: 0 means everything written is on the service. */
   pending: number;
   /** Saves the service refused for good since the last sync: where they were and where their bytes are. */
-  refused?: { path: string; reason: string; keptAs?: string }[];
+  refused?: { path: string; reason: string; keptAs?: string; at: string }[];
+  /** Every refused save whose bytes are still only in a local copy (those above included). */
+  unsent?: UnsentCopy[];
 }
 
 export const controlSocketPath = (cacheDir: string) => join(cacheDir, "control.sock");

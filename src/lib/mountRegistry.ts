@@ -3,6 +3,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { configDir } from "./paths.ts";
+import type { UnsentCopy } from "./refusedSaves.ts";
 
 export interface MountRecord {
   pid: number;
@@ -20,6 +21,8 @@ export interface MountRecord {
   unreachableSince?: string | null;
   /** The last sidecar or xattr write refused per path (EINVAL), with the rule it broke. */
   refusedMetadata?: { path: string; reason: string; at: string }[];
+  /** Refused saves whose bytes are still only in their local copy (`NAME.unsent`), also from earlier mounts. */
+  unsent?: UnsentCopy[];
 }
 
 const dir = () => join(configDir(), "mounts");

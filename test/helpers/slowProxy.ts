@@ -11,7 +11,10 @@ export interface SlowProxy {
   close(): Promise<void>;
 }
 
-/** `delayMs(method, path)`: how long to hold that request's answer (0: pass it on at once). */
+/**
+ * `delayMs(method, path)`: how long to hold that request's answer (0: pass it on at once; below 0:
+ * the connection is cut before the request reaches the service, as when it is unreachable).
+ */
 export async function startSlowProxy(
   target: string,
   delayMs: (method: string, path: string) => number,
@@ -20,6 +23,10 @@ export async function startSlowProxy(
   let held = 0;
   const server = createServer((req, res) => {
     const wait = delayMs(req.method ?? "GET", (req.url ?? "/").split("?")[0]!);
+    if (wait < 0) {
+      req.socket.destroy();
+      return;
+    }
     const upstream = request(
       { hostname: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers },
       (answer) => {

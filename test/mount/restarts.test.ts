@@ -221,7 +221,15 @@ describe("restarts", () => {
     later(() => other.stop());
     m = await mountOn(dirs, other.url, other.key);
     expect(m.stderr()).not.toMatch(/picked up/);
-    expect((await runTxtfs(["sync", m.mnt], txtfsEnv(dirs))).code).toBe(0);
+    // This mount's saves are all on its service, and the other key's save still waits where it
+    // was left: sync says both (and fails: that save is on no service yet).
+    const sync = await runTxtfs(["sync", m.mnt], txtfsEnv(dirs));
+    expect(sync.code).toBe(1);
+    expect(sync.stdout).toMatch(
+      new RegExp(
+        `^${m.mnt}: every save is on the service\n${m.mnt}: 1 save for ${first.url} wait in ${dirs.cache}/[0-9a-f]{16}; mount ${m.mnt} again to send them\n$`,
+      ),
+    );
     expect(await contentAt(m.api, "waiting.md")).toBeUndefined();
   });
 

@@ -14,6 +14,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readJournal } from "../../src/lib/journalFiles.ts";
 import { Journal, type JournalEntry } from "../../src/vfs/delivery/journal.ts";
 
 let dir: string;
@@ -41,6 +42,31 @@ async function reopened(): Promise<[string, string | undefined][]> {
 }
 
 describe("journal", () => {
+  it("read from disk with no daemon (txtfs status, sync), it holds what the open journal holds, and is not changed", async () => {
+    const j = new Journal(dir);
+    await j.load();
+    await j.put(save("a.md", "a1"), false);
+    const b = await j.put(save("b.md", "b1"));
+    await j.put(save("c.md", "c1\nwith lines\n"), false);
+    await j.put(save("a.md", "a2"), false);
+    expect(readJournal(dir).saves.map((e) => e.path)).toEqual(["/a.md", "/b.md", "/c.md"]);
+    await j.done(b, { id: "f_b", etag: '"1-b"', contentHash: "h" });
+    const log = readFileSync(join(dir, "journal", "log"));
+    expect(readJournal(dir).saves.map((e) => e.path)).toEqual(j.pending().map((e) => e.path));
+    expect(readJournal(dir).saves).toHaveLength(j.size);
+    expect(readFileSync(join(dir, "journal", "log"))).toEqual(log); // read only, also while it is open
+    j.close();
+    // The daemon killed while it wrote a record: the torn one counts as a restarted daemon counts it.
+    appendFileSync(join(dir, "journal", "log"), '{"put":{"fileId":null,"createKey":"ck-d.md"');
+    expect(readJournal(dir).saves.map((e) => e.path)).toEqual((await reopened()).map(([name]) => `/${name}`));
+    const again = new Journal(dir);
+    for (const e of await again.load())
+      await again.done(e, { id: `f_${e.name}`, etag: '"1-x"', contentHash: "h" });
+    again.close();
+    expect(readJournal(dir)).toEqual({ saves: [], inflight: false });
+    expect(readJournal(join(dir, "nothing-here"))).toEqual({ saves: [], inflight: false });
+  });
+
   it("a restarted daemon finds every pending save, in first-saved order, the newest body of each", async () => {
     const j = new Journal(dir);
     await j.load();

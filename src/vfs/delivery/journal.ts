@@ -5,7 +5,7 @@
 //
 // On disk it is an append-only log (journal/log, one record per line): a save appends its entry, a
 // delivery its removal, each one write(2) to an open file, where a file per entry cost a create and
-// a rename on every save; a body goes after its record's line as raw bytes (logRecords.ts).
+// a rename on every save; a body goes after its record's line as raw bytes (lib/journalRecords.ts).
 // Loading replays the log (a record torn by a crash is skipped); the log is emptied whenever
 // nothing is pending, and rewritten with only the live entries when it has grown to several times
 // their size.
@@ -28,8 +28,16 @@ import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { contentHash } from "../../lib/contentHash.ts";
+import { journalDir, journalInflightFile, journalKeyOf, journalLogFile } from "../../lib/journalFiles.ts";
+import {
+  type LogRecord as AnyLogRecord,
+  encodeRecord,
+  readRecords,
+  sizeOf,
+} from "../../lib/journalRecords.ts";
 import { Mutex } from "../../lib/mutex.ts";
-import { encodeRecord, type LogRecord, readRecords, sizeOf } from "./logRecords.ts";
+
+type LogRecord = AnyLogRecord<JournalEntry>;
 
 const datasync = promisify(fdatasync);
 
@@ -148,13 +156,13 @@ export class Journal {
   private inflight: unknown;
 
   constructor(cacheDir: string) {
-    this.dir = join(cacheDir, "journal");
-    this.logFile = join(this.dir, "log");
-    this.inflightFile = join(this.dir, "bulk.inflight");
+    this.dir = journalDir(cacheDir);
+    this.logFile = journalLogFile(cacheDir);
+    this.inflightFile = journalInflightFile(cacheDir);
   }
 
   static keyOf(e: { fileId: string | null; createKey: string }): string {
-    return e.fileId ?? `new-${e.createKey}`;
+    return journalKeyOf(e);
   }
 
   async load(): Promise<JournalEntry[]> {
@@ -174,7 +182,7 @@ export class Journal {
     } catch {
       // no log yet
     }
-    for (const rec of readRecords(log)) this.apply(rec);
+    for (const rec of readRecords<JournalEntry>(log)) this.apply(rec);
     this.rewrite();
     for (const name of legacy) await rm(join(this.dir, name), { force: true });
     try {

@@ -9,16 +9,23 @@
 // body inside the JSON) still load. A body whose checksum fails (a machine crash left blocks of the
 // file unwritten) is skipped, as a line that does not parse is: that save never completed, the one
 // before it stands. A body cut short ends the log: it was the last write.
+//
+// Here in lib, not in the vfs: `txtfs status` and `txtfs sync` read a journal no daemon has open
+// (journalFiles.ts) without loading the filesystem.
 import { crc32 } from "node:zlib";
-import type { JournalEntry } from "./journal.ts";
 
-export type LogRecord = { put: JournalEntry } | { del: string };
+/** What the log needs to know of an entry (src/vfs/delivery/journal.ts JournalEntry): its body. */
+export interface LoggedEntry {
+  content?: string;
+}
+
+export type LogRecord<E extends LoggedEntry = LoggedEntry> = { put: E } | { del: string };
 
 const NEWLINE = 0x0a;
 const LINE_END = Buffer.from([NEWLINE]);
 
 /** The record as the pieces to append, in one writev(2). */
-export function encodeRecord(rec: LogRecord): Buffer[] {
+export function encodeRecord<E extends LoggedEntry>(rec: LogRecord<E>): Buffer[] {
   if (!("put" in rec) || rec.put.content === undefined)
     return [Buffer.from(`${JSON.stringify(rec)}\n`, "utf8")];
   const { content, ...entry } = rec.put;
@@ -33,7 +40,7 @@ export function encodeRecord(rec: LogRecord): Buffer[] {
 export const sizeOf = (pieces: Buffer[]): number => pieces.reduce((n, b) => n + b.length, 0);
 
 /** The log's records in order: lines that do not parse are skipped, a torn body ends it. */
-export function* readRecords(log: Buffer): Generator<LogRecord> {
+export function* readRecords<E extends LoggedEntry>(log: Buffer): Generator<LogRecord<E>> {
   let at = 0;
   while (at < log.length) {
     const end = log.indexOf(NEWLINE, at);
@@ -41,9 +48,9 @@ export function* readRecords(log: Buffer): Generator<LogRecord> {
     const line = log.toString("utf8", at, end);
     at = end + 1;
     if (!line) continue;
-    let rec: LogRecord & { body?: unknown; crc?: unknown };
+    let rec: LogRecord<E> & { body?: unknown; crc?: unknown };
     try {
-      rec = JSON.parse(line) as LogRecord & { body?: unknown; crc?: unknown };
+      rec = JSON.parse(line) as LogRecord<E> & { body?: unknown; crc?: unknown };
     } catch {
       continue; // torn by a crash while it was written: that save never completed
     }

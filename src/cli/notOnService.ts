@@ -1,0 +1,61 @@
+// What is not on the service yet in a cache dir no running mount uses (an unmount or a kill while
+// the service was unreachable, or a save it refused): saves waiting in the journal, counted from
+// disk, and refused saves whose bytes only a local copy holds. Found through the cache dirs mounts
+// recorded and in the default cache root. `txtfs status`, `sync` and `unmount` say the same.
+import { resolve } from "node:path";
+import { knownCacheDirs } from "../lib/cacheDirs.ts";
+import { readJournal } from "../lib/journalFiles.ts";
+import type { MountRecord } from "../lib/mountRegistry.ts";
+import { cacheDir } from "../lib/paths.ts";
+import {
+  type Refusal,
+  readUnreportedRefusals,
+  readUnsentCopies,
+  type UnsentCopy,
+} from "../lib/refusedSaves.ts";
+
+export interface UnmountedCacheDir {
+  cacheDir: string;
+  mountpoint?: string;
+  url?: string;
+  /** Saves waiting in its journal. */
+  saves: number;
+  unsent: UnsentCopy[];
+  /** Refusals that kept nothing, not reported yet (the next sync takes them). */
+  refusals: Refusal[];
+}
+
+export const savesWord = (n: number) => `${n} ${n === 1 ? "save" : "saves"}`;
+
+/** Cache dirs holding what none of `mounts` (the running ones) will send. */
+export function notOnServiceUnmounted(mounts: MountRecord[]): UnmountedCacheDir[] {
+  const inUse = new Set(mounts.map((m) => resolve(m.cacheDir)));
+  return knownCacheDirs(cacheDir())
+    .filter((d) => !inUse.has(resolve(d.cacheDir)))
+    .map((d) => ({
+      ...d,
+      saves: readJournal(d.cacheDir).saves.length,
+      unsent: readUnsentCopies(d.cacheDir),
+      refusals: readUnreportedRefusals(d.cacheDir),
+    }))
+    .filter((d) => d.saves > 0 || d.unsent.length > 0 || d.refusals.length > 0);
+}
+
+/** "3 saves for URL wait in DIR; mount MOUNTPOINT again to send them". */
+export function describeWaiting(w: UnmountedCacheDir): string {
+  return `${savesWord(w.saves)}${w.url ? ` for ${w.url}` : ""} wait in ${w.cacheDir}; mount ${w.mountpoint ?? "it"} again to send them`;
+}
+
+/**
+ * What happened to a refused save and where its bytes are. `cacheDir`: not mounted, the copy is a
+ * file of that cache dir until the next mount shows it again.
+ */
+export function describeUnsent(mountpoint: string | undefined, c: UnsentCopy, cacheDir?: string): string {
+  const at = (p: string) => `${mountpoint ?? ""}${p}`;
+  return `the service refused the save of ${at(c.path)} (${c.reason}) at ${c.at}; its bytes are kept in ${at(c.keptAs)}${cacheDir ? ` (in ${cacheDir} until it is mounted again)` : ""}: move them where they belong, or delete that copy`;
+}
+
+/** A refused change that kept nothing (a rename, a delete): not applied on the service. */
+export function describeRefusal(mountpoint: string | undefined, r: Refusal): string {
+  return `the service refused a change to ${mountpoint ?? ""}${r.path} (${r.reason}) at ${r.at}; it was not applied, the note is as the service has it`;
+}

@@ -1,0 +1,107 @@
+// txtfs status: the running mounts, and the saves waiting in cache dirs nothing is mounted from.
+// A mount's pending saves are what its daemon counts now (the same journal `txtfs sync` drains),
+// not the snapshot its record keeps (rewritten every 2 s); a daemon that does not answer is
+// counted from its journal on disk.
+import type { Command } from "commander";
+import { readJournal } from "../lib/journalFiles.ts";
+import { listMounts, type MountRecord } from "../lib/mountRegistry.ts";
+import { readUnreportedRefusals, type UnsentCopy } from "../lib/refusedSaves.ts";
+import { describeRefusal, describeUnsent, notOnServiceUnmounted } from "./notOnService.ts";
+
+/** A daemon busy for longer than this is counted from disk. */
+const LIVE_TIMEOUT_MS = 1000;
+
+interface Live {
+  saves?: { pending?: number };
+  feed?: { unreachableSince?: string | null };
+  unsent?: UnsentCopy[];
+  error?: string;
+}
+
+export function registerStatus(program: Command): void {
+  program
+    .command("status")
+    .description(
+      "Show mounts (pending uploads, local-only files, conflicts, cache) and saves waiting in cache dirs nothing is mounted from.",
+    )
+    .option(
+      "--json",
+      "machine-readable, with each daemon's live statistics (cache hits/misses, requests by kind, pending saves and their age, feed position and lag)",
+    )
+    .action(async (opts: { json?: boolean }) => {
+      const mounts = listMounts();
+      const unmounted = notOnServiceUnmounted(mounts);
+      const { requestStats } = await import("../lib/mountControl.ts");
+      if (opts.json) {
+        // Each daemon answers on its control socket; one that does not (busy, older txtfs) keeps
+        // the snapshot of its record (written every 2 s), and `live.error` says why.
+        const out = await Promise.all(
+          mounts.map(async (m) => ({
+            mounted: true,
+            ...m,
+            live: await requestStats(m.cacheDir).catch((err: Error) => ({ error: err.message })),
+          })),
+        );
+        const waiting = unmounted.map((w) => ({
+          mounted: false,
+          mountpoint: w.mountpoint ?? null,
+          url: w.url ?? null,
+          cacheDir: w.cacheDir,
+          waitingSaves: w.saves,
+          unsent: w.unsent,
+          refusals: w.refusals,
+        }));
+        process.stdout.write(`${JSON.stringify([...out, ...waiting], null, 2)}\n`);
+        return;
+      }
+      if (mounts.length === 0 && unmounted.length === 0) {
+        process.stdout.write("no txtfs mounts\n");
+        return;
+      }
+      const lives = await Promise.all(
+        mounts.map((m) =>
+          requestStats(m.cacheDir, LIVE_TIMEOUT_MS).catch((err: Error) => ({ error: err.message })),
+        ),
+      );
+      for (const [i, m] of mounts.entries()) printMount(m, lives[i] as Live);
+      for (const w of unmounted) {
+        process.stdout.write(
+          `${w.mountpoint ?? "(mountpoint unknown)"} (not mounted)${w.url ? `  <- ${w.url}` : ""}\n`,
+        );
+        if (w.saves > 0)
+          process.stdout.write(
+            `  ${w.saves} ${w.saves === 1 ? "save waits" : "saves wait"} in ${w.cacheDir}; mount it again to send them\n`,
+          );
+        for (const c of w.unsent) process.stdout.write(`  ${describeUnsent(w.mountpoint, c, w.cacheDir)}\n`);
+        for (const r of w.refusals) process.stdout.write(`  ${describeRefusal(w.mountpoint, r)}\n`);
+      }
+    });
+}
+
+function printMount(m: MountRecord, live: Live): void {
+  const s = m.stats;
+  const pending = live.saves?.pending ?? readJournal(m.cacheDir).saves.length;
+  const unreachableSince = live.error ? m.unreachableSince : live.feed?.unreachableSince;
+  process.stdout.write(
+    `${m.mountpoint}  <- ${m.url}  (pid ${m.pid}, since ${m.startedAt})\n` +
+      `  notes ${s.notes}, folders ${s.folders}, pending uploads ${pending}, local-only files ${s.localFiles}, conflicts ${s.conflicts}\n` +
+      `  cache ${(s.cacheBytes! / 1024 / 1024).toFixed(1)} MiB in ${s.cacheEntries} notes, requests ${s.requests}, feed cursor ${s.cursor}\n` +
+      `  kept on disk (pinned/available) ${s.keptOffline ?? 0} notes\n`,
+  );
+  if (unreachableSince)
+    process.stdout.write(
+      `  the service is unreachable since ${unreachableSince}; saves stay in the journal until it returns\n`,
+    );
+  for (const c of m.conflicts) process.stdout.write(`  conflict copy: ${c}\n`);
+  // Refusals of this mount with nothing kept (a rename, a delete), then every copy still kept.
+  for (const r of (m.refused ?? []).filter((r) => !r.keptAs))
+    process.stdout.write(`  refused by the service: ${r.path} (${r.reason})\n`);
+  for (const c of live.unsent ?? m.unsent ?? [])
+    process.stdout.write(`  ${describeUnsent(m.mountpoint, c)}\n`);
+  // Refused while an earlier mount of this cache dir stopped (the next sync reports them).
+  for (const r of readUnreportedRefusals(m.cacheDir))
+    process.stdout.write(`  ${describeRefusal(m.mountpoint, r)}\n`);
+  for (const l of m.localOnly ?? []) process.stdout.write(`  local-only: ${l.path} (${l.why})\n`);
+  for (const r of m.refusedMetadata ?? [])
+    process.stdout.write(`  metadata refused: ${r.path} (${r.reason}) at ${r.at}\n`);
+}
