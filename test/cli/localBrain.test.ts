@@ -47,6 +47,17 @@ describe.skipIf(lacking("fuse"))("the brain in local use", { timeout: 90_000 }, 
       // The note is in the mount too.
       const cat = await sh("cat 'Ideas/Growing kites.md'", { cwd: m.mnt });
       expect(cat.code, cat.stderr).toBe(0);
+      // With nothing exported, `txtfs open` finds the service the mount runs on its data dir.
+      const open = await runTxtfs(["open", "keys", "--no-browser"], {
+        ...txtfsEnv(d),
+        TXTFS_URL: "",
+        TXTFS_API_KEY: "",
+      });
+      expect(open.code, open.stderr).toBe(0);
+      expect(open.stdout).toMatch(new RegExp(`^${m.url}/auth/link\\?token=\\w{43}\n$`));
+      const signedIn = await fetch(open.stdout.trim(), { redirect: "manual" });
+      expect(signedIn.status).toBe(303);
+      expect(signedIn.headers.get("set-cookie")).toMatch(/^session=/);
     } finally {
       await m.stop();
     }

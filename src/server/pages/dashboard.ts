@@ -61,7 +61,7 @@ function table(key: KeyReport): string {
 
 export function renderDashboard(opts: { email: string | null; keys: KeyReport[]; days: string[] }): string {
   const body = !opts.email
-    ? '<p>Sign in on the <a href="/keys">key page</a> to see your usage.</p>'
+    ? '<p>Sign in on the <a href="/keys">key page</a> to see your usage (from a shell that holds the service\'s key: <code>txtfs open dashboard</code>).</p>'
     : opts.keys.length === 0
       ? '<p>You have no API keys yet: mint one on the <a href="/keys">key page</a>.</p>'
       : opts.keys

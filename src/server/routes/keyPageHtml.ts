@@ -51,7 +51,7 @@ export function renderKeyPage(m: KeyPageModel): string {
     return layout(
       m.providerName
         ? `<p>Sign in once with your identity provider to mint API keys.</p><p><a id="sign-in" href="/auth/login">Sign in with ${esc(m.providerName)}</a></p>`
-        : "<p>This server has no identity provider configured: mint keys with <code>txtfs admin key add</code>.</p>",
+        : "<p>This server has no identity provider configured. From a shell that holds its key (the one <code>txtfs mount --serve</code> or <code>txtfs serve</code> printed), <code>txtfs open keys</code> opens this page signed in; or mint keys with <code>txtfs admin key add</code>.</p>",
     );
   }
   const s = m.signedIn;
