@@ -1,4 +1,6 @@
 // The front page (/): what this server is and where everything is.
+import { ICON_LINKS } from "./favicon.ts";
+
 const esc = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
 
 export function renderFrontPage(opts: { version: string; operations: number; signIn: boolean }): string {
@@ -16,7 +18,7 @@ export function renderFrontPage(opts: { version: string; operations: number; sig
     ["/api/v1", "Discover", "verbs, scopes and limits as JSON"],
   ];
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>txtfs</title>
+<html lang="en"><head><meta charset="utf-8">${ICON_LINKS}<title>txtfs</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:44rem;margin:3rem auto;padding:0 1rem;color:#222}
 h1{margin-bottom:0}.sub{color:#666;margin-top:.2rem}li{margin:.4rem 0}code{background:#f3f3f3;padding:0 .2rem}</style>

@@ -79,7 +79,7 @@ export function keyPageRoutes(deps: RouteDeps): FastifyPluginAsyncTypebox {
         .header("referrer-policy", "no-referrer");
       reply.header(
         "content-security-policy",
-        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+        "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
       );
       reply.type("text/html; charset=utf-8");
       if (!ctx) {

@@ -1,5 +1,6 @@
 // The key page's HTML: plain forms (no script), each change carrying the session's CSRF token.
 import type { UserRow } from "../../store/repos/rows.ts";
+import { ICON_LINKS } from "../pages/favicon.ts";
 
 type KeyRecord = {
   id: string;
@@ -37,7 +38,7 @@ form.inline{display:inline}fieldset{margin:1rem 0}`;
 
 function layout(body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>txtfs API keys</title><style>${STYLE}</style></head><body><h1>txtfs API keys</h1>${body}</body></html>`;
+${ICON_LINKS}<title>txtfs API keys</title><style>${STYLE}</style></head><body><h1>txtfs API keys</h1>${body}</body></html>`;
 }
 
 function keyStatus(k: KeyRecord): string {

@@ -8,6 +8,7 @@ import { Type } from "typebox";
 import { ServiceError } from "../domain/errors.ts";
 import type { IdentityHub } from "../identity/hub.ts";
 import { op, Text } from "../openapi/describe.ts";
+import { FAVICON_SVG, faviconIco, ICON_LINKS } from "../pages/favicon.ts";
 import { renderFrontPage } from "../pages/frontPage.ts";
 
 const require = createRequire(import.meta.url);
@@ -24,7 +25,7 @@ const ASSETS: Record<string, { path: string; type: string }> = {
 };
 
 const PLAYGROUND = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>txtfs playground</title>
+<html lang="en"><head><meta charset="utf-8">${ICON_LINKS}<title>txtfs playground</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
 <style>#bar{font:14px system-ui,sans-serif;padding:.6rem 1rem;background:#1b1b1b;color:#eee}
@@ -72,6 +73,17 @@ export function pageRoutes(hub: IdentityHub, version: string): FastifyPluginAsyn
       );
       return page(reply, renderFrontPage({ version, operations, signIn: Boolean(hub.provider) }));
     });
+
+    // The icon every page links (and every browser asks /favicon.ico for, linked or not).
+    const ico = faviconIco();
+    const iconDoc = (id: string, type: string) =>
+      op({ id, area: "service", summary: "The pages' icon.", ok: { 200: Text("The icon.", [type]) } });
+    app.get("/favicon.ico", { ...pub, schema: iconDoc("faviconIco", "image/x-icon") }, async (_req, reply) =>
+      reply.type("image/x-icon").header("Cache-Control", "public, max-age=86400").send(ico),
+    );
+    app.get("/favicon.svg", { ...pub, schema: iconDoc("faviconSvg", "image/svg+xml") }, async (_req, reply) =>
+      reply.type("image/svg+xml").header("Cache-Control", "public, max-age=86400").send(FAVICON_SVG),
+    );
 
     const docsDoc = op({
       id: "playground",
