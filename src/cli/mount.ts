@@ -114,19 +114,20 @@ export function registerMount(program: Command): void {
     .option("--read-only", "mount read-only")
     .option("--allow-other", "let other users access the mount (needs user_allow_other in /etc/fuse.conf)")
     .option("--cache-dir <dir>", "where local-only files and caches live")
-    .option(
-      "--cache-size <size>",
-      "bound of the content cache (note bodies: the last 8M in memory, the rest in the cache dir)",
-      parseSize,
-      parseSize("256M"),
+    .addOption(
+      new Option(
+        "--cache-size <size>",
+        "bound of the content cache (note bodies: the last 8M in memory, the rest in the cache dir)",
+      )
+        .argParser(parseSize)
+        .default(parseSize("256M"), "256M"),
     )
     .option("--uid <uid>", "owner uid of every file", parseId)
     .option("--gid <gid>", "owner gid of every file", parseId)
-    .option(
-      "-o, --options <opts>",
-      "FUSE options (comma-separated, repeatable)",
-      (v: string, prev: string[]) => [...prev, v],
-      [] as string[],
+    .addOption(
+      new Option("-o, --options <opts>", "FUSE options (comma-separated, repeatable)")
+        .argParser((v: string, prev: string[]) => [...prev, v])
+        .default([] as string[], "none"),
     )
     .option("--allow-non-empty", "mount over a directory that is not empty (hiding what is in it)")
     .option("--daemon", "detach once mounted")
@@ -142,11 +143,13 @@ export function registerMount(program: Command): void {
       "--write-through",
       "every save waits for the service (default: saves return once in the on-disk journal, which delivers them in order; fsync and `txtfs sync` wait for delivery)",
     )
-    .option(
-      "--local-dir <name>",
-      "folders of this name keep everything inside on this machine, like .git and node_modules (repeatable; see docs/mount.md)",
-      (v: string, prev: string[]) => [...prev, v],
-      [] as string[],
+    .addOption(
+      new Option(
+        "--local-dir <name>",
+        "folders of this name keep everything inside on this machine, like .git and node_modules (repeatable; see docs/mount.md)",
+      )
+        .argParser((v: string, prev: string[]) => [...prev, v])
+        .default([] as string[], "none"),
     )
     .option(
       "--show-control-dir",

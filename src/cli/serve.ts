@@ -37,10 +37,11 @@ export function registerServe(program: Command): void {
       parsePositiveInt,
       DEFAULT_TOMBSTONE_RETENTION_DAYS,
     )
-    .option(
-      "--webhook-allow-host <hosts>",
-      "hosts (comma-separated) webhooks may be delivered to besides loopback",
-      process.env.TXTFS_WEBHOOK_ALLOW_HOSTS ?? "",
+    .addOption(
+      new Option(
+        "--webhook-allow-host <hosts>",
+        "hosts (comma-separated) webhooks may be delivered to besides loopback",
+      ).default(process.env.TXTFS_WEBHOOK_ALLOW_HOSTS ?? "", process.env.TXTFS_WEBHOOK_ALLOW_HOSTS || "none"),
     )
     .option(
       "--trust-proxy <proxies>",

@@ -7,6 +7,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { ServiceError } from "../domain/errors.ts";
 import type { IdentityHub } from "../identity/hub.ts";
+import { countApi } from "../openapi/counts.ts";
 import { op, Text } from "../openapi/describe.ts";
 import { FAVICON_SVG, faviconIco, ICON_LINKS } from "../pages/favicon.ts";
 import { renderFrontPage } from "../pages/frontPage.ts";
@@ -64,14 +65,8 @@ export function pageRoutes(hub: IdentityHub, version: string): FastifyPluginAsyn
       ok: { 200: html },
     });
     app.get("/", { ...pub, schema: frontDoc }, async (_req, reply) => {
-      const operations = Object.values(
-        (app.swagger() as unknown as { paths: Record<string, object> }).paths,
-      ).reduce(
-        (n, item) =>
-          n + Object.keys(item).filter((k) => ["get", "post", "put", "patch", "delete"].includes(k)).length,
-        0,
-      );
-      return page(reply, renderFrontPage({ version, operations, signIn: Boolean(hub.provider) }));
+      const counts = countApi(app.swagger() as unknown as { paths: Record<string, object> });
+      return page(reply, renderFrontPage({ version, counts, signIn: Boolean(hub.provider) }));
     });
 
     // The icon every page links (and every browser asks /favicon.ico for, linked or not).
