@@ -23,6 +23,10 @@ beforeAll(async () => {
     await new Promise((r) => setTimeout(r, 20));
   }
   key = /TXTFS_API_KEY=(txt_\w+)/.exec(srv.stdout())![1]!;
+  for (const deadline = Date.now() + 10_000; !srv.stdout().includes("txtfs open keys"); ) {
+    if (Date.now() > deadline) throw new Error(`serve does not name txtfs open:\n${srv.stdout()}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
   env = { TXTFS_URL: srv.url, TXTFS_API_KEY: key, TXTFS_CONFIG: "/nonexistent-txtfs-config" };
 }, 60_000);
 
