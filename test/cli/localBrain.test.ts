@@ -1,6 +1,8 @@
 // Local use turns the brain on from the command line: `txtfs mount --serve --ai-base-url URL
 // --ai-model NAME` points the in-process service at an OpenAI-compatible provider (here the stand-in
 // on loopback), and `txtfs ideate` works next with the key the mount printed.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runTxtfs } from "../helpers/cli.ts";
 import { type FakeOpenAi, startFakeOpenAi } from "../helpers/fakeOpenAi.ts";
@@ -34,7 +36,13 @@ const dirs = () => {
 describe.skipIf(lacking("fuse"))("the brain in local use", { timeout: 90_000 }, () => {
   it("mount --serve --ai-base-url --ai-model: ideate writes a note with the provider's answer", async () => {
     const d = dirs();
-    const m = await startMount(d, { args: ["--ai-base-url", fake.baseUrl, "--ai-model", "fake-chat"] });
+    // The provider's key from a 0600 file, never from the command line.
+    const keyFile = join(d.base, "ai.key");
+    writeFileSync(keyFile, "sk-local-provider-key\n", { mode: 0o600 });
+    fake.acceptKeys = ["sk-local-provider-key"];
+    const m = await startMount(d, {
+      args: ["--ai-base-url", fake.baseUrl, "--ai-model", "fake-chat", "--ai-key-file", keyFile],
+    });
     try {
       expect((await sh("printf 'kite flying in wind\\n' > kites.md", { cwd: m.mnt })).code).toBe(0);
       expect((await runTxtfs(["sync", m.mnt], txtfsEnv(d))).code).toBe(0);
@@ -44,6 +52,7 @@ describe.skipIf(lacking("fuse"))("the brain in local use", { timeout: 90_000 }, 
       expect(res.stdout).toMatch(/^created Ideas\/Growing kites\.md \(f_\w+\)\n/);
       // The provider was asked with the model given on the command line.
       expect(fake.chats().at(-1)?.model).toBe("fake-chat");
+      expect(fake.requests.at(-1)?.authorization).toBe("Bearer sk-local-provider-key");
       // The note is in the mount too.
       const cat = await sh("cat 'Ideas/Growing kites.md'", { cwd: m.mnt });
       expect(cat.code, cat.stderr).toBe(0);
@@ -60,6 +69,7 @@ describe.skipIf(lacking("fuse"))("the brain in local use", { timeout: 90_000 }, 
       expect(signedIn.headers.get("set-cookie")).toMatch(/^session=/);
     } finally {
       await m.stop();
+      fake.acceptKeys = null;
     }
   });
 
@@ -82,6 +92,10 @@ describe.skipIf(lacking("fuse"))("the brain in local use", { timeout: 90_000 }, 
     const cases: [string[], RegExp][] = [
       [["--serve", "--ai-base-url", "not a url", "--ai-model", "m"], /--ai-base-url not a url is not a URL/],
       [["--serve", "--ai-base-url", fake.baseUrl], /--ai-base-url needs --ai-model/],
+      [
+        ["--serve", "--ai-base-url", fake.baseUrl, "--ai-model", "m", "--ai-key-file", "/nonexistent/ai.key"],
+        /--ai-key-file \/nonexistent\/ai\.key: ENOENT/,
+      ],
       [
         ["--url", "http://127.0.0.1:1", "--ai-base-url", fake.baseUrl, "--ai-model", "m"],
         /--ai-\* options need --serve/,
