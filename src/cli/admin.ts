@@ -1,7 +1,7 @@
 // Admin commands work directly on the store (no server needed; safe while one runs, thanks to WAL).
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { type Command, InvalidArgumentError } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import { dataDir } from "../lib/paths.ts";
 import type { Tx } from "../store/store.ts";
 import { parseDurationOption } from "./options.ts";
@@ -55,7 +55,7 @@ export function registerAdmin(program: Command): void {
 
   const user = admin.command("user").description("Users");
   storeOptions(user.command("add <email>").description("Create a user; prints its id."))
-    .option("--name <name>", "display name", "")
+    .addOption(new Option("--name <name>", "display name").default("", "none"))
     .action(async (email: string, opts: StoreOpts & { name: string }) => {
       const { createUser } = await accounts();
       const row = await withStore(opts, (tx) => createUser(tx, email, opts.name));
@@ -96,7 +96,7 @@ export function registerAdmin(program: Command): void {
   )
     .option("--scopes <list>", "comma-separated scopes (default: all)")
     .option("--expires <duration>", "lifetime such as 30d, 12h, 1y (default: never)", parseDurationOption)
-    .option("--label <label>", "label to recognise the key by", "")
+    .addOption(new Option("--label <label>", "label to recognise the key by").default("", "none"))
     .action(async (email: string, opts: StoreOpts & { scopes?: string; expires?: number; label: string }) => {
       const { createKey, userByEmail } = await accounts();
       const result = await withStore(opts, async (tx) => {

@@ -10,6 +10,7 @@ import { takeKeyArgument } from "./keyArgument.ts";
 import { registerLogin } from "./login.ts";
 import { registerMcp } from "./mcp.ts";
 import { registerMount } from "./mount.ts";
+import { registerOpen } from "./open.ts";
 import { checkLogLevel, UsageError } from "./options.ts";
 import { registerPin } from "./pin.ts";
 import { registerServe } from "./serve.ts";
@@ -36,6 +37,7 @@ registerMount(program);
 registerPin(program);
 registerLogin(program);
 registerBrain(program);
+registerOpen(program);
 registerCompletion(program, VERSION);
 registerMcp(program);
 

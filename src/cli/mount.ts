@@ -11,6 +11,8 @@ import type { Logger } from "../lib/logger.ts";
 import { LOG_LEVELS } from "../lib/logLevels.ts";
 import { listMounts, removeMountRecord, writeMountRecord } from "../lib/mountRegistry.ts";
 import { cacheDir, dataDir } from "../lib/paths.ts";
+import type { BrainConfig } from "../server/domain/brain/config.ts";
+import { addAiOptions, aiOptionsTyped, brainOptions } from "./aiOptions.ts";
 import { readCliConfig, resolveCredentials } from "./credentials.ts";
 import { hideKeyArgument, KEY_ENV } from "./keyArgument.ts";
 import {
@@ -67,7 +69,7 @@ function keepSignedIn(client: TxtfsClient, log: Logger): () => void {
 }
 
 /** --serve: the service core in this process, with a local user and key made on first use. */
-async function serveLocally(data: string, log: Logger) {
+async function serveLocally(data: string, log: Logger, brain: Partial<BrainConfig>) {
   const [{ startServer }, { createKey, createUser }] = await Promise.all([lazy.server(), lazy.accounts()]);
   const start = (port: number) =>
     startServer({
@@ -77,6 +79,8 @@ async function serveLocally(data: string, log: Logger) {
       retentionDays: 90,
       logger: log,
       rateLimit: { limit: 1_000_000 },
+      // Its one user is its operator: the provider given with --ai-* serves them whatever the plan.
+      brain: { ...brain, operatorServesEveryPlan: true },
     });
   // The same port as last time for this data dir, so the TXTFS_URL printed before stays valid.
   const previous = rememberedPort(data);
@@ -101,7 +105,7 @@ async function serveLocally(data: string, log: Logger) {
 }
 
 export function registerMount(program: Command): void {
-  program
+  const mount = program
     .command("mount <mountpoint>")
     .description("Mount the service as a directory tree (FUSE). Foreground until unmounted.")
     .option("--url <url>", "service URL (or TXTFS_URL, or the config file's url)", parseUrl)
@@ -115,19 +119,20 @@ export function registerMount(program: Command): void {
     .option("--read-only", "mount read-only")
     .option("--allow-other", "let other users access the mount (needs user_allow_other in /etc/fuse.conf)")
     .option("--cache-dir <dir>", "where local-only files and caches live")
-    .option(
-      "--cache-size <size>",
-      "bound of the content cache (note bodies: the last 8M in memory, the rest in the cache dir)",
-      parseSize,
-      parseSize("256M"),
+    .addOption(
+      new Option(
+        "--cache-size <size>",
+        "bound of the content cache (note bodies: the last 8M in memory, the rest in the cache dir)",
+      )
+        .argParser(parseSize)
+        .default(parseSize("256M"), "256M"),
     )
     .option("--uid <uid>", "owner uid of every file", parseId)
     .option("--gid <gid>", "owner gid of every file", parseId)
-    .option(
-      "-o, --options <opts>",
-      "FUSE options (comma-separated, repeatable)",
-      (v: string, prev: string[]) => [...prev, v],
-      [] as string[],
+    .addOption(
+      new Option("-o, --options <opts>", "FUSE options (comma-separated, repeatable)")
+        .argParser((v: string, prev: string[]) => [...prev, v])
+        .default([] as string[], "none"),
     )
     .option("--allow-non-empty", "mount over a directory that is not empty (hiding what is in it)")
     .option("--daemon", "detach once mounted")
@@ -143,11 +148,13 @@ export function registerMount(program: Command): void {
       "--write-through",
       "every save waits for the service (default: saves return once in the on-disk journal, which delivers them in order; fsync and `txtfs sync` wait for delivery)",
     )
-    .option(
-      "--local-dir <name>",
-      "folders of this name keep everything inside on this machine, like .git and node_modules (repeatable; see docs/mount.md)",
-      (v: string, prev: string[]) => [...prev, v],
-      [] as string[],
+    .addOption(
+      new Option(
+        "--local-dir <name>",
+        "folders of this name keep everything inside on this machine, like .git and node_modules (repeatable; see docs/mount.md)",
+      )
+        .argParser((v: string, prev: string[]) => [...prev, v])
+        .default([] as string[], "none"),
     )
     .option(
       "--show-control-dir",
@@ -167,6 +174,11 @@ export function registerMount(program: Command): void {
       // Everything given is checked before any network call, mount or detaching: a bad option is
       // one line and exit 2, and nothing is mounted.
       const creds = resolveCredentials(opts, await readCliConfig());
+      if (aiOptionsTyped(mount) && !opts.serve)
+        throw new UsageError(
+          "the --ai-* options need --serve (a remote service's AI provider is its operator's)",
+        );
+      const brain = opts.serve ? brainOptions(opts) : {};
       const fuse = await lazy.fuse();
       let extra: Record<string, string | boolean>;
       try {
@@ -223,7 +235,7 @@ export function registerMount(program: Command): void {
       }
       let stopServer: (() => Promise<void>) | undefined;
       if (opts.serve) {
-        const local = await serveLocally(opts.data, log);
+        const local = await serveLocally(opts.data, log, brain);
         url = local.server.url;
         key = local.key;
         keyFrom = join(opts.data, "mount.key");
@@ -415,6 +427,8 @@ export function registerMount(program: Command): void {
       // mounted.onUnmounted above); this look at the mount table every second is the fallback.
       const stopWatch = watchMountpoint(mountpoint, () => void stop("unmounted"));
     });
+  // With --serve: the AI provider of the service it runs (docs/brain.md).
+  addAiOptions(mount, { quotas: false });
 
   registerUnmount(program);
   registerSync(program);

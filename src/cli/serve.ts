@@ -1,56 +1,15 @@
-import { readFileSync } from "node:fs";
 import { type Command, Option } from "commander";
 import { LOG_LEVELS } from "../lib/logLevels.ts";
 import { dataDir } from "../lib/paths.ts";
-import type { BrainConfig } from "../server/domain/brain/config.ts";
+import { addAiOptions, brainOptions } from "./aiOptions.ts";
 import { fromEnv, parsePort, parsePositiveInt, parseTrustProxy, UsageError } from "./options.ts";
 
 export const DEFAULT_PORT = 8750;
 /** Mirrors server/maintenance.ts (not imported: `--help` must not load the server). */
 const DEFAULT_TOMBSTONE_RETENTION_DAYS = 90;
 
-interface AiFlags {
-  aiBaseUrl?: string;
-  aiModel?: string;
-  aiEmbeddingModel?: string;
-  aiTranscriptionModel?: string;
-  aiKeyFile?: string;
-  aiRequestsPerDay?: number;
-  aiTokensPerDay?: number;
-  aiTimeout?: number;
-  aiAllowPrivate?: boolean;
-}
-
-/** The brain's settings from flags and the environment; the key from a file or TXTFS_AI_API_KEY. */
-function brainOptions(opts: AiFlags): Partial<BrainConfig> {
-  const out: Partial<BrainConfig> = {};
-  if (opts.aiBaseUrl) {
-    try {
-      new URL(opts.aiBaseUrl);
-    } catch {
-      throw new UsageError(`--ai-base-url ${opts.aiBaseUrl} is not a URL`);
-    }
-    const key = opts.aiKeyFile
-      ? readFileSync(opts.aiKeyFile, "utf8").trim()
-      : (process.env.TXTFS_AI_API_KEY ?? "");
-    out.operator = {
-      baseUrl: opts.aiBaseUrl.replace(/\/$/, ""),
-      // Local servers (Ollama, llama.cpp) take any key; the client needs one to send.
-      apiKey: key || "none",
-      chatModel: opts.aiModel!,
-      embeddingModel: opts.aiEmbeddingModel ?? null,
-      transcriptionModel: opts.aiTranscriptionModel ?? null,
-    };
-  }
-  if (opts.aiRequestsPerDay) out.requestsPerDay = opts.aiRequestsPerDay;
-  if (opts.aiTokensPerDay) out.tokensPerDay = opts.aiTokensPerDay;
-  if (opts.aiTimeout) out.deadlineMs = opts.aiTimeout * 1000;
-  if (opts.aiAllowPrivate) out.allowPrivateUserUrls = true;
-  return out;
-}
-
 export function registerServe(program: Command): void {
-  program
+  const serve = program
     .command("serve")
     .description("Run the Remote Text Filesystem Service (HTTP API) on the embedded store or PostgreSQL.")
     .option("--host <host>", "address to bind", process.env.TXTFS_HOST ?? "127.0.0.1")
@@ -78,10 +37,11 @@ export function registerServe(program: Command): void {
       parsePositiveInt,
       DEFAULT_TOMBSTONE_RETENTION_DAYS,
     )
-    .option(
-      "--webhook-allow-host <hosts>",
-      "hosts (comma-separated) webhooks may be delivered to besides loopback",
-      process.env.TXTFS_WEBHOOK_ALLOW_HOSTS ?? "",
+    .addOption(
+      new Option(
+        "--webhook-allow-host <hosts>",
+        "hosts (comma-separated) webhooks may be delivered to besides loopback",
+      ).default(process.env.TXTFS_WEBHOOK_ALLOW_HOSTS ?? "", process.env.TXTFS_WEBHOOK_ALLOW_HOSTS || "none"),
     )
     .option(
       "--trust-proxy <proxies>",
@@ -130,55 +90,15 @@ export function registerServe(program: Command): void {
       "access-token audience that means this API",
       process.env.TXTFS_IDP_AUDIENCE,
     )
-    .option("--idp-name <name>", "the provider's name (identity.provider)", process.env.TXTFS_IDP_NAME)
-    .option(
-      "--ai-base-url <url>",
-      "the operator's OpenAI-compatible AI server (OpenAI, Ollama, llama.cpp, vLLM, LM Studio, LiteLLM), e.g. http://127.0.0.1:11434/v1",
-      process.env.TXTFS_AI_BASE_URL,
-    )
-    .option("--ai-model <name>", "its chat model (structured output)", process.env.TXTFS_AI_MODEL)
-    .option(
-      "--ai-embedding-model <name>",
-      "its embedding model (semantic related notes)",
-      process.env.TXTFS_AI_EMBEDDING_MODEL,
-    )
-    .option(
-      "--ai-transcription-model <name>",
-      "its audio transcription model (voice memos)",
-      process.env.TXTFS_AI_TRANSCRIPTION_MODEL,
-    )
-    .option(
-      "--ai-key-file <file>",
-      "file holding its API key (or TXTFS_AI_API_KEY)",
-      process.env.TXTFS_AI_KEY_FILE,
-    )
-    .option(
-      "--ai-requests-per-day <n>",
-      "AI requests per account and UTC day",
-      parsePositiveInt,
-      process.env.TXTFS_AI_REQUESTS_PER_DAY ? Number(process.env.TXTFS_AI_REQUESTS_PER_DAY) : undefined,
-    )
-    .option(
-      "--ai-tokens-per-day <n>",
-      "AI tokens per account and UTC day",
-      parsePositiveInt,
-      process.env.TXTFS_AI_TOKENS_PER_DAY ? Number(process.env.TXTFS_AI_TOKENS_PER_DAY) : undefined,
-    )
-    .option("--ai-timeout <seconds>", "deadline of one AI provider call, retries included", parsePositiveInt)
-    .option(
-      "--ai-allow-private",
-      "let users' own AI servers be on private addresses although serving beyond loopback",
-    )
-    .action(async (opts) => {
-      if (opts.idpIssuer && opts.devIdp)
-        throw new UsageError("use either --dev-idp or --idp-issuer, not both");
-      if (opts.idpIssuer && !(opts.idpClientId && opts.idpAudience)) {
-        throw new UsageError("--idp-issuer needs --idp-client-id and --idp-audience");
-      }
-      if (opts.aiBaseUrl && !opts.aiModel) throw new UsageError("--ai-base-url needs --ai-model");
-      const port: number = opts.port ?? fromEnv("TXTFS_PORT", parsePort) ?? DEFAULT_PORT;
-      const brain = brainOptions(opts);
-      const { runServe } = await import("./serveRun.ts");
-      await runServe({ ...opts, port, brain });
-    });
+    .option("--idp-name <name>", "the provider's name (identity.provider)", process.env.TXTFS_IDP_NAME);
+  addAiOptions(serve, { quotas: true }).action(async (opts) => {
+    if (opts.idpIssuer && opts.devIdp) throw new UsageError("use either --dev-idp or --idp-issuer, not both");
+    if (opts.idpIssuer && !(opts.idpClientId && opts.idpAudience)) {
+      throw new UsageError("--idp-issuer needs --idp-client-id and --idp-audience");
+    }
+    const port: number = opts.port ?? fromEnv("TXTFS_PORT", parsePort) ?? DEFAULT_PORT;
+    const brain = brainOptions(opts);
+    const { runServe } = await import("./serveRun.ts");
+    await runServe({ ...opts, port, brain });
+  });
 }

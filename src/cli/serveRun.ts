@@ -109,7 +109,8 @@ export async function runServe(opts: ServeCliOptions): Promise<void> {
     process.stdout.write(
       `Created the first user ${first.user.email} (${first.user.id}) and an API key with every scope.\n` +
         "It is shown only this once; keep it (more keys: txtfs admin key add EMAIL):\n" +
-        `export TXTFS_URL=${server.url}\nexport TXTFS_API_KEY=${first.secret}\n`,
+        `export TXTFS_URL=${server.url}\nexport TXTFS_API_KEY=${first.secret}\n` +
+        "With those set, txtfs open keys (or dashboard, playground) opens that page signed in.\n",
     );
   }
   const metricsOpen = opts.metrics && !opts.metricsToken;

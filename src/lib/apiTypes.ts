@@ -1,4 +1,4 @@
-// The API's resource records (SPEC.md "Resources"), shared by the server that builds them and the
+// The API's resource records (docs/spec.md "Resources"), shared by the server that builds them and the
 // client that reads them. Fields beyond the spec's (etag, contentHash) are additive.
 
 export type Role = "owner" | "writer" | "reader";

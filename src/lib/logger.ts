@@ -13,7 +13,34 @@ export function createLogger(
   level = process.env.TXTFS_LOG_LEVEL ?? "info",
   destination: DestinationStream = new BackgroundLog(2),
 ): Logger {
-  return pino({ name, level, redact: ["req.headers.authorization", "req.headers.cookie"] }, destination);
+  return pino(
+    {
+      name,
+      level,
+      redact: ["req.headers.authorization", "req.headers.cookie"],
+      serializers: { req: requestLine },
+    },
+    destination,
+  );
+}
+
+interface LoggedRequest {
+  method?: string;
+  url?: string;
+  host?: string;
+  ip?: string;
+  socket?: { remotePort?: number };
+}
+
+/** A request as logged: its path, never its query (a one-time sign-in token, a note's name). */
+function requestLine(req: LoggedRequest) {
+  return {
+    method: req.method,
+    url: String(req.url ?? "").split("?")[0],
+    host: req.host,
+    remoteAddress: req.ip,
+    remotePort: req.socket?.remotePort,
+  };
 }
 
 /**

@@ -3,7 +3,7 @@
 // the action it names; none keeps its own idea of where a note stands. (After rclone's
 // vfscache/item.go, which owns one cached item's whole life, and mountpoint-s3's upload states.)
 //
-// The promises this table keeps (DESIGN.md, "the write path's invariants"):
+// The promises this table keeps (docs/architecture.md, "the write path's invariants"):
 //   1. the bytes a program saw written are what every later read returns, here and (once
 //      delivered) on the service, until a newer local write or a remote change kept as a conflict;
 //   2. every acknowledged save has a journal entry until the service confirmed it;

@@ -89,7 +89,7 @@ describe("playground", () => {
     for (const h of ["/docs", "/llms.txt", "/openapi.json", "/keys", "/dashboard", "/client/txtfs.js"]) {
       expect(hrefs).toContain(h);
     }
-    expect(await page.locator("body").innerText()).toMatch(/server \d+\.\d+\.\d+/);
+    expect(await page.locator("body").innerText()).toMatch(/server txtfs \d+\.\d+\.\d+/);
     expect(foreign).toEqual([]);
     await page.close();
   });

@@ -58,7 +58,7 @@ const sessionRequired = (message: string) =>
     401,
     "session_required",
     message,
-    "Sign in on the key page (/keys) first; API keys and access tokens cannot manage keys.",
+    "Sign in on the key page (/keys) first (with the service's all-scopes key: txtfs open keys); API keys and access tokens cannot manage keys.",
   );
 
 const csrfFailed = (why: string) =>

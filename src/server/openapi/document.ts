@@ -7,6 +7,7 @@ import type { FastifyInstance } from "fastify";
 import { Type } from "typebox";
 import { KEY_SCOPES } from "../domain/scopes.ts";
 import type { IdentityHub } from "../identity/hub.ts";
+import { API_DESCRIPTION_VERSION } from "./counts.ts";
 import { AREAS, REQUEST_HEADERS, type RequestHeader } from "./describe.ts";
 
 export const OPENAPI_PATH = "/openapi.json";
@@ -126,12 +127,12 @@ export async function registerOpenApi(
       openapi: "3.1.0",
       info: {
         title: "txtfs — Remote Text Filesystem Service",
-        version: "1.0.0",
+        version: API_DESCRIPTION_VERSION,
         description:
           "Plain-text and Markdown notes as files, with folders, context, tags, connections, sharing, " +
           "collaboration and sync. API status: beta. Every error has the body `{error:{code,message," +
           "resolution,requestId}}`; every response carries API-Version, X-Request-ID and RateLimit-* headers. " +
-          `Server version ${version}. Plain-text reference: /llms.txt.`,
+          `info.version (${API_DESCRIPTION_VERSION}) is the version of this description of API v1; the server is txtfs ${version}. Plain-text reference: /llms.txt.`,
         "x-api-status": "beta",
       } as Json as { title: string; version: string },
       servers: [{ url: "/", description: "This server" }],

@@ -1,4 +1,4 @@
-// Response schemas: the records the API answers with (SPEC.md "Resources"), as TypeBox so routes
+// Response schemas: the records the API answers with (docs/spec.md "Resources"), as TypeBox so routes
 // declare them beside their request schemas and the OpenAPI document is generated from both.
 // Objects stay open (additionalProperties allowed): the spec makes response fields additive.
 // Each named record carries a `title`; the document hoists titled schemas into components.

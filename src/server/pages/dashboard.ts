@@ -1,6 +1,7 @@
 // The usage dashboard page: per key, a server-side SVG chart of requests per day (errors in red,
 // rate-limit hits marked) and a table with errors by status and latency percentiles.
 import type { KeyReport } from "../domain/usageReport.ts";
+import { ICON_LINKS } from "./favicon.ts";
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const ms = (v: number | null) => (v === null ? "–" : v > 5000 ? "> 5 s" : `≤ ${v} ms`);
@@ -61,7 +62,7 @@ function table(key: KeyReport): string {
 
 export function renderDashboard(opts: { email: string | null; keys: KeyReport[]; days: string[] }): string {
   const body = !opts.email
-    ? '<p>Sign in on the <a href="/keys">key page</a> to see your usage.</p>'
+    ? '<p>Sign in on the <a href="/keys">key page</a> to see your usage (from a shell that holds the service\'s key: <code>txtfs open dashboard</code>).</p>'
     : opts.keys.length === 0
       ? '<p>You have no API keys yet: mint one on the <a href="/keys">key page</a>.</p>'
       : opts.keys
@@ -75,7 +76,7 @@ ${table(k)}
           )
           .join("\n");
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>txtfs usage</title>
+<html lang="en"><head><meta charset="utf-8">${ICON_LINKS}<title>txtfs usage</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>body{font:15px/1.45 system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;color:#222}
 table{border-collapse:collapse;margin:.5rem 0 2rem}td,th{border-bottom:1px solid #ddd;padding:.2rem .6rem;text-align:left}

@@ -21,7 +21,7 @@ fetch("/api/me/session", { credentials: "same-origin" })
   .then(async (res) => {
     if (!res.ok) {
       status.textContent =
-        "Paste an API key under Authorize, or sign in on the key page to try with your account.";
+        "Paste an API key under Authorize, or sign in on the key page (or run txtfs open playground) to try with your account.";
       return;
     }
     const session = await res.json();

@@ -1,6 +1,7 @@
 // Plain-text reference pages for agents, generated from the OpenAPI document (so they follow the
 // routes) plus the prose of prose.ts: /llms.txt (index), /reference/<page>.txt, /llms-full.txt.
 import { LIMITS } from "../domain/limits.ts";
+import { API_DESCRIPTION_VERSION, countApi, describeCounts } from "../openapi/counts.ts";
 import { PAGES } from "./prose.ts";
 import { refName, refsOf, shape } from "./shapes.ts";
 
@@ -204,7 +205,7 @@ export function llmsIndex(doc: Json, pages: ReferencePage[]): string {
     "",
     "## Machine-readable and tools",
     "",
-    `- [OpenAPI 3.1](/openapi.json): ${Object.keys(doc.paths).length} paths`,
+    `- [OpenAPI 3.1](/openapi.json): ${describeCounts(countApi(doc as { paths: Record<string, object> }))}; description ${API_DESCRIPTION_VERSION}`,
     "- [Discover](/api/v1): verbs, scopes and limits as JSON",
     "- [TypeScript client](/client/txtfs.js): one ESM file, no dependencies",
     "- [Playground](/docs): try every operation in the browser",

@@ -53,7 +53,7 @@ export function dashboardRoutes({ store }: RouteDeps): FastifyPluginAsync {
         .header("x-frame-options", "DENY")
         .header(
           "content-security-policy",
-          "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+          "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; frame-ancestors 'none'",
         )
         .send(renderDashboard({ email: ctx?.user.email ?? null, ...report }));
     });

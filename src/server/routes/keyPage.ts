@@ -25,6 +25,7 @@ import type { RouteDeps } from "./deps.ts";
 import { renderKeyPage } from "./keyPageHtml.ts";
 import { MAX_INTEGER } from "./schemas.ts";
 import { signInRoutes } from "./signIn.ts";
+import { signInLinkRoutes } from "./signInLink.ts";
 
 const DEFAULT_SCOPES = ["files:read", "files:write", "folders:read", "folders:write"];
 
@@ -65,6 +66,7 @@ export function keyPageRoutes(deps: RouteDeps): FastifyPluginAsyncTypebox {
     await app.register(fastifyFormbody);
     const { loadSession, requireSession, requireChange } = sessionGuard(store);
     await app.register(signInRoutes(deps));
+    await app.register(signInLinkRoutes(deps));
 
     async function page(
       reply: FastifyReply,
@@ -77,7 +79,7 @@ export function keyPageRoutes(deps: RouteDeps): FastifyPluginAsyncTypebox {
         .header("referrer-policy", "no-referrer");
       reply.header(
         "content-security-policy",
-        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+        "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
       );
       reply.type("text/html; charset=utf-8");
       if (!ctx) {

@@ -1,5 +1,6 @@
 // The key page's HTML: plain forms (no script), each change carrying the session's CSRF token.
 import type { UserRow } from "../../store/repos/rows.ts";
+import { ICON_LINKS } from "../pages/favicon.ts";
 
 type KeyRecord = {
   id: string;
@@ -37,7 +38,7 @@ form.inline{display:inline}fieldset{margin:1rem 0}`;
 
 function layout(body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>txtfs API keys</title><style>${STYLE}</style></head><body><h1>txtfs API keys</h1>${body}</body></html>`;
+${ICON_LINKS}<title>txtfs API keys</title><style>${STYLE}</style></head><body><h1>txtfs API keys</h1>${body}</body></html>`;
 }
 
 function keyStatus(k: KeyRecord): string {
@@ -51,7 +52,7 @@ export function renderKeyPage(m: KeyPageModel): string {
     return layout(
       m.providerName
         ? `<p>Sign in once with your identity provider to mint API keys.</p><p><a id="sign-in" href="/auth/login">Sign in with ${esc(m.providerName)}</a></p>`
-        : "<p>This server has no identity provider configured: mint keys with <code>txtfs admin key add</code>.</p>",
+        : "<p>This server has no identity provider configured. From a shell that holds its key (the one <code>txtfs mount --serve</code> or <code>txtfs serve</code> printed), <code>txtfs open keys</code> opens this page signed in; or mint keys with <code>txtfs admin key add</code>.</p>",
     );
   }
   const s = m.signedIn;

@@ -7,7 +7,9 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { ServiceError } from "../domain/errors.ts";
 import type { IdentityHub } from "../identity/hub.ts";
+import { countApi } from "../openapi/counts.ts";
 import { op, Text } from "../openapi/describe.ts";
+import { FAVICON_SVG, faviconIco, ICON_LINKS } from "../pages/favicon.ts";
 import { renderFrontPage } from "../pages/frontPage.ts";
 
 const require = createRequire(import.meta.url);
@@ -24,7 +26,7 @@ const ASSETS: Record<string, { path: string; type: string }> = {
 };
 
 const PLAYGROUND = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>txtfs playground</title>
+<html lang="en"><head><meta charset="utf-8">${ICON_LINKS}<title>txtfs playground</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
 <style>#bar{font:14px system-ui,sans-serif;padding:.6rem 1rem;background:#1b1b1b;color:#eee}
@@ -63,15 +65,20 @@ export function pageRoutes(hub: IdentityHub, version: string): FastifyPluginAsyn
       ok: { 200: html },
     });
     app.get("/", { ...pub, schema: frontDoc }, async (_req, reply) => {
-      const operations = Object.values(
-        (app.swagger() as unknown as { paths: Record<string, object> }).paths,
-      ).reduce(
-        (n, item) =>
-          n + Object.keys(item).filter((k) => ["get", "post", "put", "patch", "delete"].includes(k)).length,
-        0,
-      );
-      return page(reply, renderFrontPage({ version, operations, signIn: Boolean(hub.provider) }));
+      const counts = countApi(app.swagger() as unknown as { paths: Record<string, object> });
+      return page(reply, renderFrontPage({ version, counts, signIn: Boolean(hub.provider) }));
     });
+
+    // The icon every page links (and every browser asks /favicon.ico for, linked or not).
+    const ico = faviconIco();
+    const iconDoc = (id: string, type: string) =>
+      op({ id, area: "service", summary: "The pages' icon.", ok: { 200: Text("The icon.", [type]) } });
+    app.get("/favicon.ico", { ...pub, schema: iconDoc("faviconIco", "image/x-icon") }, async (_req, reply) =>
+      reply.type("image/x-icon").header("Cache-Control", "public, max-age=86400").send(ico),
+    );
+    app.get("/favicon.svg", { ...pub, schema: iconDoc("faviconSvg", "image/svg+xml") }, async (_req, reply) =>
+      reply.type("image/svg+xml").header("Cache-Control", "public, max-age=86400").send(FAVICON_SVG),
+    );
 
     const docsDoc = op({
       id: "playground",

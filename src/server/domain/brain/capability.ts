@@ -11,7 +11,7 @@ import type { AiProvider } from "./provider.ts";
 
 export interface Capability {
   provider: AiProvider | null;
-  /** `user`: the account's own key; `operator`: the server's provider (pro plan). */
+  /** `user`: the account's own key; `operator`: the server's provider (pro plan, or a personal service). */
   source: "user" | "operator" | null;
   plan: string;
   hasUserKey: boolean;
@@ -71,7 +71,8 @@ export class ProviderPool {
         source: "user",
         reason: null,
       };
-    if (operator && plan === "pro") return { ...base, provider: operator, source: "operator", reason: null };
+    if (operator && (plan === "pro" || this.config.operatorServesEveryPlan))
+      return { ...base, provider: operator, source: "operator", reason: null };
     const reason = operator
       ? `the ${plan} plan does not include the server's AI provider and no AI key of your own is saved`
       : "this server has no AI provider configured and no AI key of your own is saved";

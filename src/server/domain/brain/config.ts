@@ -11,6 +11,11 @@ export interface OperatorProvider {
 export interface BrainConfig {
   /** The operator's provider: serves `pro` accounts. Null: only users' own keys. */
   operator: OperatorProvider | null;
+  /**
+   * The operator's provider serves every account whatever its plan: a personal service
+   * (`txtfs mount --serve`), whose one user is its operator.
+   */
+  operatorServesEveryPlan: boolean;
   /** Per-account daily quota of AI calls, counted in the store (several servers share it). */
   requestsPerDay: number;
   tokensPerDay: number;
@@ -27,6 +32,7 @@ export interface BrainConfig {
 
 export const DEFAULT_BRAIN_CONFIG: BrainConfig = {
   operator: null,
+  operatorServesEveryPlan: false,
   requestsPerDay: 200,
   tokensPerDay: 500_000,
   deadlineMs: 60_000,

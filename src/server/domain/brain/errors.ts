@@ -11,7 +11,7 @@ export const aiKeyRequired = (why: string) =>
     402,
     "ai_key_required",
     `This operation needs an AI provider: ${why}.`,
-    `Save your own OpenAI-compatible API key (and optionally its server and model) on ${KEY_PAGE}, or ask the operator for the pro plan (txtfs admin user plan EMAIL pro).`,
+    `Save your own OpenAI-compatible API key (and optionally its server and model) on ${KEY_PAGE}, or ask the operator for the pro plan (txtfs admin user plan EMAIL pro); on your own machine, start it with a provider: txtfs mount --serve --ai-base-url URL --ai-model NAME (docs/brain.md).`,
   );
 
 export const aiNotActivated = () =>
