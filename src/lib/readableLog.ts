@@ -1,4 +1,4 @@
-// pino's records as short lines for a person at a terminal: "txtfs: MESSAGE (key value, ...)",
+// pino's records as short lines for a person at a terminal: "txtfs: MESSAGE [key=value, ...]",
 // with "warning:" or "error:" in front when it is one. The same records as the JSON lines a pipe or
 // a log file gets (machines read those); only the rendering differs.
 /** pino's numeric levels, as a person reads them (info and below: no word). */
@@ -28,7 +28,7 @@ export function readableLine(json: string): string {
   const level = LEVEL_WORDS[Number(rec.level)] ?? "";
   const details = Object.entries(rec)
     .filter(([k, v]) => !HIDDEN.has(k) && v !== undefined)
-    .map(([k, v]) => `${k} ${show(v)}`);
+    .map(([k, v]) => `${k}=${show(v)}`);
   const msg = typeof rec.msg === "string" ? rec.msg : "";
-  return `txtfs: ${level}${msg}${details.length ? ` (${details.join(", ")})` : ""}\n`;
+  return `txtfs: ${level}${msg}${details.length ? ` [${details.join(", ")}]` : ""}\n`;
 }
