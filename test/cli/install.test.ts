@@ -5,6 +5,7 @@
 // (node_modules, Node 24 in .tools) are this checkout's, linked: scripts/setup would fetch the same.
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../helpers/cli.ts";
@@ -18,6 +19,8 @@ const SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
 const userEnv = (extra: NodeJS.ProcessEnv = {}) => ({
   PATH: SYSTEM_PATH,
   HOME: base,
+  // npm's cache of this machine (the packages come from the registry through it).
+  npm_config_cache: process.env.npm_config_cache ?? join(homedir(), ".npm"),
   TXTFS_CONFIG: join(base, "config"),
   TXTFS_CACHE: join(base, "cache"),
   TXTFS_DATA: join(base, "data"),
