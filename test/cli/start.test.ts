@@ -2,7 +2,7 @@
 // fusermount3's auto_unmount helper killed), after a second start, after Ctrl-C — on a terminal
 // (a pty: short readable lines, no JSON) and into pipes.
 import { type ChildProcess, spawn } from "node:child_process";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ROOT, runTxtfs } from "../helpers/cli.ts";
@@ -175,6 +175,39 @@ describe.skipIf(lacking("fuse"))("scripts/start", { timeout: 60_000 }, () => {
       await mounted(s);
       expect(s.output()).not.toMatch(/already mounted/);
       expect(readdirSync(join(d.config, "mounts"))).not.toContain(`${other.pid}.json`);
+    } finally {
+      other.kill("SIGKILL");
+      await otherExited;
+    }
+  });
+
+  it("a daemon still running after its mount went (delivering saves) is waited for, not joined", async () => {
+    const d = dirs();
+    // Stands in for a daemon whose mount is gone but which still runs (it writes to the journal a
+    // second mount would use): started before its record, alive, not mounted.
+    const other = spawn("sleep", ["600"], { stdio: "ignore" });
+    const otherExited = new Promise((r) => other.once("exit", r));
+    try {
+      await until(() => existsSync(`/proc/${other.pid}`), "sleep to run");
+      const later = new Date(Date.now() + 5000).toISOString();
+      const record = {
+        pid: other.pid,
+        mountpoint: d.mnt,
+        url: "http://127.0.0.1:1",
+        cacheDir: d.cache,
+        startedAt: later,
+        updatedAt: later,
+        stats: {},
+        conflicts: [],
+      };
+      mkdirSync(join(d.config, "mounts"), { recursive: true });
+      writeFileSync(join(d.config, "mounts", `${other.pid}.json`), JSON.stringify(record));
+      const s = start(d);
+      expect(await s.exited).toBe(1);
+      expect(s.output()).toBe(
+        `txtfs: ${d.mnt} was unmounted, and its daemon (pid ${other.pid}) is still delivering its saves; mount again once it has exited (txtfs status)\n`,
+      );
+      expect(isMounted(d.mnt)).toBe(false);
     } finally {
       other.kill("SIGKILL");
       await otherExited;
