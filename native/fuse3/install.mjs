@@ -12,6 +12,9 @@ const root = join(here, "..", "..");
 const say = (line) => process.stderr.write(`txtfs: ${line}\n`);
 const has = (cmd, args = ["--version"]) => spawnSync(cmd, args, { stdio: "ignore" }).status === 0;
 
+// A clone (npm ci in scripts/setup): scripts/setup builds the binding itself, when its sources change.
+if (existsSync(join(root, "src", "cli", "main.ts"))) process.exit(0);
+
 const [major, minor] = process.versions.node.split(".").map(Number);
 if (major > 22 || (major === 22 && minor >= 13))
   writeFileSync(join(root, "node-path"), `${process.execPath}\n`);
@@ -25,8 +28,6 @@ function missing(what, debian) {
   process.exit(1);
 }
 
-// A clone (npm ci in scripts/setup): scripts/setup builds the binding itself, when its sources change.
-if (existsSync(join(root, "src", "cli", "main.ts"))) process.exit(0);
 if (process.env.TXTFS_SKIP_FUSE === "1") {
   say("TXTFS_SKIP_FUSE=1: the FUSE binding is not built; txtfs mount will say so.");
   process.exit(0);
