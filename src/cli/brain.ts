@@ -4,6 +4,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { basename, extname } from "node:path";
 import type { Command } from "commander";
+import { mountHolding } from "./mountPaths.ts";
 import { BrainCliError, call, type Service, service } from "./serviceCall.ts";
 
 interface Listing {
@@ -34,9 +35,25 @@ async function paths(svc: Service) {
 
 const clean = (p: string) => p.replace(/^\/+|\/+$/g, "");
 
+/**
+ * The account path of a note or folder named by its account path ("ideas/a.md") or by its path
+ * in a txtfs mount of this user (absolute, or relative to a working directory inside the mount).
+ * A mount of another service than the one this command talks to is refused: same path, other notes.
+ */
+function accountPath(svc: Service, arg: string): string {
+  const held = mountHolding(arg);
+  if (!held) return clean(arg);
+  if (held.mount.url.replace(/\/$/, "") !== svc.url)
+    throw new BrainCliError(
+      `${arg} is in the mount of ${held.mount.url}, but this command talks to ${svc.url}: set TXTFS_URL (and its key) to that service, or give the note's account path`,
+    );
+  return held.inner;
+}
+
 async function folderIdOf(svc: Service, path: string): Promise<string> {
   if (/^d_/.test(path)) return path;
-  const id = (await paths(svc)).folders.get(clean(path));
+  const where = accountPath(svc, path);
+  const id = (await paths(svc)).folders.get(where);
   if (!id) throw new BrainCliError(`no folder ${path}`);
   return id;
 }
@@ -71,7 +88,10 @@ export function registerBrain(program: Command): void {
       .description(
         "Grow a new note from SEED (or from what your notes are missing), or grow an existing one with --grow.",
       )
-      .option("--grow <path>", "grow this note (path or id) instead of creating one")
+      .option(
+        "--grow <path>",
+        "grow this note (its path in the account or in a mount, or its id) instead of creating one",
+      )
       .option("--json", "print the service's answer as JSON"),
   ).action(async (seed: string | undefined, opts) => {
     const svc = await service(opts);
@@ -83,7 +103,8 @@ export function registerBrain(program: Command): void {
       provider: { host: string; model: string };
     };
     if (opts.grow) {
-      const id = /^f_/.test(opts.grow) ? opts.grow : (await paths(svc)).files.get(clean(opts.grow));
+      const where = /^f_/.test(opts.grow) ? undefined : accountPath(svc, opts.grow);
+      const id = where === undefined ? opts.grow : (await paths(svc)).files.get(where);
       if (!id) throw new BrainCliError(`no note ${opts.grow}`);
       answer = await call(svc, "POST", `/api/v1/files/${id}/ideate`, { json: body }, "growing the note");
     } else {
@@ -167,7 +188,7 @@ export function registerBrain(program: Command): void {
     program
       .command("transcribe <file>")
       .description("Turn a voice memo or a photo of a page into a note.")
-      .option("--folder <path>", "folder for the note (path or id)")
+      .option("--folder <path>", "folder for the note (its path in the account or in a mount, or its id)")
       .option("--name <name>", "the note's name (default: from the transcript)")
       .option("--tags <list>", "comma-separated tags")
       .option("--json", "print the service's answer as JSON"),
@@ -202,18 +223,20 @@ export function registerBrain(program: Command): void {
     program
       .command("render <kind> <paths...>")
       .description(
-        "Render notes or folders (paths or ids) into summary, outline, slides, mermaid or html; printed to stdout.",
+        "Render notes or folders (paths in the account or in a mount, or ids) into summary, outline, slides, mermaid or html; printed to stdout.",
       )
       .option("--save", "also save it as a note beside the sources")
       .option("--title <title>", "the artifact's title")
       .option("--out <file>", "write it to FILE instead of stdout"),
   ).action(async (kind: string, args: string[], opts) => {
     const svc = await service(opts);
-    const known = await paths(svc);
+    // Every argument is checked (a mount of another service refused) before the first request.
+    const wanted = args.map((a) => ({ a, where: /^[fd]_/.test(a) ? undefined : accountPath(svc, a) }));
+    const known = wanted.some((w) => w.where !== undefined) ? await paths(svc) : undefined;
     const fileIds: string[] = [];
     let folderId: string | undefined;
-    for (const a of args) {
-      const id = /^[fd]_/.test(a) ? a : (known.files.get(clean(a)) ?? known.folders.get(clean(a)));
+    for (const { a, where } of wanted) {
+      const id = where === undefined ? a : (known?.files.get(where) ?? known?.folders.get(where));
       if (!id) throw new BrainCliError(`no note or folder ${a}`);
       if (id.startsWith("d_")) {
         if (folderId) throw new BrainCliError("render takes one folder (and any notes)");

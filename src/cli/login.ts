@@ -1,7 +1,7 @@
 // txtfs login / logout / whoami: sign in with the service's identity provider from a shell.
 import type { Command } from "commander";
-import { readCliConfig } from "./credentials.ts";
-import { fromEnv, parsePositiveInt, parseUrl } from "./options.ts";
+import { readCliConfig, resolveCredentials } from "./credentials.ts";
+import { fromEnv, parsePositiveInt, parseUrl, UsageError } from "./options.ts";
 
 /** The sign-in client (jose, undici), loaded only when a command runs. */
 const signIn = () => import("../client/signIn.ts");
@@ -58,10 +58,14 @@ export function registerLogin(program: Command): void {
 
   program
     .command("whoami")
-    .description("Show the signed-in identity (refreshing the access token when it is about to expire).")
+    .description(
+      "Show who txtfs acts as: the API key's owner (TXTFS_API_KEY, a key file, the config file) or the signed-in identity.",
+    )
     .option("--json", "print the service's answer as JSON")
     .action(async (opts) => {
-      await readCliConfig();
+      // The same credential a mount would use: a key first, else the sign-in of txtfs login.
+      const creds = resolveCredentials({}, await readCliConfig());
+      if (creds.key) return whoamiByKey(creds.url, creds.key, creds.keyFrom ?? "", opts.json);
       const { currentSignIn, SignInError } = await signIn();
       const s = await currentSignIn();
       if (!s) throw new SignInError("not signed in: run txtfs login --url URL");
@@ -85,4 +89,34 @@ export function registerLogin(program: Command): void {
         );
       }
     });
+}
+
+/** whoami with an API key: its owner, at which service, and where the key came from. */
+async function whoamiByKey(url: string | undefined, key: string, keyFrom: string, json?: boolean) {
+  if (!url)
+    throw new UsageError(
+      `an API key from ${keyFrom}, but no service: set TXTFS_URL (or pass it in the config file)`,
+    );
+  let res: Response;
+  try {
+    res = await fetch(`${url}/api/me`, { headers: { authorization: `Bearer ${key}` } });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause;
+    throw new Error(`cannot reach the service at ${url} (${cause?.code ?? (err as Error).message})`);
+  }
+  const body = (await res.json().catch(() => ({}))) as {
+    user?: { id: string; email: string; name?: string };
+    error?: { message: string };
+  };
+  if (!res.ok) {
+    throw new Error(
+      `${url} refused the API key from ${keyFrom}: ${body.error?.message ?? res.status}; check the key or mint a new one (txtfs admin key add EMAIL on the server, or its /keys page)`,
+    );
+  }
+  const prefix = key.slice(0, 8);
+  process.stdout.write(
+    json
+      ? `${JSON.stringify({ user: body.user, url, key: { prefix, from: keyFrom } })}\n`
+      : `${body.user?.email} at ${url}, with the API key ${prefix}… from ${keyFrom}\n`,
+  );
 }

@@ -5,6 +5,7 @@
 import { Command, CommanderError } from "commander";
 import { registerAdmin } from "./admin.ts";
 import { registerBrain } from "./brain.ts";
+import { endQuietlyOnClosedPipe } from "./closedPipe.ts";
 import { registerCompletion } from "./completion.ts";
 import { takeKeyArgument } from "./keyArgument.ts";
 import { registerLogin } from "./login.ts";
@@ -23,6 +24,8 @@ process.umask(0o077);
 // A key typed on the command line leaves the process title (and /proc/PID/cmdline) at once.
 const { argv, typed } = takeKeyArgument(process.argv);
 process.argv = argv;
+// mount, serve and mcp run on after their reader is gone; every other command ends quietly.
+endQuietlyOnClosedPipe(["mount", "serve", "mcp", "mount-helper"].includes(argv[2] ?? ""));
 
 const program = new Command()
   .name("txtfs")

@@ -23,7 +23,7 @@ import {
   rememberPort,
 } from "./mountIdentity.ts";
 import { describeRefusal, savesWord } from "./notOnService.ts";
-import { parseId, parsePollWait, parseSize, parseUrl, UsageError } from "./options.ts";
+import { logFormatOption, parseId, parsePollWait, parseSize, parseUrl, UsageError } from "./options.ts";
 import { checkNotMounted, explainConnectError } from "./preflight.ts";
 import { RefusalRecords } from "./refusalRecords.ts";
 import { registerStatus } from "./status.ts";
@@ -85,7 +85,8 @@ async function serveLocally(data: string, log: Logger, brain: Partial<BrainConfi
   // The same port as last time for this data dir, so the TXTFS_URL printed before stays valid.
   const previous = rememberedPort(data);
   const server = await start(previous).catch((err) => {
-    if (previous === 0) throw err;
+    // Only a taken port is worth another try: any other failure (the store is in use) is the answer.
+    if (previous === 0 || (err as NodeJS.ErrnoException).code !== "EADDRINUSE") throw err;
     log.warn({ port: previous, err: (err as Error).message }, "the last port is taken; picking another");
     return start(0);
   });
@@ -142,6 +143,7 @@ export function registerMount(program: Command): void {
         .choices(LOG_LEVELS)
         .default(process.env.TXTFS_LOG_LEVEL ?? "info"),
     )
+    .addOption(logFormatOption())
     .option("--log-file <file>", "append logs to FILE instead of stderr (reopened on SIGHUP, for logrotate)")
     .option("--poll-wait <seconds>", "long-poll wait of the change feed (0-60)", parsePollWait, 25)
     .option(
@@ -191,7 +193,7 @@ export function registerMount(program: Command): void {
       const [
         { TxtfsClient },
         { currentSignIn },
-        { createLogger, logFile, logWritten },
+        { createLogger, logFile, logWritten, stderrLog },
         { serveControl },
         { Vfs },
         { ensureDevice },
@@ -211,7 +213,11 @@ export function registerMount(program: Command): void {
       ]);
       const { MountError, mountVfs, prepareMountpoint } = fuse;
       const file = opts.logFile ? logFile(opts.logFile) : undefined;
-      const log = createLogger("txtfs-mount", opts.trace ? "debug" : opts.logLevel, file);
+      const log = createLogger(
+        "txtfs-mount",
+        opts.trace ? "debug" : opts.logLevel,
+        file ?? stderrLog(opts.logFormat),
+      );
       const readOnly = Boolean(
         opts.readOnly || (opts.options as string[]).some((o) => o.split(",").includes("ro")),
       );

@@ -1,7 +1,7 @@
 // Option parsing shared by commands: every flag and environment variable is checked before any
 // network call or mount, and a bad one is one line naming it and the accepted form (exit 2).
-import { InvalidArgumentError } from "commander";
-import { LOG_LEVELS } from "../lib/logLevels.ts";
+import { InvalidArgumentError, Option } from "commander";
+import { LOG_FORMATS, LOG_LEVELS } from "../lib/logLevels.ts";
 import { parseDuration } from "../lib/time.ts";
 
 /** A bad flag, variable or config file: the CLI prints the message alone and exits 2. */
@@ -97,7 +97,18 @@ export function checkLogLevel(): void {
       throw new InvalidArgumentError(`expected one of ${LOG_LEVELS.join(", ")}`);
     return v;
   });
+  fromEnv("TXTFS_LOG_FORMAT", (v) => {
+    if (!(LOG_FORMATS as readonly string[]).includes(v))
+      throw new InvalidArgumentError(`expected one of ${LOG_FORMATS.join(", ")}`);
+    return v;
+  });
 }
+
+/** `--log-format`: JSON lines for machines, short readable lines for people (default: by stderr). */
+export const logFormatOption = () =>
+  new Option("--log-format <format>", "log lines on stderr: json, readable, or auto (readable on a terminal)")
+    .choices(LOG_FORMATS)
+    .default(process.env.TXTFS_LOG_FORMAT ?? "auto");
 
 /**
  * `--trust-proxy`: what Fastify's `trustProxy` accepts. `true` trusts any sender (only when nothing

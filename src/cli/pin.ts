@@ -8,6 +8,7 @@ import { resolve } from "node:path";
 import { promisify } from "node:util";
 import type { Command } from "commander";
 import { listMounts } from "../lib/mountRegistry.ts";
+import { mountHolding } from "./mountPaths.ts";
 
 const run = promisify(execFile);
 type State = "online-only" | "available" | "pinned";
@@ -15,7 +16,7 @@ type State = "online-only" | "available" | "pinned";
 async function setState(paths: string[], state: State): Promise<void> {
   let failed = 0;
   let missing = 0;
-  const mounts = listMounts().map((m) => m.mountpoint);
+  const mounts = listMounts();
   for (const p of paths) {
     const path = resolve(p);
     if (!existsSync(path)) {
@@ -24,7 +25,7 @@ async function setState(paths: string[], state: State): Promise<void> {
       process.stderr.write(`txtfs: ${path}: no such file or directory\n`);
       continue;
     }
-    if (!mounts.some((m) => path === m || path.startsWith(`${m}/`))) {
+    if (!mountHolding(path, mounts)) {
       failed++;
       process.stderr.write(`txtfs: ${path}: not inside a txtfs mount of this user (see txtfs status)\n`);
       continue;

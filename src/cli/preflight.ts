@@ -1,22 +1,33 @@
 // What the mount checks before it mounts, and how it explains a service that will not have it:
 // errors that say which URL, which credential and where it came from, and what to do next.
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { listMounts } from "../lib/mountRegistry.ts";
+import { mountsAt } from "../lib/mountWatch.ts";
 
 // Errors are told apart by name: the client and FUSE modules are loaded only when a mount runs.
 const named = (err: unknown, name: string): err is Error & { status?: number; cause?: unknown } =>
   err instanceof Error && err.name === name;
 
-/** Octal escapes of /proc/self/mountinfo (`\040` for a space). */
-const unescapeMountinfo = (s: string) =>
-  s.replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(Number.parseInt(o, 8)));
+const isTxtfsMount = (m: { fstype: string; source: string }) =>
+  m.source === "txtfs" || m.fstype === "fuse.txtfs";
 
-/** Refuses a mountpoint that is already a live mount: "already mounted by txtfs (pid N)". */
+/**
+ * Refuses a mountpoint that is already a live mount: "already mounted by txtfs (pid N)". A record
+ * of this user's mounts counts while its process runs (listMounts drops dead, dying and reused
+ * pids) and its mountpoint is a txtfs mount; a running daemon whose mount is gone is still
+ * delivering its saves from the journal a new mount would use, so it is waited for, not joined.
+ */
 export function checkNotMounted(mountpoint: string): void {
+  const here = mountsAt(mountpoint);
   const own = listMounts().find((m) => m.mountpoint === mountpoint);
-  if (own) {
+  if (own && (here === null || here.some(isTxtfsMount))) {
     throw new Error(
       `${mountpoint} is already mounted by txtfs (pid ${own.pid}, ${own.url}); run txtfs unmount ${mountpoint} first`,
+    );
+  }
+  if (own) {
+    throw new Error(
+      `${mountpoint} was unmounted, and its daemon (pid ${own.pid}) is still delivering its saves; mount again once it has exited (txtfs status)`,
     );
   }
   try {
@@ -24,24 +35,13 @@ export function checkNotMounted(mountpoint: string): void {
   } catch {
     return;
   }
-  let mountinfo: string;
-  try {
-    mountinfo = readFileSync("/proc/self/mountinfo", "utf8");
-  } catch {
-    return;
-  }
-  for (const line of mountinfo.split("\n")) {
-    const fields = line.split(" ");
-    const dash = fields.indexOf("-");
-    if (dash < 0 || unescapeMountinfo(fields[4] ?? "") !== mountpoint) continue;
-    const [fstype, source] = [fields[dash + 1], unescapeMountinfo(fields[dash + 2] ?? "")];
-    const byTxtfs = source === "txtfs" || fstype === "fuse.txtfs";
-    throw new Error(
-      byTxtfs
-        ? `${mountpoint} is already mounted by txtfs (another user's or an unregistered process); unmount it first (fusermount -u ${mountpoint})`
-        : `${mountpoint} is already a mount point (${fstype} from ${source}); choose an empty directory`,
-    );
-  }
+  const top = here?.at(-1);
+  if (!top) return;
+  throw new Error(
+    isTxtfsMount(top)
+      ? `${mountpoint} is already mounted by txtfs (another user's or an unregistered process); unmount it first (fusermount -u ${mountpoint})`
+      : `${mountpoint} is already a mount point (${top.fstype} from ${top.source}); choose an empty directory`,
+  );
 }
 
 /** The first request to the service failed: say which URL, which key, and what to try. */

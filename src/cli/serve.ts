@@ -2,7 +2,14 @@ import { type Command, Option } from "commander";
 import { LOG_LEVELS } from "../lib/logLevels.ts";
 import { dataDir } from "../lib/paths.ts";
 import { addAiOptions, brainOptions } from "./aiOptions.ts";
-import { fromEnv, parsePort, parsePositiveInt, parseTrustProxy, UsageError } from "./options.ts";
+import {
+  fromEnv,
+  logFormatOption,
+  parsePort,
+  parsePositiveInt,
+  parseTrustProxy,
+  UsageError,
+} from "./options.ts";
 
 export const DEFAULT_PORT = 8750;
 /** Mirrors server/maintenance.ts (not imported: `--help` must not load the server). */
@@ -60,6 +67,7 @@ export function registerServe(program: Command): void {
         .choices(LOG_LEVELS)
         .default(process.env.TXTFS_LOG_LEVEL ?? "info"),
     )
+    .addOption(logFormatOption())
     .option(
       "--log-file <file>",
       "append logs to FILE instead of stderr (reopened on SIGHUP, for logrotate)",

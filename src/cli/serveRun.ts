@@ -1,5 +1,5 @@
 // `txtfs serve` once its options are parsed: logs, the server, the first user, signals.
-import { createLogger, logFile, logWritten } from "../lib/logger.ts";
+import { createLogger, type LogFormat, logFile, logWritten, stderrLog } from "../lib/logger.ts";
 import { createKey, createUser } from "../server/domain/accounts.ts";
 import type { BrainConfig } from "../server/domain/brain/config.ts";
 import { startServer } from "../server/serve.ts";
@@ -18,6 +18,7 @@ export interface ServeCliOptions {
   metricsToken?: string;
   metrics: boolean;
   logLevel: string;
+  logFormat?: LogFormat;
   logFile?: string;
   logRequests?: boolean;
   devIdp?: boolean;
@@ -32,7 +33,7 @@ export interface ServeCliOptions {
 
 export async function runServe(opts: ServeCliOptions): Promise<void> {
   const file = opts.logFile ? logFile(opts.logFile) : undefined;
-  const logger = createLogger("txtfs-serve", opts.logLevel, file);
+  const logger = createLogger("txtfs-serve", opts.logLevel, file ?? stderrLog(opts.logFormat));
   const server = await startServer({
     host: opts.host,
     port: opts.port,

@@ -67,7 +67,10 @@ const storedServer = (s: StoredSignIn): oauth.AuthorizationServer => ({
 export async function discoverSignIn(url: string) {
   const discover = await getJson(`${url.replace(/\/$/, "")}/api/v1`);
   const config = (discover.authentication as { oauth?: SignInConfig | null } | undefined)?.oauth;
-  if (!config) throw new SignInError(`${url} has no identity provider: use an API key (txtfs mount --key)`);
+  if (!config)
+    throw new SignInError(
+      `${url} has no identity provider: use an API key instead, in a file (chmod 600; --key-file FILE, or the config file's keyFile) or in TXTFS_API_KEY; txtfs admin key add EMAIL on the server (or its /keys page) makes one`,
+    );
   // OpenID discovery; oauth4webapi checks that the metadata names this issuer exactly.
   const issuer = new URL(config.issuer);
   let server: oauth.AuthorizationServer;

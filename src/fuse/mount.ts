@@ -2,6 +2,7 @@
 // left by a crash), and the mount itself through txtfs's libfuse3 binding (lowlevel/mount.ts).
 import { execFile } from "node:child_process";
 import { readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Logger } from "../lib/logger.ts";
 import type { Vfs } from "../vfs/vfs.ts";
@@ -58,13 +59,21 @@ export function parseMountOptions(values: string[]): Record<string, string | boo
   return out;
 }
 
+/**
+ * A FUSE mount whose daemon is gone answers every request with ENOTCONN, but the kernel may still
+ * answer some from its caches (a listing, the root's attributes): so the name no note has is looked
+ * up too, which always reaches the daemon.
+ */
 async function isStale(dir: string): Promise<boolean> {
-  try {
-    await readdir(dir);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "ENOTCONN";
+  const probes = [() => stat(dir), () => readdir(dir), () => stat(join(dir, ".txtfs-is-this-mount-alive"))];
+  for (const probe of probes) {
+    try {
+      await probe();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOTCONN") return true;
+    }
   }
+  return false;
 }
 
 /** The mountpoint must be an existing, empty directory; a dead mount left by a crash is cleaned. */
@@ -80,8 +89,13 @@ export async function prepareMountpoint(
   let st: Awaited<ReturnType<typeof stat>>;
   try {
     st = await stat(dir);
-  } catch {
-    throw new MountError(`mountpoint ${dir} does not exist (create it first: mkdir -p ${dir})`);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new MountError(
+      code === "ENOENT"
+        ? `mountpoint ${dir} does not exist (create it first: mkdir -p ${dir})`
+        : `mountpoint ${dir} cannot be used: ${(err as Error).message}`,
+    );
   }
   if (!st.isDirectory()) throw new MountError(`mountpoint ${dir} is not a directory`);
   const entries = opts.allowNonEmpty ? [] : await readdir(dir);

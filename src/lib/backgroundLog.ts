@@ -19,6 +19,8 @@ let exitHooked = false;
 
 export class BackgroundLog extends EventEmitter {
   private readonly fd: number;
+  /** How each line is written (the terminal's readable form of a JSON record); as it is by default. */
+  private readonly render: (line: string) => string;
   private waiting: string[] = [];
   private waitingBytes = 0;
   private writing = false;
@@ -26,9 +28,10 @@ export class BackgroundLog extends EventEmitter {
   private ending = false;
   private closed = false;
 
-  constructor(fd: number) {
+  constructor(fd: number, render: (line: string) => string = (line) => line) {
     super();
     this.fd = fd;
+    this.render = render;
     unclosed.add(this);
     if (!exitHooked) {
       exitHooked = true;
@@ -42,6 +45,7 @@ export class BackgroundLog extends EventEmitter {
   write(line: string): boolean {
     if (this.broken || this.ending) return false;
     if (this.waitingBytes + line.length > MAX_WAITING_BYTES) return false;
+    line = this.render(line);
     this.waiting.push(line);
     this.waitingBytes += line.length;
     if (!this.writing) this.next();

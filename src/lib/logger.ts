@@ -1,8 +1,21 @@
 import { type DestinationStream, type Logger, pino } from "pino";
 import { BackgroundLog } from "./backgroundLog.ts";
+import { readableLine } from "./readableLog.ts";
 
 export { LOG_LEVELS } from "./logLevels.ts";
 export type { Logger };
+
+/**
+ * How stderr's log lines look: `json` (pino's lines, for machines), `readable` (short lines for a
+ * person), `auto`: readable when stderr is a terminal. A log file is always JSON.
+ */
+export type LogFormat = "auto" | "json" | "readable";
+
+/** Logs on stderr (stdout is for command results), readable on a terminal, JSON otherwise. */
+export function stderrLog(format: LogFormat = "auto"): DestinationStream {
+  const readable = format === "readable" || (format === "auto" && process.stderr.isTTY === true);
+  return new BackgroundLog(2, readable ? readableLine : undefined);
+}
 
 /**
  * Structured logs on stderr (stdout is for command results), or appended to `file`. Level from
@@ -11,7 +24,7 @@ export type { Logger };
 export function createLogger(
   name: string,
   level = process.env.TXTFS_LOG_LEVEL ?? "info",
-  destination: DestinationStream = new BackgroundLog(2),
+  destination: DestinationStream = stderrLog(),
 ): Logger {
   return pino(
     {

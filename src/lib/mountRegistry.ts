@@ -3,6 +3,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { configDir } from "./paths.ts";
+import { isRunningSince } from "./processLiveness.ts";
 import type { UnsentCopy } from "./refusedSaves.ts";
 
 export interface MountRecord {
@@ -38,16 +39,7 @@ export function removeMountRecord(pid: number): void {
   rmSync(join(dir(), `${pid}.json`), { force: true });
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Records of running mounts; records left by dead processes are dropped. */
+/** Records of running mounts; records left by dead (dying, zombie) processes or reused pids are dropped. */
 export function listMounts(): MountRecord[] {
   let names: string[];
   try {
@@ -59,7 +51,7 @@ export function listMounts(): MountRecord[] {
   for (const name of names.filter((n) => n.endsWith(".json"))) {
     try {
       const rec = JSON.parse(readFileSync(join(dir(), name), "utf8")) as MountRecord;
-      if (alive(rec.pid)) out.push(rec);
+      if (isRunningSince(rec.pid, rec.startedAt)) out.push(rec);
       else removeMountRecord(rec.pid);
     } catch {}
   }

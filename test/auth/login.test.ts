@@ -1,6 +1,6 @@
 // txtfs login / whoami / logout as child processes against a server with the dev identity
 // provider: PKCE with a loopback redirect, tokens stored mode 0600, refresh, revocation.
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
@@ -144,4 +144,53 @@ test("the redirect is checked (oauth4webapi): a stray state is ignored, another 
   // Nothing was saved.
   const saved = existsSync(join(configDir, "config.json")) ? config() : {};
   expect(saved.signIn).toBeUndefined();
+});
+
+test("whoami with a key (TXTFS_API_KEY, a key file) says whose it is and where it came from", async () => {
+  const user = await srv.user("kim@example.com");
+  const keyEnv = { ...env(), TXTFS_URL: srv.url, TXTFS_API_KEY: user.key };
+  const who = await runTxtfs(["whoami"], keyEnv);
+  expect(who.code, who.stderr).toBe(0);
+  expect(who.stdout).toBe(
+    `kim@example.com at ${srv.url}, with the API key ${user.key.slice(0, 8)}… from TXTFS_API_KEY\n`,
+  );
+  const json = await runTxtfs(["whoami", "--json"], keyEnv);
+  expect(JSON.parse(json.stdout)).toMatchObject({
+    user: { email: "kim@example.com" },
+    url: srv.url,
+    key: { prefix: user.key.slice(0, 8), from: "TXTFS_API_KEY" },
+  });
+
+  const keyFile = join(configDir, "kim.key");
+  writeFileSync(keyFile, `${user.key}\n`, { mode: 0o600 });
+  const fromFile = await runTxtfs(["whoami"], { ...env(), TXTFS_URL: srv.url, TXTFS_API_KEY_FILE: keyFile });
+  expect(fromFile.stdout).toContain(`from TXTFS_API_KEY_FILE (${keyFile})`);
+
+  const wrong = await runTxtfs(["whoami"], {
+    ...keyEnv,
+    TXTFS_API_KEY: "txt_NotAKeyOfThisServer000000000000000000",
+  });
+  expect(wrong.code).toBe(1);
+  expect(wrong.stderr).toMatch(new RegExp(`^txtfs: ${srv.url} refused the API key from TXTFS_API_KEY`));
+
+  const empty = mkdtempSync(join(tmpdir(), "txtfs-login-none-"));
+  const noUrl = await runTxtfs(["whoami"], { TXTFS_CONFIG: empty, TXTFS_URL: "", TXTFS_API_KEY: user.key });
+  rmSync(empty, { recursive: true, force: true });
+  expect(noUrl.code).toBe(2);
+  expect(noUrl.stderr).toBe(
+    "txtfs: an API key from TXTFS_API_KEY, but no service: set TXTFS_URL (or pass it in the config file)\n",
+  );
+});
+
+test("login on a service without an identity provider points at the key file, not --key", async () => {
+  const plain = await startTestServer();
+  try {
+    const res = await runTxtfs(["login", "--no-browser", "--url", plain.url], env());
+    expect(res.code).toBe(1);
+    expect(res.stderr).not.toContain("--key)");
+    expect(res.stderr).toContain("--key-file");
+    expect(res.stderr).toContain("TXTFS_API_KEY");
+  } finally {
+    await plain.close();
+  }
 });

@@ -5,8 +5,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { operatorOf, setAiKey, setPlan } from "../helpers/brain.ts";
-import { runTxtfs } from "../helpers/cli.ts";
+import { BIN, runTxtfs } from "../helpers/cli.ts";
 import { type FakeOpenAi, startFakeOpenAi } from "../helpers/fakeOpenAi.ts";
+import { lacking } from "../helpers/kernel.ts";
+import { mountFixture, q, sh } from "../helpers/mount.ts";
 import { mkdir, mkfile, startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
 
 let fake: FakeOpenAi;
@@ -95,3 +97,45 @@ describe("txtfs brain commands", { timeout: 60_000 }, () => {
     );
   });
 });
+
+describe.skipIf(lacking("fuse"))(
+  "brain commands name notes by their path in a mount",
+  { timeout: 60_000 },
+  () => {
+    const m = mountFixture();
+    afterAll(() => m.close());
+
+    it("render and ideate --grow take a path inside the mount, as pin does", async () => {
+      const mounted = await m.start();
+      const menv = { TXTFS_URL: mounted.url, TXTFS_API_KEY: mounted.key, TXTFS_CONFIG: m.dirs.config };
+      expect((await m.sh("mkdir -p plans && printf 'kites\\n' > plans/kite.md")).code).toBe(0);
+      const note = join(m.dirs.mnt, "plans", "kite.md");
+
+      const rendered = await runTxtfs(["render", "mermaid", note], menv);
+      expect(rendered.stderr).toBe("");
+      expect(rendered.stdout).toBe('flowchart LR\n  n1["kite.md"]\n');
+      const folder = await runTxtfs(["render", "mermaid", join(m.dirs.mnt, "plans")], menv);
+      expect(folder.stdout).toBe(rendered.stdout);
+      // Relative to a working directory inside the mount, as a shell user types it.
+      const vars = Object.entries(menv)
+        .map(([k, v]) => `${k}=${q(v)}`)
+        .join(" ");
+      const here = await sh(`${vars} ${q(process.execPath)} ${q(BIN)} render mermaid kite.md`, {
+        cwd: join(m.dirs.mnt, "plans"),
+      });
+      expect(here.stderr).toBe("");
+      expect(here.stdout).toBe(rendered.stdout);
+      // The note is found: the service answers (this account has no AI provider), not "no note".
+      const grow = await runTxtfs(["ideate", "--grow", note], menv);
+      expect(grow.stderr).toMatch(/txtfs: 402 ai_key_required/);
+      expect(grow.stderr).not.toMatch(/no note/);
+
+      // A mount of another service: the same path would be another note there.
+      const other = await runTxtfs(["render", "mermaid", note], { ...menv, TXTFS_URL: "http://127.0.0.1:9" });
+      expect(other.code).toBe(1);
+      expect(other.stderr).toBe(
+        `txtfs: ${note} is in the mount of ${mounted.url}, but this command talks to http://127.0.0.1:9: set TXTFS_URL (and its key) to that service, or give the note's account path\n`,
+      );
+    });
+  },
+);

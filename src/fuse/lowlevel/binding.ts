@@ -1,4 +1,6 @@
 // Loads txtfs's libfuse3 low-level binding (native/fuse3, built by scripts/setup) and types it.
+
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 
@@ -126,5 +128,9 @@ export const BINDING_PATH = fileURLToPath(
 );
 
 export function loadFuse3(): Fuse3Binding {
+  if (!existsSync(BINDING_PATH))
+    throw new Error(
+      `the FUSE binding is not built (${BINDING_PATH}): install libfuse3-dev, pkg-config, gcc and make, then run scripts/setup in a clone, or install txtfs again`,
+    );
   return createRequire(import.meta.url)(BINDING_PATH) as Fuse3Binding;
 }

@@ -2,10 +2,11 @@
 // file would each keep caches and long-poll wake-ups that the other's commits never reach, so the
 // second one is refused, naming the first. The lock is a file beside the store holding the owner's
 // pid, host, boot and process start time: a lock left by a crash (a dead pid, another boot, a
-// recycled pid with another start time) is taken over, never obeyed.
+// recycled pid with another start time, a killed process not yet reaped) is taken over, never obeyed.
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
+import { isDeadOrDying } from "../../lib/processLiveness.ts";
 
 export interface LockOwner {
   pid: number;
@@ -53,6 +54,8 @@ export function ownerAlive(owner: LockOwner): boolean {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ESRCH") return false;
   }
+  // Killed, and a zombie until its parent reaps it (maybe never): its connection to the store is closed.
+  if (isDeadOrDying(owner.pid)) return false;
   const now = identity(owner.pid);
   if (owner.bootId && now.bootId && owner.bootId !== now.bootId) return false;
   if (owner.startTicks && now.startTicks && owner.startTicks !== now.startTicks) return false;
