@@ -34,8 +34,9 @@ function tables(db: DatabaseSync): TableInfo[] {
   const names = (
     db
       .prepare(
-        // The full-text index (file_search*) is SQLite's own; PostgreSQL derives its index from files.
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'file_search%' ORDER BY name",
+        // Tables the database derives from files (the search index and tags: file_search*; the
+        // folders' counts) are left out: the target's own triggers build them as the files arrive.
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'file_search%' AND name <> 'folder_counts' ORDER BY name",
       )
       .all() as { name: string }[]
   ).map((r) => r.name);

@@ -62,10 +62,52 @@ describe("the listing's queries", () => {
     expect(plan(q)).toBe("SEARCH files USING COVERING INDEX files_listing (owner_id=? AND id>?)");
   });
 
-  it("the folders' note counts read only the index by folder, in its order", async () => {
+  it("the folders' note counts read one row per folder, never the notes", async () => {
     const q = await sqlOf((sql) => new FolderRepo(sql).fileCountsOwned("u_1"));
-    expect(plan(q)).toContain("SEARCH files USING COVERING INDEX files_folder (folder_id=?)");
-    expect(plan(q)).not.toMatch(/SCAN files\b|TEMP B-TREE/);
+    expect(plan(q)).toBe(
+      "SEARCH f USING COVERING INDEX folders_owner (owner_id=?)\nSEARCH c USING PRIMARY KEY (folder_id=?)",
+    );
+    const some = await sqlOf((sql) => new FolderRepo(sql).fileCounts(["d_1", "d_2"]));
+    expect(plan(some)).toBe("SEARCH folder_counts USING PRIMARY KEY (folder_id=?)");
+  });
+
+  it("the counts follow every create, move and delete of a note (kept by the database)", () => {
+    const now = new Date().toISOString();
+    db.exec(`INSERT INTO users (id, email, name, created_at) VALUES ('u_c', 'c@x', 'c', '${now}')`);
+    for (const d of ["d_a", "d_b"])
+      db.exec(
+        `INSERT INTO folders (id, owner_id, name, created_at, updated_at) VALUES ('${d}', 'u_c', '${d}', '${now}', '${now}')`,
+      );
+    const add = db.prepare(
+      `INSERT INTO files (id, owner_id, folder_id, name, type, availability, size, content_hash, revision,
+         version_number, etag, created_at, updated_at)
+       VALUES (?, 'u_c', ?, ?, 'md', 'cloud', 0, 'h', 1, 1, 'e', '${now}', '${now}')`,
+    );
+    const counts = () =>
+      Object.fromEntries(
+        (
+          db
+            .prepare(
+              "SELECT folder_id, files FROM folder_counts WHERE folder_id IN ('d_a', 'd_b') ORDER BY folder_id",
+            )
+            .all() as {
+            folder_id: string;
+            files: number;
+          }[]
+        ).map((r) => [r.folder_id, r.files]),
+      );
+    add.run("f_1", "d_a", "1.md");
+    add.run("f_2", "d_a", "2.md");
+    add.run("f_3", null, "3.md");
+    expect(counts()).toEqual({ d_a: 2 });
+    db.exec(
+      "UPDATE files SET folder_id = 'd_b' WHERE id = 'f_1'; UPDATE files SET folder_id = 'd_b' WHERE id = 'f_3'",
+    );
+    expect(counts()).toEqual({ d_a: 1, d_b: 2 });
+    db.exec("UPDATE files SET folder_id = NULL WHERE id = 'f_3'; DELETE FROM files WHERE id = 'f_2'");
+    expect(counts()).toEqual({ d_a: 0, d_b: 1 });
+    db.exec("DELETE FROM files WHERE id = 'f_1'; DELETE FROM folders WHERE id = 'd_b'");
+    expect(counts()).toEqual({ d_a: 0 });
   });
 
   it("the index replaced the one it begins with", () => {

@@ -535,4 +535,55 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     EXECUTE FUNCTION file_search_tags_sync();
   `,
   },
+  // 13: each folder's count of direct notes, kept by the database on every write, so a listing's
+  // folders (GET /api/me, the mount's flat listing) read one row per folder instead of counting
+  // every note of the account per request. Derived like the search tables: a copy between stores
+  // leaves it out and the target's triggers count again (copyStore.ts).
+  {
+    sqlite: `
+  CREATE TABLE folder_counts (
+    folder_id TEXT PRIMARY KEY REFERENCES folders(id) ON DELETE CASCADE,
+    files INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  INSERT INTO folder_counts (folder_id, files)
+    SELECT folder_id, COUNT(*) FROM files WHERE folder_id IS NOT NULL GROUP BY folder_id;
+  CREATE TRIGGER folder_counts_insert AFTER INSERT ON files WHEN new.folder_id IS NOT NULL BEGIN
+    INSERT INTO folder_counts (folder_id, files) VALUES (new.folder_id, 1)
+      ON CONFLICT (folder_id) DO UPDATE SET files = files + 1;
+  END;
+  CREATE TRIGGER folder_counts_delete AFTER DELETE ON files WHEN old.folder_id IS NOT NULL BEGIN
+    UPDATE folder_counts SET files = files - 1 WHERE folder_id = old.folder_id;
+  END;
+  CREATE TRIGGER folder_counts_move AFTER UPDATE OF folder_id ON files
+  WHEN old.folder_id IS NOT new.folder_id BEGIN
+    UPDATE folder_counts SET files = files - 1 WHERE folder_id = old.folder_id;
+    INSERT INTO folder_counts (folder_id, files) SELECT new.folder_id, 1 WHERE new.folder_id IS NOT NULL
+      ON CONFLICT (folder_id) DO UPDATE SET files = files + 1;
+  END;
+  `,
+    postgres: `
+  CREATE TABLE folder_counts (
+    folder_id TEXT COLLATE "C" PRIMARY KEY REFERENCES folders(id) ON DELETE CASCADE,
+    files BIGINT NOT NULL
+  );
+  INSERT INTO folder_counts (folder_id, files)
+    SELECT folder_id, COUNT(*) FROM files WHERE folder_id IS NOT NULL GROUP BY folder_id;
+  CREATE FUNCTION folder_counts_sync() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF TG_OP <> 'INSERT' AND OLD.folder_id IS NOT NULL THEN
+      UPDATE folder_counts SET files = files - 1 WHERE folder_id = OLD.folder_id;
+    END IF;
+    IF TG_OP <> 'DELETE' AND NEW.folder_id IS NOT NULL THEN
+      INSERT INTO folder_counts (folder_id, files) VALUES (NEW.folder_id, 1)
+        ON CONFLICT (folder_id) DO UPDATE SET files = folder_counts.files + 1;
+    END IF;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER folder_counts_insert AFTER INSERT OR DELETE ON files
+    FOR EACH ROW EXECUTE FUNCTION folder_counts_sync();
+  CREATE TRIGGER folder_counts_move AFTER UPDATE OF folder_id ON files
+    FOR EACH ROW WHEN (OLD.folder_id IS DISTINCT FROM NEW.folder_id)
+    EXECUTE FUNCTION folder_counts_sync();
+  `,
+  },
 ];

@@ -1,10 +1,10 @@
-// Related notes as the store grows: the same account filled to each size (notes of 0.5-8 KB of
+// The service's costs as the store grows: one account filled to each size (notes of 0.5-8 KB of
 // words from one vocabulary and their topic's, 50 folders, 1-4 tags each from 200 of varying
-// popularity), then GET /api/v1/files/:id/connections of the same sampled notes at every size. Reports medians, p99
+// popularity), then each operation on the same sampled notes at every size. Reports medians, p99
 // and the ratio of the largest store to the smallest; it asserts no timings.
 //
-//   node scripts/bench/related.ts                     sizes 2000,20000 (npm run bench:related)
-//   node scripts/bench/related.ts --sizes 10000,100000 --samples 40
+//   node scripts/bench/scale.ts                       sizes 2000,20000 (npm run bench:scale)
+//   node scripts/bench/scale.ts --sizes 10000,100000 --samples 40 --root ../other-checkout
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -52,10 +52,15 @@ const note = (i: number) => {
   return { path: `f${i % 50}/sub${i % 7}/n${i}.md`, content: words.join(" "), tags };
 };
 
-const data = values.keep ?? mkdtempSync(join(tmpdir(), "txtfs-bench-related-"));
-const server = startChild("serve", process.execPath, [txtfs, "serve", "--data", data, "--port", "0"], {
-  env: { ...process.env, TXTFS_LOG_LEVEL: "warn" },
-});
+const data = values.keep ?? mkdtempSync(join(tmpdir(), "txtfs-bench-scale-"));
+const server = startChild(
+  "serve",
+  process.execPath,
+  [txtfs, "serve", "--data", data, "--port", "0", "--rate-limit", "100000000"],
+  {
+    env: { ...process.env, TXTFS_LOG_LEVEL: "warn" },
+  },
+);
 try {
   const url = (await server.waitForLine(/^txtfs (http:\S+)/, 30_000))[1]!;
   const key = (await server.waitForLine(/^export TXTFS_API_KEY=(\S+)/, 30_000))[1]!;
@@ -69,8 +74,24 @@ try {
     return res.json() as Promise<any>;
   };
   const ids: string[] = [];
+  // Each operation, measured on the same sampled notes (the first ones made) at every size.
+  const ops: { name: string; run: (id: string, k: number) => Promise<unknown> }[] = [
+    { name: "related notes", run: (id) => call("GET", `/api/v1/files/${id}/connections`) },
+    { name: "GET /api/me", run: () => call("GET", "/api/me") },
+    { name: "listing page (100)", run: () => call("GET", "/api/v1/files?limit=100") },
+    { name: "read", run: (id) => call("GET", `/api/v1/files/${id}`) },
+    { name: "PUT", run: (id, k) => call("PUT", `/api/v1/files/${id}`, { content: `edited ${k} ${id}` }) },
+    {
+      name: "search, a rare word",
+      run: (_id, k) => call("GET", `/api/v1/search?q=t${(k % 40).toString(36)}k3`),
+    },
+    {
+      name: "search, two common words",
+      run: () => call("GET", `/api/v1/search?q=${vocabulary[0]}%20${vocabulary[1]}`),
+    },
+  ];
+  const results = new Map<string, number[]>(); // op -> p50 per size
   const rows: string[][] = [];
-  const medians: number[] = [];
   for (const size of sizes) {
     log(`filling to ${size} notes`);
     while (ids.length < size) {
@@ -79,26 +100,30 @@ try {
       ids.push(...res.files.map((f: { id: string }) => f.id));
     }
     const sample = Array.from({ length: samples }, (_, k) => ids[Math.floor((k * sizes[0]!) / samples)]!);
-    await call("GET", `/api/v1/files/${sample[0]}/connections`); // warm
-    let times: number[] = [];
-    for (const pass of [1, 2]) {
-      times = [];
-      for (const id of sample) {
+    for (const op of ops) {
+      await op.run(sample[0]!, 0); // warm
+      const times: number[] = [];
+      for (const [k, id] of sample.entries()) {
         const t0 = performance.now();
-        await call("GET", `/api/v1/files/${id}/connections`);
+        await op.run(id, k);
         times.push(performance.now() - t0);
       }
-      log(`${size} notes, pass ${pass}: p50 ${fmtMs(median(times))} ms`);
+      results.set(op.name, [...(results.get(op.name) ?? []), median(times)]);
+      rows.push([op.name, String(size), fmtMs(median(times)), fmtMs(percentile(times, 99))]);
     }
-    medians.push(median(times));
-    rows.push([String(size), fmtMs(median(times)), fmtMs(percentile(times, 99))]);
   }
   const m = machineInfo();
+  process.stdout.write(`${txtfs}, SQLite, one account (${m.cpus} cores, ${m.node}, load ${m.load})\n`);
   process.stdout.write(
-    `related notes of ${txtfs}, SQLite, one account (${m.cpus} cores, ${m.node}, load ${m.load})\n`,
+    `${textTable(["operation", "notes", "p50 ms", "p99 ms"], rows, ["l", "r", "r", "r"])}\n\n`,
   );
-  process.stdout.write(`${textTable(["notes", "p50 ms", "p99 ms"], rows, ["r", "r", "r"])}\n`);
-  process.stdout.write(`largest/smallest p50: ${(medians.at(-1)! / medians[0]!).toFixed(2)}x\n`);
+  process.stdout.write(
+    `${textTable(
+      ["operation", `p50 at ${sizes.at(-1)} / at ${sizes[0]}`],
+      [...results].map(([name, p50s]) => [name, `${(p50s.at(-1)! / p50s[0]!).toFixed(2)}x`]),
+      ["l", "r"],
+    )}\n`,
+  );
 } finally {
   await server.stop();
   if (!values.keep) rmSync(data, { recursive: true, force: true });
