@@ -88,7 +88,7 @@ export class Attributes {
     const size = (open?.content ?? (await this.renderSidecar(sidecar.target))).length;
     const base = this.statOf(sidecar.target);
     const ro =
-      this.c.opts.readOnly || (sidecar.target.kind !== "local" && sidecar.target.meta?.role === "reader");
+      this.c.access.readOnly || (sidecar.target.kind !== "local" && sidecar.target.meta?.role === "reader");
     // Sidecars are rendered on demand and may differ from what was last written to them (a refused
     // edit): a fresh mtime makes every open drop cached pages (auto_cache), so reads see the truth.
     const mtime = new Date();
@@ -119,7 +119,7 @@ export class Attributes {
 
   statOf(node: Node): Stat {
     const { uid, gid } = this.c.opts;
-    const ro = this.c.opts.readOnly;
+    const ro = this.c.access.readOnly;
     let mode: number;
     let size: number;
     let mtimeMs: number;
