@@ -108,6 +108,11 @@ export type Handle =
       snapshotOf?: unknown;
       /** The version that snapshot is: a write through this handle builds on it (handles.ts). */
       snapshotBase?: Base;
+      /**
+       * A write would have taken the note past its largest size: the save through this handle is
+       * refused whole, so its writes, flushes and close answer EFBIG (handles.ts, refuseOversize).
+       */
+      oversize?: boolean;
     }
   | { kind: "sidecar"; open: OpenSidecar }
   | { kind: "local"; node: LocalNode; fh: LocalHandle; append: boolean; written?: boolean }

@@ -15,7 +15,7 @@ import {
   type OpenSidecar,
   type VfsCore,
 } from "./core.ts";
-import { fail, toVfsError } from "./errors.ts";
+import { fail, toVfsError, type VfsError } from "./errors.ts";
 import { decide, noteState } from "./lifecycle.ts";
 import { LocalHandle } from "./local/localFiles.ts";
 import type { SidecarNode } from "./meta/sidecars.ts";
@@ -279,16 +279,14 @@ export class OpenFiles {
       return written;
     }
     if (!h.writable) throw fail("EBADF");
+    if (h.oversize) throw fail("EFBIG");
     const open = h.open;
     if (open.tail && h.append) return this.appendBlind(open, data);
     this.buildOnRead(h);
     const content = await this.editable(open);
     // O_APPEND writes arrive at the kernel's idea of the size: append to the real end instead.
     const at = h.append ? content.length : position;
-    // A note holds at most NOTE_CONTENT_BYTES, like a filesystem's largest file: a write is cut
-    // there (the program is told how much went in) and the next one fails with EFBIG.
-    if (at >= NOTE_CONTENT_BYTES) throw fail("EFBIG");
-    if (at + data.length > NOTE_CONTENT_BYTES) data = data.subarray(0, NOTE_CONTENT_BYTES - at);
+    if (at + data.length > NOTE_CONTENT_BYTES) throw this.refuseOversize(open);
     writeInto(open, data, at);
     open.dirty = true;
     open.node.dirtySize = open.content!.length;
@@ -336,14 +334,40 @@ export class OpenFiles {
 
   /** An O_APPEND write to a note whose body is not here: kept as bytes to append. */
   appendBlind(open: OpenNote, data: Buffer): number {
-    const size = this.c.appendedSize(open.node) ?? open.node.meta?.size ?? 0;
-    if (size >= NOTE_CONTENT_BYTES) throw fail("EFBIG");
-    const fits = data.subarray(0, NOTE_CONTENT_BYTES - size);
-    open.tail = Buffer.concat([open.tail!, fits]);
+    const size = this.c.appendedSize(open.node) ?? open.node.meta?.size ?? 0; // with what is appended so far
+    if (size + data.length > NOTE_CONTENT_BYTES) throw this.refuseOversize(open);
+    open.tail = Buffer.concat([open.tail!, data]);
     open.dirty = true;
-    open.node.dirtySize = size + fits.length;
+    open.node.dirtySize = size + data.length;
     touched(open.node);
-    return fits.length;
+    return data.length;
+  }
+
+  /**
+   * A write that would take the note past NOTE_CONTENT_BYTES (the service refuses a larger one):
+   * the save it belongs to is refused whole, never cut at the limit, so no note the program did
+   * not write reaches the service. What was written since the last save is dropped (the note shows
+   * that save again; a note made by this open is empty), and every handle writing into the buffer
+   * answers EFBIG from now on, its close included: none of them is told its bytes were kept.
+   */
+  refuseOversize(open: OpenNote): VfsError {
+    for (const h of this.c.handles.values())
+      if (h.kind === "note" && h.open === open && h.writable) h.oversize = true;
+    const node = open.node;
+    this.c.log.warn(
+      { path: this.c.tree.pathOf(node), limit: NOTE_CONTENT_BYTES },
+      "save refused: the note would pass its largest size (EFBIG); it keeps its last save",
+    );
+    open.backing = undefined;
+    if (open.tail) open.tail = Buffer.alloc(0);
+    // A note made by this open stays what its create made: empty.
+    open.content = open.created ? Buffer.alloc(0) : null;
+    open.dirty = open.created;
+    this.c.refreshDirtySize(node);
+    // Its times move: the kernel drops the pages those writes left in its cache.
+    touched(node);
+    this.c.attrsChanged(node);
+    return fail("EFBIG", "a note holds at most 5 MiB");
   }
 
   /** Loads the body an edit starts from (once), remembering its ETag for If-Match. */
@@ -420,6 +444,7 @@ export class OpenFiles {
 
   async flush(fd: number): Promise<void> {
     const h = this.handle(fd);
+    if (h.kind === "note" && h.oversize) throw fail("EFBIG");
     // Only what was written: shells flush a new file once before writing to it, and uploading the
     // empty note then would cost a second request per new note.
     // Saves are delivered a moment later (deliverSoon): `echo x > note` is open, truncate, flush,
@@ -435,6 +460,7 @@ export class OpenFiles {
       return h.fh.sync();
     }
     if (h.kind !== "note") return this.flush(fd);
+    if (h.oversize) throw fail("EFBIG");
     return this.syncNote(h.open.node, h.open);
   }
 
@@ -493,6 +519,7 @@ export class OpenFiles {
     } finally {
       if (--open.refs <= 0) this.closedNote(open);
     }
+    if (h.oversize) throw fail("EFBIG");
   }
 
   /** The last handle of a note closed: stat shows the note's own body again. */
