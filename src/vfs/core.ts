@@ -114,7 +114,12 @@ export type Handle =
        */
       oversize?: boolean;
     }
-  | { kind: "sidecar"; open: OpenSidecar }
+  | {
+      kind: "sidecar";
+      open: OpenSidecar;
+      /** A write through it could never make an acceptable sidecar: EINVAL until it is closed. */
+      refused?: boolean;
+    }
   | { kind: "local"; node: LocalNode; fh: LocalHandle; append: boolean; written?: boolean }
   | { kind: "dir" };
 

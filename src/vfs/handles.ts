@@ -266,11 +266,7 @@ export class OpenFiles {
   async write(fd: number, data: Buffer, position: number): Promise<number> {
     const h = this.handle(fd);
     if (h.kind === "dir") throw fail("EISDIR");
-    if (h.kind === "sidecar") {
-      h.open.content = splice(h.open.content, data, position);
-      h.open.dirty = true;
-      return data.length;
-    }
+    if (h.kind === "sidecar") return this.writeSidecar(h, data, position);
     if (h.kind === "local") {
       const { written, size } = h.fh.write(data, position, h.append);
       h.written = true;
@@ -291,6 +287,37 @@ export class OpenFiles {
     open.dirty = true;
     open.node.dirtySize = open.content!.length;
     touched(open.node);
+    return data.length;
+  }
+
+  /**
+   * A write to a sidecar. One its writer goes on from at the end is checked there: when no text
+   * starting as the sidecar now would can be applied (not JSON, not an object, a whole object with
+   * a bad value) it fails with EINVAL, so `echo bad > n.md.meta.json` fails in the shell (which
+   * ignores the close, where the rest is checked). The edit is dropped then: the close applies
+   * nothing and fails too.
+   */
+  private async writeSidecar(
+    h: Extract<Handle, { kind: "sidecar" }>,
+    data: Buffer,
+    position: number,
+  ): Promise<number> {
+    if (h.refused) throw fail("EINVAL", "this sidecar edit was refused");
+    const open = h.open;
+    const next = splice(Buffer.from(open.content), data, position);
+    if (position + data.length >= open.content.length) {
+      try {
+        this.c.sidecars.checkWrite(open.sidecar.target, next);
+      } catch (err) {
+        h.refused = true;
+        this.c.attrs.sidecarRefused(open.sidecar, err);
+        open.content = await this.c.attrs.renderSidecar(open.sidecar.target);
+        open.dirty = false;
+        throw err;
+      }
+    }
+    open.content = next;
+    open.dirty = true;
     return data.length;
   }
 
@@ -445,12 +472,19 @@ export class OpenFiles {
   async flush(fd: number): Promise<void> {
     const h = this.handle(fd);
     if (h.kind === "note" && h.oversize) throw fail("EFBIG");
+    if (h.kind === "sidecar" && h.refused) throw fail("EINVAL", "this sidecar edit was refused");
     // Only what was written: shells flush a new file once before writing to it, and uploading the
     // empty note then would cost a second request per new note.
     // Saves are delivered a moment later (deliverSoon): `echo x > note` is open, truncate, flush,
     // write, flush, and its empty step is replaced before it is sent.
     if (h.kind === "note" && h.open.dirty) await this.upload(h.open);
-    if (h.kind === "sidecar" && h.open.dirty) await this.applySidecar(h.open);
+    if (h.kind === "sidecar" && h.open.dirty) {
+      // Emptied and not written yet (`> n.md.meta.json`: bash flushes the descriptor it opened
+      // before echo writes): refused, but not reported, as the writes to come decide. An empty
+      // sidecar closed at last is reported (release).
+      if (h.open.content.toString("latin1").trim() === "") throw fail("EINVAL", "sidecar: empty");
+      await this.applySidecar(h.open);
+    }
   }
 
   async fsync(fd: number): Promise<void> {
@@ -506,6 +540,7 @@ export class OpenFiles {
     }
     if (h.kind === "sidecar") {
       try {
+        if (h.refused) throw fail("EINVAL", "this sidecar edit was refused");
         if (h.open.dirty) await this.applySidecar(h.open);
       } finally {
         if (--h.open.refs <= 0) this.c.openSidecars.delete(h.open.sidecar.target);

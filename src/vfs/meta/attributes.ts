@@ -297,10 +297,15 @@ export class Attributes {
       await this.c.sidecars.apply(sidecar.target, text);
       if (sidecar.target.kind === "local") this.c.saveLocal();
     } catch (err) {
-      const dir = this.c.tree.pathOf(sidecar.parent);
-      this.c.reports.metadataRefused(`${dir === "/" ? "" : dir}/${sidecar.name}`, err);
+      this.sidecarRefused(sidecar, err);
       throw err;
     }
+  }
+
+  /** A sidecar edit refused (at a write or when applied): logged and kept for `txtfs status`. */
+  sidecarRefused(sidecar: SidecarNode, err: unknown): void {
+    const dir = this.c.tree.pathOf(sidecar.parent);
+    this.c.reports.metadataRefused(`${dir === "/" ? "" : dir}/${sidecar.name}`, err);
   }
 
   readState(node: Node): Buffer | null {
