@@ -29,7 +29,7 @@ export class Access {
 
   /** Why the mount is read-only, as the mount announces it; undefined when it is not. */
   get readOnlyBecause(): string | undefined {
-    if (this.readOnlyOption) return "--read-only";
+    if (this.readOnlyOption) return "as asked (--read-only)";
     if (this.lacks("files:write")) return "the key has no files:write";
     return undefined;
   }

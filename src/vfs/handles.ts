@@ -324,7 +324,7 @@ export class OpenFiles {
   /** Vfs.writesCannotFail: `write` below then reaches neither the service nor the disk. */
   writesCannotFail(fd: number, bytes: number): boolean {
     const h = this.c.handles.get(fd);
-    if (h?.kind !== "note" || !h.writable) return false;
+    if (h?.kind !== "note" || !h.writable || h.oversize) return false;
     const { content, tail, node } = h.open;
     if (!h.append) return content !== null && !tail;
     // Appended at the end (appendBlind, or the content's end): refused only past the largest note.

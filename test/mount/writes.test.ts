@@ -11,6 +11,7 @@ import {
   type MountFixture,
   mountFixture,
   noteAt,
+  q,
   waitFor,
 } from "../helpers/mount.ts";
 
@@ -250,6 +251,27 @@ describe("writes", () => {
       const now = await noteAt(api(), "w/huge.md");
       expect([now.content, now.etag], attempt).toEqual(["old\n", before.etag]);
     }
+    // One descriptor going on after the refusal (its writes were held in C: opened with O_TRUNC):
+    // every later write, fsync and the close fail too, and nothing of it is kept.
+    const goOn = await m.sh(
+      `python3 -c ${q(`import os
+fd = os.open("w/huge.md", os.O_WRONLY | os.O_TRUNC)
+for i in range(5):
+    os.write(fd, b"a" * (1024 * 1024))
+errors = []
+for step in (lambda: os.write(fd, b"past"), lambda: os.pwrite(fd, b"x", 0), lambda: os.write(fd, b"y"), lambda: os.fsync(fd), lambda: os.close(fd)):
+    try:
+        step()
+        errors.append("ok")
+    except OSError as e:
+        errors.append(e.strerror)
+print(errors)`)}`,
+    );
+    expect(goOn.stdout).toBe(
+      `${JSON.stringify(Array(5).fill("File too large")).replaceAll('"', "'").replaceAll(",", ", ")}\n`,
+    );
+    expect((await m.sh("stat -c %s w/huge.md; cat w/huge.md")).stdout).toBe("4\nold\n");
+    expect((await noteAt(api(), "w/huge.md")).etag).toBe(before.etag);
     // `>` truncates, and bash closes the descriptor it opened (dup2 onto stdout): that close saved
     // the empty note before any write came. Of the writes nothing is kept.
     const emptied = await m.sh(`${big} > w/huge.md`);
