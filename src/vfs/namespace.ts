@@ -102,7 +102,7 @@ export class Namespace {
     checkName(name);
     if (dir.children.has(name)) throw fail("EEXIST");
     const local = localDirKind(name, dir.localOnly, this.c.alwaysLocal);
-    if (local !== "always") this.c.access.checkFolders(); // what stays on this machine needs no scope
+    if (!local) this.c.access.checkFolders(); // what stays on this machine needs no scope (materialize)
     if (local) {
       // Kept on this machine (see localDirs.ts): git init, .obsidian, node_modules.
       const made: DirNode = {

@@ -134,10 +134,12 @@ describe("a key without folders:write", () => {
     );
     // A folder that stays on this machine needs no scope; one that would go up with its first note does.
     expect((await m.run("mkdir .git && echo ok > .git/HEAD && cat .git/HEAD")).stdout).toBe("ok\n");
-    await expectRefused(m.run, ["mkdir .obsidian && echo x > .obsidian/n.md"], /Permission denied/);
-    expect((await m.run("echo hi > new.md && echo more >> Docs/a.md && find . -name '*.unsent*'")).code).toBe(
-      0,
-    );
+    expect(
+      (await m.run("mkdir .obsidian && echo '{}' > .obsidian/app.json && cat .obsidian/app.json")).stdout,
+    ).toBe("{}\n");
+    await expectRefused(m.run, ["echo x > .obsidian/n.md"], /Permission denied/);
+    const wrote = await m.run("echo hi > new.md && echo more >> Docs/a.md && find . -name '*.unsent*'");
+    expect([wrote.code, wrote.stdout, wrote.stderr]).toEqual([0, "", ""]);
     const now = await aliceState();
     expect(now.folders).toEqual(before.folders);
     expect(now.notes["/new.md"]).toBe("hi\n");
