@@ -374,8 +374,9 @@ export class OpenFiles {
    * A write that would take the note past NOTE_CONTENT_BYTES (the service refuses a larger one):
    * the save it belongs to is refused whole, never cut at the limit, so no note the program did
    * not write reaches the service. What was written since the last save is dropped (the note shows
-   * that save again; a note made by this open is empty), and every handle writing into the buffer
-   * answers EFBIG from now on, its close included: none of them is told its bytes were kept.
+   * that save again, an fsync through this open included; one made by it and never saved is
+   * empty), and every handle writing into the buffer answers EFBIG from now on, its close
+   * included: none of them is told its bytes were kept.
    */
   refuseOversize(open: OpenNote): VfsError {
     for (const h of this.c.handles.values())
@@ -387,9 +388,11 @@ export class OpenFiles {
     );
     open.backing = undefined;
     if (open.tail) open.tail = Buffer.alloc(0);
-    // A note made by this open stays what its create made: empty.
-    open.content = open.created ? Buffer.alloc(0) : null;
-    open.dirty = open.created;
+    // Back to its last save (one made through this very open, an fsync, included); a note made
+    // by this open and never saved stays what its create made: empty.
+    const saved = node.id !== null || this.c.journal.get(journalKey(node)) !== undefined;
+    open.content = saved ? null : Buffer.alloc(0);
+    open.dirty = !saved;
     this.c.refreshDirtySize(node);
     // Its times move: the kernel drops the pages those writes left in its cache.
     touched(node);

@@ -278,6 +278,25 @@ print(errors)`)}`,
     expect(emptied.stderr).toMatch(/File too large/);
     expect((await m.sh("stat -c %s w/huge.md")).stdout).toBe("0\n");
     expect(await contentAt(api(), "w/huge.md")).toBe("");
+    // What an fsync saved through the same descriptor before the refusal stays.
+    const synced = await m.sh(
+      `python3 -c ${q(`import os
+fd = os.open("w/synced.md", os.O_WRONLY | os.O_CREAT)
+os.write(fd, b"kept\\n")
+os.fsync(fd)
+try:
+    n = os.write(fd, b"a" * 6000000)  # cut short by the kernel at the piece that was refused
+    os.write(fd, b"a" * (6000000 - n))
+except OSError as e:
+    print(e.strerror)
+try:
+    os.close(fd)
+except OSError as e:
+    print(e.strerror)`)}`,
+    );
+    expect(synced.stdout).toBe("File too large\nFile too large\n");
+    expect((await m.sh("cat w/synced.md")).stdout).toBe("kept\n");
+    expect(await contentAt(api(), "w/synced.md")).toBe("kept\n");
     // A new note whose first save is refused exists, empty: its create was answered.
     const r = await m.sh(`${big} > w/new-huge.md`);
     expect(r.stderr).toMatch(/File too large/);
