@@ -359,7 +359,12 @@ export function registerMount(program: Command): void {
         });
       record();
       // Recorded before it is announced: `txtfs status` (and mount(8)'s caller) finds it at once.
-      process.stdout.write(`mounted ${mountpoint} (${Date.now() - started} ms)\n`);
+      // A key that cannot write makes a read-only mount: said here, not found out by a lost save.
+      const readOnlyBecause = vfs.readOnlyBecause;
+      if (readOnlyBecause) log.info({ because: readOnlyBecause }, "mounted read-only");
+      process.stdout.write(
+        `mounted ${mountpoint} (${Date.now() - started} ms)${readOnlyBecause ? ` read-only: ${readOnlyBecause}` : ""}\n`,
+      );
       // Under systemd (Type=notify): the unit is started once the directory is mounted.
       void sdNotify(["READY=1", `STATUS=mounted ${mountpoint} from ${url}`], log);
       const timer = setInterval(record, 2000);

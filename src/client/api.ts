@@ -229,6 +229,8 @@ export class TxtfsClient {
     folders: TxtFolder[];
     cursor: number;
     owners?: { id: string; email: string; name: string }[];
+    /** The key's scopes (absent from a service older than this field). */
+    scopes?: string[];
   }> {
     return this.json({ method: "GET", path: "/api/me/files", timeoutMs: 60_000 });
   }
@@ -241,6 +243,8 @@ export class TxtfsClient {
     folders: TxtFolder[];
     cursor: number;
     owners?: { id: string; email: string; name: string }[];
+    /** The key's scopes (absent from a service older than this field). */
+    scopes?: string[];
   }> {
     let rest: unknown;
     let received = 0;

@@ -59,9 +59,10 @@ export interface FuseOpsOptions {
   /**
    * Set when writes are held in C (native/fuse3/held.c): the writes of a handle whose writes cannot
    * fail (Vfs.writesCannotFail) may be held there. Open and create answers say so of their handle;
-   * this marks one that became so later (emptied by a truncate through it).
+   * this marks one that became so later (emptied by a truncate through it), and `on` false
+   * unmarks one whose writes are refused from now on (a save past the largest note).
    */
-  holdable?: (fd: number) => void;
+  holdable?: (fd: number, on?: boolean) => void;
 }
 
 /**
@@ -187,7 +188,12 @@ export function fuseOps(vfs: Vfs, log: Logger, { trace = false, directIo, holdab
       const data = Buffer.from(buf.subarray(0, len)); // the native buffer dies with the callback
       vfs.write(fd, data, pos).then(
         (n) => cb(n),
-        (err) => cb(toErrno(err, log, "write", path)),
+        (err) => {
+          // A refused save (past the largest note) refuses the handle's later writes too: C must
+          // not answer them as kept.
+          if (holdable && !vfs.writesCannotFail(fd, HELD_WRITES_MAX_BYTES)) holdable(fd, false);
+          cb(toErrno(err, log, "write", path));
+        },
       );
     },
     flush: (path: string, fd: number, cb: Cb) =>

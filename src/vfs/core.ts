@@ -3,6 +3,7 @@ import { ApiError, NetworkError, type TxtfsClient, withoutContent } from "../cli
 import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
 import type { Logger } from "../lib/logger.ts";
 import { handlingBody } from "../lib/memoryMode.ts";
+import { Access } from "./access.ts";
 import type { Conflicts } from "./conflicts.ts";
 import { ContentCache, ownBytes } from "./contentCache.ts";
 import { CreatesOnTheirWay } from "./delivery/createsOnTheirWay.ts";
@@ -107,8 +108,18 @@ export type Handle =
       snapshotOf?: unknown;
       /** The version that snapshot is: a write through this handle builds on it (handles.ts). */
       snapshotBase?: Base;
+      /**
+       * A write would have taken the note past its largest size: the save through this handle is
+       * refused whole, so its writes, flushes and close answer EFBIG (handles.ts, refuseOversize).
+       */
+      oversize?: boolean;
     }
-  | { kind: "sidecar"; open: OpenSidecar }
+  | {
+      kind: "sidecar";
+      open: OpenSidecar;
+      /** A write through it could never make an acceptable sidecar: EINVAL until it is closed. */
+      refused?: boolean;
+    }
   | { kind: "local"; node: LocalNode; fh: LocalHandle; append: boolean; written?: boolean }
   | { kind: "dir" };
 
@@ -184,6 +195,8 @@ export class VfsCore {
   readonly client: TxtfsClient;
   readonly log: Logger;
   readonly opts: VfsOptions;
+  /** What may change through this mount (--read-only, the key's scopes, roles). */
+  readonly access: Access;
   readonly local: LocalFiles;
   readonly follower: ChangeFollower;
   /** Creates of ours on their way: the feed's records of what they made wait for their answers. */
@@ -214,6 +227,7 @@ export class VfsCore {
 
   constructor(opts: VfsOptions) {
     this.opts = opts;
+    this.access = new Access(Boolean(opts.readOnly));
     this.client = opts.client;
     this.log = opts.logger;
     this.cache = new ContentCache(opts.cacheSize, opts.cacheDir);
@@ -349,8 +363,7 @@ export class VfsCore {
   }
 
   checkWritable(node: Node): void {
-    if (this.opts.readOnly) throw fail("EROFS");
-    if ((node.kind === "file" || node.kind === "dir") && node.meta?.role === "reader") throw fail("EACCES");
+    this.access.checkWritable(node);
   }
 
   get writeBehind(): boolean {

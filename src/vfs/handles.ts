@@ -15,7 +15,7 @@ import {
   type OpenSidecar,
   type VfsCore,
 } from "./core.ts";
-import { fail, toVfsError } from "./errors.ts";
+import { fail, toVfsError, type VfsError } from "./errors.ts";
 import { decide, noteState } from "./lifecycle.ts";
 import { LocalHandle } from "./local/localFiles.ts";
 import type { SidecarNode } from "./meta/sidecars.ts";
@@ -266,11 +266,7 @@ export class OpenFiles {
   async write(fd: number, data: Buffer, position: number): Promise<number> {
     const h = this.handle(fd);
     if (h.kind === "dir") throw fail("EISDIR");
-    if (h.kind === "sidecar") {
-      h.open.content = splice(h.open.content, data, position);
-      h.open.dirty = true;
-      return data.length;
-    }
+    if (h.kind === "sidecar") return this.writeSidecar(h, data, position);
     if (h.kind === "local") {
       const { written, size } = h.fh.write(data, position, h.append);
       h.written = true;
@@ -279,16 +275,14 @@ export class OpenFiles {
       return written;
     }
     if (!h.writable) throw fail("EBADF");
+    if (h.oversize) throw fail("EFBIG");
     const open = h.open;
     if (open.tail && h.append) return this.appendBlind(open, data);
     this.buildOnRead(h);
     const content = await this.editable(open);
     // O_APPEND writes arrive at the kernel's idea of the size: append to the real end instead.
     const at = h.append ? content.length : position;
-    // A note holds at most NOTE_CONTENT_BYTES, like a filesystem's largest file: a write is cut
-    // there (the program is told how much went in) and the next one fails with EFBIG.
-    if (at >= NOTE_CONTENT_BYTES) throw fail("EFBIG");
-    if (at + data.length > NOTE_CONTENT_BYTES) data = data.subarray(0, NOTE_CONTENT_BYTES - at);
+    if (at + data.length > NOTE_CONTENT_BYTES) throw this.refuseOversize(open);
     writeInto(open, data, at);
     open.dirty = true;
     open.node.dirtySize = open.content!.length;
@@ -296,10 +290,41 @@ export class OpenFiles {
     return data.length;
   }
 
+  /**
+   * A write to a sidecar. One its writer goes on from at the end is checked there: when no text
+   * starting as the sidecar now would can be applied (not JSON, not an object, a whole object with
+   * a bad value) it fails with EINVAL, so `echo bad > n.md.meta.json` fails in the shell (which
+   * ignores the close, where the rest is checked). The edit is dropped then: the close applies
+   * nothing and fails too.
+   */
+  private async writeSidecar(
+    h: Extract<Handle, { kind: "sidecar" }>,
+    data: Buffer,
+    position: number,
+  ): Promise<number> {
+    if (h.refused) throw fail("EINVAL", "this sidecar edit was refused");
+    const open = h.open;
+    const next = splice(Buffer.from(open.content), data, position);
+    if (position + data.length >= open.content.length) {
+      try {
+        this.c.sidecars.checkWrite(open.sidecar.target, next);
+      } catch (err) {
+        h.refused = true;
+        this.c.attrs.sidecarRefused(open.sidecar, err);
+        open.content = await this.c.attrs.renderSidecar(open.sidecar.target);
+        open.dirty = false;
+        throw err;
+      }
+    }
+    open.content = next;
+    open.dirty = true;
+    return data.length;
+  }
+
   /** Vfs.writesCannotFail: `write` below then reaches neither the service nor the disk. */
   writesCannotFail(fd: number, bytes: number): boolean {
     const h = this.c.handles.get(fd);
-    if (h?.kind !== "note" || !h.writable) return false;
+    if (h?.kind !== "note" || !h.writable || h.oversize) return false;
     const { content, tail, node } = h.open;
     if (!h.append) return content !== null && !tail;
     // Appended at the end (appendBlind, or the content's end): refused only past the largest note.
@@ -336,14 +361,43 @@ export class OpenFiles {
 
   /** An O_APPEND write to a note whose body is not here: kept as bytes to append. */
   appendBlind(open: OpenNote, data: Buffer): number {
-    const size = this.c.appendedSize(open.node) ?? open.node.meta?.size ?? 0;
-    if (size >= NOTE_CONTENT_BYTES) throw fail("EFBIG");
-    const fits = data.subarray(0, NOTE_CONTENT_BYTES - size);
-    open.tail = Buffer.concat([open.tail!, fits]);
+    const size = this.c.appendedSize(open.node) ?? open.node.meta?.size ?? 0; // with what is appended so far
+    if (size + data.length > NOTE_CONTENT_BYTES) throw this.refuseOversize(open);
+    open.tail = Buffer.concat([open.tail!, data]);
     open.dirty = true;
-    open.node.dirtySize = size + fits.length;
+    open.node.dirtySize = size + data.length;
     touched(open.node);
-    return fits.length;
+    return data.length;
+  }
+
+  /**
+   * A write that would take the note past NOTE_CONTENT_BYTES (the service refuses a larger one):
+   * the save it belongs to is refused whole, never cut at the limit, so no note the program did
+   * not write reaches the service. What was written since the last save is dropped (the note shows
+   * that save again, an fsync through this open included; one made by it and never saved is
+   * empty), and every handle writing into the buffer answers EFBIG from now on, its close
+   * included: none of them is told its bytes were kept.
+   */
+  refuseOversize(open: OpenNote): VfsError {
+    for (const h of this.c.handles.values())
+      if (h.kind === "note" && h.open === open && h.writable) h.oversize = true;
+    const node = open.node;
+    this.c.log.warn(
+      { path: this.c.tree.pathOf(node), limit: NOTE_CONTENT_BYTES },
+      "save refused: the note would pass its largest size (EFBIG); it keeps its last save",
+    );
+    open.backing = undefined;
+    if (open.tail) open.tail = Buffer.alloc(0);
+    // Back to its last save (one made through this very open, an fsync, included); a note made
+    // by this open and never saved stays what its create made: empty.
+    const saved = node.id !== null || this.c.journal.get(journalKey(node)) !== undefined;
+    open.content = saved ? null : Buffer.alloc(0);
+    open.dirty = !saved;
+    this.c.refreshDirtySize(node);
+    // Its times move: the kernel drops the pages those writes left in its cache.
+    touched(node);
+    this.c.attrsChanged(node);
+    return fail("EFBIG", "a note holds at most 5 MiB");
   }
 
   /** Loads the body an edit starts from (once), remembering its ETag for If-Match. */
@@ -420,12 +474,20 @@ export class OpenFiles {
 
   async flush(fd: number): Promise<void> {
     const h = this.handle(fd);
+    if (h.kind === "note" && h.oversize) throw fail("EFBIG");
+    if (h.kind === "sidecar" && h.refused) throw fail("EINVAL", "this sidecar edit was refused");
     // Only what was written: shells flush a new file once before writing to it, and uploading the
     // empty note then would cost a second request per new note.
     // Saves are delivered a moment later (deliverSoon): `echo x > note` is open, truncate, flush,
     // write, flush, and its empty step is replaced before it is sent.
     if (h.kind === "note" && h.open.dirty) await this.upload(h.open);
-    if (h.kind === "sidecar" && h.open.dirty) await this.applySidecar(h.open);
+    if (h.kind === "sidecar" && h.open.dirty) {
+      // Emptied and not written yet (`> n.md.meta.json`: bash flushes the descriptor it opened
+      // before echo writes): refused, but not reported, as the writes to come decide. An empty
+      // sidecar closed at last is reported (release).
+      if (h.open.content.toString("latin1").trim() === "") throw fail("EINVAL", "sidecar: empty");
+      await this.applySidecar(h.open);
+    }
   }
 
   async fsync(fd: number): Promise<void> {
@@ -435,6 +497,7 @@ export class OpenFiles {
       return h.fh.sync();
     }
     if (h.kind !== "note") return this.flush(fd);
+    if (h.oversize) throw fail("EFBIG");
     return this.syncNote(h.open.node, h.open);
   }
 
@@ -480,6 +543,7 @@ export class OpenFiles {
     }
     if (h.kind === "sidecar") {
       try {
+        if (h.refused) throw fail("EINVAL", "this sidecar edit was refused");
         if (h.open.dirty) await this.applySidecar(h.open);
       } finally {
         if (--h.open.refs <= 0) this.c.openSidecars.delete(h.open.sidecar.target);
@@ -493,6 +557,7 @@ export class OpenFiles {
     } finally {
       if (--open.refs <= 0) this.closedNote(open);
     }
+    if (h.oversize) throw fail("EFBIG");
   }
 
   /** The last handle of a note closed: stat shows the note's own body again. */

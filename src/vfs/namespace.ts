@@ -102,6 +102,7 @@ export class Namespace {
     checkName(name);
     if (dir.children.has(name)) throw fail("EEXIST");
     const local = localDirKind(name, dir.localOnly, this.c.alwaysLocal);
+    if (!local) this.c.access.checkFolders(); // what stays on this machine needs no scope (materialize)
     if (local) {
       // Kept on this machine (see localDirs.ts): git init, .obsidian, node_modules.
       const made: DirNode = {
@@ -156,6 +157,7 @@ export class Namespace {
     if (dir === this.c.tree.root) throw fail("EPERM");
     this.c.checkWritable(dir);
     if (dir.children.size > 0) throw fail("ENOTEMPTY"); // POSIX: only an empty directory
+    if (!dir.localOnly) this.c.access.checkFolders();
     if (dir.localOnly) {
       this.c.tree.detach(dir);
       this.c.saveLocal();
@@ -321,7 +323,11 @@ export class Namespace {
     this.c.checkWritable(destDir);
     const target = destDir.children.get(name);
     if (target === src) return;
-    if (src.kind === "dir") return this.renameDir(src, destDir, name, target);
+    if (src.kind === "dir") {
+      if (!src.localOnly || !localDirKind(name, destDir.localOnly, this.c.alwaysLocal))
+        this.c.access.checkFolders();
+      return this.renameDir(src, destDir, name, target);
+    }
     if (target?.kind === "dir") throw fail("EISDIR");
     // Appends made without the note's body go first: a rename is sent on its own after them.
     if (src.kind === "file" && this.c.journal.get(journalKey(src))?.append) await this.c.delivery.settle(src);
@@ -532,6 +538,7 @@ export class Namespace {
   /** A local "until-note" folder is about to hold a note: it (and its local parents) go to the service. */
   async materialize(dir: DirNode): Promise<void> {
     if (dir.localOnly !== "until-note") return;
+    this.c.access.checkFolders(); // the folders go to the service now
     const chain: DirNode[] = [];
     for (let d: DirNode | null = dir; d?.localOnly === "until-note"; d = d.parent) chain.unshift(d);
     for (const d of chain) await this.promote(d, false);

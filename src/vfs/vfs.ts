@@ -57,6 +57,11 @@ export class Vfs {
     return this.c.pins;
   }
   /** Conflict copies made (paths), newest last. */
+  /** Why nothing may change through this mount (said when it is mounted); undefined when it may. */
+  get readOnlyBecause(): string | undefined {
+    return this.c.access.readOnlyBecause;
+  }
+
   get conflicts(): readonly string[] {
     return this.c.conflicts;
   }
@@ -76,6 +81,7 @@ export class Vfs {
       for (const f of batch) files.push(c.tree.keep(f));
     });
     for (const o of index.owners ?? []) c.tree.setOwner(o.id, o.email);
+    c.access.learn(index.scopes);
     c.tree.load(index.folders, files);
     const { cursor } = index;
     const notes = files.length;

@@ -126,3 +126,13 @@ describe("the flat listing's records", () => {
     expect(seen).toBeGreaterThan(2);
   });
 });
+
+describe("the caller's scopes", () => {
+  it("are in the flat listing and in GET /api/me: a mount learns up front what its key may do", async () => {
+    const limited = await t.user(undefined, ["files:read", "folders:read"]);
+    for (const path of ["/api/me/files", "/api/me"]) {
+      expect((await limited.api.get(path)).body.scopes, path).toEqual(["files:read", "folders:read"]);
+      expect((await alice.api.get(path)).body.scopes, path).toContain("files:write");
+    }
+  });
+});

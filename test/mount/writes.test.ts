@@ -11,6 +11,7 @@ import {
   type MountFixture,
   mountFixture,
   noteAt,
+  q,
   waitFor,
 } from "../helpers/mount.ts";
 
@@ -222,21 +223,85 @@ describe("writes", () => {
     expect((await api().get(`/api/v1/files/${note.id}`)).status).toBe(404);
   });
 
-  it("a note holds at most 5 MiB: the write past it fails with 'File too large', what fit is what stat, cat and the service show", async () => {
-    const r = await m.sh(
-      "head -c 6000000 /dev/zero | tr '\\0' a | dd of=w/huge.md bs=1M conv=fsync status=none",
-    );
-    expect(r.code).not.toBe(0);
-    expect(r.stderr).toMatch(/File too large/);
+  it("a note holds at most 5 MiB: exactly that much is saved whole", async () => {
     const limit = 5 * 1024 * 1024;
-    const seen = await m.sh(
-      "stat -c %s w/huge.md; wc -c < w/huge.md; truncate -s 1P w/huge.md 2>&1; stat -c %s w/huge.md",
+    const r = await m.sh(`head -c ${limit} /dev/zero | tr '\\0' a > w/full.md && stat -c %s w/full.md`);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe(`${limit}\n`);
+    expect((await contentAt(api(), "w/full.md"))?.length).toBe(limit);
+  });
+
+  it("a save that would pass 5 MiB is refused whole: EFBIG at the write that crosses, and the note keeps its previous version", async () => {
+    expect((await m.sh("echo old > w/huge.md")).code).toBe(0);
+    const before = await noteAt(api(), "w/huge.md");
+    const big = "head -c 6000000 /dev/zero | tr '\\0' a";
+    const attempts = [
+      `${big} | dd of=w/huge.md bs=1M conv=notrunc,fsync status=none`, // the 6th write crosses
+      `${big} >> w/huge.md`, // appends, the note's body never loaded
+      `dd if=/dev/zero of=w/huge.md bs=6M count=1 conv=notrunc status=none`, // one write past the limit
+      `python3 -c 'import os; fd = os.open("w/huge.md", os.O_WRONLY); os.pwrite(fd, b"x", ${5 * 1024 * 1024})'`,
+      "truncate -s 6M w/huge.md",
+    ];
+    for (const attempt of attempts) {
+      const r = await m.sh(attempt);
+      expect(r.code, attempt).not.toBe(0);
+      expect(r.stderr, attempt).toMatch(/File too large/);
+      const seen = await m.sh("stat -c %s w/huge.md; cat w/huge.md");
+      expect(seen.stdout, attempt).toBe("4\nold\n");
+      const now = await noteAt(api(), "w/huge.md");
+      expect([now.content, now.etag], attempt).toEqual(["old\n", before.etag]);
+    }
+    // One descriptor going on after the refusal (its writes were held in C: opened with O_TRUNC):
+    // every later write, fsync and the close fail too, and nothing of it is kept.
+    const goOn = await m.sh(
+      `python3 -c ${q(`import os
+fd = os.open("w/huge.md", os.O_WRONLY | os.O_TRUNC)
+for i in range(5):
+    os.write(fd, b"a" * (1024 * 1024))
+errors = []
+for step in (lambda: os.write(fd, b"past"), lambda: os.pwrite(fd, b"x", 0), lambda: os.write(fd, b"y"), lambda: os.fsync(fd), lambda: os.close(fd)):
+    try:
+        step()
+        errors.append("ok")
+    except OSError as e:
+        errors.append(e.strerror)
+print(errors)`)}`,
     );
-    expect(seen.stdout).toMatch(new RegExp(`^${limit}\n${limit}\n.*File too large\n${limit}\n$`));
-    expect((await contentAt(api(), "w/huge.md"))?.length).toBe(limit);
-    // A later append is refused too, and changes nothing.
-    expect((await m.sh("echo x >> w/huge.md")).code).not.toBe(0);
-    expect((await m.sh("stat -c %s w/huge.md")).stdout.trim()).toBe(String(limit));
+    expect(goOn.stdout).toBe(
+      `${JSON.stringify(Array(5).fill("File too large")).replaceAll('"', "'").replaceAll(",", ", ")}\n`,
+    );
+    expect((await m.sh("stat -c %s w/huge.md; cat w/huge.md")).stdout).toBe("4\nold\n");
+    expect((await noteAt(api(), "w/huge.md")).etag).toBe(before.etag);
+    // `>` truncates, and bash closes the descriptor it opened (dup2 onto stdout): that close saved
+    // the empty note before any write came. Of the writes nothing is kept.
+    const emptied = await m.sh(`${big} > w/huge.md`);
+    expect(emptied.stderr).toMatch(/File too large/);
+    expect((await m.sh("stat -c %s w/huge.md")).stdout).toBe("0\n");
+    expect(await contentAt(api(), "w/huge.md")).toBe("");
+    // What an fsync saved through the same descriptor before the refusal stays.
+    const synced = await m.sh(
+      `python3 -c ${q(`import os
+fd = os.open("w/synced.md", os.O_WRONLY | os.O_CREAT)
+os.write(fd, b"kept\\n")
+os.fsync(fd)
+try:
+    n = os.write(fd, b"a" * 6000000)  # cut short by the kernel at the piece that was refused
+    os.write(fd, b"a" * (6000000 - n))
+except OSError as e:
+    print(e.strerror)
+try:
+    os.close(fd)
+except OSError as e:
+    print(e.strerror)`)}`,
+    );
+    expect(synced.stdout).toBe("File too large\nFile too large\n");
+    expect((await m.sh("cat w/synced.md")).stdout).toBe("kept\n");
+    expect(await contentAt(api(), "w/synced.md")).toBe("kept\n");
+    // A new note whose first save is refused exists, empty: its create was answered.
+    const r = await m.sh(`${big} > w/new-huge.md`);
+    expect(r.stderr).toMatch(/File too large/);
+    expect((await m.sh("stat -c %s w/new-huge.md")).stdout).toBe("0\n");
+    expect(await contentAt(api(), "w/new-huge.md")).toBe("");
   });
 });
 

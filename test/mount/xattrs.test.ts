@@ -289,6 +289,36 @@ describe("sidecars", () => {
     expect([after.context, after.tags, after.etag]).toEqual([before.context, before.tags, before.etag]);
   });
 
+  it("an invalid sidecar written from a shell fails at the write, so the shell sees it (it ignores the close)", async () => {
+    const before = await sideNow();
+    for (const text of [
+      "not json", // refused at its first byte
+      '{"tags": 5}', // a whole object with a bad value
+      '{"tags": ["a"]} trailing', // more after the object
+      "[1, 2]",
+    ]) {
+      const r = await m.sh(`echo ${q(text)} > x/side.md.meta.json`);
+      expect(r.code, text).not.toBe(0);
+      expect(r.stderr, text).toMatch(/write error: Invalid argument/);
+      const piped = await m.sh(`echo ${q(text)} | cat > x/side.md.meta.json`);
+      expect(piped.code, text).not.toBe(0);
+      expect(piped.stderr, text).toMatch(/Invalid argument/);
+    }
+    const after = await sideNow();
+    expect([after.context, after.tags, after.etag]).toEqual([before.context, before.tags, before.etag]);
+    const shown = JSON.parse((await m.sh("cat x/side.md.meta.json")).stdout);
+    expect([shown.context, shown.tags]).toEqual([before.context, before.tags]);
+    // A valid one written the same way applies.
+    const ok = await m.sh(`echo ${q('{"tags": ["from-bash"]}')} > x/side.md.meta.json`);
+    expect([ok.code, ok.stderr]).toEqual([0, ""]);
+    expect((await sideNow()).tags).toEqual(["from-bash"]);
+    // ... and leaves no refusal behind (bash flushes the emptied sidecar before echo writes).
+    const clean = await m.sh(`echo c > x/clean.md && echo ${q('{"tags": ["t"]}')} > x/clean.md.meta.json`);
+    expect([clean.code, clean.stderr]).toEqual([0, ""]);
+    expect((await noteAt(api(), "x/clean.md")).tags).toEqual(["t"]);
+    expect(m.current.stderr()).not.toContain("/x/clean.md.meta.json");
+  });
+
   it("a folder's .meta.json reads and writes the folder's metadata", async () => {
     const r = await pyWrite("x/.meta.json", JSON.stringify({ context: "folder via sidecar", tags: ["fs"] }));
     expect(r.stderr).toBe("");

@@ -2683,6 +2683,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         user: components["schemas"]["TxtUser"];
+                        /** @description The caller's key scopes (an OAuth token's, as the key scopes they grant): what it may do. */
+                        scopes?: string[];
                         identity: components["schemas"]["TxtIdentity"] | null;
                         folders: components["schemas"]["TxtFolder"][];
                         rootFiles: components["schemas"]["TxtFile"][];
@@ -2777,6 +2779,8 @@ export interface operations {
                         files: components["schemas"]["TxtFile"][];
                         folders: components["schemas"]["TxtFolder"][];
                         owners?: unknown;
+                        /** @description The caller's key scopes (an OAuth token's, as the key scopes they grant): what it may do. */
+                        scopes?: string[];
                         /** @description Change-feed cursor this index is current at. */
                         cursor: number;
                     };

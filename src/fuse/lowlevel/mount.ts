@@ -94,7 +94,7 @@ export async function mountFuse3(
   const ops = fuseOps(vfs, log, {
     trace: opts.trace,
     directIo,
-    holdable: holding ? (fd) => native.holdable(fd, true) : undefined,
+    holdable: holding ? (fd, on = true) => native.holdable(fd, on) : undefined,
   });
   const shown = shownAs(opts) ?? ((st: Stat) => st);
   // Read-only opens (and stats) answered in C once the kernel can no longer hold a size from

@@ -140,8 +140,17 @@ export async function writeFlatIndex(tx: Tx, actor: Actor, write: (text: string)
     },
   );
   write(
-    `${before === "," ? "" : before}\n],"folders":${JSON.stringify(folders)},"owners":${JSON.stringify(owners)},"cursor":${cursor}}`,
+    `${before === "," ? "" : before}\n],"folders":${JSON.stringify(folders)},"owners":${JSON.stringify(owners)},"scopes":${JSON.stringify(scopesOf(actor))},"cursor":${cursor}}`,
   );
+}
+
+/**
+ * What the caller may do, as key scopes (an OAuth token's mapped to them): a client learns up front
+ * what it will be refused (a mount whose key has no files:write is read-only, instead of accepting
+ * saves the service refuses later).
+ */
+function scopesOf(actor: Actor): string[] {
+  return [...actor.scopes].sort();
 }
 
 /** GET /api/me: the user, their identity, every folder and the root files. */
@@ -157,6 +166,7 @@ export async function overview(tx: Tx, actor: Actor) {
   }
   return {
     user: { id: actor.userId, email: actor.email, name: actor.name },
+    scopes: scopesOf(actor),
     identity: await activeIdentity(tx, actor.userId),
     folders,
     rootFiles: rootRows.map((r) => toTxtFile(r, roleInScope(scope, r) ?? "reader")),

@@ -48,8 +48,12 @@ function cacheHeaders(reply: FastifyReply, etag: string) {
 }
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const Scopes = Type.Array(Type.String(), {
+  description: "The caller's key scopes (an OAuth token's, as the key scopes they grant): what it may do.",
+});
 const Overview = Type.Object({
   user: User,
+  scopes: Type.Optional(Scopes),
   identity: Nullable(TxtIdentity),
   folders: Type.Array(TxtFolder),
   rootFiles: Type.Array(TxtFile),
@@ -58,6 +62,7 @@ const FlatIndex = Type.Object({
   files: Type.Array(TxtFile),
   folders: Type.Array(TxtFolder),
   owners: Type.Optional(Type.Unknown()),
+  scopes: Type.Optional(Scopes),
   cursor: Type.Integer({ description: "Change-feed cursor this index is current at." }),
 });
 const FilesPage = Type.Object({

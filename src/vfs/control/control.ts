@@ -90,7 +90,7 @@ export class ControlDir {
   async getattr(path: string): Promise<Stat> {
     const e = await this.entry(this.split(path), path);
     const { uid, gid } = this.c.opts;
-    const ro = this.c.opts.readOnly;
+    const ro = this.c.access.readOnly;
     const mtime = new Date(e.mtimeMs ?? this.startedMs);
     let mode: number;
     let size: number;
@@ -136,7 +136,7 @@ export class ControlDir {
     const writable = (flags & 3) !== fsc.O_RDONLY;
     if (writable) {
       if (e.type !== "file" || !e.writable) throw fail(e.type === "dir" ? "EISDIR" : "EROFS");
-      if (this.c.opts.readOnly) throw fail("EROFS");
+      if (this.c.access.readOnly) throw fail("EROFS");
       // Generated files take appends only (`>>`): a rewrite has no meaning.
       if ((flags & fsc.O_APPEND) === 0 || (flags & fsc.O_TRUNC) !== 0) throw fail("EINVAL");
     }
@@ -207,7 +207,7 @@ export class ControlDir {
     if (parts.length < 2) throw fail(parts.length === 0 || this.areas[parts[0]!] ? "EEXIST" : "EROFS");
     const { area, rest } = this.area(parts);
     if (!area.mkdir) throw fail("EROFS");
-    if (this.c.opts.readOnly) throw fail("EROFS");
+    if (this.c.access.readOnly) throw fail("EROFS");
     await area.mkdir(rest);
   }
 
@@ -216,7 +216,7 @@ export class ControlDir {
     if (parts.length < 2) throw fail("EROFS");
     const { area, rest } = this.area(parts);
     if (!area.rmdir) throw fail("EROFS");
-    if (this.c.opts.readOnly) throw fail("EROFS");
+    if (this.c.access.readOnly) throw fail("EROFS");
     await area.rmdir(rest);
   }
 
@@ -225,7 +225,7 @@ export class ControlDir {
     if (parts.length < 2) throw fail("EROFS");
     const { area, rest } = this.area(parts);
     if (!area.unlink) throw fail("EROFS");
-    if (this.c.opts.readOnly) throw fail("EROFS");
+    if (this.c.access.readOnly) throw fail("EROFS");
     await area.unlink(rest, path);
   }
 
@@ -235,7 +235,7 @@ export class ControlDir {
     if (parts.length < 2) throw fail("EROFS");
     const { area, rest } = this.area(parts);
     if (!area.symlink) throw fail("EROFS");
-    if (this.c.opts.readOnly) throw fail("EROFS");
+    if (this.c.access.readOnly) throw fail("EROFS");
     const note = await this.noteOf(target, path);
     // The link is listed under the note's name: any other name would be gone the moment it is
     // made (and `ln` would report the lookup that follows as a failure after the change was done).

@@ -88,7 +88,7 @@ export class Attributes {
     const size = (open?.content ?? (await this.renderSidecar(sidecar.target))).length;
     const base = this.statOf(sidecar.target);
     const ro =
-      this.c.opts.readOnly || (sidecar.target.kind !== "local" && sidecar.target.meta?.role === "reader");
+      this.c.access.readOnly || (sidecar.target.kind !== "local" && sidecar.target.meta?.role === "reader");
     // Sidecars are rendered on demand and may differ from what was last written to them (a refused
     // edit): a fresh mtime makes every open drop cached pages (auto_cache), so reads see the truth.
     const mtime = new Date();
@@ -119,7 +119,7 @@ export class Attributes {
 
   statOf(node: Node): Stat {
     const { uid, gid } = this.c.opts;
-    const ro = this.c.opts.readOnly;
+    const ro = this.c.access.readOnly;
     let mode: number;
     let size: number;
     let mtimeMs: number;
@@ -297,10 +297,15 @@ export class Attributes {
       await this.c.sidecars.apply(sidecar.target, text);
       if (sidecar.target.kind === "local") this.c.saveLocal();
     } catch (err) {
-      const dir = this.c.tree.pathOf(sidecar.parent);
-      this.c.reports.metadataRefused(`${dir === "/" ? "" : dir}/${sidecar.name}`, err);
+      this.sidecarRefused(sidecar, err);
       throw err;
     }
+  }
+
+  /** A sidecar edit refused (at a write or when applied): logged and kept for `txtfs status`. */
+  sidecarRefused(sidecar: SidecarNode, err: unknown): void {
+    const dir = this.c.tree.pathOf(sidecar.parent);
+    this.c.reports.metadataRefused(`${dir === "/" ? "" : dir}/${sidecar.name}`, err);
   }
 
   readState(node: Node): Buffer | null {

@@ -5,6 +5,7 @@ import { ApiError, type TxtfsClient, withoutContent } from "../../client/api.ts"
 import { fail, toVfsError } from "../errors.ts";
 import { isNoteName } from "../names.ts";
 import type { DirNode, FileNode, LocalNode, Tree } from "../tree.ts";
+import { jsonObjectPrefix } from "./jsonPrefix.ts";
 import { parseTagsValue } from "./xattrs.ts";
 
 export const SIDECAR_SUFFIX = ".meta.json";
@@ -130,6 +131,52 @@ export class Sidecars {
    * is checked before the first request, so a bad value fails with EINVAL and changes nothing.
    */
   async apply(target: SidecarTarget, text: string): Promise<void> {
+    const { patch, wanted } = this.plan(target, text);
+    if (target.kind === "local") {
+      target.pendingMeta = { ...target.pendingMeta, ...patch };
+      this.rendered.delete(target);
+      return;
+    }
+    try {
+      if (Object.keys(patch).length) {
+        if (target.kind === "file")
+          this.tree.upsertFile(withoutContent(await this.client.updateFile(target.id!, patch)));
+        else this.tree.upsertFolder(await this.client.updateFolder(target.id!, patch));
+      }
+      if (wanted && target.kind === "file") {
+        const current = new Map<string, string>();
+        for (const c of (await this.client.connections(target.id!)).connections) {
+          for (const r of c.reasons)
+            if (r.type === "explicit") current.set(c.file.id, String(r.reason ?? ""));
+        }
+        for (const [id, reason] of wanted)
+          if (current.get(id) !== reason) await this.client.connect(target.id!, id, reason);
+        for (const id of current.keys()) if (!wanted.has(id)) await this.client.disconnect(target.id!, id);
+      }
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 400) throw fail("EINVAL", err.message);
+      throw toVfsError(err);
+    } finally {
+      this.rendered.delete(target);
+    }
+  }
+
+  /**
+   * A write that leaves a sidecar's text as `text` (its writer goes on at the end): EINVAL when no
+   * text starting so can be applied — not the start of a JSON object, or a whole one that is not
+   * acceptable — so the program is told at the write, not only at a close it may ignore.
+   */
+  checkWrite(target: SidecarTarget, text: Buffer): void {
+    const state = jsonObjectPrefix(text);
+    if (state === "invalid") throw fail("EINVAL", "sidecar: not valid JSON");
+    if (state === "complete") this.plan(target, text.toString("utf8"));
+  }
+
+  /** What a sidecar's text asks for, checked whole before any request; EINVAL when not acceptable. */
+  private plan(
+    target: SidecarTarget,
+    text: string,
+  ): { patch: { context?: string; tags?: string[] }; wanted?: Map<string, string> } {
     let doc: unknown;
     try {
       doc = JSON.parse(text);
@@ -157,9 +204,7 @@ export class Sidecars {
     if (target.kind === "local") {
       if (d.connections !== undefined && !(Array.isArray(d.connections) && d.connections.length === 0))
         throw fail("EINVAL", "connections: a file kept local is not a note on the service yet");
-      target.pendingMeta = { ...target.pendingMeta, ...patch };
-      this.rendered.delete(target);
-      return;
+      return { patch };
     }
     let wanted: Map<string, string> | undefined;
     if (target.kind === "file" && d.connections !== undefined) {
@@ -175,27 +220,6 @@ export class Sidecars {
         wanted.set(id, reason);
       }
     }
-    try {
-      if (Object.keys(patch).length) {
-        if (target.kind === "file")
-          this.tree.upsertFile(withoutContent(await this.client.updateFile(target.id!, patch)));
-        else this.tree.upsertFolder(await this.client.updateFolder(target.id!, patch));
-      }
-      if (wanted && target.kind === "file") {
-        const current = new Map<string, string>();
-        for (const c of (await this.client.connections(target.id!)).connections) {
-          for (const r of c.reasons)
-            if (r.type === "explicit") current.set(c.file.id, String(r.reason ?? ""));
-        }
-        for (const [id, reason] of wanted)
-          if (current.get(id) !== reason) await this.client.connect(target.id!, id, reason);
-        for (const id of current.keys()) if (!wanted.has(id)) await this.client.disconnect(target.id!, id);
-      }
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 400) throw fail("EINVAL", err.message);
-      throw toVfsError(err);
-    } finally {
-      this.rendered.delete(target);
-    }
+    return { patch, wanted };
   }
 }
