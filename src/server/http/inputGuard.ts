@@ -1,5 +1,6 @@
 // Input the service refuses before any route runs, the same way on every store:
-// - bodies that are not valid UTF-8 (never silently replaced with U+FFFD),
+// - bodies that are not valid UTF-8 (never silently replaced with U+FFFD), and JSON nested deeper
+//   than any request needs (checked on the text, before anything walks it recursively),
 // - a lone UTF-16 surrogate in any string (not representable in UTF-8: it would be stored as U+FFFD,
 //   or raw in JSON columns, and then break every JSON reader of the account), and a NUL character
 //   in any string but a note's content — in the body, the query and the path, naming the field.
@@ -14,7 +15,9 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerDefault } from "fastify";
 import type { Logger } from "../../lib/logger.ts";
 import { type ErrorDetail, ServiceError } from "../domain/errors.ts";
+import { LIMITS } from "../domain/limits.ts";
 import { errorBody } from "./errors.ts";
+import { nestsDeeperThan } from "./jsonDepth.ts";
 
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
@@ -31,6 +34,14 @@ export function decodeUtf8(body: Buffer, what: string): string {
     );
   }
 }
+
+const tooDeep = () =>
+  new ServiceError(
+    400,
+    "json_too_deep",
+    `The JSON body nests arrays and objects more than ${LIMITS.jsonDepth} levels deep.`,
+    `Flatten the body: no request of this API needs more than ${LIMITS.jsonDepth} levels.`,
+  );
 
 /** In a `u` regex a surrogate pair is one code point, so only an unpaired half matches. */
 const LONE_SURROGATE = /\p{Cs}/u;
@@ -111,6 +122,7 @@ export function installInputGuard(
     let text: string;
     try {
       text = decodeUtf8(body as Buffer, "JSON body");
+      if (nestsDeeperThan(text, LIMITS.jsonDepth)) throw tooDeep();
     } catch (err) {
       done(err as Error, undefined);
       return;

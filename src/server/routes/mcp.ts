@@ -43,8 +43,11 @@ export function mcpRoutes({ store, version, reference }: McpRouteDeps): FastifyP
         202: { type: "null", description: "Accepted (a notification or response from the client)." },
       },
       errors: {
+        400: "The body is not JSON, nests too deeply, or is not a JSON-RPC message; or MCP-Protocol-Version is not supported.",
         403: "An OAuth token without mcp:use, or a tool's scope missing.",
         406: "Accept must allow application/json and text/event-stream.",
+        413: "The body is larger than the endpoint accepts.",
+        415: "Content-Type must be application/json.",
       },
     });
     app.post(
