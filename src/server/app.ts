@@ -296,7 +296,7 @@ export async function buildApp(opts: AppOptions) {
         400,
         "if_match_not_supported",
         `${request.method} ${request.routeOptions.url} changes a record that has no ETag, so If-Match cannot be checked.`,
-        "Send the request without If-Match. File writes and deletes, version restores, suggestion accepts and theme saves honour it.",
+        "Send the request without If-Match. File writes and deletes, version restores, suggestion reviews and theme saves honour it.",
       );
     }
   });
