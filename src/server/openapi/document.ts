@@ -62,11 +62,9 @@ const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
 function responseHeaders(status: string, op: Json): Json {
   const out: Json = {};
-  // A streamed (hijacked) response carries the request's id and version, not the rate-limit state.
-  // Streaming answers and the unmetered operator probes (healthz, readyz, metrics) carry no RateLimit-*.
-  const names =
-    op["x-streaming"] || op["x-unmetered"] ? ["API-Version", "X-Request-ID"] : Object.keys(COMMON_HEADERS);
-  for (const name of names) out[name] = ref(name);
+  // Every response carries them: streamed (MCP) answers write them before their head, and the
+  // unmetered operator probes report the caller's window without spending from it.
+  for (const name of Object.keys(COMMON_HEADERS)) out[name] = ref(name);
   const code = Number(status);
   if (op["x-etag"] && (code === 304 || (code >= 200 && code < 300))) out.ETag = ref("ETag");
   if (code === 429 || code === 503) out["Retry-After"] = ref("Retry-After");

@@ -8,6 +8,7 @@ import type { Store } from "../../store/store.ts";
 import { ServiceError } from "../domain/errors.ts";
 import { actorOf } from "../http/mutation.ts";
 import { buildMcpServer } from "../mcp/server.ts";
+import { checkMcpRequest } from "../mcp/transportCheck.ts";
 import { op } from "../openapi/describe.ts";
 
 export interface McpRouteDeps {
@@ -65,6 +66,8 @@ export function mcpRoutes({ store, version, reference }: McpRouteDeps): FastifyP
             { "WWW-Authenticate": 'Bearer realm="txtfs", error="insufficient_scope", scope="mcp:use"' },
           );
         }
+        const refused = checkMcpRequest(req.headers, req.body);
+        if (refused) throw refused;
         const server = buildMcpServer({
           store,
           actor: { ...actor, source: "mcp" },
@@ -77,7 +80,10 @@ export function mcpRoutes({ store, version, reference }: McpRouteDeps): FastifyP
           enableJsonResponse: true,
         });
         reply.hijack();
-        // Headers set so far (API-Version, X-Request-ID, CORS) go out with the SDK's response.
+        // Headers set so far (API-Version, X-Request-ID, CORS) and the rate-limit state go out with
+        // the SDK's response (onSend never sees a hijacked one). What is left for the SDK to refuse
+        // was checked above, so it answers 200 or 202: a write's cost either way.
+        reply.headers(app.meter(req, 200));
         for (const [k, v] of Object.entries(reply.getHeaders()))
           if (v !== undefined) reply.raw.setHeader(k, v as string);
         reply.raw.on("close", () => {
@@ -101,7 +107,7 @@ export function mcpRoutes({ store, version, reference }: McpRouteDeps): FastifyP
       app.route({
         method,
         url: "/mcp",
-        config: { scope: "public" },
+        config: { scope: "public", notOffered: true },
         schema: notAllowed,
         handler: async () => {
           throw new ServiceError(
