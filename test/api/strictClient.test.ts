@@ -4,6 +4,7 @@
 // RateLimit-* trio; MCP's transport failures are the spec's error body. Both stores.
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSession } from "../../src/server/http/session.ts";
 import { accountFingerprint } from "../helpers/fingerprint.ts";
 import {
   expectError,
@@ -185,5 +186,51 @@ describe("/mcp answers in the error body when the transport refuses", () => {
     const unknown = await post(rpc("no/such/method"), headers);
     expect(unknown.status).toBe(200);
     expect(unknown.body.error.code).toBe(-32601);
+  });
+});
+
+describe("authentication before validation, media type before schema", () => {
+  it("cookie-only routes: no session is 401 whatever the body; a session without CSRF is 403 before 400", async () => {
+    const anonymous = t.client();
+    const noSession: [string, string, unknown][] = [
+      ["PATCH", "/api/me/keys/x1", {}],
+      ["POST", "/api/me/keys", { label: 5, scopes: "nope", extra: true }],
+      ["DELETE", "/api/me/keys/x1", undefined],
+      ["PUT", "/api/me/vault/openai", { nonsense: [] }],
+      ["GET", "/api/me/keys", undefined],
+    ];
+    for (const [method, path, json] of noSession) {
+      const res = await anonymous.request(method, path, json === undefined ? {} : { json });
+      expectError(res, 401, "session_required");
+      expectSpecHeaders(res, `${method} ${path}`);
+    }
+    const cookie = await t.server.store.transaction((tx) => createSession(tx, alice.id, null));
+    const res = await anonymous.request("PATCH", "/api/me/keys/x1", {
+      json: {},
+      headers: { cookie: `session=${cookie}` },
+    });
+    expectError(res, 403, "csrf_failed");
+  });
+
+  it("a text/plain body to a JSON route is 415, not a schema error; upload still takes text", async () => {
+    const before = await accountFingerprint(alice.api);
+    for (const type of ["text/plain", "text/markdown; charset=utf-8"]) {
+      const res = await alice.api.request("POST", "/api/v1/files", {
+        body: '{"name":"x.md"}',
+        headers: { "content-type": type },
+      });
+      expectError(res, 415, "unsupported_media_type");
+    }
+    const put = await alice.api.request("PUT", `/api/v1/files/${fileId}`, {
+      body: "new text",
+      headers: { "content-type": "text/plain" },
+    });
+    expectError(put, 415, "unsupported_media_type");
+    expect(await accountFingerprint(alice.api)).toBe(before);
+    const upload = await alice.api.request("POST", "/api/v1/files/upload?name=up.md", {
+      body: "# uploaded",
+      headers: { "content-type": "text/markdown" },
+    });
+    expect(upload.status, upload.text).toBe(201);
   });
 });

@@ -35,6 +35,14 @@ export function decodeUtf8(body: Buffer, what: string): string {
   }
 }
 
+const unsupportedText = (given: string | undefined) =>
+  new ServiceError(
+    415,
+    "unsupported_media_type",
+    `Content-Type ${given} is not accepted here.`,
+    "Send application/json (only the upload endpoint takes text/plain or text/markdown).",
+  );
+
 const tooDeep = () =>
   new ServiceError(
     400,
@@ -129,10 +137,14 @@ export function installInputGuard(
     }
     json(req, text, done);
   });
-  // Text bodies (upload): the same strict decoding.
+  // Text bodies (upload): the same strict decoding, and only where a route takes text (elsewhere a
+  // text body is the wrong media type, 415, not a string that fails the schema).
   app.removeContentTypeParser("text/plain");
-  app.addContentTypeParser(["text/plain", "text/markdown"], { parseAs: "buffer" }, (_req, body, done) => {
+  app.addContentTypeParser(["text/plain", "text/markdown"], { parseAs: "buffer" }, (req, body, done) => {
     try {
+      const consumes = (req.routeOptions.schema as { consumes?: string[] } | undefined)?.consumes ?? [];
+      const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+      if (!consumes.includes(type)) throw unsupportedText(req.headers["content-type"]);
       done(null, decodeUtf8(body as Buffer, "body"));
     } catch (err) {
       done(err as Error, undefined);
