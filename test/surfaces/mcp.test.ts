@@ -64,6 +64,12 @@ const TOOLS = [
   "list_versions",
   "search",
   "fetch",
+  "memory_view",
+  "memory_create",
+  "memory_str_replace",
+  "memory_insert",
+  "memory_delete",
+  "memory_rename",
 ];
 
 describe("MCP over Streamable HTTP", () => {
@@ -98,7 +104,7 @@ describe("MCP over Streamable HTTP", () => {
     expect(stale.text).toMatch(/^precondition_failed/);
     expect((await alice.api.get(`/api/v1/files/${id}`)).body.content).toBe("# Today\nquokkas are happy\n");
 
-    expect((await call(c, "append_note", { id, text: "- wombats too" })).isError).toBe(false);
+    expect((await call(c, "append_note", { id, content: "- wombats too" })).isError).toBe(false);
     expect((await call(c, "replace_text", { id, find: "happy", replace: "very happy" })).isError).toBe(false);
     expect((await alice.api.get(`/api/v1/files/${id}`)).body.content).toBe(
       "# Today\nquokkas are very happy\n- wombats too",
