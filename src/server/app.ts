@@ -45,6 +45,7 @@ import { mcpRoutes } from "./routes/mcp.ts";
 import { openApiRoutes } from "./routes/openapi.ts";
 import { opsRoutes } from "./routes/ops.ts";
 import { pageRoutes } from "./routes/pages.ts";
+import { protectedResourceRoutes } from "./routes/protectedResource.ts";
 import { referenceRoutes } from "./routes/reference.ts";
 import { shareRoutes } from "./routes/shares.ts";
 import { skillRoutes } from "./routes/skills.ts";
@@ -418,7 +419,8 @@ export async function buildApp(opts: AppOptions) {
     (referenceCache ??= new Map(
       referencePages(app.swagger() as unknown as Record<string, unknown>).map((p) => [p.slug, p.text]),
     ));
-  await app.register(mcpRoutes({ store, version: VERSION, reference }));
+  await app.register(mcpRoutes({ store, identity: hub, version: VERSION, reference }));
+  await app.register(protectedResourceRoutes(hub));
 
   app.decorate("routeTable", routeTable as readonly RouteEntry[]);
 

@@ -7,25 +7,30 @@ import { Type } from "typebox";
 import type { Store } from "../../store/store.ts";
 import { ServiceError } from "../domain/errors.ts";
 import { actorOf } from "../http/mutation.ts";
+import type { IdentityHub } from "../identity/hub.ts";
 import { buildMcpServer } from "../mcp/server.ts";
 import { checkMcpRequest } from "../mcp/transportCheck.ts";
 import { op } from "../openapi/describe.ts";
+import { PROTECTED_RESOURCE_PATH } from "./protectedResource.ts";
 
 export interface McpRouteDeps {
   store: Store;
+  identity: IdentityHub;
   version: string;
   reference: () => Map<string, string>;
 }
 
-export function mcpRoutes({ store, version, reference }: McpRouteDeps): FastifyPluginAsync {
+export function mcpRoutes({ store, identity, version, reference }: McpRouteDeps): FastifyPluginAsync {
   return async (app) => {
-    // An MCP client that gets a 401 looks here for the authorization server (RFC 9728, MCP auth).
+    // An MCP client that gets a 401 looks here for the authorization server (RFC 9728, MCP auth);
+    // with API keys only there is none to point at.
     app.addHook("onSend", async (req, reply, payload) => {
-      if (reply.statusCode === 401 && req.routeOptions.url === "/mcp") {
+      if (reply.statusCode === 401 && req.routeOptions.url === "/mcp" && identity.provider) {
         const base = `${req.protocol}://${req.host}`;
+        const sent = String(reply.getHeader("WWW-Authenticate") ?? 'Bearer realm="txtfs"');
         reply.header(
           "WWW-Authenticate",
-          `Bearer realm="txtfs", resource_metadata="${base}/.well-known/oauth-protected-resource"`,
+          `${sent}, resource_metadata="${base}${PROTECTED_RESOURCE_PATH}/mcp"`,
         );
       }
       return payload;
