@@ -685,7 +685,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Reject a suggestion (writer). */
+        /** Reject a suggestion (writer). If-Match guards the file, as on accept. */
         post: operations["rejectSuggestion"];
         delete?: never;
         options?: never;
@@ -826,7 +826,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Reject a suggestion (writer). */
+        /** Reject a suggestion (writer). If-Match guards the file, as on accept. */
         post: operations["reject"];
         delete?: never;
         options?: never;
@@ -2156,6 +2156,23 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-protected-resource/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** OAuth protected-resource metadata (RFC 9728) of /mcp: the authorization server, scopes and resource an MCP client signs in with. */
+        get: operations["oauthProtectedResource"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -2789,6 +2806,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "notes.md"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     content?: string;
@@ -3112,6 +3134,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "notes.md"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     content?: string;
@@ -3306,6 +3333,7 @@ export interface operations {
                 "If-None-Match"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -3445,12 +3473,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     content?: string;
                     name?: string;
@@ -3660,6 +3690,7 @@ export interface operations {
                 "If-None-Match"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -3799,12 +3830,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     content?: string;
                     name?: string;
@@ -4016,6 +4049,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -4189,6 +4223,7 @@ export interface operations {
                 "If-None-Match"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -4327,6 +4362,7 @@ export interface operations {
                 "If-None-Match"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -4460,6 +4496,7 @@ export interface operations {
     upload: {
         parameters: {
             query: {
+                /** @example notes.md */
                 name: string;
                 folderId?: string;
                 context?: string;
@@ -4473,7 +4510,15 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The note's text (UTF-8). */
+        requestBody: {
+            content: {
+                /** @example # Notes */
+                "text/plain": string;
+                /** @example # Notes */
+                "text/markdown": string;
+            };
+        };
         responses: {
             /** @description Success */
             201: {
@@ -4661,6 +4706,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "files": [
+                 *         {
+                 *           "path": "projects/notes.md"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     files: {
                         path: string;
@@ -4868,6 +4922,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -4992,12 +5047,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "scope": "manual",
+                 *       "trust": "unreviewed"
+                 *     }
+                 */
                 "application/json": {
                     enabled: boolean;
                     scope: "manual" | "project" | "global";
@@ -5184,6 +5247,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -5308,12 +5372,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "scope": "manual",
+                 *       "trust": "unreviewed"
+                 *     }
+                 */
                 "application/json": {
                     enabled: boolean;
                     scope: "manual" | "project" | "global";
@@ -5500,6 +5572,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -5631,12 +5704,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "targetFileId": "example"
+                 *     }
+                 */
                 "application/json": {
                     targetFileId: string;
                     reason?: string;
@@ -5827,6 +5906,7 @@ export interface operations {
     disconnectFiles: {
         parameters: {
             query: {
+                /** @example example */
                 targetFileId: string;
             };
             header?: {
@@ -5834,6 +5914,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -5988,6 +6069,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -6119,12 +6201,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "targetFileId": "example"
+                 *     }
+                 */
                 "application/json": {
                     targetFileId: string;
                     reason?: string;
@@ -6315,6 +6403,7 @@ export interface operations {
     disconnect: {
         parameters: {
             query: {
+                /** @example example */
                 targetFileId: string;
             };
             header?: {
@@ -6322,6 +6411,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -6572,6 +6662,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "notes.md"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     context?: string;
@@ -6759,6 +6854,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -6881,12 +6977,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     name?: string;
                     context?: string;
@@ -7077,6 +7175,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -7235,6 +7334,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -7362,12 +7462,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     name?: string;
                     context?: string;
@@ -7558,6 +7660,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -7723,6 +7826,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "notes.md"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     context?: string;
@@ -8106,6 +8214,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `fileId` or `folderId` names nothing visible to you. */
+            404: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limited: wait Retry-After seconds. */
             429: {
                 headers: {
@@ -8151,13 +8274,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "friend@example.com",
+                 *       "role": "writer",
+                 *       "fileId": "example"
+                 *     }
+                 */
                 "application/json": {
                     fileId?: string;
                     folderId?: string;
+                    /** Format: email */
                     email: string;
                     role: "writer" | "reader";
                     expiresAt?: string | null;
-                };
+                } & (unknown | unknown);
             };
         };
         responses: {
@@ -8431,6 +8562,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `fileId` or `folderId` names nothing visible to you. */
+            404: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limited: wait Retry-After seconds. */
             429: {
                 headers: {
@@ -8476,13 +8622,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "friend@example.com",
+                 *       "role": "writer",
+                 *       "fileId": "example"
+                 *     }
+                 */
                 "application/json": {
                     fileId?: string;
                     folderId?: string;
+                    /** Format: email */
                     email: string;
                     role: "writer" | "reader";
                     expiresAt?: string | null;
-                };
+                } & (unknown | unknown);
             };
         };
         responses: {
@@ -8689,13 +8843,21 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "friend@example.com",
+                 *       "role": "writer"
+                 *     }
+                 */
                 "application/json": {
+                    /** Format: email */
                     email: string;
                     role: "writer" | "reader";
                     expiresAt?: string | null;
@@ -8906,13 +9068,21 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "friend@example.com",
+                 *       "role": "writer"
+                 *     }
+                 */
                 "application/json": {
+                    /** Format: email */
                     email: string;
                     role: "writer" | "reader";
                     expiresAt?: string | null;
@@ -9120,6 +9290,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -9244,6 +9415,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -9402,12 +9574,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "role": "writer"
+                 *     }
+                 */
                 "application/json": {
                     role?: "writer" | "reader";
                     expiresAt?: string | null;
@@ -9594,6 +9772,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -9718,6 +9897,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -9876,12 +10056,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "role": "writer"
+                 *     }
+                 */
                 "application/json": {
                     role?: "writer" | "reader";
                     expiresAt?: string | null;
@@ -10071,6 +10257,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -10199,12 +10386,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "label": "milestone"
+                 *     }
+                 */
                 "application/json": {
                     label: string;
                     versionNumber?: number;
@@ -10390,7 +10583,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 version: string;
             };
             cookie?: never;
@@ -10519,7 +10714,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 version: string;
             };
             cookie?: never;
@@ -10694,6 +10891,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -10822,12 +11020,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "label": "milestone"
+                 *     }
+                 */
                 "application/json": {
                     label: string;
                     versionNumber?: number;
@@ -11013,7 +11217,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 version: string;
             };
             cookie?: never;
@@ -11142,7 +11348,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 version: string;
             };
             cookie?: never;
@@ -11316,6 +11524,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -11441,12 +11650,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "body": "Looks good."
+                 *     }
+                 */
                 "application/json": {
                     body: string;
                     selection_start?: number | null;
@@ -11634,7 +11849,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -11759,7 +11976,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -11918,13 +12137,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "body": "Looks good."
+                 *     }
+                 */
                 "application/json": {
                     body?: string;
                     resolved?: boolean;
@@ -12113,7 +12339,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -12271,7 +12499,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -12428,6 +12658,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -12553,12 +12784,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "selection_start": 0,
+                 *       "selection_end": 0,
+                 *       "suggested_text": "Hi"
+                 *     }
+                 */
                 "application/json": {
                     selection_start: number;
                     selection_end: number;
@@ -12747,7 +12986,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -12874,13 +13115,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "status": "accepted"
+                 *     }
+                 */
                 "application/json": {
                     status: "accepted" | "rejected";
                 };
@@ -13086,7 +13334,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -13262,7 +13512,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -13435,6 +13687,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -13560,12 +13813,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "body": "Looks good."
+                 *     }
+                 */
                 "application/json": {
                     body: string;
                     selection_start?: number | null;
@@ -13753,7 +14012,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -13878,7 +14139,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -14037,13 +14300,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "body": "Looks good."
+                 *     }
+                 */
                 "application/json": {
                     body?: string;
                     resolved?: boolean;
@@ -14232,7 +14502,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -14390,7 +14662,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -14547,6 +14821,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -14672,12 +14947,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "selection_start": 0,
+                 *       "selection_end": 0,
+                 *       "suggested_text": "Hi"
+                 *     }
+                 */
                 "application/json": {
                     selection_start: number;
                     selection_end: number;
@@ -14866,7 +15149,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -14993,13 +15278,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "status": "accepted"
+                 *     }
+                 */
                 "application/json": {
                     status: "accepted" | "rejected";
                 };
@@ -15205,7 +15497,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -15381,7 +15675,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -15552,6 +15848,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -15677,12 +15974,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     expiresIn?: number;
                 };
@@ -15872,7 +16171,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -16029,6 +16330,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -16154,12 +16456,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     expiresIn?: number;
                 };
@@ -16349,7 +16653,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -16509,6 +16815,7 @@ export interface operations {
                 "If-None-Match"?: string;
             };
             path: {
+                /** @example example */
                 token: string;
             };
             cookie?: never;
@@ -16944,9 +17251,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "themeId": "example",
+                 *       "revision": 0
+                 *     }
+                 */
                 "application/json": {
                     themeId: string;
-                    overrides?: unknown;
+                    overrides?: {
+                        [key: string]: string | number | boolean | null;
+                    };
                     revision: number;
                 };
             };
@@ -17281,9 +17596,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "themeId": "example",
+                 *       "revision": 0
+                 *     }
+                 */
                 "application/json": {
                     themeId: string;
-                    overrides?: unknown;
+                    overrides?: {
+                        [key: string]: string | number | boolean | null;
+                    };
                     revision: number;
                 };
             };
@@ -17488,9 +17811,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "operations": [
+                 *         {
+                 *           "op": "file.create",
+                 *           "body": {
+                 *             "name": "notes.md"
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     atomic?: boolean;
-                    operations: {
+                    operations: ({
                         id?: string;
                         op: "file.create" | "file.update" | "file.append" | "file.delete" | "folder.create" | "folder.update" | "folder.delete" | "connection.create" | "connection.delete";
                         target?: string | {
@@ -17498,7 +17833,88 @@ export interface operations {
                         };
                         ifMatch?: string;
                         body?: Record<string, never>;
-                    }[];
+                    } & ({
+                        /** @constant */
+                        op: "file.create";
+                        body: {
+                            name: string;
+                            content?: string;
+                            context?: string;
+                            tags?: string[];
+                            fileType?: "txt" | "md";
+                            availability?: "cloud" | "cloud+local";
+                            folderId?: (string | {
+                                ref: string;
+                            }) | null;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "file.update";
+                        body?: {
+                            name?: string;
+                            content?: string;
+                            context?: string;
+                            tags?: string[];
+                            fileType?: "txt" | "md";
+                            availability?: "cloud" | "cloud+local";
+                            folderId?: (string | {
+                                ref: string;
+                            }) | null;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "file.append";
+                        body: {
+                            content: string;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "file.delete";
+                        body?: Record<string, never>;
+                    } | {
+                        /** @constant */
+                        op: "folder.create";
+                        body: {
+                            name: string;
+                            context?: string;
+                            tags?: string[];
+                            parentFolderId?: (string | {
+                                ref: string;
+                            }) | null;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "folder.update";
+                        body?: {
+                            name?: string;
+                            context?: string;
+                            tags?: string[];
+                            parentFolderId?: (string | {
+                                ref: string;
+                            }) | null;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "folder.delete";
+                        body?: Record<string, never>;
+                    } | {
+                        /** @constant */
+                        op: "connection.create";
+                        body: {
+                            targetFileId: string | {
+                                ref: string;
+                            };
+                            reason?: string;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "connection.delete";
+                        body: {
+                            targetFileId: string | {
+                                ref: string;
+                            };
+                        };
+                    }))[];
                 };
             };
         };
@@ -17800,6 +18216,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "notes.md",
+                 *       "platform": "macos"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     platform: "macos" | "windows" | "linux" | "ios" | "android" | "cli" | "other";
@@ -17970,6 +18392,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -18094,6 +18517,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -18250,6 +18674,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -18381,23 +18806,34 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "items": [
+                 *         {
+                 *           "state": "online-only",
+                 *           "fileId": "example"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
-                    items: {
+                    items: ({
                         fileId?: string;
                         folderId?: string;
                         state: "online-only" | "available" | "pinned";
-                    }[];
-                } | {
+                    } & (unknown | unknown))[];
+                } | ({
                     fileId?: string;
                     folderId?: string;
                     state: "online-only" | "available" | "pinned";
-                };
+                } & (unknown | unknown));
             };
         };
         responses: {
@@ -18585,11 +19021,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "cursor": 0
+                 *     }
+                 */
                 "application/json": {
                     deviceId?: string;
+                    /** @description An opaque cursor this server issued; never construct one (0 = the feed's beginning). */
                     cursor: number | string;
                     limit?: number;
-                    push?: {
+                    push?: ({
                         id?: string;
                         op: "file.create" | "file.update" | "file.append" | "file.delete" | "folder.create" | "folder.update" | "folder.delete" | "connection.create" | "connection.delete";
                         target?: string | {
@@ -18598,7 +19040,88 @@ export interface operations {
                         baseEtag?: string;
                         body?: Record<string, never>;
                         onConflict?: "fail" | "copy";
-                    }[];
+                    } & ({
+                        /** @constant */
+                        op: "file.create";
+                        body: {
+                            name: string;
+                            content?: string;
+                            context?: string;
+                            tags?: string[];
+                            fileType?: "txt" | "md";
+                            availability?: "cloud" | "cloud+local";
+                            folderId?: (string | {
+                                ref: string;
+                            }) | null;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "file.update";
+                        body?: {
+                            name?: string;
+                            content?: string;
+                            context?: string;
+                            tags?: string[];
+                            fileType?: "txt" | "md";
+                            availability?: "cloud" | "cloud+local";
+                            folderId?: (string | {
+                                ref: string;
+                            }) | null;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "file.append";
+                        body: {
+                            content: string;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "file.delete";
+                        body?: Record<string, never>;
+                    } | {
+                        /** @constant */
+                        op: "folder.create";
+                        body: {
+                            name: string;
+                            context?: string;
+                            tags?: string[];
+                            parentFolderId?: (string | {
+                                ref: string;
+                            }) | null;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "folder.update";
+                        body?: {
+                            name?: string;
+                            context?: string;
+                            tags?: string[];
+                            parentFolderId?: (string | {
+                                ref: string;
+                            }) | null;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "folder.delete";
+                        body?: Record<string, never>;
+                    } | {
+                        /** @constant */
+                        op: "connection.create";
+                        body: {
+                            targetFileId: string | {
+                                ref: string;
+                            };
+                            reason?: string;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "connection.delete";
+                        body: {
+                            targetFileId: string | {
+                                ref: string;
+                            };
+                        };
+                    }))[];
                 };
             };
         };
@@ -18894,9 +19417,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "http://127.0.0.1:9/hook",
+                 *       "events": [
+                 *         "file.created"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
+                    /** Format: uri */
                     url: string;
-                    events: string[];
+                    events: ("file.created" | "file.updated" | "file.deleted" | "folder.created" | "folder.updated" | "folder.deleted" | "file.*" | "folder.*" | "*")[];
                     description?: string;
                 };
             };
@@ -19066,6 +19598,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -19193,6 +19726,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -19352,15 +19886,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
+                    /** Format: uri */
                     url?: string;
-                    events?: string[];
+                    events?: ("file.created" | "file.updated" | "file.deleted" | "folder.created" | "folder.updated" | "folder.deleted" | "file.*" | "folder.*" | "*")[];
                     description?: string;
                     status?: "enabled" | "disabled";
                 };
@@ -19549,6 +20086,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -19703,6 +20241,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -19827,7 +20366,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 deliveryId: string;
             };
             cookie?: never;
@@ -20062,6 +20603,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "example"
+                 *     }
+                 */
                 "application/json": {
                     id: string;
                 };
@@ -20812,6 +21358,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -20931,6 +21478,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -21049,6 +21597,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example notes.md */
                 name: string;
             };
             cookie?: never;
@@ -21167,6 +21716,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example notes.md */
                 name: string;
             };
             cookie?: never;
@@ -21470,6 +22020,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     label?: string;
                     scopes?: string[];
@@ -21611,6 +22162,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -21732,12 +22284,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "label": "milestone"
+                 *     }
+                 */
                 "application/json": {
                     label: string;
                 };
@@ -21889,12 +22447,14 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     graceSeconds?: number;
                 };
@@ -22138,12 +22698,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example notes.md */
                 name: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "secret": "example"
+                 *     }
+                 */
                 "application/json": {
                     secret: string;
                     label?: string;
@@ -22298,6 +22864,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example notes.md */
                 name: string;
             };
             cookie?: never;
@@ -22630,6 +23197,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @description What to grow (at most 2000 characters). */
                     seed?: string;
@@ -23009,6 +23577,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @description What to grow (at most 2000 characters). */
                     seed?: string;
@@ -23381,6 +23950,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -23566,12 +24136,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @description What to grow (at most 2000 characters). */
                     seed?: string;
@@ -23973,6 +24545,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -24158,12 +24731,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @description What to grow (at most 2000 characters). */
                     seed?: string;
@@ -24800,6 +25375,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @description What to focus on (at most 2000 characters). */
                     prompt?: string;
@@ -25254,6 +25830,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -25426,6 +26003,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -25626,6 +26204,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -25830,6 +26409,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "accept": []
+                 *     }
+                 */
                 "application/json": {
                     accept?: string[];
                     reject?: string[];
@@ -26265,6 +26849,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @description What to focus on (at most 2000 characters). */
                     prompt?: string;
@@ -26719,6 +27304,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -26894,6 +27480,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -27113,6 +27700,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -27336,6 +27924,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "accept": []
+                 *     }
+                 */
                 "application/json": {
                     accept?: string[];
                     reject?: string[];
@@ -27567,6 +28160,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -27724,12 +28318,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "excluded": true
+                 *     }
+                 */
                 "application/json": {
                     excluded: boolean;
                 };
@@ -27917,6 +28517,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -28074,12 +28675,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "excluded": true
+                 *     }
+                 */
                 "application/json": {
                     excluded: boolean;
                 };
@@ -28763,6 +29370,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -29220,6 +29828,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "kind": "summary"
+                 *     }
+                 */
                 "application/json": {
                     kind: "summary" | "outline" | "slides" | "mermaid" | "html";
                     fileIds?: string[];
@@ -29556,6 +30169,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -29716,7 +30330,10 @@ export interface operations {
     search: {
         parameters: {
             query: {
-                /** @description Words to find (all must occur; the last may be a prefix). */
+                /**
+                 * @description Words to find (all must occur; the last may be a prefix).
+                 * @example notes
+                 */
                 q: string;
                 limit?: number;
                 folderId?: string;
@@ -29888,6 +30505,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -29902,6 +30523,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -29914,6 +30539,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -29936,6 +30565,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -29952,6 +30585,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -29964,6 +30601,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -29975,6 +30616,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -29998,6 +30643,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -30009,6 +30658,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -30020,6 +30673,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -30032,6 +30689,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -30219,6 +30880,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 page: string;
             };
             cookie?: never;
@@ -30536,6 +31198,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 file: string;
             };
             cookie?: never;
@@ -30855,6 +31518,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -30869,15 +31536,38 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is not JSON, nests too deeply, or is not a JSON-RPC message; or MCP-Protocol-Version is not supported. */
+            400: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Not authenticated: no, unknown, expired or revoked credential. */
             401: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -30889,6 +31579,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -30900,6 +31594,40 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the endpoint accepts. */
+            413: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type must be application/json. */
+            415: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -30911,6 +31639,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -30923,6 +31655,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -30942,6 +31678,85 @@ export interface operations {
         responses: {
             /** @description Method not allowed: POST JSON-RPC messages to /mcp. */
             405: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: wait Retry-After seconds. */
+            429: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error: retry later; report the requestId. */
+            500: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    oauthProtectedResource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        resource: string;
+                        authorization_servers: string[];
+                        scopes_supported: string[];
+                        bearer_methods_supported: string[];
+                        resource_name: string;
+                        resource_documentation: string;
+                    };
+                };
+            };
+            /** @description This server has no identity provider: it accepts API keys only. */
+            404: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];

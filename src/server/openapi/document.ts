@@ -8,6 +8,7 @@ import { Type } from "typebox";
 import { KEY_SCOPES } from "../domain/scopes.ts";
 import type { IdentityHub } from "../identity/hub.ts";
 import { AREAS, REQUEST_HEADERS, type RequestHeader } from "./describe.ts";
+import { documentRules, REQUEST_RULES } from "./rules.ts";
 
 export const OPENAPI_PATH = "/openapi.json";
 
@@ -99,6 +100,7 @@ function finish(doc: Json): Json {
         // A 304's content-type-less answer; swagger may give it an empty content map.
         if (res.content && Object.keys(res.content).length === 0) delete res.content;
       }
+      documentRules(op);
       for (const key of ["x-request-headers", "x-etag", "x-location", "x-unmetered"]) delete op[key];
       for (const key of Object.keys(op)) if (key.startsWith("x-") && op[key] === undefined) delete op[key];
     }
@@ -131,6 +133,7 @@ export async function registerOpenApi(
           "resolution,requestId}}`; every response carries API-Version, X-Request-ID and RateLimit-* headers. " +
           `Server version ${version}. Plain-text reference: /llms.txt.`,
         "x-api-status": "beta",
+        "x-request-rules": REQUEST_RULES,
       } as Json as { title: string; version: string },
       servers: [{ url: "/", description: "This server" }],
       tags: Object.entries(AREAS).map(([name, description]) => ({ name, description })),
