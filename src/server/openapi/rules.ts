@@ -141,7 +141,11 @@ export function constrain(schema: Json | undefined, field = ""): void {
   const props = schema.properties ?? {};
   // A selection has both ends or neither.
   if (props.selection_start && props.selection_end && !schema.required?.includes("selection_start"))
-    schema.dependentRequired = { selection_start: ["selection_end"], selection_end: ["selection_start"] };
+    schema.dependentRequired = {
+      selection_start: ["selection_end"],
+      selection_end: ["selection_start"],
+      ...(props.selected_text ? { selected_text: ["selection_start", "selection_end"] } : {}),
+    };
   // A share or a device state is of a file or of a folder: exactly one of the two.
   if (props.fileId && props.folderId && !schema.oneOf) {
     schema.oneOf = ["fileId", "folderId"].map((field) => ({
