@@ -23,9 +23,13 @@ const toRegex = (url: string) =>
 
 export class AllowedMethods {
   private readonly patterns: Pattern[] = [];
+  /** Static paths, for the check every request makes (a lookup, not a scan). */
+  private readonly staticPaths = new Set<string>();
 
   add(method: string, url: string): void {
-    this.patterns.push({ method, url, regex: toRegex(url), isStatic: !/[:*]/.test(url) });
+    const isStatic = !/[:*]/.test(url);
+    this.patterns.push({ method, url, regex: toRegex(url), isStatic });
+    if (isStatic) this.staticPaths.add(url);
   }
 
   /** The methods `path` answers (OPTIONS always: every path answers CORS preflights). */
@@ -60,6 +64,6 @@ export class AllowedMethods {
   }
 
   private isStaticPath(path: string): boolean {
-    return this.patterns.some((p) => p.isStatic && p.url === path);
+    return this.staticPaths.has(path);
   }
 }
