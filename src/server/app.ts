@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import cors from "@fastify/cors";
 import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from "@fastify/type-provider-typebox";
-import Fastify, { LogController } from "fastify";
+import Fastify, { type FastifyRequest, LogController } from "fastify";
 import { VERSION } from "../cli/version.ts";
 import { randomBase62 } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
@@ -14,8 +14,9 @@ import { ProviderPool } from "./domain/brain/capability.ts";
 import { type BrainConfig, DEFAULT_BRAIN_CONFIG } from "./domain/brain/config.ts";
 import { ServiceError } from "./domain/errors.ts";
 import { LIMITS } from "./domain/limits.ts";
+import { AllowedMethods } from "./http/allowedMethods.ts";
 import { authenticate, requireScope } from "./http/auth.ts";
-import { handleError, handleNotFound } from "./http/errors.ts";
+import { handleError, handleNotFound, routeNotFound } from "./http/errors.ts";
 import { clientErrorHandler, frameworkErrors, installInputGuard } from "./http/inputGuard.ts";
 import { DEFAULT_RATE_LIMIT, type Limiter, type RateLimitConfig, RateLimiter } from "./http/rateLimit.ts";
 import { SharedRateLimiter } from "./http/sharedRateLimit.ts";
@@ -44,6 +45,7 @@ import { mcpRoutes } from "./routes/mcp.ts";
 import { openApiRoutes } from "./routes/openapi.ts";
 import { opsRoutes } from "./routes/ops.ts";
 import { pageRoutes } from "./routes/pages.ts";
+import { protectedResourceRoutes } from "./routes/protectedResource.ts";
 import { referenceRoutes } from "./routes/reference.ts";
 import { shareRoutes } from "./routes/shares.ts";
 import { skillRoutes } from "./routes/skills.ts";
@@ -100,6 +102,7 @@ const EXPOSED_HEADERS = [
   "X-Request-ID",
   "API-Version",
   "Idempotent-Replayed",
+  "Allow",
 ];
 
 declare module "fastify" {
@@ -110,6 +113,8 @@ declare module "fastify" {
     /** Every `METHOD /path` this app answers (HEAD and CORS preflights aside), as registered. */
     servedRoutes: string[];
     routeTable: readonly RouteEntry[];
+    /** Spends a request's rate-limit points; returns its RateLimit-* headers (see buildApp). */
+    meter(request: FastifyRequest, status: number): Record<string, string>;
   }
 }
 
@@ -188,6 +193,9 @@ export async function buildApp(opts: AppOptions) {
   // shape what is sent: fields beyond a schema are additive and must reach the client.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.addHook("onRoute", completeRoute);
+  // Set before any plugin registers a route: a route takes the error handler in force when it is added.
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler(handleNotFound);
   await registerOpenApi(app, hub, VERSION);
   // text/plain and text/markdown bodies are parsed (and checked for valid UTF-8) by the input guard.
   installInputGuard(app);
@@ -212,10 +220,12 @@ export async function buildApp(opts: AppOptions) {
   const catalog: CatalogEntry[] = [];
   const served: string[] = [];
   const routeTable: RouteEntry[] = [];
+  const allowedMethods = new AllowedMethods();
   app.decorate("servedRoutes", served);
   app.addHook("onRoute", (route) => {
     for (const method of [route.method].flat()) {
       if (method !== "HEAD" && method !== "OPTIONS") {
+        if (!route.config?.notOffered) allowedMethods.add(method, route.url);
         served.push(`${method} ${route.url}`);
         routeTable.push({ method, url: route.url, scope: route.config?.scope, schema: route.schema });
       }
@@ -232,6 +242,25 @@ export async function buildApp(opts: AppOptions) {
         description: schema.summary ?? "",
       });
     }
+  });
+
+  // Before CORS, whose preflight answer ends the request: every response carries these. A method
+  // the path does not take is 405 here, before authentication and before a body is read.
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("API-Version", API_VERSION).header("X-Request-ID", request.id);
+    const path = request.url.split("?")[0]!;
+    if (request.method === "OPTIONS") {
+      const allowed = allowedMethods.of(path);
+      if (allowed.length === 0) throw routeNotFound(request);
+      reply.header("Allow", allowed.join(", "));
+      return;
+    }
+    const refused = allowedMethods.refusal(
+      request.method,
+      path,
+      request.is404 ? undefined : request.routeOptions.url,
+    );
+    if (refused) throw refused;
   });
 
   // Browsers may call the API (the versioned verbs are for them). Bearer tokens only: with
@@ -251,10 +280,11 @@ export async function buildApp(opts: AppOptions) {
     ],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
+    // OPTIONS without Origin is a plain OPTIONS request (RFC 9110): 204 with Allow, not a 400.
+    strictPreflight: false,
   });
 
-  app.addHook("onRequest", async (request, reply) => {
-    reply.header("API-Version", API_VERSION).header("X-Request-ID", request.id);
+  app.addHook("onRequest", async (request) => {
     if (request.routeOptions.config?.unmetered) return;
     const scope = request.routeOptions.config?.scope;
     const needsAuth = scope !== undefined && scope !== "public" && request.method !== "OPTIONS";
@@ -296,37 +326,42 @@ export async function buildApp(opts: AppOptions) {
         400,
         "if_match_not_supported",
         `${request.method} ${request.routeOptions.url} changes a record that has no ETag, so If-Match cannot be checked.`,
-        "Send the request without If-Match. File writes and deletes, version restores, suggestion accepts and theme saves honour it.",
+        "Send the request without If-Match. File writes and deletes, version restores, suggestion reviews and theme saves honour it.",
       );
     }
   });
 
-  app.addHook("onSend", async (request, reply, payload) => {
-    if (request.routeOptions.config?.unmetered) return payload;
-    const state = limiter.spend(
-      request.rateKey ?? `ip:${request.ip}`,
-      !request.actor,
-      costOf(request.method, reply.statusCode),
-    );
+  /**
+   * Spends the request's points and returns the spec's RateLimit-* headers for its answer. Probes
+   * (unmetered) spend nothing but still report the caller's window; a streamed (hijacked) response
+   * calls this itself before it writes its head, since onSend never sees it.
+   */
+  const meter = (request: FastifyRequest, status: number): Record<string, string> => {
+    const cost = request.routeOptions.config?.unmetered ? 0 : costOf(request.method, status);
+    const state = limiter.spend(request.rateKey ?? `ip:${request.ip}`, !request.actor, cost);
     let policy = `"default";q=${state.limit};w=${limiter.config.windowSeconds}`;
     let trio = { limit: state.limit, remaining: state.remaining, reset: state.resetSeconds };
+    const headers: Record<string, string> = {};
     const ai = request.aiQuota;
     if (ai) {
       // AI operations also report the account's daily AI quota (IETF RateLimit fields); when that
       // quota refused the request, the spec's trio describes it.
       policy += `, "ai-requests";q=${ai.requestsLimit};w=86400, "ai-tokens";q=${ai.tokensLimit};w=86400`;
-      reply.header(
-        "RateLimit",
-        `"ai-requests";r=${ai.requestsLeft};t=${ai.resetSeconds}, "ai-tokens";r=${ai.tokensLeft};t=${ai.resetSeconds}`,
-      );
-      if (reply.statusCode === 429 && (ai.requestsLeft <= 0 || ai.tokensLeft <= 0)) {
+      headers.RateLimit = `"ai-requests";r=${ai.requestsLeft};t=${ai.resetSeconds}, "ai-tokens";r=${ai.tokensLeft};t=${ai.resetSeconds}`;
+      if (status === 429 && (ai.requestsLeft <= 0 || ai.tokensLeft <= 0)) {
         trio = { limit: ai.requestsLimit, remaining: 0, reset: ai.resetSeconds };
       }
     }
-    reply.header("RateLimit-Limit", String(trio.limit));
-    reply.header("RateLimit-Remaining", String(trio.remaining));
-    reply.header("RateLimit-Reset", String(trio.reset));
-    reply.header("RateLimit-Policy", policy);
+    headers["RateLimit-Limit"] = String(trio.limit);
+    headers["RateLimit-Remaining"] = String(trio.remaining);
+    headers["RateLimit-Reset"] = String(trio.reset);
+    headers["RateLimit-Policy"] = policy;
+    return headers;
+  };
+  app.decorate("meter", meter);
+
+  app.addHook("onSend", async (request, reply, payload) => {
+    reply.headers(meter(request, reply.statusCode));
     // Time spent in the server (RFC Server-Timing), so clients and benchmarks can tell it from the network.
     reply.header("Server-Timing", `app;dur=${reply.elapsedTime.toFixed(2)}`);
     // A response finished during shutdown (a released long-poll) closes its connection: once the
@@ -352,9 +387,6 @@ export async function buildApp(opts: AppOptions) {
     const principal = request.actor?.principal;
     if (principal?.startsWith("key_")) usage.observe(principal, reply.statusCode, reply.elapsedTime);
   });
-
-  app.setErrorHandler(handleError);
-  app.setNotFoundHandler(handleNotFound);
 
   const brain = new ProviderPool({ ...DEFAULT_BRAIN_CONFIG, ...opts.brain });
   const deps = { store, closing, identity: hub, brain };
@@ -387,7 +419,8 @@ export async function buildApp(opts: AppOptions) {
     (referenceCache ??= new Map(
       referencePages(app.swagger() as unknown as Record<string, unknown>).map((p) => [p.slug, p.text]),
     ));
-  await app.register(mcpRoutes({ store, version: VERSION, reference }));
+  await app.register(mcpRoutes({ store, identity: hub, version: VERSION, reference }));
+  await app.register(protectedResourceRoutes(hub));
 
   app.decorate("routeTable", routeTable as readonly RouteEntry[]);
 

@@ -127,6 +127,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       accessTokenTtl: opts.devIdp.accessTokenTtl,
       keyFile: join(opts.dataDir, "dev-idp-key.json"),
       realtimeFails: opts.devIdp.realtimeFails,
+      mcpResource: `${url}/mcp`,
     });
     hub.devIdp = devIdp;
     hub.provider = new IdentityProvider({
@@ -134,6 +135,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       issuer: devIdp.issuer,
       clientId: DEV_CLIENT_ID,
       audience: DEV_AUDIENCE,
+      resources: [`${url}/mcp`],
       clockToleranceSeconds: opts.devIdp.clockToleranceSeconds,
     });
   }

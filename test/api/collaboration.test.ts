@@ -243,6 +243,41 @@ describe("suggestions", () => {
     expect((await bob.api.get(`${url}/${a.id}`)).body.suggestion.status).toBe("rejected");
   });
 
+  it("If-Match guards every review the same way, by every path: a stale tag is 412 and nothing is reviewed", async () => {
+    const file = await sharedFile("s-ifmatch.md", "alpha beta gamma delta");
+    const url = `/api/v1/files/${file.id}/suggestions`;
+    const stale = '"1-deadbeef00"';
+    const reviews = [
+      (id: string, h: Record<string, string>) => carol.api.post(`${url}/${id}/accept`, undefined, h),
+      (id: string, h: Record<string, string>) => carol.api.post(`${url}/${id}/reject`, undefined, h),
+      (id: string, h: Record<string, string>) =>
+        carol.api.request("PATCH", `${url}/${id}`, { json: { status: "accepted" }, headers: h }),
+      (id: string, h: Record<string, string>) =>
+        carol.api.request("PATCH", `${url}/${id}`, { json: { status: "rejected" }, headers: h }),
+    ];
+    const words = ["alpha", "beta", "gamma", "delta"];
+    for (const [i, review] of reviews.entries()) {
+      const content = await contentOf(file.id);
+      const start = content.indexOf(words[i]!);
+      const s = (
+        await bob.api.post(url, {
+          selection_start: start,
+          selection_end: start + words[i]!.length,
+          suggested_text: words[i]!.toUpperCase(),
+        })
+      ).body.suggestion;
+      expectError(await review(s.id, { "if-match": stale }), 412, "precondition_failed");
+      expect((await bob.api.get(`${url}/${s.id}`)).body.suggestion.status).toBe("pending");
+      expect(await contentOf(file.id)).toBe(content);
+      // The current tag lets the review through.
+      const etag = (await alice.api.get(`/api/v1/files/${file.id}`)).headers.get("etag")!;
+      const ok = await review(s.id, { "if-match": etag });
+      expect(ok.status, ok.text).toBe(200);
+      expect(ok.body.suggestion.status).toBe(i % 2 === 0 ? "accepted" : "rejected");
+    }
+    expect(await contentOf(file.id)).toBe("ALPHA beta GAMMA delta");
+  });
+
   it("accept is refused with 409 suggestion_stale when the original text no longer stands there", async () => {
     const file = await sharedFile("s3.md", "one two three");
     const url = `/api/v1/files/${file.id}/suggestions`;

@@ -95,7 +95,7 @@ describe("discover", () => {
     }[];
     // the check below can fail: an unserved route answers route_not_found
     expectError(await u.api.get("/api/v1/nope"), 404, "route_not_found");
-    expectError(await u.api.request("PATCH", "/api/v1/files"), 404, "route_not_found");
+    expectError(await u.api.request("PATCH", "/api/v1/files"), 405, "method_not_allowed");
     for (const v of verbs) {
       const path = v.path.replace(":id", "f_00000000000000000000000000");
       const res = await u.api.request(

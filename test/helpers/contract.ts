@@ -51,6 +51,9 @@ export class ContractChecker {
   /** The operation a request is for, or undefined (an unknown route: the API answers route_not_found). */
   operationFor(method: string, path: string): { template: string; op: Json } | undefined {
     const m = method.toLowerCase();
+    // A path that is another method's static route is that route (the server answers 405 there).
+    const isStatic = this.routes.find((r) => r.params === 0 && r.template === path);
+    if (isStatic) return isStatic.item[m] ? { template: isStatic.template, op: isStatic.item[m] } : undefined;
     for (const r of this.routes) {
       if (r.regex.test(path) && r.item[m]) return { template: r.template, op: r.item[m] };
     }

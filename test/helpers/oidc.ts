@@ -98,9 +98,32 @@ export interface AuthorizeOptions {
   clientId?: string;
 }
 
+/**
+ * Follows an authorization URL (built by anyone: this helper, the MCP SDK's OAuth client) through
+ * the dev provider's login page as `user`; returns the redirect back to `redirectUri` (code, state).
+ */
+export async function loginAt(authorizationUrl: string, user: string, password: string, redirectUri: string) {
+  const jar = new CookieJar();
+  const isCallback = (u: string) => u.startsWith(redirectUri);
+  const login = await follow(jar, authorizationUrl, isCallback);
+  if (login.res.status !== 200)
+    throw new Error(`expected the login page, got ${login.res.status} at ${login.url}`);
+  const html = await login.res.text();
+  const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1];
+  if (!action) throw new Error(`no login form at ${login.url}: ${html.slice(0, 300)}`);
+  const done = await follow(jar, new URL(action.replace(/&amp;/g, "&"), login.url).toString(), isCallback, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ login: user, password }).toString(),
+  });
+  const settled = await settle(jar, done, isCallback);
+  if (!isCallback(settled.url))
+    throw new Error(`login did not return to ${redirectUri}: ${settled.res.status} at ${settled.url}`);
+  return new URL(settled.url);
+}
+
 /** Runs the authorization request through the provider's login page; returns the code and verifier. */
 export async function authorize(o: AuthorizeOptions) {
-  const jar = new CookieJar();
   const { verifier, challenge } = pkcePair();
   const redirectUri = o.redirectUri ?? "http://127.0.0.1:9/callback";
   const state = randomBytes(12).toString("hex");
@@ -122,21 +145,9 @@ export async function authorize(o: AuthorizeOptions) {
     resource: o.resource ?? "urn:txtfs:api",
     prompt: "consent",
   }).toString();
-  const isCallback = (u: string) => u.startsWith(redirectUri.replace(/:\d+\//, (m) => m));
-  const login = await follow(jar, url.toString(), isCallback);
-  if (login.res.status !== 200)
-    throw new Error(`expected the login page, got ${login.res.status} at ${login.url}`);
-  const html = await login.res.text();
-  const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1];
-  if (!action) throw new Error(`no login form at ${login.url}: ${html.slice(0, 300)}`);
-  const done = await follow(jar, new URL(action.replace(/&amp;/g, "&"), login.url).toString(), isCallback, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ login: o.user, password: o.password }).toString(),
-  });
-  const back = new URL(done.url);
+  const back = await loginAt(url.toString(), o.user, o.password, redirectUri);
   const code = back.searchParams.get("code");
-  if (!code) throw new Error(`no code in ${done.url} (status ${done.res.status}: ${await done.res.text()})`);
+  if (!code) throw new Error(`no code in ${back}`);
   if (back.searchParams.get("state") !== state) throw new Error("state mismatch");
   return { code, verifier, redirectUri, tokenEndpoint: meta.token_endpoint!, meta };
 }

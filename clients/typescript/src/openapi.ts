@@ -685,7 +685,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Reject a suggestion (writer). */
+        /** Reject a suggestion (writer). If-Match guards the file, as on accept. */
         post: operations["rejectSuggestion"];
         delete?: never;
         options?: never;
@@ -826,7 +826,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Reject a suggestion (writer). */
+        /** Reject a suggestion (writer). If-Match guards the file, as on accept. */
         post: operations["reject"];
         delete?: never;
         options?: never;
@@ -2224,6 +2224,23 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-protected-resource/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** OAuth protected-resource metadata (RFC 9728) of /mcp: the authorization server, scopes and resource an MCP client signs in with. */
+        get: operations["oauthProtectedResource"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -2861,6 +2878,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "notes.md"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     content?: string;
@@ -3184,6 +3206,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "notes.md"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     content?: string;
@@ -3378,6 +3405,7 @@ export interface operations {
                 "If-None-Match"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -3517,12 +3545,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     content?: string;
                     name?: string;
@@ -3732,6 +3762,7 @@ export interface operations {
                 "If-None-Match"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -3871,12 +3902,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     content?: string;
                     name?: string;
@@ -4088,6 +4121,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -4261,6 +4295,7 @@ export interface operations {
                 "If-None-Match"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -4399,6 +4434,7 @@ export interface operations {
                 "If-None-Match"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -4532,6 +4568,7 @@ export interface operations {
     upload: {
         parameters: {
             query: {
+                /** @example notes.md */
                 name: string;
                 folderId?: string;
                 context?: string;
@@ -4545,7 +4582,15 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The note's text (UTF-8). */
+        requestBody: {
+            content: {
+                /** @example # Notes */
+                "text/plain": string;
+                /** @example # Notes */
+                "text/markdown": string;
+            };
+        };
         responses: {
             /** @description Success */
             201: {
@@ -4733,6 +4778,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "files": [
+                 *         {
+                 *           "path": "projects/notes.md"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     files: {
                         path: string;
@@ -4940,6 +4994,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -5064,12 +5119,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "scope": "manual",
+                 *       "trust": "unreviewed"
+                 *     }
+                 */
                 "application/json": {
                     enabled: boolean;
                     scope: "manual" | "project" | "global";
@@ -5256,6 +5319,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -5380,12 +5444,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "scope": "manual",
+                 *       "trust": "unreviewed"
+                 *     }
+                 */
                 "application/json": {
                     enabled: boolean;
                     scope: "manual" | "project" | "global";
@@ -5572,6 +5644,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -5703,12 +5776,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "targetFileId": "example"
+                 *     }
+                 */
                 "application/json": {
                     targetFileId: string;
                     reason?: string;
@@ -5899,6 +5978,7 @@ export interface operations {
     disconnectFiles: {
         parameters: {
             query: {
+                /** @example example */
                 targetFileId: string;
             };
             header?: {
@@ -5906,6 +5986,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -6060,6 +6141,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -6191,12 +6273,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "targetFileId": "example"
+                 *     }
+                 */
                 "application/json": {
                     targetFileId: string;
                     reason?: string;
@@ -6387,6 +6475,7 @@ export interface operations {
     disconnect: {
         parameters: {
             query: {
+                /** @example example */
                 targetFileId: string;
             };
             header?: {
@@ -6394,6 +6483,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -6644,6 +6734,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "notes.md"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     context?: string;
@@ -6831,6 +6926,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -6953,12 +7049,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     name?: string;
                     context?: string;
@@ -7149,6 +7247,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -7307,6 +7406,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -7434,12 +7534,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     name?: string;
                     context?: string;
@@ -7630,6 +7732,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -7795,6 +7898,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "notes.md"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     context?: string;
@@ -8178,6 +8286,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `fileId` or `folderId` names nothing visible to you. */
+            404: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limited: wait Retry-After seconds. */
             429: {
                 headers: {
@@ -8223,13 +8346,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "friend@example.com",
+                 *       "role": "writer",
+                 *       "fileId": "example"
+                 *     }
+                 */
                 "application/json": {
                     fileId?: string;
                     folderId?: string;
+                    /** Format: email */
                     email: string;
                     role: "writer" | "reader";
                     expiresAt?: string | null;
-                };
+                } & (unknown | unknown);
             };
         };
         responses: {
@@ -8503,6 +8634,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `fileId` or `folderId` names nothing visible to you. */
+            404: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limited: wait Retry-After seconds. */
             429: {
                 headers: {
@@ -8548,13 +8694,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "friend@example.com",
+                 *       "role": "writer",
+                 *       "fileId": "example"
+                 *     }
+                 */
                 "application/json": {
                     fileId?: string;
                     folderId?: string;
+                    /** Format: email */
                     email: string;
                     role: "writer" | "reader";
                     expiresAt?: string | null;
-                };
+                } & (unknown | unknown);
             };
         };
         responses: {
@@ -8761,13 +8915,21 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "friend@example.com",
+                 *       "role": "writer"
+                 *     }
+                 */
                 "application/json": {
+                    /** Format: email */
                     email: string;
                     role: "writer" | "reader";
                     expiresAt?: string | null;
@@ -8978,13 +9140,21 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "friend@example.com",
+                 *       "role": "writer"
+                 *     }
+                 */
                 "application/json": {
+                    /** Format: email */
                     email: string;
                     role: "writer" | "reader";
                     expiresAt?: string | null;
@@ -9192,6 +9362,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -9316,6 +9487,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -9474,12 +9646,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "role": "writer"
+                 *     }
+                 */
                 "application/json": {
                     role?: "writer" | "reader";
                     expiresAt?: string | null;
@@ -9666,6 +9844,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -9790,6 +9969,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -9948,12 +10128,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "role": "writer"
+                 *     }
+                 */
                 "application/json": {
                     role?: "writer" | "reader";
                     expiresAt?: string | null;
@@ -10143,6 +10329,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -10271,12 +10458,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "label": "milestone"
+                 *     }
+                 */
                 "application/json": {
                     label: string;
                     versionNumber?: number;
@@ -10462,7 +10655,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 version: string;
             };
             cookie?: never;
@@ -10591,7 +10786,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 version: string;
             };
             cookie?: never;
@@ -10766,6 +10963,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -10894,12 +11092,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "label": "milestone"
+                 *     }
+                 */
                 "application/json": {
                     label: string;
                     versionNumber?: number;
@@ -11085,7 +11289,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 version: string;
             };
             cookie?: never;
@@ -11214,7 +11420,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 version: string;
             };
             cookie?: never;
@@ -11388,6 +11596,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -11513,12 +11722,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "body": "Looks good."
+                 *     }
+                 */
                 "application/json": {
                     body: string;
                     selection_start?: number | null;
@@ -11706,7 +11921,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -11831,7 +12048,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -11990,13 +12209,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "body": "Looks good."
+                 *     }
+                 */
                 "application/json": {
                     body?: string;
                     resolved?: boolean;
@@ -12185,7 +12411,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -12343,7 +12571,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -12500,6 +12730,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -12625,12 +12856,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "selection_start": 0,
+                 *       "selection_end": 0,
+                 *       "suggested_text": "Hi"
+                 *     }
+                 */
                 "application/json": {
                     selection_start: number;
                     selection_end: number;
@@ -12819,7 +13058,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -12946,13 +13187,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "status": "accepted"
+                 *     }
+                 */
                 "application/json": {
                     status: "accepted" | "rejected";
                 };
@@ -13158,7 +13406,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -13334,7 +13584,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -13507,6 +13759,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -13632,12 +13885,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "body": "Looks good."
+                 *     }
+                 */
                 "application/json": {
                     body: string;
                     selection_start?: number | null;
@@ -13825,7 +14084,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -13950,7 +14211,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -14109,13 +14372,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "body": "Looks good."
+                 *     }
+                 */
                 "application/json": {
                     body?: string;
                     resolved?: boolean;
@@ -14304,7 +14574,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -14462,7 +14734,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -14619,6 +14893,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -14744,12 +15019,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "selection_start": 0,
+                 *       "selection_end": 0,
+                 *       "suggested_text": "Hi"
+                 *     }
+                 */
                 "application/json": {
                     selection_start: number;
                     selection_end: number;
@@ -14938,7 +15221,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -15065,13 +15350,20 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "status": "accepted"
+                 *     }
+                 */
                 "application/json": {
                     status: "accepted" | "rejected";
                 };
@@ -15277,7 +15569,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -15453,7 +15747,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -15624,6 +15920,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -15749,12 +16046,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     expiresIn?: number;
                 };
@@ -15944,7 +16243,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -16101,6 +16402,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -16226,12 +16528,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     expiresIn?: number;
                 };
@@ -16421,7 +16725,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 itemId: string;
             };
             cookie?: never;
@@ -16581,6 +16887,7 @@ export interface operations {
                 "If-None-Match"?: string;
             };
             path: {
+                /** @example example */
                 token: string;
             };
             cookie?: never;
@@ -17016,9 +17323,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "themeId": "example",
+                 *       "revision": 0
+                 *     }
+                 */
                 "application/json": {
                     themeId: string;
-                    overrides?: unknown;
+                    overrides?: {
+                        [key: string]: string | number | boolean | null;
+                    };
                     revision: number;
                 };
             };
@@ -17353,9 +17668,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "themeId": "example",
+                 *       "revision": 0
+                 *     }
+                 */
                 "application/json": {
                     themeId: string;
-                    overrides?: unknown;
+                    overrides?: {
+                        [key: string]: string | number | boolean | null;
+                    };
                     revision: number;
                 };
             };
@@ -17560,9 +17883,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "operations": [
+                 *         {
+                 *           "op": "file.create",
+                 *           "body": {
+                 *             "name": "notes.md"
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     atomic?: boolean;
-                    operations: {
+                    operations: ({
                         id?: string;
                         op: "file.create" | "file.update" | "file.append" | "file.delete" | "folder.create" | "folder.update" | "folder.delete" | "connection.create" | "connection.delete";
                         target?: string | {
@@ -17570,7 +17905,88 @@ export interface operations {
                         };
                         ifMatch?: string;
                         body?: Record<string, never>;
-                    }[];
+                    } & ({
+                        /** @constant */
+                        op: "file.create";
+                        body: {
+                            name: string;
+                            content?: string;
+                            context?: string;
+                            tags?: string[];
+                            fileType?: "txt" | "md";
+                            availability?: "cloud" | "cloud+local";
+                            folderId?: (string | {
+                                ref: string;
+                            }) | null;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "file.update";
+                        body?: {
+                            name?: string;
+                            content?: string;
+                            context?: string;
+                            tags?: string[];
+                            fileType?: "txt" | "md";
+                            availability?: "cloud" | "cloud+local";
+                            folderId?: (string | {
+                                ref: string;
+                            }) | null;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "file.append";
+                        body: {
+                            content: string;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "file.delete";
+                        body?: Record<string, never>;
+                    } | {
+                        /** @constant */
+                        op: "folder.create";
+                        body: {
+                            name: string;
+                            context?: string;
+                            tags?: string[];
+                            parentFolderId?: (string | {
+                                ref: string;
+                            }) | null;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "folder.update";
+                        body?: {
+                            name?: string;
+                            context?: string;
+                            tags?: string[];
+                            parentFolderId?: (string | {
+                                ref: string;
+                            }) | null;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "folder.delete";
+                        body?: Record<string, never>;
+                    } | {
+                        /** @constant */
+                        op: "connection.create";
+                        body: {
+                            targetFileId: string | {
+                                ref: string;
+                            };
+                            reason?: string;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "connection.delete";
+                        body: {
+                            targetFileId: string | {
+                                ref: string;
+                            };
+                        };
+                    }))[];
                 };
             };
         };
@@ -17872,6 +18288,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "notes.md",
+                 *       "platform": "macos"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     platform: "macos" | "windows" | "linux" | "ios" | "android" | "cli" | "other";
@@ -18042,6 +18464,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -18166,6 +18589,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -18322,6 +18746,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -18453,23 +18878,34 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "items": [
+                 *         {
+                 *           "state": "online-only",
+                 *           "fileId": "example"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
-                    items: {
+                    items: ({
                         fileId?: string;
                         folderId?: string;
                         state: "online-only" | "available" | "pinned";
-                    }[];
-                } | {
+                    } & (unknown | unknown))[];
+                } | ({
                     fileId?: string;
                     folderId?: string;
                     state: "online-only" | "available" | "pinned";
-                };
+                } & (unknown | unknown));
             };
         };
         responses: {
@@ -18657,11 +19093,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "cursor": 0
+                 *     }
+                 */
                 "application/json": {
                     deviceId?: string;
+                    /** @description An opaque cursor this server issued; never construct one (0 = the feed's beginning). */
                     cursor: number | string;
                     limit?: number;
-                    push?: {
+                    push?: ({
                         id?: string;
                         op: "file.create" | "file.update" | "file.append" | "file.delete" | "folder.create" | "folder.update" | "folder.delete" | "connection.create" | "connection.delete";
                         target?: string | {
@@ -18670,7 +19112,88 @@ export interface operations {
                         baseEtag?: string;
                         body?: Record<string, never>;
                         onConflict?: "fail" | "copy";
-                    }[];
+                    } & ({
+                        /** @constant */
+                        op: "file.create";
+                        body: {
+                            name: string;
+                            content?: string;
+                            context?: string;
+                            tags?: string[];
+                            fileType?: "txt" | "md";
+                            availability?: "cloud" | "cloud+local";
+                            folderId?: (string | {
+                                ref: string;
+                            }) | null;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "file.update";
+                        body?: {
+                            name?: string;
+                            content?: string;
+                            context?: string;
+                            tags?: string[];
+                            fileType?: "txt" | "md";
+                            availability?: "cloud" | "cloud+local";
+                            folderId?: (string | {
+                                ref: string;
+                            }) | null;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "file.append";
+                        body: {
+                            content: string;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "file.delete";
+                        body?: Record<string, never>;
+                    } | {
+                        /** @constant */
+                        op: "folder.create";
+                        body: {
+                            name: string;
+                            context?: string;
+                            tags?: string[];
+                            parentFolderId?: (string | {
+                                ref: string;
+                            }) | null;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "folder.update";
+                        body?: {
+                            name?: string;
+                            context?: string;
+                            tags?: string[];
+                            parentFolderId?: (string | {
+                                ref: string;
+                            }) | null;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "folder.delete";
+                        body?: Record<string, never>;
+                    } | {
+                        /** @constant */
+                        op: "connection.create";
+                        body: {
+                            targetFileId: string | {
+                                ref: string;
+                            };
+                            reason?: string;
+                        };
+                    } | {
+                        /** @constant */
+                        op: "connection.delete";
+                        body: {
+                            targetFileId: string | {
+                                ref: string;
+                            };
+                        };
+                    }))[];
                 };
             };
         };
@@ -18966,9 +19489,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "http://127.0.0.1:9/hook",
+                 *       "events": [
+                 *         "file.created"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
+                    /** Format: uri */
                     url: string;
-                    events: string[];
+                    events: ("file.created" | "file.updated" | "file.deleted" | "folder.created" | "folder.updated" | "folder.deleted" | "file.*" | "folder.*" | "*")[];
                     description?: string;
                 };
             };
@@ -19138,6 +19670,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -19265,6 +19798,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -19424,15 +19958,18 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
+                    /** Format: uri */
                     url?: string;
-                    events?: string[];
+                    events?: ("file.created" | "file.updated" | "file.deleted" | "folder.created" | "folder.updated" | "folder.deleted" | "file.*" | "folder.*" | "*")[];
                     description?: string;
                     status?: "enabled" | "disabled";
                 };
@@ -19621,6 +20158,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -19775,6 +20313,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -19899,7 +20438,9 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
+                /** @example example */
                 deliveryId: string;
             };
             cookie?: never;
@@ -20134,6 +20675,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "example"
+                 *     }
+                 */
                 "application/json": {
                     id: string;
                 };
@@ -21104,6 +21650,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -21223,6 +21770,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -21341,6 +21889,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example notes.md */
                 name: string;
             };
             cookie?: never;
@@ -21459,6 +22008,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example notes.md */
                 name: string;
             };
             cookie?: never;
@@ -21762,6 +22312,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     label?: string;
                     scopes?: string[];
@@ -21903,6 +22454,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -22024,12 +22576,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "label": "milestone"
+                 *     }
+                 */
                 "application/json": {
                     label: string;
                 };
@@ -22181,12 +22739,14 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     graceSeconds?: number;
                 };
@@ -22430,12 +22990,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example notes.md */
                 name: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "secret": "example"
+                 *     }
+                 */
                 "application/json": {
                     secret: string;
                     label?: string;
@@ -22590,6 +23156,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example notes.md */
                 name: string;
             };
             cookie?: never;
@@ -22922,6 +23489,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @description What to grow (at most 2000 characters). */
                     seed?: string;
@@ -23301,6 +23869,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @description What to grow (at most 2000 characters). */
                     seed?: string;
@@ -23673,6 +24242,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -23858,12 +24428,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @description What to grow (at most 2000 characters). */
                     seed?: string;
@@ -24265,6 +24837,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -24450,12 +25023,14 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @description What to grow (at most 2000 characters). */
                     seed?: string;
@@ -25092,6 +25667,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @description What to focus on (at most 2000 characters). */
                     prompt?: string;
@@ -25546,6 +26122,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -25718,6 +26295,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -25918,6 +26496,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -26122,6 +26701,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "accept": []
+                 *     }
+                 */
                 "application/json": {
                     accept?: string[];
                     reject?: string[];
@@ -26557,6 +27141,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @description What to focus on (at most 2000 characters). */
                     prompt?: string;
@@ -27011,6 +27596,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -27186,6 +27772,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -27405,6 +27992,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -27628,6 +28216,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "accept": []
+                 *     }
+                 */
                 "application/json": {
                     accept?: string[];
                     reject?: string[];
@@ -27859,6 +28452,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -28016,12 +28610,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "excluded": true
+                 *     }
+                 */
                 "application/json": {
                     excluded: boolean;
                 };
@@ -28209,6 +28809,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -28366,12 +28967,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "excluded": true
+                 *     }
+                 */
                 "application/json": {
                     excluded: boolean;
                 };
@@ -29055,6 +29662,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -29512,6 +30120,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "kind": "summary"
+                 *     }
+                 */
                 "application/json": {
                     kind: "summary" | "outline" | "slides" | "mermaid" | "html";
                     fileIds?: string[];
@@ -29848,6 +30461,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 id: string;
             };
             cookie?: never;
@@ -30008,7 +30622,10 @@ export interface operations {
     search: {
         parameters: {
             query: {
-                /** @description Words to find (all must occur; the last may be a prefix). */
+                /**
+                 * @description Words to find (all must occur; the last may be a prefix).
+                 * @example notes
+                 */
                 q: string;
                 limit?: number;
                 folderId?: string;
@@ -30180,6 +30797,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -30194,6 +30815,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -30206,6 +30831,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -30228,6 +30857,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -30244,6 +30877,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -30256,6 +30893,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -30267,6 +30908,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -30290,6 +30935,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -30301,6 +30950,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -30312,6 +30965,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -30324,6 +30981,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -30511,6 +31172,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 page: string;
             };
             cookie?: never;
@@ -30942,6 +31604,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example example */
                 file: string;
             };
             cookie?: never;
@@ -31261,6 +31924,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -31275,15 +31942,38 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is not JSON, nests too deeply, or is not a JSON-RPC message; or MCP-Protocol-Version is not supported. */
+            400: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Not authenticated: no, unknown, expired or revoked credential. */
             401: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -31295,6 +31985,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -31306,6 +32000,40 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the endpoint accepts. */
+            413: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type must be application/json. */
+            415: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -31317,6 +32045,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -31329,6 +32061,10 @@ export interface operations {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -31348,6 +32084,85 @@ export interface operations {
         responses: {
             /** @description Method not allowed: POST JSON-RPC messages to /mcp. */
             405: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited: wait Retry-After seconds. */
+            429: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error: retry later; report the requestId. */
+            500: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    oauthProtectedResource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "API-Version": components["headers"]["API-Version"];
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        resource: string;
+                        authorization_servers: string[];
+                        scopes_supported: string[];
+                        bearer_methods_supported: string[];
+                        resource_name: string;
+                        resource_documentation: string;
+                    };
+                };
+            };
+            /** @description This server has no identity provider: it accepts API keys only. */
+            404: {
                 headers: {
                     "API-Version": components["headers"]["API-Version"];
                     "X-Request-ID": components["headers"]["X-Request-ID"];

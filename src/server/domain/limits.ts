@@ -23,6 +23,8 @@ export const LIMITS = {
   deviceStateItems: 500,
   /** Unlabelled versions kept per file (labelled ones are never pruned). */
   versionsKept: 100,
+  /** Arrays/objects nested inside each other in a JSON body (the deepest request needs about 8). */
+  jsonDepth: 64,
 } as const;
 
 const charCount = (s: string) => {

@@ -10,7 +10,7 @@ import type { Actor } from "./actor.ts";
 import { checkSelection, type UserLookup, userCache } from "./comments.ts";
 import { invalid, ServiceError } from "./errors.ts";
 import { publishOnFile } from "./events.ts";
-import { type IfMatch, updateFile } from "./files.ts";
+import { checkIfMatch, type IfMatch, updateFile } from "./files.ts";
 import { checkContent } from "./limits.ts";
 
 export async function toTxtSuggestion(row: SuggestionRow, users: UserLookup) {
@@ -135,9 +135,13 @@ function requirePending(row: SuggestionRow) {
   }
 }
 
+// A review, accept or reject by any path, is guarded by the file's ETag: If-Match says "only if the
+// note is still the one I read", whichever way the reviewer decides.
+
 /** Accept: the selection is replaced as one new version (source `suggestion`), atomically. */
 export async function acceptSuggestion(tx: Tx, actor: Actor, fileId: string, id: string, ifMatch?: IfMatch) {
   const { file, row } = await suggestionOnFile(tx, actor, fileId, id, "writer");
+  checkIfMatch(ifMatch, file.etag);
   requirePending(row);
   const start = Number(row.selection_start);
   const end = Number(row.selection_end);
@@ -160,8 +164,9 @@ export async function acceptSuggestion(tx: Tx, actor: Actor, fileId: string, id:
   return { suggestion, file: result.file, role: result.role, seq: seqs.get(actor.userId) };
 }
 
-export async function rejectSuggestion(tx: Tx, actor: Actor, fileId: string, id: string) {
+export async function rejectSuggestion(tx: Tx, actor: Actor, fileId: string, id: string, ifMatch?: IfMatch) {
   const { file, row } = await suggestionOnFile(tx, actor, fileId, id, "writer");
+  checkIfMatch(ifMatch, file.etag);
   requirePending(row);
   const now = nowIso();
   const next: SuggestionRow = {

@@ -122,12 +122,17 @@ export async function handleError(error: FastifyError | Error, request: FastifyR
   return reply.code(err.status).type("application/json; charset=utf-8").send(errorBody(err, request.id));
 }
 
-export async function handleNotFound(request: FastifyRequest, reply: FastifyReply) {
-  const err = new ServiceError(
+export const routeNotFound = (request: FastifyRequest) =>
+  new ServiceError(
     404,
     "route_not_found",
     `No endpoint ${request.method} ${request.url.split("?")[0]}.`,
     "Check the path and method; GET /api/v1 lists every endpoint.",
   );
-  return reply.code(404).send(errorBody(err, request.id));
+
+export async function handleNotFound(request: FastifyRequest, reply: FastifyReply) {
+  return reply
+    .code(404)
+    .type("application/json; charset=utf-8")
+    .send(errorBody(routeNotFound(request), request.id));
 }

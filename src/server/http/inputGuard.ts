@@ -1,5 +1,6 @@
 // Input the service refuses before any route runs, the same way on every store:
-// - bodies that are not valid UTF-8 (never silently replaced with U+FFFD),
+// - bodies that are not valid UTF-8 (never silently replaced with U+FFFD), and JSON nested deeper
+//   than any request needs (checked on the text, before anything walks it recursively),
 // - a lone UTF-16 surrogate in any string (not representable in UTF-8: it would be stored as U+FFFD,
 //   or raw in JSON columns, and then break every JSON reader of the account), and a NUL character
 //   in any string but a note's content — in the body, the query and the path, naming the field.
@@ -14,7 +15,9 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerDefault } from "fastify";
 import type { Logger } from "../../lib/logger.ts";
 import { type ErrorDetail, ServiceError } from "../domain/errors.ts";
+import { LIMITS } from "../domain/limits.ts";
 import { errorBody } from "./errors.ts";
+import { nestsDeeperThan } from "./jsonDepth.ts";
 
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
@@ -31,6 +34,22 @@ export function decodeUtf8(body: Buffer, what: string): string {
     );
   }
 }
+
+const unsupportedText = (given: string | undefined) =>
+  new ServiceError(
+    415,
+    "unsupported_media_type",
+    `Content-Type ${given} is not accepted here.`,
+    "Send application/json (only the upload endpoint takes text/plain or text/markdown).",
+  );
+
+const tooDeep = () =>
+  new ServiceError(
+    400,
+    "json_too_deep",
+    `The JSON body nests arrays and objects more than ${LIMITS.jsonDepth} levels deep.`,
+    `Flatten the body: no request of this API needs more than ${LIMITS.jsonDepth} levels.`,
+  );
 
 /** In a `u` regex a surrogate pair is one code point, so only an unpaired half matches. */
 const LONE_SURROGATE = /\p{Cs}/u;
@@ -111,16 +130,21 @@ export function installInputGuard(
     let text: string;
     try {
       text = decodeUtf8(body as Buffer, "JSON body");
+      if (nestsDeeperThan(text, LIMITS.jsonDepth)) throw tooDeep();
     } catch (err) {
       done(err as Error, undefined);
       return;
     }
     json(req, text, done);
   });
-  // Text bodies (upload): the same strict decoding.
+  // Text bodies (upload): the same strict decoding, and only where a route takes text (elsewhere a
+  // text body is the wrong media type, 415, not a string that fails the schema).
   app.removeContentTypeParser("text/plain");
-  app.addContentTypeParser(["text/plain", "text/markdown"], { parseAs: "buffer" }, (_req, body, done) => {
+  app.addContentTypeParser(["text/plain", "text/markdown"], { parseAs: "buffer" }, (req, body, done) => {
     try {
+      const consumes = (req.routeOptions.schema as { consumes?: string[] } | undefined)?.consumes ?? [];
+      const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+      if (!consumes.includes(type)) throw unsupportedText(req.headers["content-type"]);
       done(null, decodeUtf8(body as Buffer, "body"));
     } catch (err) {
       done(err as Error, undefined);

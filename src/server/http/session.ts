@@ -3,7 +3,7 @@
 // page routes only, which register @fastify/cookie (parsing and Set-Cookie) and @fastify/formbody
 // (HTML forms): file operations never accept the cookie (see auth.ts).
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { randomBase62 } from "../../lib/ids.ts";
 import { nowIso } from "../../lib/time.ts";
 import type { UserRow } from "../../store/repos/rows.ts";
@@ -132,4 +132,22 @@ export function sessionGuard(store: Store) {
   }
 
   return { loadSession, requireSession, requireChange };
+}
+
+/**
+ * The session before the input, as the bearer routes authenticate before they validate: on a
+ * session route (`x-surface: session`) no session is a 401 before the body is even read, and a
+ * change without its CSRF token a 403 before the schema is checked. Added in the plugin that parses
+ * the cookie, after it.
+ */
+export function sessionBeforeInput(app: FastifyInstance, guard: ReturnType<typeof sessionGuard>): void {
+  const isSessionRoute = (request: FastifyRequest) =>
+    (request.routeOptions.schema as { "x-surface"?: string } | undefined)?.["x-surface"] === "session";
+  app.addHook("onRequest", async (request) => {
+    if (isSessionRoute(request)) await guard.requireSession(request);
+  });
+  app.addHook("preValidation", async (request) => {
+    if (isSessionRoute(request) && request.method !== "GET" && request.method !== "HEAD")
+      await guard.requireChange(request);
+  });
 }

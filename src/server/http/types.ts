@@ -19,6 +19,8 @@ declare module "fastify" {
      * sends it believes it is protected from overwriting someone else's change.
      */
     ifMatch?: true;
+    /** A method registered only to answer 405 (not listed in `Allow`). */
+    notOffered?: true;
   }
 }
 

@@ -67,6 +67,11 @@ export interface DevIdpOptions {
   keyFile?: string;
   /** When true the realtime endpoint answers 500 (to test the 502 path). */
   realtimeFails?: () => boolean;
+  /**
+   * The MCP endpoint's URL, a resource it also issues tokens for: an MCP client asks for a token
+   * with `resource` = the server's URL (MCP authorization, RFC 8707), not the API's URN.
+   */
+  mcpResource?: string;
 }
 
 export interface DevIdp {
@@ -150,7 +155,7 @@ export async function createDevIdp(opts: DevIdpOptions): Promise<DevIdp> {
         defaultResource: async (_ctx: unknown, _client: unknown, oneOf?: string) => oneOf ?? DEV_AUDIENCE,
         useGrantedResource: async () => true,
         getResourceServerInfo: async (_ctx: unknown, indicator: string) => {
-          if (indicator !== DEV_AUDIENCE && indicator !== OTHER_AUDIENCE) {
+          if (indicator !== DEV_AUDIENCE && indicator !== OTHER_AUDIENCE && indicator !== opts.mcpResource) {
             throw new Error(`unknown resource ${indicator}`);
           }
           return {

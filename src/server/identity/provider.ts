@@ -13,6 +13,11 @@ export interface IdentityConfig {
   clientId: string;
   /** The access-token audience (resource indicator) that means "the txtfs API". */
   audience: string;
+  /**
+   * Other audiences that mean this service: its MCP endpoint's URL, which MCP clients send as
+   * `resource` (RFC 8707) after reading /.well-known/oauth-protected-resource.
+   */
+  resources?: readonly string[];
   /** Leeway for exp/nbf in seconds (default 30). */
   clockToleranceSeconds?: number;
 }
@@ -159,7 +164,7 @@ export class IdentityProvider {
       }
       ({ payload } = await jwtVerify(token, this.jwks, {
         issuer: this.config.issuer,
-        audience: this.config.audience,
+        audience: [this.config.audience, ...(this.config.resources ?? [])],
         algorithms: ["RS256", "PS256", "ES256", "EdDSA"],
         clockTolerance: this.config.clockToleranceSeconds ?? 30,
         requiredClaims: ["sub", "exp"],

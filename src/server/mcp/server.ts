@@ -17,8 +17,11 @@ import { listSkills } from "../domain/skills.ts";
 import { createSuggestion } from "../domain/suggestions.ts";
 import { listVersions } from "../domain/versions.ts";
 import { requireScope } from "../http/auth.ts";
+import { selectLines, splitLines } from "./lines.ts";
+import { registerMemoryTools } from "./memoryTools.ts";
 import { findFolder, findNote, loadTree, normalize, type Tree } from "./paths.ts";
 import { searchNotes } from "./textSearch.ts";
+import type { ToolRegistrar } from "./toolKit.ts";
 
 /** Longest text a tool returns at once (~5,000 tokens); longer content is paged with `offset`. */
 export const MAX_CHARS = 20_000;
@@ -69,14 +72,7 @@ export function buildMcpServer(deps: McpDeps): McpServer {
     store.read(async (tx) => fn(tx, await loadTree(tx, actor)));
 
   /** Registers a tool whose handler runs after its scope check; ServiceErrors become tool errors. */
-  function tool<S extends z.ZodRawShape>(
-    name: string,
-    scope: string,
-    description: string,
-    shape: S,
-    readOnly: boolean,
-    run: (args: z.infer<z.ZodObject<S>>) => Promise<CallToolResult>,
-  ) {
+  const tool: ToolRegistrar = (name, scope, description, shape, readOnly, run) => {
     server.registerTool(
       name,
       { description, inputSchema: shape, annotations: { readOnlyHint: readOnly, openWorldHint: false } },
@@ -90,7 +86,7 @@ export function buildMcpServer(deps: McpDeps): McpServer {
         }
       }) as never,
     );
-  }
+  };
 
   tool(
     "workspace_context",
@@ -156,18 +152,35 @@ export function buildMcpServer(deps: McpDeps): McpServer {
   tool(
     "read_note",
     "files:read",
-    `Read a note's text (at most ${MAX_CHARS} characters at a time; \`offset\` pages on). Returns its etag for ifMatch.`,
-    { ...Ref, offset: z.number().int().min(0).optional() },
+    `Read a note's text (at most ${MAX_CHARS} characters at a time; \`offset\` pages on), or some of its lines: \`head\` (first N), \`tail\` (last N) or \`view_range\` [first, last] (1-based, last -1 = end). Returns its etag for ifMatch.`,
+    {
+      ...Ref,
+      offset: z.number().int().min(0).optional(),
+      head: z.number().int().min(1).optional().describe("Only the first N lines."),
+      tail: z.number().int().min(1).optional().describe("Only the last N lines."),
+      view_range: z
+        .tuple([z.number().int(), z.number().int()])
+        .optional()
+        .describe("Only lines first..last (1-based, inclusive; last -1 = to the end)."),
+    },
     true,
-    async ({ path, id, offset }) =>
+    async ({ path, id, offset, head, tail, view_range }) =>
       read(async (tx, tree) => {
         const meta = findNote(tree, { path, id });
         const { file } = await getFile(tx, actor, meta.id);
+        let content = file.content;
+        let header = "";
+        if (head !== undefined || tail !== undefined || view_range !== undefined) {
+          const lines = splitLines(file.content);
+          const { first, last } = selectLines(lines.length, { head, tail, view_range });
+          content = lines.slice(first - 1, last).join("\n");
+          header = `\nlines: ${first}-${last} of ${lines.length}`;
+        }
         const from = offset ?? 0;
-        const chunk = file.content.slice(from, from + MAX_CHARS);
-        const more = from + chunk.length < file.content.length;
+        const chunk = content.slice(from, from + MAX_CHARS);
+        const more = from + chunk.length < content.length;
         return text(
-          `path: ${meta.path}\nid: ${file.id}\netag: ${file.etag}\nchars: ${file.content.length}` +
+          `path: ${meta.path}\nid: ${file.id}\netag: ${file.etag}\nchars: ${file.content.length}${header}` +
             `${more ? `\nnextOffset: ${from + chunk.length}` : ""}\n---\n${chunk}`,
         );
       }),
@@ -230,12 +243,25 @@ export function buildMcpServer(deps: McpDeps): McpServer {
   tool(
     "append_note",
     "files:write",
-    "Append text to the end of a note (atomic: never loses a concurrent edit).",
-    { ...Ref, text: z.string() },
+    "Append `content` to the end of a note (atomic: never loses a concurrent edit).",
+    {
+      ...Ref,
+      content: z.string().optional().describe("The text to append."),
+      text: z.string().optional().describe("Deprecated: the former name of `content`."),
+    },
     false,
-    async ({ path, id, text: addition }) =>
+    async ({ path, id, content, text: legacy }) =>
       json(
         await write(async (tx) => {
+          if ((content === undefined) === (legacy === undefined)) {
+            throw new ServiceError(
+              400,
+              "validation_failed",
+              "append_note takes `content` (the text to append).",
+              "Give `content` (`text` is its deprecated former name; not both).",
+            );
+          }
+          const addition = (content ?? legacy)!;
           const meta = findNote(await loadTree(tx, actor), { path, id });
           const { file } = await getFile(tx, actor, meta.id);
           const sep = file.content && !file.content.endsWith("\n") ? "\n" : "";
@@ -576,6 +602,15 @@ export function buildMcpServer(deps: McpDeps): McpServer {
       async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/plain", text: page }] }),
     );
   }
+
+  registerMemoryTools({
+    actor,
+    tool,
+    read,
+    write: (fn) => write(async (tx) => fn(tx, await loadTree(tx, actor))),
+    ensureFolders,
+    text,
+  });
 
   /** `a/b/c` -> the folder id, creating missing folders (mkdir -p). */
   async function ensureFolders(tx: Tx, tree: Tree, parts: string[]): Promise<string | null> {

@@ -9,6 +9,7 @@ import { KEY_SCOPES } from "../domain/scopes.ts";
 import type { IdentityHub } from "../identity/hub.ts";
 import { API_DESCRIPTION_VERSION } from "./counts.ts";
 import { AREAS, REQUEST_HEADERS, type RequestHeader } from "./describe.ts";
+import { documentRules, REQUEST_RULES } from "./rules.ts";
 
 export const OPENAPI_PATH = "/openapi.json";
 
@@ -63,11 +64,9 @@ const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
 function responseHeaders(status: string, op: Json): Json {
   const out: Json = {};
-  // A streamed (hijacked) response carries the request's id and version, not the rate-limit state.
-  // Streaming answers and the unmetered operator probes (healthz, readyz, metrics) carry no RateLimit-*.
-  const names =
-    op["x-streaming"] || op["x-unmetered"] ? ["API-Version", "X-Request-ID"] : Object.keys(COMMON_HEADERS);
-  for (const name of names) out[name] = ref(name);
+  // Every response carries them: streamed (MCP) answers write them before their head, and the
+  // unmetered operator probes report the caller's window without spending from it.
+  for (const name of Object.keys(COMMON_HEADERS)) out[name] = ref(name);
   const code = Number(status);
   if (op["x-etag"] && (code === 304 || (code >= 200 && code < 300))) out.ETag = ref("ETag");
   if (code === 429 || code === 503) out["Retry-After"] = ref("Retry-After");
@@ -102,6 +101,7 @@ function finish(doc: Json): Json {
         // A 304's content-type-less answer; swagger may give it an empty content map.
         if (res.content && Object.keys(res.content).length === 0) delete res.content;
       }
+      documentRules(op);
       for (const key of ["x-request-headers", "x-etag", "x-location", "x-unmetered"]) delete op[key];
       for (const key of Object.keys(op)) if (key.startsWith("x-") && op[key] === undefined) delete op[key];
     }
@@ -134,6 +134,7 @@ export async function registerOpenApi(
           "resolution,requestId}}`; every response carries API-Version, X-Request-ID and RateLimit-* headers. " +
           `info.version (${API_DESCRIPTION_VERSION}) is the version of this description of API v1; the server is txtfs ${version}. Plain-text reference: /llms.txt.`,
         "x-api-status": "beta",
+        "x-request-rules": REQUEST_RULES,
       } as Json as { title: string; version: string },
       servers: [{ url: "/", description: "This server" }],
       tags: Object.entries(AREAS).map(([name, description]) => ({ name, description })),

@@ -41,6 +41,8 @@ export function shape(s: Schema | undefined, depth = 0): string {
   if (name) return name;
   if (s.const !== undefined) return JSON.stringify(s.const);
   if (s.enum) return s.enum.map((v: unknown) => JSON.stringify(v)).join(" | ");
+  // An object with per-variant rules (batch operations) prints as its fields.
+  if (s.oneOf && s.properties) return shape({ ...s, oneOf: undefined }, depth);
   if (s.anyOf || s.oneOf) return (s.anyOf ?? s.oneOf).map((x: Schema) => shape(x, depth)).join(" | ");
   if (s.allOf) return s.allOf.map((x: Schema) => shape(x, depth)).join(" & ");
   const type = Array.isArray(s.type) ? s.type : [s.type];

@@ -219,16 +219,11 @@ export function collaborationRoutes({ store }: RouteDeps): FastifyPluginAsyncTyp
         status: "accepted" | "rejected",
       ) =>
         mutate(store, req, reply, async (tx, actor) => {
+          const ifMatch = parseIfMatch(req.headers["if-match"]);
           if (status === "rejected") {
-            return { status: 200, body: await rejectSuggestion(tx, actor, p.id, p.itemId) };
+            return { status: 200, body: await rejectSuggestion(tx, actor, p.id, p.itemId, ifMatch) };
           }
-          const out = await acceptSuggestion(
-            tx,
-            actor,
-            p.id,
-            p.itemId,
-            parseIfMatch(req.headers["if-match"]),
-          );
+          const out = await acceptSuggestion(tx, actor, p.id, p.itemId, ifMatch);
           return {
             status: 200,
             body: { suggestion: out.suggestion, file: toTxtFileDetail(out.file, out.role), seq: out.seq },
@@ -252,7 +247,11 @@ export function collaborationRoutes({ store }: RouteDeps): FastifyPluginAsyncTyp
         "accept",
         "Accept: the file's text changes (writer). If-Match guards the file.",
       );
-      const rejectDoc = reviewDoc("rejectSuggestion", "reject", "Reject a suggestion (writer).");
+      const rejectDoc = reviewDoc(
+        "rejectSuggestion",
+        "reject",
+        "Reject a suggestion (writer). If-Match guards the file, as on accept.",
+      );
       const patchDoc = reviewDoc("reviewSuggestion", "review", "Accept or reject with `{status}`.");
       app.post(
         `${suggestions}/:itemId/accept`,
@@ -261,7 +260,7 @@ export function collaborationRoutes({ store }: RouteDeps): FastifyPluginAsyncTyp
       );
       app.post(
         `${suggestions}/:itemId/reject`,
-        { ...write, schema: { params: ItemParams, ...rejectDoc } },
+        { config: { ...write.config, ifMatch: true }, schema: { params: ItemParams, ...rejectDoc } },
         (req, reply) => review(req, reply, req.params, "rejected"),
       );
       app.patch(

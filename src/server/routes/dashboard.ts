@@ -3,7 +3,7 @@ import fastifyCookie from "@fastify/cookie";
 import type { FastifyPluginAsync } from "fastify";
 import { Type } from "typebox";
 import { usageReport } from "../domain/usageReport.ts";
-import { sessionGuard } from "../http/session.ts";
+import { sessionBeforeInput, sessionGuard } from "../http/session.ts";
 import { op, Text } from "../openapi/describe.ts";
 import { renderDashboard } from "../pages/dashboard.ts";
 import type { RouteDeps } from "./deps.ts";
@@ -34,7 +34,9 @@ export function dashboardRoutes({ store }: RouteDeps): FastifyPluginAsync {
   return async (app) => {
     // The browser session's cookie, parsed in this plugin's scope as on the key page.
     await app.register(fastifyCookie);
-    const { loadSession, requireSession } = sessionGuard(store);
+    const guard = sessionGuard(store);
+    const { loadSession, requireSession } = guard;
+    sessionBeforeInput(app, guard);
     const pub = { config: { scope: "public" as const } };
     const pageDoc = op({
       id: "usageDashboard",

@@ -18,7 +18,14 @@ import {
 } from "../domain/keyManagement.ts";
 import { KEY_SCOPES } from "../domain/scopes.ts";
 import { deleteVaultSecret, listVault, putVaultSecret } from "../domain/vault.ts";
-import { type FormBody, many, one, type SessionContext, sessionGuard } from "../http/session.ts";
+import {
+  type FormBody,
+  many,
+  one,
+  type SessionContext,
+  sessionBeforeInput,
+  sessionGuard,
+} from "../http/session.ts";
 import { Empty, op, Text } from "../openapi/describe.ts";
 import { KeyEnvelope, MintedKey, TxtApiKey, User, VaultCredential } from "../openapi/records.ts";
 import type { RouteDeps } from "./deps.ts";
@@ -64,7 +71,9 @@ export function keyPageRoutes(deps: RouteDeps): FastifyPluginAsyncTypebox {
     // Cookies and HTML forms (urlencoded bodies) for the routes of this plugin only.
     await app.register(fastifyCookie);
     await app.register(fastifyFormbody);
-    const { loadSession, requireSession, requireChange } = sessionGuard(store);
+    const guard = sessionGuard(store);
+    const { loadSession, requireSession, requireChange } = guard;
+    sessionBeforeInput(app, guard);
     await app.register(signInRoutes(deps));
     await app.register(signInLinkRoutes(deps));
 

@@ -7,24 +7,30 @@ import { Type } from "typebox";
 import type { Store } from "../../store/store.ts";
 import { ServiceError } from "../domain/errors.ts";
 import { actorOf } from "../http/mutation.ts";
+import type { IdentityHub } from "../identity/hub.ts";
 import { buildMcpServer } from "../mcp/server.ts";
+import { checkMcpRequest } from "../mcp/transportCheck.ts";
 import { op } from "../openapi/describe.ts";
+import { PROTECTED_RESOURCE_PATH } from "./protectedResource.ts";
 
 export interface McpRouteDeps {
   store: Store;
+  identity: IdentityHub;
   version: string;
   reference: () => Map<string, string>;
 }
 
-export function mcpRoutes({ store, version, reference }: McpRouteDeps): FastifyPluginAsync {
+export function mcpRoutes({ store, identity, version, reference }: McpRouteDeps): FastifyPluginAsync {
   return async (app) => {
-    // An MCP client that gets a 401 looks here for the authorization server (RFC 9728, MCP auth).
+    // An MCP client that gets a 401 looks here for the authorization server (RFC 9728, MCP auth);
+    // with API keys only there is none to point at.
     app.addHook("onSend", async (req, reply, payload) => {
-      if (reply.statusCode === 401 && req.routeOptions.url === "/mcp") {
+      if (reply.statusCode === 401 && req.routeOptions.url === "/mcp" && identity.provider) {
         const base = `${req.protocol}://${req.host}`;
+        const sent = String(reply.getHeader("WWW-Authenticate") ?? 'Bearer realm="txtfs"');
         reply.header(
           "WWW-Authenticate",
-          `Bearer realm="txtfs", resource_metadata="${base}/.well-known/oauth-protected-resource"`,
+          `${sent}, resource_metadata="${base}${PROTECTED_RESOURCE_PATH}/mcp"`,
         );
       }
       return payload;
@@ -43,8 +49,11 @@ export function mcpRoutes({ store, version, reference }: McpRouteDeps): FastifyP
         202: { type: "null", description: "Accepted (a notification or response from the client)." },
       },
       errors: {
+        400: "The body is not JSON, nests too deeply, or is not a JSON-RPC message; or MCP-Protocol-Version is not supported.",
         403: "An OAuth token without mcp:use, or a tool's scope missing.",
         406: "Accept must allow application/json and text/event-stream.",
+        413: "The body is larger than the endpoint accepts.",
+        415: "Content-Type must be application/json.",
       },
     });
     app.post(
@@ -62,6 +71,8 @@ export function mcpRoutes({ store, version, reference }: McpRouteDeps): FastifyP
             { "WWW-Authenticate": 'Bearer realm="txtfs", error="insufficient_scope", scope="mcp:use"' },
           );
         }
+        const refused = checkMcpRequest(req.headers, req.body);
+        if (refused) throw refused;
         const server = buildMcpServer({
           store,
           actor: { ...actor, source: "mcp" },
@@ -74,7 +85,10 @@ export function mcpRoutes({ store, version, reference }: McpRouteDeps): FastifyP
           enableJsonResponse: true,
         });
         reply.hijack();
-        // Headers set so far (API-Version, X-Request-ID, CORS) go out with the SDK's response.
+        // Headers set so far (API-Version, X-Request-ID, CORS) and the rate-limit state go out with
+        // the SDK's response (onSend never sees a hijacked one). What is left for the SDK to refuse
+        // was checked above, so it answers 200 or 202: a write's cost either way.
+        reply.headers(app.meter(req, 200));
         for (const [k, v] of Object.entries(reply.getHeaders()))
           if (v !== undefined) reply.raw.setHeader(k, v as string);
         reply.raw.on("close", () => {
@@ -98,7 +112,7 @@ export function mcpRoutes({ store, version, reference }: McpRouteDeps): FastifyP
       app.route({
         method,
         url: "/mcp",
-        config: { scope: "public" },
+        config: { scope: "public", notOffered: true },
         schema: notAllowed,
         handler: async () => {
           throw new ServiceError(

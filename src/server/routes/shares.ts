@@ -21,6 +21,7 @@ export function shareRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
         area: "collaboration",
         summary: "Shares you granted or received; `fileId`/`folderId` for one resource.",
         ok: { 200: Type.Object({ shares: Type.Array(TxtShare) }) },
+        errors: { 404: "`fileId` or `folderId` names nothing visible to you." },
       });
       const createDoc = op({
         ...named(path, "createShare", "share"),
