@@ -59,11 +59,15 @@ describe("group commit", () => {
     expect(await users()).toEqual(["u_1", "u_2"]);
   });
 
-  it("a closed store refuses what still waits", async () => {
-    const waiting = store.transaction(addUser("u_late"));
+  it("a write asked for before a read or a close is committed first, as the mutex alone kept them", async () => {
+    const write = store.transaction(addUser("u_before_read"));
+    expect(await users()).toEqual(["u_before_read"]);
+    await write;
+    const last = store.transaction(addUser("u_before_close"));
     await store.close();
-    await expect(waiting).rejects.toThrow(/closed/);
+    await expect(last).resolves.toEqual({ changes: 1 });
+    await expect(store.transaction(addUser("u_after_close"))).rejects.toThrow(/closed/);
     store = new SqliteStore(join(dir, "txtfs.db"));
-    expect(await users()).toEqual([]);
+    expect(await users()).toEqual(["u_before_close", "u_before_read"]);
   });
 });

@@ -21290,6 +21290,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     page?: "keys" | "dashboard" | "playground";
                     expiresIn?: number;
@@ -21431,6 +21432,7 @@ export interface operations {
     openSignInLink: {
         parameters: {
             query: {
+                /** @example example */
                 token: string;
             };
             header?: never;

@@ -187,6 +187,15 @@ export class SqliteStore implements Store {
     });
   }
 
+  /**
+   * Commits the units of work asked for before a read or a close, so that those see them (and a
+   * close loses none): group commit defers writes to the event loop's next turn, the mutex alone
+   * would have kept them in order.
+   */
+  private async commitWaiting(): Promise<void> {
+    while (this.waiting.length && !this.closed) await this.commitGroup();
+  }
+
   private async commitGroup(): Promise<void> {
     this.groupScheduled = false;
     const group = this.waiting.splice(0, MAX_GROUP);
@@ -245,6 +254,7 @@ export class SqliteStore implements Store {
   read<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     // Holding the mutex is what makes the reads consistent: no write can commit in between.
     return this.mutex.run(async () => {
+      await this.commitWaiting();
       this.assertOpen();
       return fn(createTx(this.sql, () => {}));
     });
@@ -295,6 +305,7 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     await this.mutex.run(async () => {
+      await this.commitWaiting();
       if (this.closed) return;
       this.closed = true;
       clearTimeout(this.indexTimer);
