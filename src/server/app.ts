@@ -90,6 +90,9 @@ function devIdpPath(hub: IdentityHub, url: string | undefined): boolean {
   return url === prefix || url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`);
 }
 
+/** How long an idle keep-alive connection stays open: Fastify's own default, longer than clients keep theirs. */
+const KEEP_ALIVE_MS = 72_000;
+
 const EXPOSED_HEADERS = [
   "ETag",
   "Location",
@@ -166,10 +169,15 @@ export async function buildApp(opts: AppOptions) {
   const hub: IdentityHub = opts.identity ?? { cipher: createVaultCipher(randomBytes(32)) };
   const app = Fastify({
     // The dev identity provider (oidc-provider, a Koa app) answers its own paths on the same port.
-    serverFactory: (handler) =>
-      createServer((req, res) =>
+    // Fastify sets its keep-alive timeout only on servers it makes itself: Node's 5 s closed idle
+    // connections that clients were about to reuse (ECONNRESET on a loaded machine).
+    serverFactory: (handler) => {
+      const server = createServer((req, res) =>
         devIdpPath(hub, req.url) ? hub.devIdp!.handle(req, res) : handler(req, res),
-      ),
+      );
+      server.keepAliveTimeout = KEEP_ALIVE_MS;
+      return server;
+    },
     loggerInstance: opts.logger,
     // Per-request log lines only on demand: at thousands of requests/s they would dominate.
     logController: new LogController({
