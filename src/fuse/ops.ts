@@ -248,8 +248,8 @@ export function fuseOps(vfs: Vfs, log: Logger, { trace = false, directIo, holdab
         (l) => [l],
       ),
     removexattr: (_path: string, _name: string, cb: Cb) => cb(-constants.errno.ENOTSUP),
-    // Symlinks exist only in `.txtfs/` (tags, related notes); hard links and device nodes have no
-    // remote counterpart: refused clearly.
+    // Hard links and device nodes have no counterpart here (a link is one name): refused clearly.
+    // Symlinks are kept on this device (vfs/local/symlinks.ts), or verbs in `.txtfs/`.
     link: (_src: string, _dest: string, cb: Cb) => cb(-constants.errno.EPERM),
     symlink: (target: string, path: string, cb: Cb) =>
       run("symlink", path, cb, () => vfs.symlink(target, path)),

@@ -139,6 +139,8 @@ export const STATE_XATTR = "user.txtfs.state";
 
 export const S_IFDIR = 0o040000;
 
+export const S_IFLNK = 0o120000;
+
 export function unsentName(name: string): string {
   let stem = name;
   while (Buffer.byteLength(`${stem}.unsent.99`, "utf8") > 255) stem = stem.slice(0, -1);
@@ -471,6 +473,7 @@ export class VfsCore {
         ghostOf: node.ghostOf,
         pendingMeta: node.pendingMeta,
         keptNote: node.keptNote,
+        link: node.link,
       })),
     );
   }
@@ -522,6 +525,11 @@ export class VfsCore {
     };
     if (entry.ghostOf) this.tree.ghosted.add(entry.ghostOf.id);
     this.tree.addChild(home, node);
+    if (entry.link !== undefined) {
+      node.link = entry.link;
+      node.size = Buffer.byteLength(entry.link, "utf8");
+      return;
+    }
     void stat(entry.blob)
       .then((s) => {
         node.size = s.size;

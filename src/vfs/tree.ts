@@ -45,8 +45,10 @@ export interface LocalNode {
   kind: "local";
   name: string;
   parent: DirNode;
-  /** Where the bytes live in the cache dir. */
+  /** Where the bytes live in the cache dir ("" for a symbolic link: it has only its target). */
   blob: string;
+  /** A symbolic link's target (local/symlinks.ts). */
+  link?: string;
   mode: number;
   size: number;
   mtimeMs: number;

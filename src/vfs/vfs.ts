@@ -20,6 +20,7 @@ import { Delivery } from "./delivery/deliver.ts";
 import { VfsError } from "./errors.ts";
 import { OpenFiles } from "./handles.ts";
 import { Claims } from "./local/claims.ts";
+import { isSymlink, Symlinks } from "./local/symlinks.ts";
 import { Attributes } from "./meta/attributes.ts";
 import { SIDECAR_SUFFIX } from "./meta/sidecars.ts";
 import { isNoteName } from "./names.ts";
@@ -34,6 +35,7 @@ export type { RefusedSave } from "./reports.ts";
 export class Vfs {
   private readonly c: VfsCore;
   private readonly control: ControlDir;
+  private readonly symlinks: Symlinks;
 
   constructor(opts: VfsOptions) {
     const c = new VfsCore(opts);
@@ -45,6 +47,7 @@ export class Vfs {
     c.attrs = new Attributes(c);
     this.c = c;
     this.control = new ControlDir(c);
+    this.symlinks = new Symlinks(c);
   }
 
   get tree() {
@@ -204,9 +207,11 @@ export class Vfs {
       why:
         node.parent.localOnly === "always"
           ? "inside a folder whose content stays local"
-          : isNoteName(node.name)
-            ? "not valid UTF-8 (a note is text)"
-            : "not a .md or .txt name",
+          : node.link !== undefined
+            ? "a symbolic link: the service has none"
+            : isNoteName(node.name)
+              ? "not valid UTF-8 (a note is text)"
+              : "not a .md or .txt name",
     }));
   }
 
@@ -300,12 +305,12 @@ export class Vfs {
   }
   readlink(path: string): Promise<string> {
     if (ControlDir.owns(path)) return this.control.readlink(path);
-    return Promise.reject(new VfsError("EINVAL"));
+    return this.now(() => this.symlinks.read(path));
   }
-  /** Symlinks exist only in `.txtfs/` (tags, related notes); notes have no remote counterpart for one. */
+  /** In `.txtfs/` a link is a verb (tags, related notes); elsewhere a link kept on this device. */
   symlink(target: string, path: string): Promise<void> {
     if (ControlDir.owns(path)) return this.control.symlink(target, path);
-    return Promise.reject(new VfsError("EPERM"));
+    return this.durably(async () => this.symlinks.create(target, path));
   }
   statfs(): ReturnType<Attributes["statfs"]> {
     return this.c.attrs.statfs();
@@ -342,6 +347,8 @@ export class Vfs {
 
   open(path: string, flags: number): Promise<number> {
     if (ControlDir.owns(path)) return this.control.open(path, flags);
+    // The kernel follows links before it opens: only a name it still remembers otherwise comes here.
+    if (isSymlink(this.c.tree.lookup(path))) return Promise.reject(new VfsError("ELOOP"));
     return this.c.io.open(path, flags);
   }
   read(fd: number, length: number, position: number): Promise<Buffer> {
@@ -421,6 +428,15 @@ export class Vfs {
   rename(from: string, to: string): Promise<void> {
     if (ControlDir.owns(from) || ControlDir.owns(to)) return Promise.reject(new VfsError("EPERM"));
     return this.durably(() => this.c.names.rename(from, to));
+  }
+
+  /** A synchronous step's outcome as a promise (its VfsError a rejection). */
+  private now<T>(step: () => T): Promise<T> {
+    try {
+      return Promise.resolve(step());
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   private async durably(op: () => Promise<void>): Promise<void> {

@@ -33,6 +33,8 @@ export interface ManifestEntry {
   ghostOf?: LocalNode["ghostOf"];
   pendingMeta?: LocalNode["pendingMeta"];
   keptNote?: LocalNode["keptNote"];
+  /** A symbolic link's target (no blob). */
+  link?: string;
   /** A local folder (see localDirs.ts), not a file: its kind. */
   dir?: "until-note" | "always";
 }
@@ -169,7 +171,7 @@ export class LocalFiles {
   }
 
   remove(blob: string): void {
-    rmSync(blob, { force: true });
+    if (blob) rmSync(blob, { force: true }); // a symbolic link has none
   }
 
   /**

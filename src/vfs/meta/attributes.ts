@@ -1,5 +1,5 @@
 import { statfs } from "node:fs/promises";
-import { BoundedMap, S_IFDIR, S_IFREG, STATE_XATTR, type Stat, type VfsCore } from "../core.ts";
+import { BoundedMap, S_IFDIR, S_IFLNK, S_IFREG, STATE_XATTR, type Stat, type VfsCore } from "../core.ts";
 import { fail, toVfsError } from "../errors.ts";
 import { noteState } from "../lifecycle.ts";
 import { AVAILABILITIES, type Availability, itemsBelow } from "../meta/pins.ts";
@@ -133,6 +133,13 @@ export class Attributes {
       const own = node === this.c.tree.root ? this.c.tree.newestChangeMs : 0;
       mtimeMs = node.meta ? Date.parse(node.meta.updatedAt) : own;
       ctimeMs = node.meta ? Date.parse(node.meta.createdAt) : own;
+    } else if (node.kind === "local" && node.link !== undefined) {
+      // A link's own permissions are never checked (Linux): always 0777, as on a disk.
+      mode = S_IFLNK | 0o777;
+      size = node.size;
+      mtimeMs = node.mtimeMs;
+      ctimeMs = node.ctimeMs ?? node.mtimeMs;
+      atimeMs = node.atimeMs;
     } else if (node.kind === "local") {
       mode = S_IFREG | (ro ? node.mode & 0o555 : node.mode);
       size = node.size;
