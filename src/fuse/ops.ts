@@ -218,7 +218,7 @@ export function fuseOps(vfs: Vfs, log: Logger, { trace = false, directIo, holdab
       run("chown", path, cb, () => vfs.chown(path)),
     unlink: (path: string, cb: Cb) => run("unlink", path, cb, () => vfs.unlink(path)),
     rename: (src: string, dest: string, cb: Cb) => run("rename", src, cb, () => vfs.rename(src, dest)),
-    mkdir: (path: string, _mode: number, cb: Cb) => run("mkdir", path, cb, () => vfs.mkdir(path)),
+    mkdir: (path: string, mode: number, cb: Cb) => run("mkdir", path, cb, () => vfs.mkdir(path, mode)),
     rmdir: (path: string, cb: Cb) => run("rmdir", path, cb, () => vfs.rmdir(path)),
     getxattr: (path: string, name: string, _position: number, cb: Cb) => {
       // ls -l asks every file for its SELinux label and ACL, the kernel asks security.capability

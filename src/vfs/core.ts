@@ -17,6 +17,7 @@ import type { Claims } from "./local/claims.ts";
 import { ALWAYS_LOCAL_DIRS } from "./local/localDirs.ts";
 import { LocalFiles, type LocalHandle, type ManifestEntry } from "./local/localFiles.ts";
 import type { Attributes } from "./meta/attributes.ts";
+import { DeviceAttrs } from "./meta/deviceAttrs.ts";
 import { NoteTimes } from "./meta/noteTimes.ts";
 import { Pins } from "./meta/pins.ts";
 import { type SidecarNode, Sidecars, type SidecarTarget } from "./meta/sidecars.ts";
@@ -213,6 +214,8 @@ export class VfsCore {
   readonly reports: Reports;
   readonly alwaysLocal: ReadonlySet<string>;
   readonly times: NoteTimes;
+  /** Modes and folder times: this device's (meta/deviceAttrs.ts). */
+  readonly deviceAttrs: DeviceAttrs;
 
   constructor(opts: VfsOptions) {
     this.opts = opts;
@@ -225,6 +228,10 @@ export class VfsCore {
     this.journal = new Journal(opts.cacheDir);
     this.alwaysLocal = new Set([...ALWAYS_LOCAL_DIRS, ...(opts.localDirs ?? [])]);
     this.times = new NoteTimes(opts.cacheDir, (err) => this.log.error({ err }, "could not save note times"));
+    this.deviceAttrs = new DeviceAttrs(opts.cacheDir, (err) =>
+      this.log.error({ err }, "could not save modes and folder times"),
+    );
+    this.tree.onFolderTimes = (dir) => this.attrs.keepFolderAttrs(dir);
     this.sidecars = new Sidecars(this.client, this.tree);
     this.tree.lifecycle = (node, event) => decide(noteState(this, node), event);
     this.tree.placement = (meta, node) => {
@@ -459,8 +466,9 @@ export class VfsCore {
     const dirs: ManifestEntry[] = [...this.tree.localDirs].map((dir) => ({
       path: this.tree.pathOf(dir),
       blob: "",
-      mode: 0o755,
-      mtimeMs: Date.parse(dir.meta?.updatedAt ?? "") || 0,
+      mode: dir.mode ?? 0o755,
+      mtimeMs: dir.localMtimeMs ?? (Date.parse(dir.meta?.updatedAt ?? "") || 0),
+      atimeMs: dir.localAtimeMs,
       dir: dir.localOnly,
     }));
     return dirs.concat(
@@ -506,6 +514,9 @@ export class VfsCore {
         meta: provisionalFolder(name, home),
         children: new Map(),
         localOnly: entry.dir,
+        mode: entry.mode === 0o755 ? undefined : entry.mode,
+        localMtimeMs: entry.mtimeMs || undefined,
+        localAtimeMs: entry.atimeMs,
       };
       this.tree.addChild(home, local);
       return;

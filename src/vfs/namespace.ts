@@ -84,6 +84,7 @@ export class Namespace {
       this.c.tree.ghosted.delete(claim.id);
       this.c.tree.files.set(claim.id, node);
     }
+    if (timesOf) this.c.attrs.modeFrom(timesOf, node); // a local file going up keeps its mode
     return node;
   }
 
@@ -383,6 +384,7 @@ export class Namespace {
     } finally {
       if (--open.refs <= 0) this.c.io.closedNote(open);
     }
+    this.c.attrs.modeFrom(src, target);
     if (src.kind === "local") {
       this.c.tree.detach(src);
       this.c.local.remove(src.blob);
@@ -489,7 +491,7 @@ export class Namespace {
       // Renamed to a non-note name (vim's `note~`, `.fuse_hidden*`): the note stays remote,
       // shown here as a local file still bound to it, until it is re-created, renamed back or unlinked.
       const body = await this.c.body(src);
-      const ghost = this.c.newLocal(destDir, name, 0o644, body);
+      const ghost = this.c.newLocal(destDir, name, src.mode ?? 0o644, body);
       ghost.ghostOf = {
         id: src.id,
         etag: src.meta!.etag,

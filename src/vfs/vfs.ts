@@ -97,6 +97,9 @@ export class Vfs {
     // Local folders before what is in them.
     kept.sort((a, b) => Number(!a.dir) - Number(!b.dir) || a.path.length - b.path.length);
     for (const entry of kept) c.restoreLocal(entry);
+    c.attrs.restoreKept();
+    // From now on a change inside a folder moves its times (what was restored above is none).
+    c.tree.followsFolderTimes = true;
     await c.pins.init();
     // The service's record of this device's states wins (fetched after the mount is up: no delay).
     void c.pins.loadRemote().finally(() => c.pins.startRefreshing(() => c.tree.files.values()));
@@ -406,16 +409,22 @@ export class Vfs {
 
   // ---------------------------------------------------------------- names
 
-  create(path: string, mode: number): Promise<number> {
-    if (ControlDir.owns(path)) return Promise.reject(new VfsError("EROFS"));
-    return this.c.names.create(path, mode);
+  async create(path: string, mode: number): Promise<number> {
+    if (ControlDir.owns(path)) throw new VfsError("EROFS");
+    const made = this.c.tree.lookup(path) === undefined; // else it is opened and emptied: its mode stays
+    const fd = await this.c.names.create(path, mode);
+    if (made) this.c.attrs.madeWith(path, mode);
+    return fd;
   }
   // What these change among local-only files and folders is on disk before they return, as a
   // close of a written file is: `sed -i.bak` then a kill -9 of the daemon keeps `a.md.bak`, an `rm`
   // does not come back.
-  mkdir(path: string): Promise<void> {
+  mkdir(path: string, mode = 0o755): Promise<void> {
     if (ControlDir.owns(path)) return this.control.mkdir(path);
-    return this.durably(() => this.c.names.mkdir(path));
+    return this.durably(async () => {
+      await this.c.names.mkdir(path);
+      this.c.attrs.madeWith(path, mode);
+    });
   }
   rmdir(path: string): Promise<void> {
     if (ControlDir.owns(path)) return this.control.rmdir(path);

@@ -2,11 +2,18 @@ import { statfs } from "node:fs/promises";
 import { BoundedMap, S_IFDIR, S_IFLNK, S_IFREG, STATE_XATTR, type Stat, type VfsCore } from "../core.ts";
 import { fail, toVfsError } from "../errors.ts";
 import { noteState } from "../lifecycle.ts";
+import { folderKey, noteKey } from "../meta/deviceAttrs.ts";
 import { AVAILABILITIES, type Availability, itemsBelow } from "../meta/pins.ts";
 import { type SidecarNode, sidecarAt } from "../meta/sidecars.ts";
 import { readXattr, writeXattr, xattrNames } from "../meta/xattrs.ts";
 import { parentAndName } from "../names.ts";
-import type { FileNode, Node } from "../tree.ts";
+import type { DirNode, FileNode, Node } from "../tree.ts";
+
+/** The permission bits shown when none were set here. */
+const NOTE_MODE = 0o644;
+const FOLDER_MODE = 0o755;
+/** A reader's items and a read-only mount's: no write bits, whatever was set. */
+const NO_WRITE = ~0o222;
 
 export class Attributes {
   readonly c: VfsCore;
@@ -127,12 +134,14 @@ export class Attributes {
     let atimeMs: number | undefined;
     if (node.kind === "dir") {
       const reader = node.meta?.role === "reader";
-      mode = S_IFDIR | (ro || reader ? 0o555 : 0o755);
+      const bits = node.mode ?? FOLDER_MODE;
+      mode = S_IFDIR | (ro || reader ? bits & NO_WRITE : bits);
       size = 4096;
       // The mount's root has no record of its own: its times are the account's newest change.
       const own = node === this.c.tree.root ? this.c.tree.newestChangeMs : 0;
-      mtimeMs = node.meta ? Date.parse(node.meta.updatedAt) : own;
-      ctimeMs = node.meta ? Date.parse(node.meta.createdAt) : own;
+      mtimeMs = node.localMtimeMs ?? (node.meta ? Date.parse(node.meta.updatedAt) : own);
+      ctimeMs = node.localCtimeMs ?? (node.meta ? Date.parse(node.meta.createdAt) : own);
+      atimeMs = node.localAtimeMs;
     } else if (node.kind === "local" && node.link !== undefined) {
       // A link's own permissions are never checked (Linux): always 0777, as on a disk.
       mode = S_IFLNK | 0o777;
@@ -148,7 +157,8 @@ export class Attributes {
       atimeMs = node.atimeMs;
     } else {
       const reader = node.meta?.role === "reader";
-      mode = S_IFREG | (ro || reader ? 0o444 : 0o644);
+      const bits = node.mode ?? NOTE_MODE;
+      mode = S_IFREG | (ro || reader ? bits & NO_WRITE : bits);
       size = node.dirtySize ?? node.meta?.size ?? 0;
       // The time shown is this mount's (see FileNode.localMtimeMs); a remote edit shows the
       // service's updatedAt, so the kernel's auto_cache drops stale pages exactly then.
@@ -228,7 +238,17 @@ export class Attributes {
       node.localAtimeMs = atime ?? shown.atime.getTime();
       node.localCtimeMs = now;
       this.rememberTimes(node);
+    } else {
+      // The service keeps no time of its own a program could set: this device keeps it (rsync -a
+      // sets every folder's time after filling it; not kept, every later run sent them again).
+      const shown = this.statOf(node);
+      node.localMtimeMs = mtime ?? shown.mtime.getTime();
+      node.localAtimeMs = atime ?? shown.atime.getTime();
+      node.localCtimeMs = now;
+      node.timesKept = true;
+      this.keepFolderAttrs(node);
     }
+    this.c.attrsChanged(node);
   }
 
   /**
@@ -246,6 +266,7 @@ export class Attributes {
 
   /** Keeps a delivered note's times for the next mount (a pending one's are kept once it is delivered). */
   rememberTimes(node: FileNode): void {
+    if (node.mode !== undefined) this.keepNoteAttrs(node); // a note made here has an id now
     if (!node.meta || node.localMtimeMs === undefined || noteState(this.c, node) !== "clean") return;
     this.c.times.set(node.meta.id, {
       hash: node.meta.contentHash,
@@ -254,14 +275,78 @@ export class Attributes {
     });
   }
 
+  /**
+   * Mode bits are this device's (the service has none): kept for notes and folders by id
+   * (deviceAttrs.ts), for local files and folders in their manifest. What a reader's role or a
+   * read-only mount allows is applied on top when shown (no write bits), never stored.
+   */
   async chmod(path: string, mode: number): Promise<void> {
     if (this.sidecarOnly(path)) return;
     const node = this.c.find(path);
+    this.setMode(node, mode & 0o7777);
+    if (node.kind === "local") node.ctimeMs = Date.now();
+    this.c.attrsChanged(node);
+  }
+
+  /** A note or folder just made with `mode` (create, mkdir: the kernel applied the umask). */
+  madeWith(path: string, mode: number): void {
+    const node = this.c.tree.lookup(path);
+    if (node?.kind === "file" || node?.kind === "dir") this.setMode(node, mode & 0o7777);
+  }
+
+  /** A rename over a note: the note shows the mode of what replaced it, as on a disk. */
+  modeFrom(src: Node, target: FileNode): void {
+    if (src.kind !== "dir" && src.mode !== target.mode) this.setMode(target, src.mode ?? NOTE_MODE);
+  }
+
+  private setMode(node: Node, bits: number): void {
     if (node.kind === "local") {
-      node.mode = mode & 0o7777;
+      node.mode = bits;
       this.c.saveLocal();
+    } else if (node.kind === "file") {
+      node.mode = bits === NOTE_MODE ? undefined : bits;
+      node.localCtimeMs = Date.now();
+      this.keepNoteAttrs(node);
+    } else {
+      node.mode = bits === FOLDER_MODE ? undefined : bits;
+      node.localCtimeMs = Date.now();
+      this.keepFolderAttrs(node);
     }
-    // Notes have no permission bits of their own (their role decides): accepted, like sed -i expects.
+  }
+
+  /** What this device keeps of a note, once it has an id to keep it by (a new one: at delivery). */
+  keepNoteAttrs(node: FileNode): void {
+    if (node.id)
+      this.c.deviceAttrs.set(noteKey(node.id), node.mode === undefined ? undefined : { mode: node.mode });
+  }
+
+  /** What this device keeps of a folder: local ones in the manifest, others by id (a new one: once created). */
+  keepFolderAttrs(dir: DirNode): void {
+    if (dir.localOnly) return this.c.saveLocal();
+    const key = dir === this.c.tree.root ? "root" : dir.id ? folderKey(dir.id) : undefined;
+    if (!key) return;
+    const times = dir.timesKept ? { mtimeMs: dir.localMtimeMs, atimeMs: dir.localAtimeMs } : {};
+    this.c.deviceAttrs.set(key, { mode: dir.mode, ...times });
+  }
+
+  /** At start: what this device kept of the listed notes and folders. */
+  restoreKept(): void {
+    const kept = this.c.deviceAttrs;
+    kept.load();
+    for (const node of this.c.tree.files.values()) {
+      if (node.id) node.mode = kept.get(noteKey(node.id))?.mode;
+    }
+    const restore = (dir: DirNode, key: string) => {
+      const k = kept.get(key);
+      if (!k) return;
+      dir.mode = k.mode;
+      if (k.mtimeMs === undefined) return;
+      dir.localMtimeMs = k.mtimeMs;
+      dir.localAtimeMs = k.atimeMs;
+      dir.timesKept = true;
+    };
+    for (const dir of this.c.tree.dirs.values()) if (dir.id) restore(dir, folderKey(dir.id));
+    restore(this.c.tree.root, "root");
   }
 
   async chown(path: string): Promise<void> {
