@@ -62,6 +62,8 @@ export interface Stat {
   uid: number;
   gid: number;
   blocks: number;
+  /** A device node's number. */
+  rdev?: number;
 }
 
 export interface OpenNote {
@@ -469,6 +471,8 @@ export class VfsCore {
       mode: dir.mode ?? 0o755,
       mtimeMs: dir.localMtimeMs ?? (Date.parse(dir.meta?.updatedAt ?? "") || 0),
       atimeMs: dir.localAtimeMs,
+      uid: dir.uid,
+      gid: dir.gid,
       dir: dir.localOnly,
     }));
     return dirs.concat(
@@ -482,6 +486,10 @@ export class VfsCore {
         pendingMeta: node.pendingMeta,
         keptNote: node.keptNote,
         link: node.link,
+        special: node.special,
+        rdev: node.rdev,
+        uid: node.uid,
+        gid: node.gid,
       })),
     );
   }
@@ -517,6 +525,8 @@ export class VfsCore {
         mode: entry.mode === 0o755 ? undefined : entry.mode,
         localMtimeMs: entry.mtimeMs || undefined,
         localAtimeMs: entry.atimeMs,
+        uid: entry.uid,
+        gid: entry.gid,
       };
       this.tree.addChild(home, local);
       return;
@@ -533,12 +543,16 @@ export class VfsCore {
       ghostOf: entry.ghostOf,
       pendingMeta: entry.pendingMeta,
       keptNote: entry.keptNote,
+      uid: entry.uid,
+      gid: entry.gid,
     };
     if (entry.ghostOf) this.tree.ghosted.add(entry.ghostOf.id);
     this.tree.addChild(home, node);
-    if (entry.link !== undefined) {
+    if (entry.link !== undefined || entry.special !== undefined) {
       node.link = entry.link;
-      node.size = Buffer.byteLength(entry.link, "utf8");
+      node.special = entry.special;
+      node.rdev = entry.rdev;
+      node.size = entry.link === undefined ? 0 : Buffer.byteLength(entry.link, "utf8");
       return;
     }
     void stat(entry.blob)

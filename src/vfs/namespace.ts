@@ -6,7 +6,7 @@ import { fail, toVfsError, VfsError } from "./errors.ts";
 import { decide, noteState } from "./lifecycle.ts";
 import { localDirKind } from "./local/localDirs.ts";
 import { LocalHandle } from "./local/localFiles.ts";
-import { isSymlink } from "./local/symlinks.ts";
+import { isSpecial } from "./local/specialFiles.ts";
 import { sidecarAt } from "./meta/sidecars.ts";
 import { isNoteName, parentAndName } from "./names.ts";
 import type { Claim, DirNode, FileNode, LocalNode, Node } from "./tree.ts";
@@ -311,7 +311,7 @@ export class Namespace {
     const sidecar = destDir.children.has(name) ? undefined : sidecarAt(destDir, name);
     if (sidecar) {
       // `jq ... > tmp && mv tmp NAME.meta.json`: the renamed file's JSON is applied.
-      if (src.kind !== "local" || isSymlink(src))
+      if (src.kind !== "local" || isSpecial(src))
         throw fail("EINVAL", "only a plain file can replace a sidecar");
       this.c.checkWritable(sidecar.target);
       await this.c.attrs.applySidecar(sidecar, this.c.local.read(src.blob).toString("utf8"));
@@ -326,7 +326,7 @@ export class Namespace {
     if (target === src) return;
     if (src.kind === "dir") return this.renameDir(src, destDir, name, target);
     if (target?.kind === "dir") throw fail("EISDIR");
-    if (src.kind === "local" && isSymlink(src)) return this.renameSymlink(src, destDir, name, target);
+    if (src.kind === "local" && isSpecial(src)) return this.renameSpecial(src, destDir, name, target);
     // Appends made without the note's body go first: a rename is sent on its own after them.
     if (src.kind === "file" && this.c.journal.get(journalKey(src))?.append) await this.c.delivery.settle(src);
     if (target?.kind === "file" && this.c.journal.get(journalKey(target))?.append)
@@ -413,10 +413,11 @@ export class Namespace {
   }
 
   /**
-   * A link stays a link under any name (a note's too: it never goes up); what it replaces goes as
-   * an unlink would, and a later create of the name is a new note (the name was taken meanwhile).
+   * A link, fifo or socket stays one under any name (a note's too: it never goes up); what it
+   * replaces goes as an unlink would, and a later create of the name is a new note (the name was
+   * taken meanwhile).
    */
-  private async renameSymlink(src: LocalNode, destDir: DirNode, name: string, target: Node | undefined) {
+  private async renameSpecial(src: LocalNode, destDir: DirNode, name: string, target: Node | undefined) {
     if (target) await this.unlink(this.c.tree.pathOf(target));
     this.c.claims.nameTaken(destDir, name);
     this.c.tree.move(src, destDir, name);

@@ -31,6 +31,9 @@ export interface FileNode {
   localAtimeMs?: number;
   /** Permission bits set here (chmod, the create's mode): this device's (meta/deviceAttrs.ts); else 0644. */
   mode?: number;
+  /** Its owner on this device, when not the mount's (made by another user, chown). */
+  uid?: number;
+  gid?: number;
   /** Context and tags set on a note before its first upload (sent with the create). */
   pendingMeta?: { context?: string; tags?: string[] };
   /** Size of the content being written by an open handle, while it is dirty. */
@@ -49,9 +52,16 @@ export interface LocalNode {
   parent: DirNode;
   /** Where the bytes live in the cache dir ("" for a symbolic link: it has only its target). */
   blob: string;
-  /** A symbolic link's target (local/symlinks.ts). */
+  /** A symbolic link's target (local/specialFiles.ts). */
   link?: string;
+  /** A fifo, socket or device node (local/specialFiles.ts). */
+  special?: "fifo" | "socket" | "device";
+  /** A device node's type bits (character or block) and number. */
+  rdev?: { type: number; dev: number };
   mode: number;
+  /** Its owner, when not the mount's (a program of another user made it, or chown). */
+  uid?: number;
+  gid?: number;
   size: number;
   mtimeMs: number;
   atimeMs?: number;
@@ -108,6 +118,9 @@ export interface DirNode {
   namedApart?: Set<string>;
   /** Permission bits set here (chmod, mkdir's mode): this device's (meta/deviceAttrs.ts); else 0755. */
   mode?: number;
+  /** Its owner on this device, when not the mount's (made by another user, chown). */
+  uid?: number;
+  gid?: number;
   /**
    * Times shown instead of the record's: set by a program (`touch -d`, `rsync -a`), kept on this
    * device; or moved by a change made inside since the mount started (a create, a removal, a rename).

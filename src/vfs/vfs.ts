@@ -20,7 +20,7 @@ import { Delivery } from "./delivery/deliver.ts";
 import { VfsError } from "./errors.ts";
 import { OpenFiles } from "./handles.ts";
 import { Claims } from "./local/claims.ts";
-import { isSymlink, Symlinks } from "./local/symlinks.ts";
+import { isSpecial, type Owner, SpecialFiles } from "./local/specialFiles.ts";
 import { Attributes } from "./meta/attributes.ts";
 import { SIDECAR_SUFFIX } from "./meta/sidecars.ts";
 import { isNoteName } from "./names.ts";
@@ -35,7 +35,7 @@ export type { RefusedSave } from "./reports.ts";
 export class Vfs {
   private readonly c: VfsCore;
   private readonly control: ControlDir;
-  private readonly symlinks: Symlinks;
+  private readonly special: SpecialFiles;
 
   constructor(opts: VfsOptions) {
     const c = new VfsCore(opts);
@@ -47,7 +47,7 @@ export class Vfs {
     c.attrs = new Attributes(c);
     this.c = c;
     this.control = new ControlDir(c);
-    this.symlinks = new Symlinks(c);
+    this.special = new SpecialFiles(c);
   }
 
   get tree() {
@@ -212,9 +212,11 @@ export class Vfs {
           ? "inside a folder whose content stays local"
           : node.link !== undefined
             ? "a symbolic link: the service has none"
-            : isNoteName(node.name)
-              ? "not valid UTF-8 (a note is text)"
-              : "not a .md or .txt name",
+            : node.special
+              ? `a ${node.special === "device" ? "device node" : node.special}: the service has none`
+              : isNoteName(node.name)
+                ? "not valid UTF-8 (a note is text)"
+                : "not a .md or .txt name",
     }));
   }
 
@@ -308,12 +310,17 @@ export class Vfs {
   }
   readlink(path: string): Promise<string> {
     if (ControlDir.owns(path)) return this.control.readlink(path);
-    return this.now(() => this.symlinks.read(path));
+    return this.now(() => this.special.readlink(path));
   }
   /** In `.txtfs/` a link is a verb (tags, related notes); elsewhere a link kept on this device. */
-  symlink(target: string, path: string): Promise<void> {
+  symlink(target: string, path: string, owner?: Owner): Promise<void> {
     if (ControlDir.owns(path)) return this.control.symlink(target, path);
-    return this.durably(async () => this.symlinks.create(target, path));
+    return this.durably(async () => this.special.symlink(target, path, owner));
+  }
+  /** A fifo, socket or device node (`mode` with its type bits), kept on this device. */
+  mknod(path: string, mode: number, rdev: number, owner?: Owner): Promise<void> {
+    if (ControlDir.owns(path)) return Promise.reject(new VfsError("EPERM"));
+    return this.durably(async () => this.special.mknod(path, mode, rdev, owner));
   }
   statfs(): ReturnType<Attributes["statfs"]> {
     return this.c.attrs.statfs();
@@ -350,8 +357,9 @@ export class Vfs {
 
   open(path: string, flags: number): Promise<number> {
     if (ControlDir.owns(path)) return this.control.open(path, flags);
-    // The kernel follows links before it opens: only a name it still remembers otherwise comes here.
-    if (isSymlink(this.c.tree.lookup(path))) return Promise.reject(new VfsError("ELOOP"));
+    // The kernel follows links and opens fifos and sockets itself: only a name it still remembers
+    // as something else comes here.
+    if (isSpecial(this.c.tree.lookup(path))) return Promise.reject(new VfsError("ELOOP"));
     return this.c.io.open(path, flags);
   }
   read(fd: number, length: number, position: number): Promise<Buffer> {
@@ -409,21 +417,21 @@ export class Vfs {
 
   // ---------------------------------------------------------------- names
 
-  async create(path: string, mode: number): Promise<number> {
+  async create(path: string, mode: number, owner?: Owner): Promise<number> {
     if (ControlDir.owns(path)) throw new VfsError("EROFS");
     const made = this.c.tree.lookup(path) === undefined; // else it is opened and emptied: its mode stays
     const fd = await this.c.names.create(path, mode);
-    if (made) this.c.attrs.madeWith(path, mode);
+    if (made) this.c.attrs.madeWith(path, mode, owner);
     return fd;
   }
   // What these change among local-only files and folders is on disk before they return, as a
   // close of a written file is: `sed -i.bak` then a kill -9 of the daemon keeps `a.md.bak`, an `rm`
   // does not come back.
-  mkdir(path: string, mode = 0o755): Promise<void> {
+  mkdir(path: string, mode = 0o755, owner?: Owner): Promise<void> {
     if (ControlDir.owns(path)) return this.control.mkdir(path);
     return this.durably(async () => {
       await this.c.names.mkdir(path);
-      this.c.attrs.madeWith(path, mode);
+      this.c.attrs.madeWith(path, mode, owner);
     });
   }
   rmdir(path: string): Promise<void> {
@@ -467,9 +475,10 @@ export class Vfs {
     if (ControlDir.owns(path)) return Promise.reject(new VfsError("EROFS"));
     return this.c.attrs.chmod(path, mode);
   }
-  chown(path: string): Promise<void> {
+  /** uid or gid -1: that one stays. */
+  chown(path: string, uid = -1, gid = -1): Promise<void> {
     if (ControlDir.owns(path)) return Promise.reject(new VfsError("EROFS"));
-    return this.c.attrs.chown(path);
+    return this.c.attrs.chown(path, uid, gid);
   }
   getxattr(path: string, name: string): Promise<Buffer | null> {
     if (ControlDir.owns(path)) return this.control.getxattr(path, name);

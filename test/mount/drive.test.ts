@@ -139,6 +139,42 @@ describe("symlinks", () => {
   });
 });
 
+describe("fifos, sockets, device nodes", () => {
+  it("mkfifo makes a fifo the kernel pipes through; a socket binds; a device node is kept but not opened (nodev)", async () => {
+    const out = await ok(
+      [
+        "mkdir -p sp && cd sp",
+        "mkfifo pipe.md && stat -c '%F %a' pipe.md",
+        "(echo through > pipe.md &) && cat pipe.md",
+        `python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.bind('sock')" && stat -c %F sock`,
+        "mknod null c 1 3 && stat -c '%F %t %T' null",
+        "! cat null 2>/dev/null && echo refused",
+        "mv pipe.md p2 && stat -c %F p2",
+      ].join("\n"),
+    );
+    expect(out).toBe("fifo 644\nthrough\nsocket\ncharacter special file 1 3\nrefused\nfifo\n");
+    expect((await flatIndex(m.current.api)).files.map((f) => f.name)).not.toContain("pipe.md");
+    await m.remount();
+    expect(await ok("stat -c '%F %t %T' sp/p2 sp/null")).toBe("fifo 0 0\ncharacter special file 1 3\n");
+  });
+});
+
+describe("owners", () => {
+  it("chown keeps an owner per device (notes, folders, local files, links), across a remount", async () => {
+    const out = await ok(
+      [
+        "mkdir -p ow/d && cd ow && echo x > n.md && echo l > l.sh && ln -s n.md ln",
+        "chown 1234:5678 n.md d l.sh && chown -h 42:43 ln && chown :99 n.md",
+        "stat -c '%u:%g' n.md d l.sh ln",
+      ].join("\n"),
+    );
+    expect(out).toBe("1234:99\n1234:5678\n1234:5678\n42:43\n");
+    await m.remount();
+    expect(await ok("stat -c '%u:%g' ow/n.md ow/d ow/l.sh ow/ln")).toBe(out);
+    expect((await noteAt(m.current.api, "ow/n.md")).content).toBe("x\n");
+  });
+});
+
 describe("modes", () => {
   it("chmod +x keeps the bit on a note, a local file and a folder: ./script.sh runs; stat shows it", async () => {
     const out = await ok(

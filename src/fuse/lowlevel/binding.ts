@@ -32,6 +32,8 @@ export const Op = {
   CREATE: 23,
   /** Writes held in C (native/fuse3/held.c), handed over: (fh, bytes, offset), nothing to answer. */
   HELD: 24,
+  /** A fifo, socket or device node. */
+  MKNOD: 25,
 } as const;
 
 /** What an open or create answer may ask of the kernel. */

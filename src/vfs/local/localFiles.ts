@@ -35,6 +35,11 @@ export interface ManifestEntry {
   keptNote?: LocalNode["keptNote"];
   /** A symbolic link's target (no blob). */
   link?: string;
+  /** A fifo, socket or device node (no blob). */
+  special?: LocalNode["special"];
+  rdev?: LocalNode["rdev"];
+  uid?: number;
+  gid?: number;
   /** A local folder (see localDirs.ts), not a file: its kind. */
   dir?: "until-note" | "always";
 }
@@ -171,7 +176,7 @@ export class LocalFiles {
   }
 
   remove(blob: string): void {
-    if (blob) rmSync(blob, { force: true }); // a symbolic link has none
+    if (blob) rmSync(blob, { force: true }); // links, fifos and sockets have none
   }
 
   /**

@@ -2,7 +2,8 @@ import { statfs } from "node:fs/promises";
 import { BoundedMap, S_IFDIR, S_IFLNK, S_IFREG, STATE_XATTR, type Stat, type VfsCore } from "../core.ts";
 import { fail, toVfsError } from "../errors.ts";
 import { noteState } from "../lifecycle.ts";
-import { folderKey, noteKey } from "../meta/deviceAttrs.ts";
+import { type Owner, specialType } from "../local/specialFiles.ts";
+import { folderKey, type KeptAttrs, noteKey } from "../meta/deviceAttrs.ts";
 import { AVAILABILITIES, type Availability, itemsBelow } from "../meta/pins.ts";
 import { type SidecarNode, sidecarAt } from "../meta/sidecars.ts";
 import { readXattr, writeXattr, xattrNames } from "../meta/xattrs.ts";
@@ -142,9 +143,9 @@ export class Attributes {
       mtimeMs = node.localMtimeMs ?? (node.meta ? Date.parse(node.meta.updatedAt) : own);
       ctimeMs = node.localCtimeMs ?? (node.meta ? Date.parse(node.meta.createdAt) : own);
       atimeMs = node.localAtimeMs;
-    } else if (node.kind === "local" && node.link !== undefined) {
+    } else if (node.kind === "local" && specialType(node) !== undefined) {
       // A link's own permissions are never checked (Linux): always 0777, as on a disk.
-      mode = S_IFLNK | 0o777;
+      mode = node.link !== undefined ? S_IFLNK | 0o777 : specialType(node)! | node.mode;
       size = node.size;
       mtimeMs = node.mtimeMs;
       ctimeMs = node.ctimeMs ?? node.mtimeMs;
@@ -174,8 +175,9 @@ export class Attributes {
       atime: new Date(atimeMs ?? mtimeMs),
       ctime: new Date(ctimeMs),
       nlink: node.kind === "dir" ? 2 : 1,
-      uid,
-      gid,
+      uid: node.uid ?? uid,
+      gid: node.gid ?? gid,
+      rdev: node.kind === "local" ? node.rdev?.dev : undefined,
       blocks: Math.ceil(size / 512),
     };
   }
@@ -266,7 +268,8 @@ export class Attributes {
 
   /** Keeps a delivered note's times for the next mount (a pending one's are kept once it is delivered). */
   rememberTimes(node: FileNode): void {
-    if (node.mode !== undefined) this.keepNoteAttrs(node); // a note made here has an id now
+    // A note made here has an id now: what this device keeps of it is kept by it.
+    if (node.mode !== undefined || node.uid !== undefined || node.gid !== undefined) this.keepNoteAttrs(node);
     if (!node.meta || node.localMtimeMs === undefined || noteState(this.c, node) !== "clean") return;
     this.c.times.set(node.meta.id, {
       hash: node.meta.contentHash,
@@ -288,10 +291,13 @@ export class Attributes {
     this.c.attrsChanged(node);
   }
 
-  /** A note or folder just made with `mode` (create, mkdir: the kernel applied the umask). */
-  madeWith(path: string, mode: number): void {
+  /** What was just made with `mode` (create, mkdir: the kernel applied the umask) by `owner`. */
+  madeWith(path: string, mode: number, owner?: Owner): void {
     const node = this.c.tree.lookup(path);
-    if (node?.kind === "file" || node?.kind === "dir") this.setMode(node, mode & 0o7777);
+    if (!node) return;
+    this.ownedBy(node, owner);
+    if (node.kind === "file" || node.kind === "dir") this.setMode(node, mode & 0o7777);
+    else this.keep(node);
   }
 
   /** A rename over a note: the note shows the mode of what replaced it, as on a disk. */
@@ -316,30 +322,40 @@ export class Attributes {
 
   /** What this device keeps of a note, once it has an id to keep it by (a new one: at delivery). */
   keepNoteAttrs(node: FileNode): void {
-    if (node.id)
-      this.c.deviceAttrs.set(noteKey(node.id), node.mode === undefined ? undefined : { mode: node.mode });
+    if (node.id) this.c.deviceAttrs.set(noteKey(node.id), { mode: node.mode, uid: node.uid, gid: node.gid });
   }
 
   /** What this device keeps of a folder: local ones in the manifest, others by id (a new one: once created). */
   keepFolderAttrs(dir: DirNode): void {
-    if (dir.localOnly) return this.c.saveLocal();
+    if (dir.localOnly) {
+      this.c.saveLocal();
+      return;
+    }
     const key = dir === this.c.tree.root ? "root" : dir.id ? folderKey(dir.id) : undefined;
     if (!key) return;
     const times = dir.timesKept ? { mtimeMs: dir.localMtimeMs, atimeMs: dir.localAtimeMs } : {};
-    this.c.deviceAttrs.set(key, { mode: dir.mode, ...times });
+    this.c.deviceAttrs.set(key, { mode: dir.mode, uid: dir.uid, gid: dir.gid, ...times });
   }
 
   /** At start: what this device kept of the listed notes and folders. */
   restoreKept(): void {
     const kept = this.c.deviceAttrs;
     kept.load();
+    const owner = (node: Node, k: KeptAttrs) => {
+      node.uid = k.uid;
+      node.gid = k.gid;
+    };
     for (const node of this.c.tree.files.values()) {
-      if (node.id) node.mode = kept.get(noteKey(node.id))?.mode;
+      const k = node.id ? kept.get(noteKey(node.id)) : undefined;
+      if (!k) continue;
+      node.mode = k.mode;
+      owner(node, k);
     }
     const restore = (dir: DirNode, key: string) => {
       const k = kept.get(key);
       if (!k) return;
       dir.mode = k.mode;
+      owner(dir, k);
       if (k.mtimeMs === undefined) return;
       dir.localMtimeMs = k.mtimeMs;
       dir.localAtimeMs = k.atimeMs;
@@ -349,9 +365,34 @@ export class Attributes {
     restore(this.c.tree.root, "root");
   }
 
-  async chown(path: string): Promise<void> {
+  /**
+   * Owners are this device's too (the service has one per account): kept as modes are; the kernel
+   * decides who may change them (`-o default_permissions`: only root). -1: that one stays.
+   */
+  async chown(path: string, uid: number, gid: number): Promise<void> {
     if (this.sidecarOnly(path)) return;
-    this.c.find(path);
+    const node = this.c.find(path);
+    const shown = this.statOf(node);
+    this.ownedBy(node, { uid: uid === -1 ? shown.uid : uid, gid: gid === -1 ? shown.gid : gid });
+    this.keep(node);
+    this.c.attrsChanged(node);
+  }
+
+  /** `owner` (who made it, or chown) on `node`, kept only where it is not the mount's. */
+  ownedBy(node: Node, owner: Owner | undefined): void {
+    if (!owner) return;
+    node.uid = owner.uid === this.c.opts.uid ? undefined : owner.uid;
+    node.gid = owner.gid === this.c.opts.gid ? undefined : owner.gid;
+    const now = Date.now();
+    if (node.kind === "local") node.ctimeMs = now;
+    else node.localCtimeMs = now;
+  }
+
+  /** Keeps what this device holds of `node`: where it is kept depends on its kind. */
+  private keep(node: Node): void {
+    if (node.kind === "local") this.c.saveLocal();
+    else if (node.kind === "file") this.keepNoteAttrs(node);
+    else this.keepFolderAttrs(node);
   }
 
   async getxattr(path: string, name: string): Promise<Buffer | null> {

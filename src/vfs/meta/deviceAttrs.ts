@@ -1,7 +1,7 @@
 // What this device keeps of an item that the service has no field for: a note's or folder's mode
-// bits (`chmod +x script.sh`), a folder's times (`touch -d`, `rsync -a`, `tar -x`). Like the
-// symlinks and local-only files, they are this device's: kept in the cache dir by item id, so they
-// survive a remount, and never uploaded.
+// bits (`chmod +x script.sh`) and owner (made by another user, `chown`), a folder's times
+// (`touch -d`, `rsync -a`, `tar -x`). Like the links and local-only files, they are this device's:
+// kept in the cache dir by item id, so they survive a remount, and never uploaded.
 //
 // On disk: `attrs.json`, a snapshot, and `attrs.log`, one JSON line per change since. A change is
 // appended synchronously (one write(2), microseconds): a chmod that returned survives a kill -9 of
@@ -14,6 +14,9 @@ export interface KeptAttrs {
   mode?: number;
   mtimeMs?: number;
   atimeMs?: number;
+  /** Its owner, when not the mount's. */
+  uid?: number;
+  gid?: number;
 }
 
 /** A line of the log: the item's attributes, or null when they were dropped. */
@@ -68,8 +71,7 @@ export class DeviceAttrs {
 
   /** Keeps `attrs` for `key` (none: forgets it). */
   set(key: string, attrs: KeptAttrs | undefined): void {
-    const empty =
-      !attrs || (attrs.mode === undefined && attrs.mtimeMs === undefined && attrs.atimeMs === undefined);
+    const empty = !attrs || Object.values(attrs).every((v) => v === undefined);
     if (empty && !this.kept.has(key)) return;
     if (empty) this.kept.delete(key);
     else this.kept.set(key, attrs);
