@@ -17,7 +17,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { makeMountDirs, type RunningMount, removeMountDirs, startMount } from "../test/helpers/mount.ts";
 import {
-  byDesign,
+  compare,
+  expectedFailures,
   findPjdfstest,
   groups,
   type Names,
@@ -106,18 +107,14 @@ process.stdout.write(
 
 if (values.json) writeFileSync(values.json, JSON.stringify(results, null, 1));
 if (interrupted) process.exit(130);
-const expected = byDesign(readFileSync(new URL("../docs/pjdfstest.md", import.meta.url), "utf8"))[names];
-const unexpected: string[] = [];
-const nowPassing: string[] = [];
-for (const r of results) {
-  const list = expected.get(r.script) ?? new Set<number>();
-  const bad = r.failed.filter((f) => !list.has(f.n));
-  if (bad.length) unexpected.push(`- \`${r.script}\` ${ranges(bad.map((f) => f.n))}  (${bad[0]!.line})`);
-  const fixed = r.passed.filter((n) => list.has(n));
-  if (fixed.length) nowPassing.push(`- \`${r.script}\` ${ranges(fixed)}`);
-  if (values.list && r.failed.length)
-    process.stdout.write(`- \`${r.script}\` ${ranges(r.failed.map((f) => f.n))}\n`);
-}
-if (nowPassing.length) process.stdout.write(`by design but passing now:\n${nowPassing.join("\n")}\n`);
-if (unexpected.length) process.stdout.write(`failing, not by design:\n${unexpected.join("\n")}\n`);
+const lists = expectedFailures(readFileSync(new URL("../docs/pjdfstest.md", import.meta.url), "utf8"));
+const { unexpected, nowPassing, defectsSeen } = compare(results, lists.byDesign[names], lists.defects[names]);
+if (values.list)
+  for (const r of results)
+    if (r.failed.length) process.stdout.write(`- \`${r.script}\` ${ranges(r.failed.map((f) => f.n))}\n`);
+if (nowPassing.length)
+  process.stdout.write(`listed as failing but passing now:\n  ${nowPassing.join("\n  ")}\n`);
+if (defectsSeen.length)
+  process.stdout.write(`known defects (docs/pjdfstest.md):\n  ${defectsSeen.join("\n  ")}\n`);
+if (unexpected.length) process.stdout.write(`failing, not listed:\n  ${unexpected.join("\n  ")}\n`);
 process.exit(unexpected.length ? 1 : 0);

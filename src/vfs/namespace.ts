@@ -84,7 +84,7 @@ export class Namespace {
       this.c.tree.ghosted.delete(claim.id);
       this.c.tree.files.set(claim.id, node);
     }
-    if (timesOf) this.c.attrs.modeFrom(timesOf, node); // a local file going up keeps its mode
+    if (timesOf) this.c.attrs.attrsFrom(timesOf, node); // a local file going up keeps its mode and owner
     return node;
   }
 
@@ -384,7 +384,7 @@ export class Namespace {
     } finally {
       if (--open.refs <= 0) this.c.io.closedNote(open);
     }
-    this.c.attrs.modeFrom(src, target);
+    this.c.attrs.attrsFrom(src, target);
     if (src.kind === "local") {
       this.c.tree.detach(src);
       this.c.local.remove(src.blob);

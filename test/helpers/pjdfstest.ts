@@ -147,16 +147,24 @@ export function unranges(text: string): number[] {
     });
 }
 
+/** Subtests expected to fail, by script: `chmod/00.t` -> {5, 6, 7}. */
+export type Expected = Map<string, Set<number>>;
+
 /**
- * The by-design list of docs/pjdfstest.md: for each run (`note`, `local`), every subtest expected to
- * fail, by script (lines `- \`chmod/00.t\` 5-8 10 — reason`, under a `<!-- by-design:NAMES -->` marker).
+ * The lists of docs/pjdfstest.md, for each run (`note`, `local`): the subtests failing by design,
+ * and those failing by a known defect (a bug to fix, reported at every run), by script: lines
+ * `- \`chmod/00.t\` 5-8 10 — why`, after a `<!-- by-design:NAMES -->` or `<!-- defect:NAMES -->`
+ * marker, up to `<!-- end -->`.
  */
-export function byDesign(doc: string): Record<Names, Map<string, Set<number>>> {
-  const lists: Record<Names, Map<string, Set<number>>> = { note: new Map(), local: new Map() };
-  let current: Map<string, Set<number>> | undefined;
+export function expectedFailures(doc: string): Record<"byDesign" | "defects", Record<Names, Expected>> {
+  const lists = {
+    byDesign: { note: new Map(), local: new Map() } as Record<Names, Expected>,
+    defects: { note: new Map(), local: new Map() } as Record<Names, Expected>,
+  };
+  let current: Expected | undefined;
   for (const line of doc.split("\n")) {
-    const marker = /<!-- by-design:(note|local) -->/.exec(line);
-    if (marker) current = lists[marker[1] as Names];
+    const marker = /<!-- (by-design|defect):(note|local) -->/.exec(line);
+    if (marker) current = lists[marker[1] === "defect" ? "defects" : "byDesign"][marker[2] as Names];
     else if (/<!-- end -->/.test(line)) current = undefined;
     const entry = /^- `([a-z_]+\/\d+\.t)` ([\d\s-]+)/.exec(line);
     if (current && entry) {
@@ -166,4 +174,26 @@ export function byDesign(doc: string): Record<Names, Map<string, Set<number>>> {
     }
   }
   return lists;
+}
+
+/** How a run compares with the lists: what fails unlisted, what a list has that passes now, the defects seen. */
+export function compare(
+  results: ScriptResult[],
+  byDesign: Expected,
+  defects: Expected,
+): { unexpected: string[]; nowPassing: string[]; defectsSeen: string[] } {
+  const unexpected: string[] = [];
+  const nowPassing: string[] = [];
+  const defectsSeen: string[] = [];
+  for (const r of results) {
+    const designed = byDesign.get(r.script) ?? new Set<number>();
+    const known = defects.get(r.script) ?? new Set<number>();
+    for (const f of r.failed) {
+      if (known.has(f.n)) defectsSeen.push(`${r.script} ${f.line}`);
+      else if (!designed.has(f.n)) unexpected.push(`${r.script} ${f.line}`);
+    }
+    const fixed = r.passed.filter((n) => designed.has(n) || known.has(n));
+    if (fixed.length) nowPassing.push(`${r.script} ${ranges(fixed)}`);
+  }
+  return { unexpected, nowPassing, defectsSeen };
 }

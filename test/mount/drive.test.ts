@@ -231,3 +231,13 @@ describe("folder times", () => {
     expect(await ok(`rsync -a --dry-run -i ${src}/ rsd/`)).toBe("");
   });
 });
+
+describe("-o umask", () => {
+  it("is applied on top of every mode shown (a link stays 0777); what is kept does not change", async () => {
+    await ok("mkdir -p um && echo x > um/n.md && chmod 775 um/n.md && ln -sf n.md um/l");
+    await m.remount({ args: ["-o", "umask=027"] });
+    expect(await ok("stat -c '%a %n' um/n.md um/l um")).toBe("750 um/n.md\n777 um/l\n750 um\n");
+    await m.remount();
+    expect(await ok("stat -c '%a %n' um/n.md um/l um")).toBe("775 um/n.md\n777 um/l\n755 um\n");
+  });
+});

@@ -300,9 +300,19 @@ export class Attributes {
     else this.keep(node);
   }
 
-  /** A rename over a note: the note shows the mode of what replaced it, as on a disk. */
-  modeFrom(src: Node, target: FileNode): void {
-    if (src.kind !== "dir" && src.mode !== target.mode) this.setMode(target, src.mode ?? NOTE_MODE);
+  /**
+   * A rename over a note (or a local file going up as one): the note shows the mode and owner of
+   * what replaced it, as on a disk, and keeps its identity (id, tags, history; so its inode too).
+   */
+  attrsFrom(src: Node, target: FileNode): void {
+    if (src.kind === "dir") return;
+    const uid = src.uid;
+    const gid = src.gid;
+    if (src.mode !== target.mode) this.setMode(target, src.mode ?? NOTE_MODE);
+    if (uid === target.uid && gid === target.gid) return;
+    target.uid = uid;
+    target.gid = gid;
+    this.keepNoteAttrs(target);
   }
 
   private setMode(node: Node, bits: number): void {
