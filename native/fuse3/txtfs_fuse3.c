@@ -977,6 +977,34 @@ static napi_value notify_entry(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+// dropEntryNotes(folderIno, name): name invalidations of that folder's name still waiting are
+// dropped. A rename onto the name answered them: computed before it (the name's old item gone),
+// sent after it they would drop the entry the kernel just moved there (a new node, a new inode).
+static napi_value drop_entry_notes(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  fuse_ino_t ino = (fuse_ino_t)arg_num(env, argv[0]);
+  char name[1024];
+  size_t len = 0;
+  napi_get_value_string_utf8(env, argv[1], name, sizeof name, &len);
+  pthread_mutex_lock(&notes_lock);
+  note_t *prev = NULL, *n = notes_head;
+  while (n) {
+    note_t *next = n->next;
+    if (n->entry && n->ino == ino && strcmp(n->name, name) == 0) {
+      if (prev) prev->next = next;
+      else notes_head = next;
+      if (notes_tail == n) notes_tail = prev;
+      free(n->name);
+      free(n);
+    } else prev = n;
+    n = next;
+  }
+  pthread_mutex_unlock(&notes_lock);
+  return NULL;
+}
+
 // ------------------------------------------------------------------------ mount, loop, unmount
 
 // How long the loop keeps reading after a request answered here before it sleeps in poll(2)
@@ -1143,6 +1171,7 @@ NAPI_MODULE_INIT() {
       {"replyDir", NULL, reply_dir, NULL, NULL, NULL, napi_default, NULL},
       {"notifyInode", NULL, notify_inode, NULL, NULL, NULL, napi_default, NULL},
       {"notifyEntry", NULL, notify_entry, NULL, NULL, NULL, napi_default, NULL},
+      {"dropEntryNotes", NULL, drop_entry_notes, NULL, NULL, NULL, napi_default, NULL},
       {"openable", NULL, opens_openable, NULL, NULL, NULL, napi_default, NULL},
       {"openableNone", NULL, opens_openable_none, NULL, NULL, NULL, napi_default, NULL},
       {"opened", NULL, opens_opened, NULL, NULL, NULL, napi_default, NULL},

@@ -232,6 +232,18 @@ describe("folder times", () => {
   });
 });
 
+describe("renames", () => {
+  it("a folder renamed over an empty folder keeps its inode number, as a file does", async () => {
+    const out = await ok(
+      "mkdir -p rn/x rn/y/b rn/y/c && stat -c %i rn/x rn/y/b > before && mv -T rn/x rn/y/b && stat -c %i rn/y/b && head -1 before && echo f > rn/f.md && echo g > rn/g.md && stat -c %i rn/f.md && mv rn/f.md rn/g.md && stat -c %i rn/g.md && rm before",
+    );
+    const [moved, was, file, over] = out.trim().split("\n");
+    expect(moved).toBe(was);
+    // (a rename over a note: the kernel's node is the renamed file's, the note keeps its identity)
+    expect(over).toBe(file);
+  });
+});
+
 describe("-o umask", () => {
   it("is applied on top of every mode shown (a link stays 0777); what is kept does not change", async () => {
     await ok("mkdir -p um && echo x > um/n.md && chmod 775 um/n.md && ln -sf n.md um/l");

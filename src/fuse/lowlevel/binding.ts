@@ -84,6 +84,8 @@ export interface Fuse3Binding {
   ): number;
   notifyInode(ino: number, offset: number, length: number): void;
   notifyEntry(folderIno: number, name: string): void;
+  /** Name invalidations of that folder's name still waiting are dropped (a rename onto it answered them). */
+  dropEntryNotes(folderIno: number, name: string): void;
 
   // Read-only opens answered in C (native/fuse3/opens.c): handles NATIVE_FH | n (ops.ts).
   /**

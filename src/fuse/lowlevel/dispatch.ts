@@ -315,6 +315,9 @@ export function dispatcher(
         if (there) nodes.detach(there);
       }
       nodes.absentGone(newParent, newName);
+      // The rename answered what was queued for the name it took (its old item gone): sent now,
+      // that would drop the entry the kernel moves there (folder renames over a folder: a new inode).
+      native.dropEntryNotes(newParent, newName);
       kernelMade(parent, newParent, ...(node ? [node.ino] : []));
       native.replyErr(h, 0);
     },
