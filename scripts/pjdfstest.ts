@@ -4,6 +4,7 @@
 //   scripts/pjdfstest                          # a fresh `txtfs mount --serve`, names as notes (.md)
 //   scripts/pjdfstest --names local            # names as pjdfstest makes them (local-only files)
 //   scripts/pjdfstest --groups chmod,symlink   # some groups only
+//   scripts/pjdfstest --scripts rename/10.t    # some scripts only
 //   scripts/pjdfstest --dir /mnt/other/x       # another file system, nothing mounted
 //   scripts/pjdfstest --sshfs                  # sshfs over a throwaway sshd on 127.0.0.1, the same options
 //   scripts/pjdfstest --list                   # the failures as by-design lines
@@ -34,6 +35,7 @@ const { values } = parseArgs({
   options: {
     names: { type: "string", default: "note" },
     groups: { type: "string" },
+    scripts: { type: "string" },
     dir: { type: "string" },
     list: { type: "boolean", default: false },
     json: { type: "string" },
@@ -52,7 +54,11 @@ if (!installed) {
   );
   process.exit(2);
 }
-const chosen = values.groups ? values.groups.split(",") : groups(installed);
+const chosen = values.groups
+  ? values.groups.split(",")
+  : values.scripts
+    ? [...new Set(values.scripts.split(",").map((s) => s.split("/")[0]!))]
+    : groups(installed);
 const tree = prepareTree(installed, names);
 const dirs = values.dir ? undefined : makeMountDirs("txtfs-pjdfstest-");
 let mount: RunningMount | undefined;
@@ -84,6 +90,7 @@ try {
     for (const file of scripts(installed, group)) {
       if (interrupted) break;
       const script = `${group}/${file}`;
+      if (values.scripts && !values.scripts.split(",").includes(script)) continue;
       const r = await runScript(tree, script, join(base, script.replace(/[/.]/g, "_")));
       results.push(r);
       passed += r.passed.length;
