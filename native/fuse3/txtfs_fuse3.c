@@ -63,7 +63,11 @@ enum {
   OP_REMOVEXATTR,
   OP_CREATE,
   OP_HELD, // writes held here (held.c), handed over: (fh, bytes, offset), nothing to answer
+  OP_MKNOD,
 };
+
+// The longest name a folder holds (statfs's namemax): a longer one is ENAMETOOLONG, never "absent".
+#define NAME_MAX_BYTES 255
 
 #define CHECK(call)                                                                                \
   do {                                                                                             \
@@ -93,6 +97,8 @@ typedef struct call {
   struct stat attr; // setattr
   uint64_t *forgets; // forget_multi: pairs of (ino, nlookup)
   size_t nforgets;
+  uid_t uid; // who asked: what it makes is theirs (create, mkdir, symlink, mknod)
+  gid_t gid;
 } call_t;
 
 // Requests handed to JavaScript and not yet done with: while any is, the loop does not spin.
@@ -126,7 +132,12 @@ static call_t *new_call(int op, fuse_req_t req, fuse_ino_t ino) {
   c->req = req;
   c->ino = ino;
   atomic_fetch_add(&with_js, 1);
-  if (req) atomic_fetch_add(&in_flight[bucket(ino)], 1);
+  if (req) {
+    atomic_fetch_add(&in_flight[bucket(ino)], 1);
+    const struct fuse_ctx *ctx = fuse_req_ctx(req);
+    c->uid = ctx->uid;
+    c->gid = ctx->gid;
+  }
   return c;
 }
 
@@ -154,6 +165,10 @@ static void hand_over(call_t *c) {
 static char *copy_str(const char *s) { return s ? strdup(s) : NULL; }
 
 static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
+  if (strlen(name) > NAME_MAX_BYTES) {
+    fuse_reply_err(req, ENAMETOOLONG);
+    return;
+  }
   if (names_absent(parent, name)) { // names.c: kept by the kernel for no time at all
     struct fuse_entry_param e;
     memset(&e, 0, sizeof e);
@@ -218,8 +233,11 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 static void ll_readlink(fuse_req_t req, fuse_ino_t ino) { hand_over(new_call(OP_READLINK, req, ino)); }
 
 static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev) {
-  (void)parent, (void)name, (void)mode, (void)rdev;
-  fuse_reply_err(req, EPERM); // device nodes and fifos have no remote counterpart
+  call_t *c = new_call(OP_MKNOD, req, parent); // fifos, sockets, device nodes: kept on this device
+  c->name = copy_str(name);
+  c->a = mode;
+  c->b = (int64_t)rdev;
+  hand_over(c);
 }
 
 static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
@@ -528,7 +546,7 @@ static double prop_num(napi_env env, napi_value obj, const char *key, double dfl
   return out;
 }
 
-// A vfs Stat (mode, size, times as Date or ms, nlink, uid, gid, blocks) as a struct stat of node `ino`.
+// A vfs Stat (mode, size, times as Date or ms, nlink, uid, gid, blocks, rdev) as a struct stat of node `ino`.
 static void to_stat(napi_env env, napi_value obj, fuse_ino_t ino, struct stat *st) {
   memset(st, 0, sizeof *st);
   st->st_ino = ino;
@@ -537,6 +555,7 @@ static void to_stat(napi_env env, napi_value obj, fuse_ino_t ino, struct stat *s
   st->st_nlink = (nlink_t)prop_num(env, obj, "nlink", 1);
   st->st_uid = (uid_t)prop_num(env, obj, "uid", getuid());
   st->st_gid = (gid_t)prop_num(env, obj, "gid", getgid());
+  st->st_rdev = (dev_t)prop_num(env, obj, "rdev", 0);
   st->st_blksize = 4096;
   st->st_blocks = (blkcnt_t)prop_num(env, obj, "blocks", (double)((st->st_size + 511) / 512));
   st->st_mtim = ms_to_timespec(prop_num(env, obj, "mtime", 0));
@@ -599,15 +618,27 @@ static void call_js(napi_env env, napi_value fn, void *context, void *data) {
     argc = 6;
     break;
   }
-  case OP_MKDIR: // (name, mode)
+  case OP_MKDIR: // (name, mode, uid, gid)
     argv[3] = str(env, c->name);
     argv[4] = num(env, (double)c->a);
-    argc = 5;
+    argv[5] = num(env, (double)c->uid);
+    argv[6] = num(env, (double)c->gid);
+    argc = 7;
     break;
-  case OP_SYMLINK: // (name, target)
+  case OP_MKNOD: // (name, mode, uid, gid, rdev)
+    argv[3] = str(env, c->name);
+    argv[4] = num(env, (double)c->a);
+    argv[5] = num(env, (double)c->uid);
+    argv[6] = num(env, (double)c->gid);
+    argv[7] = num(env, (double)c->b);
+    argc = 8;
+    break;
+  case OP_SYMLINK: // (name, target, uid, gid)
     argv[3] = str(env, c->name);
     argv[4] = str(env, c->name2);
-    argc = 5;
+    argv[5] = num(env, (double)c->uid);
+    argv[6] = num(env, (double)c->gid);
+    argc = 7;
     break;
   case OP_RENAME: // (name, newParent, newName, flags)
     argv[3] = str(env, c->name);
@@ -620,11 +651,13 @@ static void call_js(napi_env env, napi_value fn, void *context, void *data) {
     argv[3] = num(env, (double)c->a);
     argc = 4;
     break;
-  case OP_CREATE: // (name, mode, flags)
+  case OP_CREATE: // (name, mode, flags, uid, gid)
     argv[3] = str(env, c->name);
     argv[4] = num(env, (double)c->a);
     argv[5] = num(env, (double)c->b);
-    argc = 6;
+    argv[6] = num(env, (double)c->uid);
+    argv[7] = num(env, (double)c->gid);
+    argc = 8;
     break;
   case OP_READ: // (fh, size, offset)
   case OP_READDIRPLUS: // (0, size, offset)
@@ -944,6 +977,34 @@ static napi_value notify_entry(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+// dropEntryNotes(folderIno, name): name invalidations of that folder's name still waiting are
+// dropped. A rename onto the name answered them: computed before it (the name's old item gone),
+// sent after it they would drop the entry the kernel just moved there (a new node, a new inode).
+static napi_value drop_entry_notes(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  fuse_ino_t ino = (fuse_ino_t)arg_num(env, argv[0]);
+  char name[1024];
+  size_t len = 0;
+  napi_get_value_string_utf8(env, argv[1], name, sizeof name, &len);
+  pthread_mutex_lock(&notes_lock);
+  note_t *prev = NULL, *n = notes_head;
+  while (n) {
+    note_t *next = n->next;
+    if (n->entry && n->ino == ino && strcmp(n->name, name) == 0) {
+      if (prev) prev->next = next;
+      else notes_head = next;
+      if (notes_tail == n) notes_tail = prev;
+      free(n->name);
+      free(n);
+    } else prev = n;
+    n = next;
+  }
+  pthread_mutex_unlock(&notes_lock);
+  return NULL;
+}
+
 // ------------------------------------------------------------------------ mount, loop, unmount
 
 // How long the loop keeps reading after a request answered here before it sleeps in poll(2)
@@ -1110,6 +1171,7 @@ NAPI_MODULE_INIT() {
       {"replyDir", NULL, reply_dir, NULL, NULL, NULL, napi_default, NULL},
       {"notifyInode", NULL, notify_inode, NULL, NULL, NULL, napi_default, NULL},
       {"notifyEntry", NULL, notify_entry, NULL, NULL, NULL, napi_default, NULL},
+      {"dropEntryNotes", NULL, drop_entry_notes, NULL, NULL, NULL, napi_default, NULL},
       {"openable", NULL, opens_openable, NULL, NULL, NULL, napi_default, NULL},
       {"openableNone", NULL, opens_openable_none, NULL, NULL, NULL, napi_default, NULL},
       {"opened", NULL, opens_opened, NULL, NULL, NULL, napi_default, NULL},

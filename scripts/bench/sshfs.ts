@@ -122,8 +122,10 @@ export async function startSshfs(opts: {
   pollMs?: number;
   /** Mount at once (default) or leave the first mount to the caller (to time it). */
   mountNow?: boolean;
+  /** More sshfs `-o` options (scripts/pjdfstest: allow_other,default_permissions). */
+  options?: string[];
 }): Promise<Sshfs> {
-  const { base, remote, mnt, res, log, pollMs = 50, mountNow = true } = opts;
+  const { base, remote, mnt, res, log, pollMs = 50, mountNow = true, options = [] } = opts;
   const sshDir = join(base, "ssh");
   for (const d of [sshDir, mnt]) mkdirSync(d, { mode: 0o700 });
   await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", `${sshDir}/host_key`]);
@@ -178,7 +180,10 @@ export async function startSshfs(opts: {
         "-p",
         String(port),
         "-o",
-        `IdentityFile=${sshDir}/client_key,StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,BatchMode=yes,LogLevel=ERROR`,
+        [
+          `IdentityFile=${sshDir}/client_key,StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,BatchMode=yes,LogLevel=ERROR`,
+          ...options,
+        ].join(","),
       ],
       { cwd: "/" },
     );

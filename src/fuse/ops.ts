@@ -4,6 +4,7 @@
 import { constants } from "node:os";
 import type { Logger } from "../lib/logger.ts";
 import { fail, VfsError } from "../vfs/errors.ts";
+import type { Owner } from "../vfs/local/specialFiles.ts";
 import type { Vfs } from "../vfs/vfs.ts";
 
 type Cb = (result: number, ...rest: unknown[]) => void;
@@ -163,12 +164,12 @@ export function fuseOps(vfs: Vfs, log: Logger, { trace = false, directIo, holdab
         () => openByName(vfs, path, flags),
         (fd) => [fd, (directIo?.(path, flags) ? OPEN_DIRECT_IO : 0) | holdFlag(fd)],
       ),
-    create: (path: string, mode: number, cb: Cb) =>
+    create: (path: string, mode: number, owner: Owner | undefined, cb: Cb) =>
       run(
         "create",
         path,
         cb,
-        () => vfs.create(path, mode),
+        () => vfs.create(path, mode, owner),
         // The new file's stat comes along: the answer carries it.
         (fd) => [fd, vfs.nativeStat(path), holdFlag(fd)],
       ),
@@ -220,11 +221,12 @@ export function fuseOps(vfs: Vfs, log: Logger, { trace = false, directIo, holdab
     utimens: (path: string, atime: number, mtime: number, cb: Cb) =>
       run("utimens", path, cb, () => vfs.utimens(path, omitted(atime), omitted(mtime))),
     chmod: (path: string, mode: number, cb: Cb) => run("chmod", path, cb, () => vfs.chmod(path, mode)),
-    chown: (path: string, _uid: number, _gid: number, cb: Cb) =>
-      run("chown", path, cb, () => vfs.chown(path)),
+    chown: (path: string, uid: number, gid: number, cb: Cb) =>
+      run("chown", path, cb, () => vfs.chown(path, uid, gid)),
     unlink: (path: string, cb: Cb) => run("unlink", path, cb, () => vfs.unlink(path)),
     rename: (src: string, dest: string, cb: Cb) => run("rename", src, cb, () => vfs.rename(src, dest)),
-    mkdir: (path: string, _mode: number, cb: Cb) => run("mkdir", path, cb, () => vfs.mkdir(path)),
+    mkdir: (path: string, mode: number, owner: Owner | undefined, cb: Cb) =>
+      run("mkdir", path, cb, () => vfs.mkdir(path, mode, owner)),
     rmdir: (path: string, cb: Cb) => run("rmdir", path, cb, () => vfs.rmdir(path)),
     getxattr: (path: string, name: string, _position: number, cb: Cb) => {
       // ls -l asks every file for its SELinux label and ACL, the kernel asks security.capability
@@ -254,11 +256,11 @@ export function fuseOps(vfs: Vfs, log: Logger, { trace = false, directIo, holdab
         (l) => [l],
       ),
     removexattr: (_path: string, _name: string, cb: Cb) => cb(-constants.errno.ENOTSUP),
-    // Symlinks exist only in `.txtfs/` (tags, related notes); hard links and device nodes have no
-    // remote counterpart: refused clearly.
+    // Hard links have no counterpart here (an item has one name): refused clearly. Symlinks are
+    // kept on this device (vfs/local/specialFiles.ts), or verbs in `.txtfs/`.
     link: (_src: string, _dest: string, cb: Cb) => cb(-constants.errno.EPERM),
-    symlink: (target: string, path: string, cb: Cb) =>
-      run("symlink", path, cb, () => vfs.symlink(target, path)),
+    symlink: (target: string, path: string, owner: Owner | undefined, cb: Cb) =>
+      run("symlink", path, cb, () => vfs.symlink(target, path, owner)),
     readlink: (path: string, cb: Cb) =>
       run(
         "readlink",
@@ -267,6 +269,9 @@ export function fuseOps(vfs: Vfs, log: Logger, { trace = false, directIo, holdab
         () => vfs.readlink(path),
         (target) => [target],
       ),
-    mknod: (_path: string, _mode: number, _dev: number, cb: Cb) => cb(-constants.errno.EPERM),
+    // Fifos, sockets and device nodes are kept on this device (the mount is nodev: a device node
+    // cannot be opened through it).
+    mknod: (path: string, mode: number, rdev: number, owner: Owner | undefined, cb: Cb) =>
+      run("mknod", path, cb, () => vfs.mknod(path, mode, rdev, owner)),
   };
 }

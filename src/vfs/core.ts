@@ -18,6 +18,7 @@ import type { Claims } from "./local/claims.ts";
 import { ALWAYS_LOCAL_DIRS } from "./local/localDirs.ts";
 import { LocalFiles, type LocalHandle, type ManifestEntry } from "./local/localFiles.ts";
 import type { Attributes } from "./meta/attributes.ts";
+import { DeviceAttrs } from "./meta/deviceAttrs.ts";
 import { NoteTimes } from "./meta/noteTimes.ts";
 import { Pins } from "./meta/pins.ts";
 import { type SidecarNode, Sidecars, type SidecarTarget } from "./meta/sidecars.ts";
@@ -62,6 +63,8 @@ export interface Stat {
   uid: number;
   gid: number;
   blocks: number;
+  /** A device node's number. */
+  rdev?: number;
 }
 
 export interface OpenNote {
@@ -150,6 +153,8 @@ export const STATE_XATTR = "user.txtfs.state";
 
 export const S_IFDIR = 0o040000;
 
+export const S_IFLNK = 0o120000;
+
 export function unsentName(name: string): string {
   let stem = name;
   while (Buffer.byteLength(`${stem}.unsent.99`, "utf8") > 255) stem = stem.slice(0, -1);
@@ -224,6 +229,8 @@ export class VfsCore {
   readonly reports: Reports;
   readonly alwaysLocal: ReadonlySet<string>;
   readonly times: NoteTimes;
+  /** Modes and folder times: this device's (meta/deviceAttrs.ts). */
+  readonly deviceAttrs: DeviceAttrs;
 
   constructor(opts: VfsOptions) {
     this.opts = opts;
@@ -237,6 +244,10 @@ export class VfsCore {
     this.journal = new Journal(opts.cacheDir);
     this.alwaysLocal = new Set([...ALWAYS_LOCAL_DIRS, ...(opts.localDirs ?? [])]);
     this.times = new NoteTimes(opts.cacheDir, (err) => this.log.error({ err }, "could not save note times"));
+    this.deviceAttrs = new DeviceAttrs(opts.cacheDir, (err) =>
+      this.log.error({ err }, "could not save modes and folder times"),
+    );
+    this.tree.onFolderTimes = (dir) => this.attrs.keepFolderAttrs(dir);
     this.sidecars = new Sidecars(this.client, this.tree);
     this.tree.lifecycle = (node, event) => decide(noteState(this, node), event);
     this.tree.placement = (meta, node) => {
@@ -470,8 +481,11 @@ export class VfsCore {
     const dirs: ManifestEntry[] = [...this.tree.localDirs].map((dir) => ({
       path: this.tree.pathOf(dir),
       blob: "",
-      mode: 0o755,
-      mtimeMs: Date.parse(dir.meta?.updatedAt ?? "") || 0,
+      mode: dir.mode ?? 0o755,
+      mtimeMs: dir.localMtimeMs ?? (Date.parse(dir.meta?.updatedAt ?? "") || 0),
+      atimeMs: dir.localAtimeMs,
+      uid: dir.uid,
+      gid: dir.gid,
       dir: dir.localOnly,
     }));
     return dirs.concat(
@@ -484,6 +498,11 @@ export class VfsCore {
         ghostOf: node.ghostOf,
         pendingMeta: node.pendingMeta,
         keptNote: node.keptNote,
+        link: node.link,
+        special: node.special,
+        rdev: node.rdev,
+        uid: node.uid,
+        gid: node.gid,
       })),
     );
   }
@@ -516,6 +535,11 @@ export class VfsCore {
         meta: provisionalFolder(name, home),
         children: new Map(),
         localOnly: entry.dir,
+        mode: entry.mode === 0o755 ? undefined : entry.mode,
+        localMtimeMs: entry.mtimeMs || undefined,
+        localAtimeMs: entry.atimeMs,
+        uid: entry.uid,
+        gid: entry.gid,
       };
       this.tree.addChild(home, local);
       return;
@@ -532,9 +556,18 @@ export class VfsCore {
       ghostOf: entry.ghostOf,
       pendingMeta: entry.pendingMeta,
       keptNote: entry.keptNote,
+      uid: entry.uid,
+      gid: entry.gid,
     };
     if (entry.ghostOf) this.tree.ghosted.add(entry.ghostOf.id);
     this.tree.addChild(home, node);
+    if (entry.link !== undefined || entry.special !== undefined) {
+      node.link = entry.link;
+      node.special = entry.special;
+      node.rdev = entry.rdev;
+      node.size = entry.link === undefined ? 0 : Buffer.byteLength(entry.link, "utf8");
+      return;
+    }
     void stat(entry.blob)
       .then((s) => {
         node.size = s.size;

@@ -21,7 +21,8 @@ export type Errno =
   | "EBADF"
   | "ERANGE"
   | "ENAMETOOLONG"
-  | "EXDEV";
+  | "EXDEV"
+  | "ELOOP";
 
 export class VfsError extends Error {
   readonly errno: Errno;

@@ -6,6 +6,7 @@ import { fail, toVfsError, VfsError } from "./errors.ts";
 import { decide, noteState } from "./lifecycle.ts";
 import { localDirKind } from "./local/localDirs.ts";
 import { LocalHandle } from "./local/localFiles.ts";
+import { isSpecial } from "./local/specialFiles.ts";
 import { sidecarAt } from "./meta/sidecars.ts";
 import { isNoteName, parentAndName } from "./names.ts";
 import type { Claim, DirNode, FileNode, LocalNode, Node } from "./tree.ts";
@@ -83,6 +84,7 @@ export class Namespace {
       this.c.tree.ghosted.delete(claim.id);
       this.c.tree.files.set(claim.id, node);
     }
+    if (timesOf) this.c.attrs.attrsFrom(timesOf, node); // a local file going up keeps its mode and owner
     return node;
   }
 
@@ -311,7 +313,8 @@ export class Namespace {
     const sidecar = destDir.children.has(name) ? undefined : sidecarAt(destDir, name);
     if (sidecar) {
       // `jq ... > tmp && mv tmp NAME.meta.json`: the renamed file's JSON is applied.
-      if (src.kind !== "local") throw fail("EINVAL", "only a plain file can replace a sidecar");
+      if (src.kind !== "local" || isSpecial(src))
+        throw fail("EINVAL", "only a plain file can replace a sidecar");
       this.c.checkWritable(sidecar.target);
       await this.c.attrs.applySidecar(sidecar, this.c.local.read(src.blob).toString("utf8"));
       this.c.tree.detach(src);
@@ -329,6 +332,7 @@ export class Namespace {
       return this.renameDir(src, destDir, name, target);
     }
     if (target?.kind === "dir") throw fail("EISDIR");
+    if (src.kind === "local" && isSpecial(src)) return this.renameSpecial(src, destDir, name, target);
     // Appends made without the note's body go first: a rename is sent on its own after them.
     if (src.kind === "file" && this.c.journal.get(journalKey(src))?.append) await this.c.delivery.settle(src);
     if (target?.kind === "file" && this.c.journal.get(journalKey(target))?.append)
@@ -386,6 +390,7 @@ export class Namespace {
     } finally {
       if (--open.refs <= 0) this.c.io.closedNote(open);
     }
+    this.c.attrs.attrsFrom(src, target);
     if (src.kind === "local") {
       this.c.tree.detach(src);
       this.c.local.remove(src.blob);
@@ -411,6 +416,18 @@ export class Namespace {
     } else {
       this.c.tree.detach(src);
     }
+  }
+
+  /**
+   * A link, fifo or socket stays one under any name (a note's too: it never goes up); what it
+   * replaces goes as an unlink would, and a later create of the name is a new note (the name was
+   * taken meanwhile).
+   */
+  private async renameSpecial(src: LocalNode, destDir: DirNode, name: string, target: Node | undefined) {
+    if (target) await this.unlink(this.c.tree.pathOf(target));
+    this.c.claims.nameTaken(destDir, name);
+    this.c.tree.move(src, destDir, name);
+    this.c.saveLocal();
   }
 
   async renameLocal(src: LocalNode, destDir: DirNode, name: string): Promise<void> {
@@ -481,7 +498,7 @@ export class Namespace {
       // Renamed to a non-note name (vim's `note~`, `.fuse_hidden*`): the note stays remote,
       // shown here as a local file still bound to it, until it is re-created, renamed back or unlinked.
       const body = await this.c.body(src);
-      const ghost = this.c.newLocal(destDir, name, 0o644, body);
+      const ghost = this.c.newLocal(destDir, name, src.mode ?? 0o644, body);
       ghost.ghostOf = {
         id: src.id,
         etag: src.meta!.etag,

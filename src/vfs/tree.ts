@@ -29,6 +29,11 @@ export interface FileNode {
   localCtimeMs?: number;
   /** The atime a program set (utimens); otherwise the mtime. */
   localAtimeMs?: number;
+  /** Permission bits set here (chmod, the create's mode): this device's (meta/deviceAttrs.ts); else 0644. */
+  mode?: number;
+  /** Its owner on this device, when not the mount's (made by another user, chown). */
+  uid?: number;
+  gid?: number;
   /** Context and tags set on a note before its first upload (sent with the create). */
   pendingMeta?: { context?: string; tags?: string[] };
   /** Size of the content being written by an open handle, while it is dirty. */
@@ -45,9 +50,18 @@ export interface LocalNode {
   kind: "local";
   name: string;
   parent: DirNode;
-  /** Where the bytes live in the cache dir. */
+  /** Where the bytes live in the cache dir ("" for a symbolic link: it has only its target). */
   blob: string;
+  /** A symbolic link's target (local/specialFiles.ts). */
+  link?: string;
+  /** A fifo, socket or device node (local/specialFiles.ts). */
+  special?: "fifo" | "socket" | "device";
+  /** A device node's type bits (character or block) and number. */
+  rdev?: { type: number; dev: number };
   mode: number;
+  /** Its owner, when not the mount's (a program of another user made it, or chown). */
+  uid?: number;
+  gid?: number;
   size: number;
   mtimeMs: number;
   atimeMs?: number;
@@ -102,6 +116,20 @@ export interface DirNode {
   localOnly?: "until-note" | "always";
   /** Names two or more children want: all but one show it with a suffix (see layout). */
   namedApart?: Set<string>;
+  /** Permission bits set here (chmod, mkdir's mode): this device's (meta/deviceAttrs.ts); else 0755. */
+  mode?: number;
+  /** Its owner on this device, when not the mount's (made by another user, chown). */
+  uid?: number;
+  gid?: number;
+  /**
+   * Times shown instead of the record's: set by a program (`touch -d`, `rsync -a`), kept on this
+   * device; or moved by a change made inside since the mount started (a create, a removal, a rename).
+   */
+  localMtimeMs?: number;
+  localAtimeMs?: number;
+  localCtimeMs?: number;
+  /** Its times were set by a program: kept on this device (also as they move on). */
+  timesKept?: true;
 }
 
 export type Node = FileNode | LocalNode | DirNode;
@@ -511,6 +539,7 @@ export class Tree {
   addChild(parent: DirNode, node: FileNode | LocalNode | DirNode, beside = false): void {
     node.parent = parent;
     this.onChange(node);
+    this.changedInside(parent);
     if (node.kind === "local") this.locals.add(node);
     if (node.kind === "dir" && node.localOnly) this.localDirs.add(node);
     // A free name that is already the node's own needs no relayout: creating many notes in one
@@ -526,6 +555,7 @@ export class Tree {
     if (node.kind === "dir") this.localDirs.delete(node);
     const parent = node.parent;
     if (!parent) return;
+    this.changedInside(parent);
     if (parent.children.get(node.name) === node) {
       parent.children.delete(node.name);
       return;
@@ -553,11 +583,27 @@ export class Tree {
     const taken = to.children.get(node.name);
     const key = taken && taken !== node && node.kind !== "local" ? `\0${node.id ?? node.name}` : node.name;
     to.children.set(key, node);
+    if (to !== from) this.changedInside(to);
     if (node.kind === "local") this.locals.add(node);
     if (node.kind === "dir" && node.localOnly) this.localDirs.add(node);
     this.relayout(to);
     if (from && from !== to) this.relayout(from);
     if (node.kind !== "dir") this.onChange(node);
+  }
+
+  /**
+   * Whether folders' times move with the changes inside them: from the end of the mount's start
+   * on (what it restores then is no change; the times shown are the record's or the kept ones).
+   */
+  followsFolderTimes = false;
+  /** A folder's kept times moved on (a change inside it): they are to be kept so. */
+  onFolderTimes: (dir: DirNode) => void = () => {};
+
+  /** An item was added to, removed from or renamed in `dir`: its mtime and ctime move, as on a disk. */
+  private changedInside(dir: DirNode): void {
+    if (!this.followsFolderTimes) return;
+    dir.localMtimeMs = dir.localCtimeMs = Date.now();
+    if (dir.timesKept) this.onFolderTimes(dir);
   }
 
   /** Adds a new remote child under its display name; only a name clash needs the full relayout. */

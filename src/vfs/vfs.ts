@@ -20,6 +20,7 @@ import { Delivery } from "./delivery/deliver.ts";
 import { VfsError } from "./errors.ts";
 import { OpenFiles } from "./handles.ts";
 import { Claims } from "./local/claims.ts";
+import { isSpecial, type Owner, SpecialFiles } from "./local/specialFiles.ts";
 import { Attributes } from "./meta/attributes.ts";
 import { SIDECAR_SUFFIX } from "./meta/sidecars.ts";
 import { isNoteName } from "./names.ts";
@@ -34,6 +35,7 @@ export type { RefusedSave } from "./reports.ts";
 export class Vfs {
   private readonly c: VfsCore;
   private readonly control: ControlDir;
+  private readonly special: SpecialFiles;
 
   constructor(opts: VfsOptions) {
     const c = new VfsCore(opts);
@@ -45,6 +47,7 @@ export class Vfs {
     c.attrs = new Attributes(c);
     this.c = c;
     this.control = new ControlDir(c);
+    this.special = new SpecialFiles(c);
   }
 
   get tree() {
@@ -100,6 +103,9 @@ export class Vfs {
     // Local folders before what is in them.
     kept.sort((a, b) => Number(!a.dir) - Number(!b.dir) || a.path.length - b.path.length);
     for (const entry of kept) c.restoreLocal(entry);
+    c.attrs.restoreKept();
+    // From now on a change inside a folder moves its times (what was restored above is none).
+    c.tree.followsFolderTimes = true;
     await c.pins.init();
     // The service's record of this device's states wins (fetched after the mount is up: no delay).
     void c.pins.loadRemote().finally(() => c.pins.startRefreshing(() => c.tree.files.values()));
@@ -210,9 +216,13 @@ export class Vfs {
       why:
         node.parent.localOnly === "always"
           ? "inside a folder whose content stays local"
-          : isNoteName(node.name)
-            ? "not valid UTF-8 (a note is text)"
-            : "not a .md or .txt name",
+          : node.link !== undefined
+            ? "a symbolic link: the service has none"
+            : node.special
+              ? `a ${node.special === "device" ? "device node" : node.special}: the service has none`
+              : isNoteName(node.name)
+                ? "not valid UTF-8 (a note is text)"
+                : "not a .md or .txt name",
     }));
   }
 
@@ -306,12 +316,17 @@ export class Vfs {
   }
   readlink(path: string): Promise<string> {
     if (ControlDir.owns(path)) return this.control.readlink(path);
-    return Promise.reject(new VfsError("EINVAL"));
+    return this.now(() => this.special.readlink(path));
   }
-  /** Symlinks exist only in `.txtfs/` (tags, related notes); notes have no remote counterpart for one. */
-  symlink(target: string, path: string): Promise<void> {
+  /** In `.txtfs/` a link is a verb (tags, related notes); elsewhere a link kept on this device. */
+  symlink(target: string, path: string, owner?: Owner): Promise<void> {
     if (ControlDir.owns(path)) return this.control.symlink(target, path);
-    return Promise.reject(new VfsError("EPERM"));
+    return this.durably(async () => this.special.symlink(target, path, owner));
+  }
+  /** A fifo, socket or device node (`mode` with its type bits), kept on this device. */
+  mknod(path: string, mode: number, rdev: number, owner?: Owner): Promise<void> {
+    if (ControlDir.owns(path)) return Promise.reject(new VfsError("EPERM"));
+    return this.durably(async () => this.special.mknod(path, mode, rdev, owner));
   }
   statfs(): ReturnType<Attributes["statfs"]> {
     return this.c.attrs.statfs();
@@ -348,6 +363,9 @@ export class Vfs {
 
   open(path: string, flags: number): Promise<number> {
     if (ControlDir.owns(path)) return this.control.open(path, flags);
+    // The kernel follows links and opens fifos and sockets itself: only a name it still remembers
+    // as something else comes here.
+    if (isSpecial(this.c.tree.lookup(path))) return Promise.reject(new VfsError("ELOOP"));
     return this.c.io.open(path, flags);
   }
   read(fd: number, length: number, position: number): Promise<Buffer> {
@@ -405,16 +423,22 @@ export class Vfs {
 
   // ---------------------------------------------------------------- names
 
-  create(path: string, mode: number): Promise<number> {
-    if (ControlDir.owns(path)) return Promise.reject(new VfsError("EROFS"));
-    return this.c.names.create(path, mode);
+  async create(path: string, mode: number, owner?: Owner): Promise<number> {
+    if (ControlDir.owns(path)) throw new VfsError("EROFS");
+    const made = this.c.tree.lookup(path) === undefined; // else it is opened and emptied: its mode stays
+    const fd = await this.c.names.create(path, mode);
+    if (made) this.c.attrs.madeWith(path, mode, owner);
+    return fd;
   }
   // What these change among local-only files and folders is on disk before they return, as a
   // close of a written file is: `sed -i.bak` then a kill -9 of the daemon keeps `a.md.bak`, an `rm`
   // does not come back.
-  mkdir(path: string): Promise<void> {
+  mkdir(path: string, mode = 0o755, owner?: Owner): Promise<void> {
     if (ControlDir.owns(path)) return this.control.mkdir(path);
-    return this.durably(() => this.c.names.mkdir(path));
+    return this.durably(async () => {
+      await this.c.names.mkdir(path);
+      this.c.attrs.madeWith(path, mode, owner);
+    });
   }
   rmdir(path: string): Promise<void> {
     if (ControlDir.owns(path)) return this.control.rmdir(path);
@@ -427,6 +451,15 @@ export class Vfs {
   rename(from: string, to: string): Promise<void> {
     if (ControlDir.owns(from) || ControlDir.owns(to)) return Promise.reject(new VfsError("EPERM"));
     return this.durably(() => this.c.names.rename(from, to));
+  }
+
+  /** A synchronous step's outcome as a promise (its VfsError a rejection). */
+  private now<T>(step: () => T): Promise<T> {
+    try {
+      return Promise.resolve(step());
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   private async durably(op: () => Promise<void>): Promise<void> {
@@ -448,9 +481,10 @@ export class Vfs {
     if (ControlDir.owns(path)) return Promise.reject(new VfsError("EROFS"));
     return this.c.attrs.chmod(path, mode);
   }
-  chown(path: string): Promise<void> {
+  /** uid or gid -1: that one stays. */
+  chown(path: string, uid = -1, gid = -1): Promise<void> {
     if (ControlDir.owns(path)) return Promise.reject(new VfsError("EROFS"));
-    return this.c.attrs.chown(path);
+    return this.c.attrs.chown(path, uid, gid);
   }
   getxattr(path: string, name: string): Promise<Buffer | null> {
     if (ControlDir.owns(path)) return this.control.getxattr(path, name);

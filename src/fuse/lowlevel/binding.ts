@@ -34,6 +34,8 @@ export const Op = {
   CREATE: 23,
   /** Writes held in C (native/fuse3/held.c), handed over: (fh, bytes, offset), nothing to answer. */
   HELD: 24,
+  /** A fifo, socket or device node. */
+  MKNOD: 25,
 } as const;
 
 /** What an open or create answer may ask of the kernel. */
@@ -84,6 +86,8 @@ export interface Fuse3Binding {
   ): number;
   notifyInode(ino: number, offset: number, length: number): void;
   notifyEntry(folderIno: number, name: string): void;
+  /** Name invalidations of that folder's name still waiting are dropped (a rename onto it answered them). */
+  dropEntryNotes(folderIno: number, name: string): void;
 
   // Read-only opens answered in C (native/fuse3/opens.c): handles NATIVE_FH | n (ops.ts).
   /**

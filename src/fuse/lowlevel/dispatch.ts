@@ -194,20 +194,23 @@ export function dispatcher(
       const [err, st] = fh === undefined ? await call(ops.getattr, path) : await call(ops.fgetattr, path, fh);
       if (err) throw new Errno(-err);
       const node = nodes.get(ino);
-      native.replyAttr(h, ino, shown(st as Stat), node ? told(node, path, st as Stat) : SHORT_S);
+      // Removed while open, kept under a hidden name until its last close: no name links to it.
+      const s = node?.hidden ? { ...(st as Stat), nlink: 0 } : (st as Stat);
+      native.replyAttr(h, ino, shown(s), node ? told(node, path, st as Stat) : SHORT_S);
     },
     async [Op.SETATTR](
       h,
       ino,
       toSet: number,
-      a: { mode: number; size: number; atime: number; mtime: number },
+      a: { mode: number; uid: number; gid: number; size: number; atime: number; mtime: number },
       fh?: number,
     ) {
       const path = pathOf(ino);
       opens.withdraw(nodes.get(ino));
       const steps: Array<() => Promise<Result>> = [];
       if (toSet & SET.MODE) steps.push(() => call(ops.chmod, path, a.mode));
-      if (toSet & (SET.UID | SET.GID)) steps.push(() => call(ops.chown, path, -1, -1));
+      if (toSet & (SET.UID | SET.GID))
+        steps.push(() => call(ops.chown, path, toSet & SET.UID ? a.uid : -1, toSet & SET.GID ? a.gid : -1));
       if (toSet & SET.SIZE)
         steps.push(() =>
           fh === undefined ? call(ops.truncate, path, a.size) : call(ops.ftruncate, path, fh, a.size),
@@ -238,18 +241,26 @@ export function dispatcher(
       if (err) throw new Errno(-err);
       native.replyReadlink(h, target as string);
     },
-    async [Op.MKDIR](h, parent, name: string, mode: number) {
+    async [Op.MKDIR](h, parent, name: string, mode: number, uid: number, gid: number) {
       const path = childPath(parent, name);
       names.named(parent, name);
-      const [err] = await call(ops.mkdir, path, mode);
+      const [err] = await call(ops.mkdir, path, mode, { uid, gid });
       if (err) throw new Errno(-err);
       kernelMade(parent);
       entry(h, parent, name, path, await stat(path));
     },
-    async [Op.SYMLINK](h, parent, name: string, target: string) {
+    async [Op.SYMLINK](h, parent, name: string, target: string, uid: number, gid: number) {
       const path = childPath(parent, name);
       names.named(parent, name);
-      const [err] = await call(ops.symlink, target, path);
+      const [err] = await call(ops.symlink, target, path, { uid, gid });
+      if (err) throw new Errno(-err);
+      kernelMade(parent);
+      entry(h, parent, name, path, await stat(path));
+    },
+    async [Op.MKNOD](h, parent, name: string, mode: number, uid: number, gid: number, rdev: number) {
+      const path = childPath(parent, name);
+      names.named(parent, name);
+      const [err] = await call(ops.mknod, path, mode, rdev, { uid, gid });
       if (err) throw new Errno(-err);
       kernelMade(parent);
       entry(h, parent, name, path, await stat(path));
@@ -304,6 +315,9 @@ export function dispatcher(
         if (there) nodes.detach(there);
       }
       nodes.absentGone(newParent, newName);
+      // The rename answered what was queued for the name it took (its old item gone): sent now,
+      // that would drop the entry the kernel moves there (folder renames over a folder: a new inode).
+      native.dropEntryNotes(newParent, newName);
       kernelMade(parent, newParent, ...(node ? [node.ino] : []));
       native.replyErr(h, 0);
     },
@@ -336,10 +350,10 @@ export function dispatcher(
       const known = vfs.nativeStat(path);
       if (readOnly && !direct && node?.kept && known) opens.offer(node, path, known, known.openable);
     },
-    async [Op.CREATE](h, parent, name: string, mode: number, flags: number) {
+    async [Op.CREATE](h, parent, name: string, mode: number, flags: number, uid: number, gid: number) {
       const path = childPath(parent, name);
       names.named(parent, name);
-      const [err, fd, st0, bits] = await call(ops.create, path, mode);
+      const [err, fd, st0, bits] = await call(ops.create, path, mode, { uid, gid });
       if (err) throw new Errno(-err);
       let st = st0 as Stat | undefined;
       if (!st) {

@@ -65,7 +65,11 @@ function shownAs(opts: MountOptions): ((st: Stat) => Stat) | undefined {
     ...st,
     uid: uid ?? st.uid,
     gid: gid ?? st.gid,
-    mode: umask === undefined ? st.mode : (st.mode & ~0o777) | (st.mode & 0o777 & ~umask),
+    // A link's permissions are never checked: it stays 0777, as on a disk.
+    mode:
+      umask === undefined || (st.mode & 0o170000) === 0o120000
+        ? st.mode
+        : (st.mode & ~0o777) | (st.mode & 0o777 & ~umask),
   });
 }
 

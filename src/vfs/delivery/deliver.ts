@@ -804,7 +804,10 @@ export class Delivery {
     const key = Journal.keyOf(entry);
     const dir = this.c.pendingDirs.get(key);
     this.c.pendingDirs.delete(key);
-    if (dir) this.c.tree.bindFolder(dir, folder);
+    if (dir) {
+      this.c.tree.bindFolder(dir, folder);
+      this.c.attrs.keepFolderAttrs(dir); // its mode and times, kept by id from now on
+    }
     await this.c.journal.rebind(key, folder.id);
     await this.c.journal.done(entry);
     this.replayAgain = true; // what waited for it goes next

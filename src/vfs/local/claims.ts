@@ -103,7 +103,7 @@ export class Claims {
       : undefined;
     if (node.id) this.c.tree.removeFile(node.id);
     else this.c.tree.detach(node);
-    const local = this.c.newLocal(dir, node.name, 0o644, content);
+    const local = this.c.newLocal(dir, node.name, node.mode ?? 0o644, content);
     local.mtimeMs = local.ctimeMs = node.localMtimeMs ?? Date.now();
     local.pendingMeta = node.pendingMeta; // tags set before it was delivered go along
     if (!claim) local.keptNote = true; // with a claim, ghostOf says it was a note

@@ -33,6 +33,13 @@ export interface ManifestEntry {
   ghostOf?: LocalNode["ghostOf"];
   pendingMeta?: LocalNode["pendingMeta"];
   keptNote?: LocalNode["keptNote"];
+  /** A symbolic link's target (no blob). */
+  link?: string;
+  /** A fifo, socket or device node (no blob). */
+  special?: LocalNode["special"];
+  rdev?: LocalNode["rdev"];
+  uid?: number;
+  gid?: number;
   /** A local folder (see localDirs.ts), not a file: its kind. */
   dir?: "until-note" | "always";
 }
@@ -169,7 +176,7 @@ export class LocalFiles {
   }
 
   remove(blob: string): void {
-    rmSync(blob, { force: true });
+    if (blob) rmSync(blob, { force: true }); // links, fifos and sockets have none
   }
 
   /**

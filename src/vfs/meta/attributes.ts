@@ -1,12 +1,20 @@
 import { statfs } from "node:fs/promises";
-import { BoundedMap, S_IFDIR, S_IFREG, STATE_XATTR, type Stat, type VfsCore } from "../core.ts";
+import { BoundedMap, S_IFDIR, S_IFLNK, S_IFREG, STATE_XATTR, type Stat, type VfsCore } from "../core.ts";
 import { fail, toVfsError } from "../errors.ts";
 import { noteState } from "../lifecycle.ts";
+import { type Owner, specialType } from "../local/specialFiles.ts";
+import { folderKey, type KeptAttrs, noteKey } from "../meta/deviceAttrs.ts";
 import { AVAILABILITIES, type Availability, itemsBelow } from "../meta/pins.ts";
 import { type SidecarNode, sidecarAt } from "../meta/sidecars.ts";
 import { readXattr, writeXattr, xattrNames } from "../meta/xattrs.ts";
 import { parentAndName } from "../names.ts";
-import type { FileNode, Node } from "../tree.ts";
+import type { DirNode, FileNode, Node } from "../tree.ts";
+
+/** The permission bits shown when none were set here. */
+const NOTE_MODE = 0o644;
+const FOLDER_MODE = 0o755;
+/** A reader's items and a read-only mount's: no write bits, whatever was set. */
+const NO_WRITE = ~0o222;
 
 export class Attributes {
   readonly c: VfsCore;
@@ -127,12 +135,21 @@ export class Attributes {
     let atimeMs: number | undefined;
     if (node.kind === "dir") {
       const reader = node.meta?.role === "reader";
-      mode = S_IFDIR | (ro || reader ? 0o555 : 0o755);
+      const bits = node.mode ?? FOLDER_MODE;
+      mode = S_IFDIR | (ro || reader ? bits & NO_WRITE : bits);
       size = 4096;
       // The mount's root has no record of its own: its times are the account's newest change.
       const own = node === this.c.tree.root ? this.c.tree.newestChangeMs : 0;
-      mtimeMs = node.meta ? Date.parse(node.meta.updatedAt) : own;
-      ctimeMs = node.meta ? Date.parse(node.meta.createdAt) : own;
+      mtimeMs = node.localMtimeMs ?? (node.meta ? Date.parse(node.meta.updatedAt) : own);
+      ctimeMs = node.localCtimeMs ?? (node.meta ? Date.parse(node.meta.createdAt) : own);
+      atimeMs = node.localAtimeMs;
+    } else if (node.kind === "local" && specialType(node) !== undefined) {
+      // A link's own permissions are never checked (Linux): always 0777, as on a disk.
+      mode = node.link !== undefined ? S_IFLNK | 0o777 : specialType(node)! | node.mode;
+      size = node.size;
+      mtimeMs = node.mtimeMs;
+      ctimeMs = node.ctimeMs ?? node.mtimeMs;
+      atimeMs = node.atimeMs;
     } else if (node.kind === "local") {
       mode = S_IFREG | (ro ? node.mode & 0o555 : node.mode);
       size = node.size;
@@ -141,7 +158,8 @@ export class Attributes {
       atimeMs = node.atimeMs;
     } else {
       const reader = node.meta?.role === "reader";
-      mode = S_IFREG | (ro || reader ? 0o444 : 0o644);
+      const bits = node.mode ?? NOTE_MODE;
+      mode = S_IFREG | (ro || reader ? bits & NO_WRITE : bits);
       size = node.dirtySize ?? node.meta?.size ?? 0;
       // The time shown is this mount's (see FileNode.localMtimeMs); a remote edit shows the
       // service's updatedAt, so the kernel's auto_cache drops stale pages exactly then.
@@ -157,8 +175,9 @@ export class Attributes {
       atime: new Date(atimeMs ?? mtimeMs),
       ctime: new Date(ctimeMs),
       nlink: node.kind === "dir" ? 2 : 1,
-      uid,
-      gid,
+      uid: node.uid ?? uid,
+      gid: node.gid ?? gid,
+      rdev: node.kind === "local" ? node.rdev?.dev : undefined,
       blocks: Math.ceil(size / 512),
     };
   }
@@ -221,7 +240,17 @@ export class Attributes {
       node.localAtimeMs = atime ?? shown.atime.getTime();
       node.localCtimeMs = now;
       this.rememberTimes(node);
+    } else {
+      // The service keeps no time of its own a program could set: this device keeps it (rsync -a
+      // sets every folder's time after filling it; not kept, every later run sent them again).
+      const shown = this.statOf(node);
+      node.localMtimeMs = mtime ?? shown.mtime.getTime();
+      node.localAtimeMs = atime ?? shown.atime.getTime();
+      node.localCtimeMs = now;
+      node.timesKept = true;
+      this.keepFolderAttrs(node);
     }
+    this.c.attrsChanged(node);
   }
 
   /**
@@ -239,6 +268,8 @@ export class Attributes {
 
   /** Keeps a delivered note's times for the next mount (a pending one's are kept once it is delivered). */
   rememberTimes(node: FileNode): void {
+    // A note made here has an id now: what this device keeps of it is kept by it.
+    if (node.mode !== undefined || node.uid !== undefined || node.gid !== undefined) this.keepNoteAttrs(node);
     if (!node.meta || node.localMtimeMs === undefined || noteState(this.c, node) !== "clean") return;
     this.c.times.set(node.meta.id, {
       hash: node.meta.contentHash,
@@ -247,19 +278,131 @@ export class Attributes {
     });
   }
 
+  /**
+   * Mode bits are this device's (the service has none): kept for notes and folders by id
+   * (deviceAttrs.ts), for local files and folders in their manifest. What a reader's role or a
+   * read-only mount allows is applied on top when shown (no write bits), never stored.
+   */
   async chmod(path: string, mode: number): Promise<void> {
     if (this.sidecarOnly(path)) return;
     const node = this.c.find(path);
-    if (node.kind === "local") {
-      node.mode = mode & 0o7777;
-      this.c.saveLocal();
-    }
-    // Notes have no permission bits of their own (their role decides): accepted, like sed -i expects.
+    this.setMode(node, mode & 0o7777);
+    if (node.kind === "local") node.ctimeMs = Date.now();
+    this.c.attrsChanged(node);
   }
 
-  async chown(path: string): Promise<void> {
+  /** What was just made with `mode` (create, mkdir: the kernel applied the umask) by `owner`. */
+  madeWith(path: string, mode: number, owner?: Owner): void {
+    const node = this.c.tree.lookup(path);
+    if (!node) return;
+    this.ownedBy(node, owner);
+    if (node.kind === "file" || node.kind === "dir") this.setMode(node, mode & 0o7777);
+    else this.keep(node);
+  }
+
+  /**
+   * A rename over a note (or a local file going up as one): the note shows the mode and owner of
+   * what replaced it, as on a disk, and keeps its identity (id, tags, history; so its inode too).
+   */
+  attrsFrom(src: Node, target: FileNode): void {
+    if (src.kind === "dir") return;
+    const uid = src.uid;
+    const gid = src.gid;
+    if (src.mode !== target.mode) this.setMode(target, src.mode ?? NOTE_MODE);
+    if (uid === target.uid && gid === target.gid) return;
+    target.uid = uid;
+    target.gid = gid;
+    this.keepNoteAttrs(target);
+  }
+
+  private setMode(node: Node, bits: number): void {
+    if (node.kind === "local") {
+      node.mode = bits;
+      this.c.saveLocal();
+    } else if (node.kind === "file") {
+      node.mode = bits === NOTE_MODE ? undefined : bits;
+      node.localCtimeMs = Date.now();
+      this.keepNoteAttrs(node);
+    } else {
+      node.mode = bits === FOLDER_MODE ? undefined : bits;
+      node.localCtimeMs = Date.now();
+      this.keepFolderAttrs(node);
+    }
+  }
+
+  /** What this device keeps of a note, once it has an id to keep it by (a new one: at delivery). */
+  keepNoteAttrs(node: FileNode): void {
+    if (node.id) this.c.deviceAttrs.set(noteKey(node.id), { mode: node.mode, uid: node.uid, gid: node.gid });
+  }
+
+  /** What this device keeps of a folder: local ones in the manifest, others by id (a new one: once created). */
+  keepFolderAttrs(dir: DirNode): void {
+    if (dir.localOnly) {
+      this.c.saveLocal();
+      return;
+    }
+    const key = dir === this.c.tree.root ? "root" : dir.id ? folderKey(dir.id) : undefined;
+    if (!key) return;
+    const times = dir.timesKept ? { mtimeMs: dir.localMtimeMs, atimeMs: dir.localAtimeMs } : {};
+    this.c.deviceAttrs.set(key, { mode: dir.mode, uid: dir.uid, gid: dir.gid, ...times });
+  }
+
+  /** At start: what this device kept of the listed notes and folders. */
+  restoreKept(): void {
+    const kept = this.c.deviceAttrs;
+    kept.load();
+    const owner = (node: Node, k: KeptAttrs) => {
+      node.uid = k.uid;
+      node.gid = k.gid;
+    };
+    for (const node of this.c.tree.files.values()) {
+      const k = node.id ? kept.get(noteKey(node.id)) : undefined;
+      if (!k) continue;
+      node.mode = k.mode;
+      owner(node, k);
+    }
+    const restore = (dir: DirNode, key: string) => {
+      const k = kept.get(key);
+      if (!k) return;
+      dir.mode = k.mode;
+      owner(dir, k);
+      if (k.mtimeMs === undefined) return;
+      dir.localMtimeMs = k.mtimeMs;
+      dir.localAtimeMs = k.atimeMs;
+      dir.timesKept = true;
+    };
+    for (const dir of this.c.tree.dirs.values()) if (dir.id) restore(dir, folderKey(dir.id));
+    restore(this.c.tree.root, "root");
+  }
+
+  /**
+   * Owners are this device's too (the service has one per account): kept as modes are; the kernel
+   * decides who may change them (`-o default_permissions`: only root). -1: that one stays.
+   */
+  async chown(path: string, uid: number, gid: number): Promise<void> {
     if (this.sidecarOnly(path)) return;
-    this.c.find(path);
+    const node = this.c.find(path);
+    const shown = this.statOf(node);
+    this.ownedBy(node, { uid: uid === -1 ? shown.uid : uid, gid: gid === -1 ? shown.gid : gid });
+    this.keep(node);
+    this.c.attrsChanged(node);
+  }
+
+  /** `owner` (who made it, or chown) on `node`, kept only where it is not the mount's. */
+  ownedBy(node: Node, owner: Owner | undefined): void {
+    if (!owner) return;
+    node.uid = owner.uid === this.c.opts.uid ? undefined : owner.uid;
+    node.gid = owner.gid === this.c.opts.gid ? undefined : owner.gid;
+    const now = Date.now();
+    if (node.kind === "local") node.ctimeMs = now;
+    else node.localCtimeMs = now;
+  }
+
+  /** Keeps what this device holds of `node`: where it is kept depends on its kind. */
+  private keep(node: Node): void {
+    if (node.kind === "local") this.c.saveLocal();
+    else if (node.kind === "file") this.keepNoteAttrs(node);
+    else this.keepFolderAttrs(node);
   }
 
   async getxattr(path: string, name: string): Promise<Buffer | null> {
