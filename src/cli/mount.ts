@@ -22,7 +22,7 @@ import {
   rememberedPort,
   rememberPort,
 } from "./mountIdentity.ts";
-import { describeRefusal, savesWord } from "./notOnService.ts";
+import { describeRefusal, savesWord, waitWord } from "./notOnService.ts";
 import { logFormatOption, parseId, parsePollWait, parseSize, parseUrl, UsageError } from "./options.ts";
 import { checkNotMounted, explainConnectError } from "./preflight.ts";
 import { RefusalRecords } from "./refusalRecords.ts";
@@ -392,7 +392,7 @@ export function registerMount(program: Command): void {
         const left = vfs.stats().dirty;
         if (left > 0)
           process.stderr.write(
-            `txtfs: ${savesWord(left)} for ${url} wait in ${cache}; they are sent at the next mount (txtfs status lists them)\n`,
+            `txtfs: ${savesWord(left)} for ${url} ${waitWord(left)} in ${cache}; ${left === 1 ? "it is" : "they are"} sent at the next mount (txtfs status lists them)\n`,
           );
         const flushedMs = Date.now() - stopStarted;
         control?.close();

@@ -26,6 +26,8 @@ export interface UnmountedCacheDir {
 }
 
 export const savesWord = (n: number) => `${n} ${n === 1 ? "save" : "saves"}`;
+/** The verb after savesWord: "1 save waits", "3 saves wait". */
+export const waitWord = (n: number) => (n === 1 ? "waits" : "wait");
 
 /** Cache dirs holding what none of `mounts` (the running ones) will send. */
 export function notOnServiceUnmounted(mounts: MountRecord[]): UnmountedCacheDir[] {
@@ -43,7 +45,7 @@ export function notOnServiceUnmounted(mounts: MountRecord[]): UnmountedCacheDir[
 
 /** "3 saves for URL wait in DIR; mount MOUNTPOINT again to send them". */
 export function describeWaiting(w: UnmountedCacheDir): string {
-  return `${savesWord(w.saves)}${w.url ? ` for ${w.url}` : ""} wait in ${w.cacheDir}; mount ${w.mountpoint ?? "it"} again to send them`;
+  return `${savesWord(w.saves)}${w.url ? ` for ${w.url}` : ""} ${waitWord(w.saves)} in ${w.cacheDir}; mount ${w.mountpoint ?? "it"} again to send ${w.saves === 1 ? "it" : "them"}`;
 }
 
 /**

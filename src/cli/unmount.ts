@@ -14,7 +14,13 @@ import {
   takeUnreportedRefusals,
   type UnsentCopy,
 } from "../lib/refusedSaves.ts";
-import { describeRefusal, describeUnsent, notOnServiceUnmounted, savesWord } from "./notOnService.ts";
+import {
+  describeRefusal,
+  describeUnsent,
+  notOnServiceUnmounted,
+  savesWord,
+  waitWord,
+} from "./notOnService.ts";
 import { parseSeconds } from "./options.ts";
 
 /** How long the daemon may take to deliver (or journal) what is pending, unmount and exit. */
@@ -93,7 +99,7 @@ function reportLeftBehind(
 ): void {
   if (saves > 0)
     process.stderr.write(
-      `txtfs: ${mountpoint} is unmounted, but ${savesWord(saves)}${url ? ` for ${url}` : ""} wait in ${cacheDir}; they are sent when it is mounted again (txtfs status lists them)\n`,
+      `txtfs: ${mountpoint} is unmounted, but ${savesWord(saves)}${url ? ` for ${url}` : ""} ${waitWord(saves)} in ${cacheDir}; ${saves === 1 ? "it is" : "they are"} sent when it is mounted again (txtfs status lists them)\n`,
     );
   for (const c of unsent) process.stderr.write(`txtfs: ${describeUnsent(mountpoint, c, cacheDir)}\n`);
   for (const r of refusals) process.stderr.write(`txtfs: ${describeRefusal(mountpoint, r)}\n`);

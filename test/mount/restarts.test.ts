@@ -227,7 +227,7 @@ describe("restarts", () => {
     expect(sync.code).toBe(1);
     expect(sync.stdout).toMatch(
       new RegExp(
-        `^${m.mnt}: every save is on the service\n${m.mnt}: 1 save for ${first.url} wait in ${dirs.cache}/[0-9a-f]{16}; mount ${m.mnt} again to send them\n$`,
+        `^${m.mnt}: every save is on the service\n${m.mnt}: 1 save for ${first.url} waits in ${dirs.cache}/[0-9a-f]{16}; mount ${m.mnt} again to send it\n$`,
       ),
     );
     expect(await contentAt(m.api, "waiting.md")).toBeUndefined();
