@@ -125,7 +125,11 @@ export function constrain(schema: Json | undefined, field = ""): void {
   if (schema.properties?.op?.anyOf && schema.properties?.body && !schema.oneOf) perOperation(schema);
   for (const key of ["anyOf", "oneOf", "allOf"]) for (const s of schema[key] ?? []) constrain(s, field);
   if (isType(schema, "string")) constrainString(schema, field);
-  if (isType(schema, "integer") && INTEGER_RULES[field]) Object.assign(schema, INTEGER_RULES[field]);
+  // A route whose schema bounds the field tighter than "any safe integer" (a sign-in link's
+  // expiresIn, 1-60 s) keeps its own bounds; the rest get the domain's.
+  const ownBound = schema.maximum !== undefined && schema.maximum < Number.MAX_SAFE_INTEGER;
+  if (isType(schema, "integer") && INTEGER_RULES[field] && !ownBound)
+    Object.assign(schema, INTEGER_RULES[field]);
   if (isType(schema, "array")) {
     // Lists the domain refuses empty: an import of no files, a webhook for no events.
     if ((field === "files" || field === "events") && !schema.minItems) schema.minItems = 1;
