@@ -72,7 +72,7 @@ describe("restarts", () => {
     m = await startMount(dirs, { defaultCacheDir: true });
     expect(m.url).toBe(url);
     expect((await sh(`cat ${m.mnt}/notes/image.png`)).stdout).toBe("PNG");
-  });
+  }, 60_000); // three mount starts
 
   it("a note written with bytes that are not UTF-8 keeps exactly those bytes through a kill -9 right after", async () => {
     // It becomes a local-only file (docs/mount.md, "bytes are never altered"); its record once
@@ -192,7 +192,7 @@ describe("restarts", () => {
     const want = `first\n${delays.map((_, round) => `round ${round}\n`).join("")}`;
     for (const note of notes) expect(await contentAt(m.api, note)).toBe(want);
     expect((await sh(`cat ${notes[3]}`, { cwd: m.mnt })).stdout).toBe(want);
-  });
+  }, 90_000); // six kill -9 rounds, each a mount start: a minute on a loaded machine
 
   it("a rewrite right after appends sent without the body is no conflict with them, across kill -9 at any moment", async () => {
     const { m, notes } = await killedRounds(
