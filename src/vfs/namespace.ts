@@ -1,7 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { constants as fsc } from "node:fs";
 import { ApiError, withoutContent } from "../client/api.ts";
-import { baseOf, checkName, dirKey, journalKey, provisionalFolder, type VfsCore } from "./core.ts";
+import {
+  baseOf,
+  checkName,
+  dirKey,
+  type Handle,
+  journalKey,
+  provisionalFolder,
+  type VfsCore,
+} from "./core.ts";
 import { fail, toVfsError, VfsError } from "./errors.ts";
 import { decide, noteState } from "./lifecycle.ts";
 import { localDirKind } from "./local/localDirs.ts";
@@ -445,8 +453,28 @@ export class Namespace {
     if (src.keptNote && claim && !src.ghostOf) src.pendingMeta = undefined;
     src.ghostOf = undefined;
     this.c.tree.move(src, destDir, name);
+    const openOn = [...this.c.handles].filter(([, h]) => h.kind === "local" && h.node === src);
+    const content = openOn.length ? this.c.local.read(src.blob) : undefined;
     await this.c.claims.adoptLocal(src, claim);
-    if (this.c.tree.locals.has(src)) await this.c.claims.follow(src); // kept local: not UTF-8
+    if (this.c.tree.locals.has(src))
+      await this.c.claims.follow(src); // kept local: not UTF-8
+    else if (content) this.followIntoNote(openOn, destDir.children.get(name), content);
+  }
+
+  /**
+   * Descriptors open on a local file that went up as a note go on reading and writing that note
+   * (POSIX: a descriptor follows its file), starting from what the file held.
+   */
+  private followIntoNote(openOn: [number, Handle][], node: Node | undefined, content: Buffer): void {
+    if (node?.kind !== "file") return;
+    for (const [fd, h] of openOn) {
+      if (h.kind !== "local") continue;
+      h.fh.close();
+      const open = this.c.io.openNote(node);
+      open.content ??= Buffer.from(content);
+      this.c.handles.set(fd, { kind: "note", open, append: h.append, writable: h.fh.writable });
+    }
+    this.c.refreshDirtySize(node);
   }
 
   async renameNote(src: FileNode, destDir: DirNode, name: string): Promise<void> {

@@ -127,6 +127,26 @@ describe("a note renamed or removed while a writer has it open", () => {
     expect(await findByPath(api(), `${d}/j.bak`)).toBeUndefined();
   });
 
+  it("a local file renamed to a note name while open: the note holds what was written through it", async () => {
+    const d = await folder();
+    const r = await py(
+      [
+        "import os",
+        `fd = os.open("${d}/w.tmp", os.O_RDWR | os.O_CREAT, 0o644)`,
+        'os.write(fd, b"one\\n")',
+        `os.rename("${d}/w.tmp", "${d}/w.md")`,
+        'os.write(fd, b"two\\n")',
+        'print(os.pread(fd, 100, 0).decode(), end="")',
+        "os.close(fd)",
+      ].join("\n"),
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("one\ntwo\n");
+    expect((await run(`cat ${d}/w.md; ls ${d}`)).stdout).toBe("one\ntwo\nw.md\n");
+    await m.sync();
+    expect(await contentAt(api(), `${d}/w.md`)).toBe("one\ntwo\n");
+  });
+
   it("an existing note removed while open (unlink/14.t 6's order): the descriptor reads what it wrote", async () => {
     const d = await folder();
     expect((await run(`: > ${d}/v.md`)).code).toBe(0);
