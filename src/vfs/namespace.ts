@@ -1,7 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { constants as fsc } from "node:fs";
 import { ApiError, withoutContent } from "../client/api.ts";
-import { baseOf, checkName, dirKey, journalKey, provisionalFolder, type VfsCore } from "./core.ts";
+import {
+  baseOf,
+  checkName,
+  dirKey,
+  type Handle,
+  journalKey,
+  provisionalFolder,
+  type VfsCore,
+} from "./core.ts";
 import { fail, toVfsError, VfsError } from "./errors.ts";
 import { decide, noteState } from "./lifecycle.ts";
 import { localDirKind } from "./local/localDirs.ts";
@@ -445,8 +453,28 @@ export class Namespace {
     if (src.keptNote && claim && !src.ghostOf) src.pendingMeta = undefined;
     src.ghostOf = undefined;
     this.c.tree.move(src, destDir, name);
+    const openOn = [...this.c.handles].filter(([, h]) => h.kind === "local" && h.node === src);
+    const content = openOn.length ? this.c.local.read(src.blob) : undefined;
     await this.c.claims.adoptLocal(src, claim);
-    if (this.c.tree.locals.has(src)) await this.c.claims.follow(src); // kept local: not UTF-8
+    if (this.c.tree.locals.has(src))
+      await this.c.claims.follow(src); // kept local: not UTF-8
+    else if (content) this.followIntoNote(openOn, destDir.children.get(name), content);
+  }
+
+  /**
+   * Descriptors open on a local file that went up as a note go on reading and writing that note
+   * (POSIX: a descriptor follows its file), starting from what the file held.
+   */
+  private followIntoNote(openOn: [number, Handle][], node: Node | undefined, content: Buffer): void {
+    if (node?.kind !== "file") return;
+    for (const [fd, h] of openOn) {
+      if (h.kind !== "local") continue;
+      h.fh.close();
+      const open = this.c.io.openNote(node);
+      open.content ??= Buffer.from(content);
+      this.c.handles.set(fd, { kind: "note", open, append: h.append, writable: h.fh.writable });
+    }
+    this.c.refreshDirtySize(node);
   }
 
   async renameNote(src: FileNode, destDir: DirNode, name: string): Promise<void> {
@@ -487,6 +515,7 @@ export class Namespace {
       }
       return;
     }
+    if (!isNoteName(name)) return this.renameAside(src, destDir, name);
     await this.c.delivery.settle(src);
     if (!src.id) {
       // Not uploaded yet (nothing was written): it will be created under its new name.
@@ -494,27 +523,65 @@ export class Namespace {
       this.c.tree.move(src, destDir, name);
       return;
     }
-    if (!isNoteName(name)) {
-      // Renamed to a non-note name (vim's `note~`, `.fuse_hidden*`): the note stays remote,
-      // shown here as a local file still bound to it, until it is re-created, renamed back or unlinked.
-      const body = await this.c.body(src);
-      const ghost = this.c.newLocal(destDir, name, src.mode ?? 0o644, body);
-      ghost.ghostOf = {
+    const meta = withoutContent(await this.c.client.updateFile(src.id, { name, folderId: destDir.id }));
+    // Our answer, unless the rename landed on an edit made elsewhere: that is shown as one.
+    this.c.tree.upsertFile(meta, meta.contentHash === src.meta?.contentHash);
+  }
+
+  /**
+   * Renamed to a non-note name (vim's `note~`, `sed -i.bak`, `.fuse_hidden*` when it is removed
+   * while open): the note stays remote, shown here as a local file still bound to it, until it is
+   * re-created, renamed back or unlinked. A note the service does not have yet becomes a plain
+   * local file. Either way the file holds what the note holds here now, written but not yet saved
+   * through a descriptor still open included, and every descriptor open on the note goes on
+   * reading and writing that file (POSIX: the descriptor follows the file; `unlink/14.t` 6).
+   */
+  private async renameAside(src: FileNode, destDir: DirNode, name: string): Promise<void> {
+    const open = this.c.openNotes.get(src);
+    if (open?.tail) await this.c.io.materialize(open);
+    // Saves made before go first: the note bound to the file is the last one saved.
+    await this.c.delivery.settle(src);
+    const body = Buffer.from(open?.content ?? (await this.c.body(src)));
+    const local = this.c.newLocal(destDir, name, src.mode ?? 0o644, body);
+    local.mtimeMs = src.localMtimeMs ?? local.mtimeMs;
+    local.atimeMs = src.localAtimeMs;
+    local.ctimeMs = Date.now();
+    if (src.id) {
+      // As unlink's tombstone: the version our own saves made, when one came after the record's.
+      const base = this.c.rebase.ownSuccessor(src.id, baseOf(src.meta));
+      local.ghostOf = {
         id: src.id,
-        etag: src.meta!.etag,
-        hash: src.meta!.contentHash,
+        etag: base?.etag ?? "",
+        hash: base?.hash ?? src.meta?.contentHash,
         name: src.remoteName,
         shownAs: src.name,
         meta: src.meta ?? undefined,
       };
+      local.pendingMeta = src.pendingMeta;
       this.c.tree.ghosted.add(src.id);
       this.c.tree.removeFile(src.id);
-      this.c.saveLocal();
-      return;
+    } else {
+      // Never sent (made by an open that has not saved it): nothing of it is on the service.
+      local.pendingMeta = src.pendingMeta;
+      this.c.overlay.delete(src);
+      this.c.tree.detach(src);
     }
-    const meta = withoutContent(await this.c.client.updateFile(src.id, { name, folderId: destDir.id }));
-    // Our answer, unless the rename landed on an edit made elsewhere: that is shown as one.
-    this.c.tree.upsertFile(meta, meta.contentHash === src.meta?.contentHash);
+    local.uid = src.uid;
+    local.gid = src.gid;
+    this.c.attrs.continued(src, local);
+    if (open) {
+      for (const [fd, h] of this.c.handles) {
+        if (h.kind !== "note" || h.open !== open) continue;
+        const fh = LocalHandle.open(local.blob, h.writable);
+        this.c.handles.set(fd, { kind: "local", node: local, fh, append: h.append, written: open.dirty });
+      }
+      this.c.openNotes.delete(src);
+      open.dirty = false;
+      open.refs = 0;
+    }
+    this.c.saveLocal();
+    // What was written through a descriptor is on record as the file's before the rename returns.
+    if (open) this.c.flushLocal();
   }
 
   async renameDir(src: DirNode, destDir: DirNode, name: string, target: Node | undefined): Promise<void> {

@@ -58,13 +58,15 @@ const fsyncFd = promisify(fsync);
 /** An open local file. */
 export class LocalHandle {
   private readonly fd: number;
+  readonly writable: boolean;
 
-  private constructor(fd: number) {
+  private constructor(fd: number, writable: boolean) {
     this.fd = fd;
+    this.writable = writable;
   }
 
   static open(blob: string, writable: boolean): LocalHandle {
-    return new LocalHandle(openSync(blob, writable ? "r+" : "r"));
+    return new LocalHandle(openSync(blob, writable ? "r+" : "r"), writable);
   }
 
   read(length: number, position: number): Buffer {
