@@ -276,7 +276,8 @@ describe("log lines on a terminal", { timeout: 60_000 }, () => {
     });
     const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
     running.push({ child, output: () => out, exited });
-    await until(() => /Server listening/.test(out), "serve's first log line");
+    // The whole line: a terminal's output can arrive cut anywhere.
+    await until(() => /Server listening.*\n/.test(out), "serve's first log line");
     child.kill("SIGINT");
     expect(await exited).toBe(0);
     return out;
