@@ -141,6 +141,8 @@ export class Attributes {
       // The mount's root has no record of its own: its times are the account's newest change.
       const own = node === this.c.tree.root ? this.c.tree.newestChangeMs : 0;
       mtimeMs = node.localMtimeMs ?? (node.meta ? Date.parse(node.meta.updatedAt) : own);
+      // A change made elsewhere moves the root on past a time kept here (a local change inside it).
+      if (node === this.c.tree.root) mtimeMs = Math.max(mtimeMs, own);
       ctimeMs = node.localCtimeMs ?? (node.meta ? Date.parse(node.meta.createdAt) : own);
       atimeMs = node.localAtimeMs;
     } else if (node.kind === "local" && specialType(node) !== undefined) {
