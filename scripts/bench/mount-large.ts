@@ -36,6 +36,8 @@ const HELP = `usage: node scripts/bench/mount-large.ts [options]
   --folders <n>        folders holding them, in groups of 20 (default 2000)
   --changes <n>        remote changes to follow (default 10000, at most --notes)
   --runs <n>           interleaved runs of the read figures; times are their medians (default 3)
+  --base <checkout>    also run another checkout's txtfs (server and mount) as a target beside this
+                       one, interleaved, and report this one against it figure by figure
   --out <file>         Markdown report (default bench-results/mount-large.md)
   --timeout <s>        watchdog: give up (and clean up) after this many seconds (default 3600)
   --no-drop-caches     never write /proc/sys/vm/drop_caches (it empties the page cache of the whole machine)`;
@@ -48,6 +50,8 @@ interface Settings {
   out: string;
   timeoutSeconds: number;
   dropCaches: boolean;
+  /** Another checkout whose bin/txtfs runs as the "base" target. */
+  base: string | undefined;
 }
 
 function settingsFromArgs(): Settings {
@@ -60,6 +64,7 @@ function settingsFromArgs(): Settings {
       out: { type: "string" },
       timeout: { type: "string" },
       "no-drop-caches": { type: "boolean", default: false },
+      base: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -80,6 +85,7 @@ function settingsFromArgs(): Settings {
       out: resolve(values.out ?? join(root, "bench-results/mount-large.md")),
       timeoutSeconds: numberOption("timeout", values.timeout, 3600, 30, true),
       dropCaches: !values["no-drop-caches"],
+      base: values.base ? resolve(values.base) : undefined,
     };
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n`);
@@ -227,7 +233,7 @@ function procStatusKb(pid: number, field: "VmRSS" | "VmHWM"): number {
 // The targets
 
 interface Target {
-  name: "local" | "sshfs" | "txtfs";
+  name: "local" | "sshfs" | "txtfs" | "base";
   dir: string;
   /** Mounts; resolves once the mount is up (txtfs: "mounted"; sshfs: in the mount table). */
   mount(): Promise<void>;
@@ -238,32 +244,35 @@ interface Target {
   change(indexes: number[]): Promise<void>;
 }
 
+/** A txtfs target: this checkout's ("txtfs") or, with --base, another's ("base"), each with its own server. */
 async function makeTxtfs(
   base: string,
   tree: Tree,
   res: SshfsResources,
+  name: "txtfs" | "base" = "txtfs",
+  bin = BIN,
 ): Promise<Target & { importMs: number; requests: string[]; listingMs: number[] }> {
-  const mnt = join(base, "txtfs-mnt");
+  const mnt = join(base, `${name}-mnt`);
   /** Every request the server logged, as `METHOD /path` with ids as `:id`. */
   const requests: string[] = [];
   /** The daemon's own figure for listing the account, per mount ("mounted DIR (N ms)"). */
   const listingMs: number[] = [];
-  const config = join(base, "txtfs-config");
-  const cacheDir = join(base, "txtfs-cache");
+  const config = join(base, `${name}-config`);
+  const cacheDir = join(base, `${name}-cache`);
   mkdirSync(mnt);
   mkdirSync(config);
   const server = startChild(
-    "txtfs serve",
+    `${name} serve`,
     process.execPath,
     [
-      BIN,
+      bin,
       "serve",
       "--host",
       "127.0.0.1",
       "--port",
       "0",
       "--data",
-      join(base, "txtfs-data"),
+      join(base, `${name}-data`),
       "--rate-limit",
       "100000000",
     ],
@@ -272,7 +281,7 @@ async function makeTxtfs(
   res.children.push(server);
   const url = (await server.waitForLine(/^txtfs (http:\/\/127\.0\.0\.1:\d+)\b/, 60_000))[1]!;
   const key = (await server.waitForLine(/^export TXTFS_API_KEY=(\S+)$/, 10_000))[1]!;
-  log(`txtfs serve (pid ${server.pid}) at ${url}`);
+  log(`${name} serve (pid ${server.pid}) at ${url}`);
   const api = async (method: string, path: string, body: unknown) => {
     const r = await fetch(url + path, {
       method,
@@ -306,7 +315,7 @@ async function makeTxtfs(
     if ((i / 1000) % 10 === 9) log(`imported ${fmtInt(i + files.length)} notes`);
   }
   const importMs = performance.now() - t0;
-  log(`imported ${fmtInt(tree.paths.length)} notes into txtfs in ${(importMs / 1000).toFixed(1)} s`);
+  log(`imported ${fmtInt(tree.paths.length)} notes into ${name} in ${(importMs / 1000).toFixed(1)} s`);
 
   res.mountpoints.push(mnt);
   let daemon: ChildServer | undefined;
@@ -322,7 +331,7 @@ async function makeTxtfs(
     check(!isMounted(mnt), `${mnt} is unmounted`);
   };
   return {
-    name: "txtfs",
+    name,
     dir: mnt,
     importMs,
     requests,
@@ -333,7 +342,7 @@ async function makeTxtfs(
       const d = startChild(
         "txtfs mount",
         process.execPath,
-        [BIN, "mount", mnt, "--url", url, "--key", key, "--cache-dir", cacheDir],
+        [bin, "mount", mnt, "--url", url, "--key", key, "--cache-dir", cacheDir],
         { cwd: root, env: cleanEnv({ TXTFS_CONFIG: config, TXTFS_CACHE: join(config, "cache") }) },
       );
       daemon = d;
@@ -557,8 +566,8 @@ interface Memory {
   hwmKb: number;
 }
 
-async function gitCommit(): Promise<string> {
-  const r = await sh(`cd '${root}' && git rev-parse --short HEAD && git status --porcelain -- src | wc -l`);
+async function gitCommit(dir = root): Promise<string> {
+  const r = await sh(`cd '${dir}' && git rev-parse --short HEAD && git status --porcelain -- src | wc -l`);
   const [rev, dirty] = r.stdout.trim().split("\n");
   return Number(dirty) ? `${rev} + uncommitted src/ changes` : (rev ?? "unknown");
 }
@@ -611,6 +620,10 @@ async function main() {
     targets.push(sshfs);
     const txtfs = await makeTxtfs(base, tree, res);
     targets.push(txtfs);
+    const other = settings.base
+      ? await makeTxtfs(base, tree, res, "base", join(settings.base, "bin/txtfs"))
+      : undefined;
+    if (other) targets.push(other);
 
     const figures: Figure[] = [];
     const record = (f: Figure, t: Target, r: { ms: number; checked: string }) => {
@@ -645,9 +658,12 @@ async function main() {
       return { rssKb: procStatusKb(pid, "VmRSS"), hwmKb: procStatusKb(pid, "VmHWM") };
     };
     // Which target goes first rotates from run to run and phase to phase.
-    const all = [local, sshfs, txtfs];
+    const all = [local, sshfs, txtfs, ...(other ? [other] : [])];
     const order = (k: number) => all.map((_, i) => all[(i + k) % all.length]!);
-    const pair = (k: number) => (k % 2 === 0 ? [sshfs, txtfs] : [txtfs, sshfs]);
+    const pair = (k: number) => [
+      ...(k % 2 === 0 ? [sshfs, txtfs] : [txtfs, sshfs]),
+      ...(other ? [other] : []),
+    ];
 
     const mountRequests: string[] = [];
     for (let run = 0; run < settings.runs; run++) {
@@ -717,6 +733,7 @@ async function main() {
       memory,
       droppedCaches: dropCachesWorks,
       seconds: (performance.now() - started) / 1000,
+      base: settings.base ? `${settings.base} at ${await gitCommit(settings.base)}` : undefined,
     };
     const md = markdownReport(report);
     mkdirSync(dirname(settings.out), { recursive: true });
@@ -738,10 +755,10 @@ const fmtTime = (ms: number | undefined) =>
       : `${Math.round(ms)} ms`;
 const fmtMiB = (kb: number) => `${(kb / 1024).toFixed(1)} MiB`;
 const med = (ms: number[] | undefined) => (ms?.length ? median(ms) : Number.NaN);
-/** The median of the per-run ratios txtfs/sshfs (runs pair up by index). */
-function figureRatio(f: Figure): number {
+/** The median of the per-run ratios txtfs/sshfs, or txtfs/another target (runs pair up by index). */
+function figureRatio(f: Figure, against: Target["name"] = "sshfs"): number {
   const t = f.ms.txtfs ?? [];
-  const s = f.ms.sshfs ?? [];
+  const s = f.ms[against] ?? [];
   const ratios = t.slice(0, s.length).map((x, i) => x / s[i]!);
   return ratios.length ? median(ratios) : Number.NaN;
 }
@@ -764,6 +781,7 @@ function markdownReport(r: {
   memory: Partial<Record<Target["name"], { listed: Memory[]; end?: Memory }>>;
   droppedCaches: boolean;
   seconds: number;
+  base: string | undefined;
 }): string {
   const { tree, machine: m } = r;
   const rows = r.figures.map((f) => {
@@ -815,6 +833,46 @@ function markdownReport(r: {
       ? ""
       : ` (the goal is for 100,000 notes; this run has ${fmtInt(tree.paths.length)})`;
   const slower = r.figures.filter((f) => f.goalRatio !== undefined && !(figureRatio(f) <= f.goalRatio));
+  const verdict = (x: number) =>
+    !Number.isFinite(x) ? "-" : x <= 1.05 ? "within 5%" : `${Math.round((x - 1) * 100)}% slower`;
+  const baseRows = r.figures.map((f) => {
+    const x = figureRatio(f, "base");
+    return [
+      f.label,
+      fmtTime(med(f.ms.base)),
+      fmtTime(med(f.ms.txtfs)),
+      Number.isFinite(x) ? `${x.toFixed(2)}x` : "-",
+      verdict(x),
+    ];
+  });
+  const fb = r.follows.base;
+  const followVsBase = ratioOf(ft?.totalMs, fb?.totalMs);
+  baseRows.push([
+    "following the remote changes: last change visible from the first sent",
+    fmtTime(fb?.totalMs),
+    fmtTime(ft?.totalMs),
+    Number.isFinite(followVsBase) ? `${followVsBase.toFixed(2)}x` : "-",
+    verdict(followVsBase),
+  ]);
+  const baseMem = r.memory.base;
+  const baseSection = r.base
+    ? [
+        `### Against the base (${r.base})`,
+        "",
+        "The other checkout's server and mount, on the same tree, interleaved with the targets above; this/base is the median of per-run ratios (the remote changes once each).",
+        "",
+        markdownTable(["figure", "base", "this checkout", "this/base", "within 5%?"], baseRows, [
+          "l",
+          "r",
+          "r",
+          "r",
+          "l",
+        ]),
+        "",
+        `Peak daemon RSS: base ${baseMem ? fmtMiB(peakOf(baseMem)) : "-"}, this checkout ${txtMem ? fmtMiB(peakOf(txtMem)) : "-"}.`,
+        "",
+      ]
+    : [];
   return [
     `# The mount at scale: ${fmtInt(tree.paths.length)} notes, txtfs beside sshfs`,
     "",
@@ -834,6 +892,7 @@ function markdownReport(r: {
     "",
     `txtfs mount: the daemon reports listing the account in ${r.listingMs.map((n) => `${fmtInt(n)} ms`).join(", ")} (every mount, in order; the rest of "mount until listable" is Node and the daemon starting, the FUSE mount and the first \`ls\`). Requests from spawn to listable, each run: ${r.mountRequests.join("; ")}.`,
     "",
+    ...baseSection,
     `### Following ${fmtInt(r.settings.changes)} remote changes`,
     "",
     `The same ${fmtInt(r.settings.changes)} notes (spread over the tree) each get a line added, on a fresh mount after one \`ls -lR\`. txtfs: \`file.update\` operations through \`POST /api/v1/batch\`, 100 per request, one request after the other; the mount learns them from the change feed. sshfs: the files rewritten in the sshfs server's directory; what sshfs shows then depends on its default caches (attributes and directory entries kept for 20 s), so its figure measures how long sshfs serves stale sizes, not a feed. A child process polls \`stat -c %s\` of the last-changed note every 10 ms; then a \`stat\` of every changed note through the mount must show its new size (polled until it does).`,

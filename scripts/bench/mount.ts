@@ -10,7 +10,7 @@
 // store of each target — the directories, the service's content hashes — against a model of what it
 // must hold). A failed check exits non-zero. Requests per workload come from the server's own request
 // log (TXTFS_LOG_REQUESTS=1). Results go to stdout and to bench-results/mount.md.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   appendFileSync,
@@ -55,7 +55,9 @@ const HELP = `usage: node scripts/bench/mount.ts [options]
   --logs <dir>         keep the stderr of the txtfs server and mount daemons there (for diagnosis)
   --timeout <s>        watchdog: give up (and clean up) after this many seconds (default 1080, --quick 420)
   --only <ids>         run only these workloads (comma-separated ids: ls-cold, append-cold, unmount, ...)
-  --no-memory          skip the daemon memory phase`;
+  --no-memory          skip the daemon memory phase
+  --base <checkout>    also run another checkout's txtfs (server and mount) as a fourth target,
+                       interleaved with the others, and report this one against it per workload`;
 
 interface Settings {
   quick: boolean;
@@ -77,6 +79,8 @@ interface Settings {
   memFolders: number;
   memCacheSize: string;
   memCacheBytes: number;
+  /** Another checkout whose bin/txtfs runs as the "base" target. */
+  base: string | undefined;
 }
 
 function settingsFromArgs(): Settings {
@@ -91,6 +95,7 @@ function settingsFromArgs(): Settings {
       timeout: { type: "string" },
       only: { type: "string" },
       "no-memory": { type: "boolean", default: false },
+      base: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -123,6 +128,7 @@ function settingsFromArgs(): Settings {
     memFolders: quick ? 20 : 100,
     memCacheSize: quick ? "4M" : "32M",
     memCacheBytes: (quick ? 4 : 32) * 1024 * 1024,
+    base: values.base ? resolve(values.base) : undefined,
   };
 }
 
@@ -581,8 +587,7 @@ class OpLog {
 // ---------------------------------------------------------------------------------------------
 // Targets
 
-type TargetName = "local" | "sshfs" | "txtfs";
-const TARGETS: TargetName[] = ["local", "sshfs", "txtfs"];
+type TargetName = "local" | "sshfs" | "txtfs" | "base";
 
 interface Target {
   name: TargetName;
@@ -650,11 +655,12 @@ async function startTxtfsServer(
   name: string,
   data: string,
   requests?: RequestLog,
+  bin = BIN,
 ): Promise<{ server: ChildServer; url: string; key: string; api: Api }> {
   const server = startChild(
     name,
     process.execPath,
-    [BIN, "serve", "--host", "127.0.0.1", "--port", "0", "--data", data, "--rate-limit", "100000000"],
+    [bin, "serve", "--host", "127.0.0.1", "--port", "0", "--data", data, "--rate-limit", "100000000"],
     {
       cwd: root,
       env: cleanEnv(requests ? { TXTFS_LOG_REQUESTS: "1" } : {}),
@@ -684,11 +690,22 @@ async function startTxtfsMount(
     cacheSize?: string;
     trace?: boolean;
     onStderrLine?: (line: string) => void;
+    bin?: string;
   },
 ): Promise<TxtfsMount> {
   rmSync(opts.cacheDir, { recursive: true, force: true });
   mkdirSync(opts.cacheDir, { recursive: true });
-  const args = [BIN, "mount", opts.mnt, "--url", opts.url, "--key", opts.key, "--cache-dir", opts.cacheDir];
+  const args = [
+    opts.bin ?? BIN,
+    "mount",
+    opts.mnt,
+    "--url",
+    opts.url,
+    "--key",
+    opts.key,
+    "--cache-dir",
+    opts.cacheDir,
+  ];
   if (opts.cacheSize) args.push("--cache-size", opts.cacheSize);
   if (opts.trace) args.push("--trace");
   const daemon = startChild("txtfs mount", process.execPath, args, {
@@ -753,15 +770,29 @@ async function makeSshfs(base: string, corpus: Corpus, res: Resources): Promise<
   };
 }
 
-async function makeTxtfs(base: string, corpus: Corpus, res: Resources, settings: Settings): Promise<Target> {
+/** A txtfs target: this checkout's ("txtfs") or, with --base, another's ("base"), each with its own server. */
+async function makeTxtfs(
+  base: string,
+  corpus: Corpus,
+  res: Resources,
+  settings: Settings,
+  name: "txtfs" | "base" = "txtfs",
+): Promise<Target> {
+  const bin = name === "base" ? join(settings.base!, "bin/txtfs") : BIN;
   const requests = new RequestLog();
   const ops = settings.trace ? new OpLog() : undefined;
-  const mnt = join(base, "txtfs-mnt");
-  const config = join(base, "txtfs-config");
-  const cacheDir = join(base, "txtfs-cache");
+  const mnt = join(base, `${name}-mnt`);
+  const config = join(base, `${name}-config`);
+  const cacheDir = join(base, `${name}-cache`);
   mkdirSync(mnt);
   mkdirSync(config);
-  const { url, key, api } = await startTxtfsServer(res, "txtfs serve", join(base, "txtfs-data"), requests);
+  const { url, key, api } = await startTxtfsServer(
+    res,
+    `${name} serve`,
+    join(base, `${name}-data`),
+    requests,
+    bin,
+  );
   const ms = await importCorpus(api, corpus.files);
   log(`imported ${fmtInt(corpus.files.size)} notes into txtfs in ${Math.round(ms)} ms`);
   res.mountpoints.push(mnt);
@@ -775,6 +806,7 @@ async function makeTxtfs(base: string, corpus: Corpus, res: Resources, settings:
       config,
       trace: settings.trace,
       onStderrLine: ops?.onLine,
+      bin,
     });
     await requests.quiet(200);
   };
@@ -786,7 +818,7 @@ async function makeTxtfs(base: string, corpus: Corpus, res: Resources, settings:
   };
   await start();
   return {
-    name: "txtfs",
+    name,
     dir: mnt,
     model: Model.of(corpus),
     requests,
@@ -1567,13 +1599,14 @@ async function run(
   targets.push(await makeLocal(base, corpus));
   targets.push(await makeSshfs(base, corpus, res));
   targets.push(await makeTxtfs(base, corpus, res, settings));
+  if (settings.base) targets.push(await makeTxtfs(base, corpus, res, settings, "base"));
   for (const t of targets) compareTrees(`${t.name} after loading`, t.model, await t.backing());
 
   const results: Results = { samples: new Map(), remounts: [] };
   for (let runNo = 1; runNo <= settings.runs; runNo++) {
     for (const [g, group] of WORKLOADS.entries()) {
       // Rotate which target goes first, so none gets a systematic slot.
-      const order = TARGETS.map((_, i) => targets[(i + runNo + g) % targets.length]!);
+      const order = targets.map((_, i) => targets[(i + runNo + g) % targets.length]!);
       for (const t of order) {
         const ctx: Ctx = { target: t, run: runNo, model: t.model, lists, src1m, settings };
         for (const w of group) await runOne(w, t, ctx, settings, results);
@@ -1642,6 +1675,8 @@ interface Summary {
   goals: string[];
   notes: string[];
   slower: string[];
+  /** With --base: this checkout against the other, per workload. */
+  baseRows: string[][] | undefined;
 }
 
 function summarize(report: Report): Summary {
@@ -1729,6 +1764,23 @@ function summarize(report: Report): Summary {
       ...(settings.trace ? [opsText || "-"] : []),
     ]);
   }
+  // Paired by run (both targets ran the workload back to back), as the other ratios are.
+  const baseRows = settings.base
+    ? all.map((w) => {
+        const r = ratio(w, "txtfs", "base");
+        const until = (t: TargetName) => samplesOf(w, t).map((s) => s.ms + (s.settleMs ?? 0));
+        const b = until("base");
+        const rUntil = median(until("txtfs").map((d, i) => d / b[i]!));
+        const verdict = (x: number) => (x <= 1.05 ? "within 5%" : `${Math.round((x - 1) * 100)}% slower`);
+        return [
+          w.label,
+          fmtTime(med(w, "base")),
+          fmtTime(med(w, "txtfs")),
+          `${fmtRatio(r)} ${verdict(r)}`,
+          `${fmtRatio(rUntil)} ${verdict(rUntil)}`,
+        ];
+      })
+    : undefined;
   goals.unshift(
     slower.length === 0
       ? "txtfs faster than sshfs on every workload: met"
@@ -1809,8 +1861,21 @@ function summarize(report: Report): Summary {
     goals,
     notes,
     slower,
+    baseRows,
   };
 }
+
+/** The base checkout and the commit it is at. */
+function baseLabel(dir: string): string {
+  try {
+    return `${dir} at ${execFileSync("git", ["-C", dir, "rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim()}`;
+  } catch {
+    return dir;
+  }
+}
+
+const BASE_HEAD = ["workload", "base", "this checkout", "this vs base", "until on the service, vs base"];
+const BASE_ALIGN = ["l", "r", "r", "l", "l"] as const;
 
 function settingsLine(report: Report): string {
   const s = report.settings;
@@ -1841,6 +1906,13 @@ function textReport(report: Report): string {
     "",
     textTable(s.head, s.rows, s.align),
     "",
+    ...(s.baseRows
+      ? [
+          `against the base (${baseLabel(report.settings.base!)}):`,
+          textTable(BASE_HEAD, s.baseRows, [...BASE_ALIGN]),
+          "",
+        ]
+      : []),
     "requests (txtfs):",
     textTable(s.reqHead, s.reqRows, s.reqAlign),
     "",
@@ -1869,6 +1941,14 @@ function markdownReport(report: Report): string {
     "",
     markdownTable(s.head, s.rows, s.align),
     "",
+    ...(s.baseRows
+      ? [
+          `### Against the base (${baseLabel(report.settings.base!)})`,
+          "",
+          markdownTable(BASE_HEAD, s.baseRows, [...BASE_ALIGN]),
+          "",
+        ]
+      : []),
     "### Requests per operation (txtfs)",
     "",
     markdownTable(s.reqHead, s.reqRows, s.reqAlign),
