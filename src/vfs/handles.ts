@@ -5,21 +5,19 @@ import { isUtf8 } from "node:buffer";
 import { constants as fsc } from "node:fs";
 import { NOTE_CONTENT_BYTES } from "../lib/limits.ts";
 import { handlingBody } from "../lib/memoryMode.ts";
-import {
-  type Base,
-  baseOf,
-  type Handle,
-  isTransient,
-  journalKey,
-  type OpenNote,
-  type OpenSidecar,
-  type VfsCore,
-} from "./core.ts";
-import { fail, toVfsError, type VfsError } from "./errors.ts";
+import { type Base, baseOf } from "./base.ts";
+import type { Bodies } from "./bodies.ts";
+import type { VfsCore } from "./core.ts";
+import type { Delivery } from "./delivery/deliver.ts";
+import { journalKey } from "./delivery/journalKeys.ts";
+import { fail, isTransient, toVfsError, type VfsError } from "./errors.ts";
 import { decide, noteState } from "./lifecycle.ts";
+import type { Claims } from "./local/claims.ts";
 import { LocalHandle } from "./local/localFiles.ts";
+import type { Attributes } from "./meta/attributes.ts";
 import type { SidecarNode } from "./meta/sidecars.ts";
 import { isNoteName } from "./names.ts";
+import type { OpenFile, OpenNote, OpenSidecar } from "./openFile.ts";
 import type { FileNode } from "./tree.ts";
 
 function splice(content: Buffer, data: Buffer, at: number): Buffer {
@@ -60,7 +58,22 @@ function resize(content: Buffer, size: number): Buffer {
   return next;
 }
 
+/** The parts open files call: saves handed to delivery, sidecars and times, claims of rewritten names. */
+export interface OpenFilesParts {
+  attributes: Pick<
+    Attributes,
+    "applySidecar" | "paging" | "renderSidecar" | "showRemoteVersion" | "sidecar" | "sidecarRefused"
+  >;
+  bodies: Pick<Bodies, "body" | "bodyPiece">;
+  claims: Pick<Claims, "adoptLocal" | "becomeLocal">;
+  delivery: Pick<Delivery, "drain" | "journalAppend" | "journalSave" | "onItsWay" | "send">;
+}
+
 export class OpenFiles {
+  private readonly attributes: OpenFilesParts["attributes"];
+  private readonly bodies: OpenFilesParts["bodies"];
+  private readonly claims: OpenFilesParts["claims"];
+  private readonly delivery: OpenFilesParts["delivery"];
   readonly c: VfsCore;
   /**
    * Releases still at work. close(2) returns before the kernel's RELEASE is answered, and a local
@@ -70,14 +83,18 @@ export class OpenFiles {
    */
   private readonly releasing = new Set<Promise<void>>();
 
-  constructor(c: VfsCore) {
+  constructor(c: VfsCore, parts: OpenFilesParts) {
     this.c = c;
+    this.attributes = parts.attributes;
+    this.bodies = parts.bodies;
+    this.claims = parts.claims;
+    this.delivery = parts.delivery;
   }
 
   async openSidecar(sidecar: SidecarNode): Promise<number> {
     let open = this.c.openSidecars.get(sidecar.target);
     if (!open) {
-      open = { sidecar, refs: 0, content: await this.c.attrs.renderSidecar(sidecar.target), dirty: false };
+      open = { sidecar, refs: 0, content: await this.attributes.renderSidecar(sidecar.target), dirty: false };
       this.c.openSidecars.set(sidecar.target, open);
     }
     open.refs++;
@@ -92,20 +109,20 @@ export class OpenFiles {
     const text = open.content.toString("utf8");
     open.dirty = false; // before the wait: an edit made meanwhile is applied by the next flush
     try {
-      await this.c.attrs.applySidecar(open.sidecar, text);
+      await this.attributes.applySidecar(open.sidecar, text);
     } catch (err) {
       open.dirty = true;
       throw err;
     }
   }
 
-  addHandle(h: Handle): number {
+  addHandle(h: OpenFile): number {
     const fd = this.c.nextFd++;
     this.c.handles.set(fd, h);
     return fd;
   }
 
-  handle(fd: number): Handle {
+  handle(fd: number): OpenFile {
     const h = this.c.handles.get(fd);
     if (!h) throw fail("EBADF");
     return h;
@@ -149,14 +166,14 @@ export class OpenFiles {
     const writable = (flags & 3) !== fsc.O_RDONLY;
     const node = this.c.tree.lookup(path);
     if (!node) {
-      const sidecar = this.c.attrs.sidecar(path);
+      const sidecar = this.attributes.sidecar(path);
       if (!sidecar) throw fail("ENOENT");
       if (writable) this.c.checkWritable(sidecar.target);
       return this.openSidecar(sidecar);
     }
     if (node.kind === "dir") return this.addHandle({ kind: "dir" });
     if (writable) this.c.checkWritable(node);
-    this.c.attrs.paging(path, node);
+    this.attributes.paging(path, node);
     const append = (flags & fsc.O_APPEND) !== 0;
     if (node.kind === "local") {
       return this.addHandle({ kind: "local", node, fh: LocalHandle.open(node.blob, writable), append });
@@ -191,8 +208,8 @@ export class OpenFiles {
       try {
         // body() sends the journalled appends first; one journalled meanwhile (a flush through
         // another descriptor) is not in what it fetched: fetch again after it.
-        let body = await this.c.body(open.node);
-        while (this.c.journal.get(journalKey(open.node))?.append) body = await this.c.body(open.node);
+        let body = await this.bodies.body(open.node);
+        while (this.c.journal.get(journalKey(open.node))?.append) body = await this.bodies.body(open.node);
         open.base = baseOf(open.node.meta);
         const tail = open.tail ?? Buffer.alloc(0);
         open.content = Buffer.concat([body, tail]);
@@ -218,7 +235,7 @@ export class OpenFiles {
       const version = this.versionOf(h.open.node);
       if (!h.snapshot || h.snapshotOf !== version) {
         const base = this.baseAtOpen(h.open.node);
-        h.snapshot = await this.c.body(h.open.node);
+        h.snapshot = await this.bodies.body(h.open.node);
         h.snapshotOf = version;
         h.snapshotBase = base;
       }
@@ -236,15 +253,15 @@ export class OpenFiles {
     const node = this.c.tree.lookup(path);
     if (!node) throw fail("ENOENT");
     if (node.kind === "dir") throw fail("EISDIR");
-    this.c.attrs.paging(path, node);
+    this.attributes.paging(path, node);
     if (node.kind === "local") return this.c.local.readAt(node.blob, length, position);
     const open = this.c.openNotes.get(node);
     if (open?.tail) await this.materialize(open);
     if (open?.content) return open.content.subarray(position, position + length);
     // The first piece goes through `body` (it counts the cache hit and starts the folder's
     // readahead); the rest are read alone, not the whole body again for each 128 KiB.
-    const piece = position > 0 ? this.c.bodyPiece(node, position, length) : undefined;
-    return piece ?? (await this.c.body(node)).subarray(position, position + length);
+    const piece = position > 0 ? this.bodies.bodyPiece(node, position, length) : undefined;
+    return piece ?? (await this.bodies.body(node)).subarray(position, position + length);
   }
 
   /** fsync(2) by path (a read-only open answered natively): the note's saves made durable. */
@@ -298,7 +315,7 @@ export class OpenFiles {
    * nothing and fails too.
    */
   private async writeSidecar(
-    h: Extract<Handle, { kind: "sidecar" }>,
+    h: Extract<OpenFile, { kind: "sidecar" }>,
     data: Buffer,
     position: number,
   ): Promise<number> {
@@ -310,8 +327,8 @@ export class OpenFiles {
         this.c.sidecars.checkWrite(open.sidecar.target, next);
       } catch (err) {
         h.refused = true;
-        this.c.attrs.sidecarRefused(open.sidecar, err);
-        open.content = await this.c.attrs.renderSidecar(open.sidecar.target);
+        this.attributes.sidecarRefused(open.sidecar, err);
+        open.content = await this.attributes.renderSidecar(open.sidecar.target);
         open.dirty = false;
         throw err;
       }
@@ -352,7 +369,7 @@ export class OpenFiles {
    * version 1, then wrote, saved over version 1 (a remote version 2 meanwhile makes it a conflict
    * copy), whatever was opened after it.
    */
-  buildOnRead(h: Extract<Handle, { kind: "note" }>): void {
+  buildOnRead(h: Extract<OpenFile, { kind: "note" }>): void {
     const open = h.open;
     if (open.content || open.dirty || open.tail || !h.snapshot || !h.snapshotBase) return;
     open.content = Buffer.from(h.snapshot);
@@ -405,13 +422,13 @@ export class OpenFiles {
     if (open.tail) await this.materialize(open);
     if (open.content) return open.content;
     // The base stays what it was at open (close-to-open), whatever the body is by now.
-    const body = await this.c.body(open.node);
+    const body = await this.bodies.body(open.node);
     // Another handle's write or truncate may have filled the buffer meanwhile: that one stays.
     open.content ??= Buffer.from(body);
     return open.content;
   }
 
-  async truncateOpen(h: Handle, size: number): Promise<void> {
+  async truncateOpen(h: OpenFile, size: number): Promise<void> {
     if (h.kind === "dir") throw fail("EISDIR");
     if (h.kind === "sidecar") {
       h.open.content = resize(h.open.content, size);
@@ -445,7 +462,7 @@ export class OpenFiles {
   }
 
   async truncate(path: string, size: number): Promise<void> {
-    const sidecar = this.c.tree.lookup(path) ? undefined : this.c.attrs.sidecar(path);
+    const sidecar = this.c.tree.lookup(path) ? undefined : this.attributes.sidecar(path);
     const openSidecar = sidecar && this.c.openSidecars.get(sidecar.target);
     if (openSidecar) return this.truncateOpen({ kind: "sidecar", open: openSidecar }, size);
     if (sidecar) throw fail("EINVAL", "open a sidecar to rewrite it");
@@ -504,7 +521,7 @@ export class OpenFiles {
   /** A note's saves made durable: on the service if it can be reached, else in the journal until it can. */
   private async syncNote(node: FileNode, open: OpenNote | undefined): Promise<void> {
     if (open?.dirty) await this.upload(open);
-    await this.c.delivery.drain();
+    await this.delivery.drain();
     const key = journalKey(node);
     if (this.c.journal.get(key)) await this.c.journal.sync(key);
   }
@@ -537,7 +554,7 @@ export class OpenFiles {
       const lastHandle = ![...this.c.handles.values()].some((o) => o.kind === "local" && o.node === node);
       const kept = node.parent.localOnly === "always";
       if (h.written && lastHandle && !kept && isNoteName(node.name) && this.c.tree.locals.has(node)) {
-        await this.c.claims.adoptLocal(node, node.ghostOf);
+        await this.claims.adoptLocal(node, node.ghostOf);
       }
       return;
     }
@@ -565,7 +582,7 @@ export class OpenFiles {
     const node = open.node;
     this.c.openNotes.delete(node);
     this.c.refreshDirtySize(node);
-    if (open.detached && !this.c.journal.get(journalKey(node))) this.c.attrs.showRemoteVersion(node);
+    if (open.detached && !this.c.journal.get(journalKey(node))) this.attributes.showRemoteVersion(node);
   }
 
   /**
@@ -584,7 +601,7 @@ export class OpenFiles {
         open.tail = Buffer.alloc(0);
         open.dirty = false;
         try {
-          await this.c.delivery.journalAppend(node, tail);
+          await this.delivery.journalAppend(node, tail);
         } catch (err) {
           open.tail = Buffer.concat([tail, open.tail]);
           open.dirty = true;
@@ -594,8 +611,8 @@ export class OpenFiles {
       }
       await this.materialize(open);
     }
-    let content = open.content ?? (await this.c.body(node));
-    if (!isUtf8(content)) return this.c.claims.becomeLocal(open, content);
+    let content = open.content ?? (await this.bodies.body(node));
+    if (!isUtf8(content)) return this.claims.becomeLocal(open, content);
     // A note with a journalled write waits its turn behind it, so saves reach the service in order.
     const queued = this.c.journal.get(journalKey(node));
     if (!queued && !this.c.writeBehind) {
@@ -604,7 +621,7 @@ export class OpenFiles {
       // and stays in the buffer (building on this save when it landed as sent); its flush sends it.
       open.dirty = false;
       try {
-        const { meta, body } = await this.c.delivery.send(node, sent, open.base, node.placeUnsent);
+        const { meta, body } = await this.delivery.send(node, sent, open.base, node.placeUnsent);
         node.placeUnsent = undefined;
         if (!open.dirty) open.content = Buffer.from(body!, "utf8");
         if (!open.dirty || body === sent) open.base = baseOf(meta);
@@ -622,14 +639,14 @@ export class OpenFiles {
       }
       // Journalled with what was written meanwhile.
       const now = open.content ?? content;
-      if (!isUtf8(now)) return this.c.claims.becomeLocal(open, now);
+      if (!isUtf8(now)) return this.claims.becomeLocal(open, now);
       content = now;
     }
     // Clean before the wait: a write that comes meanwhile (the journal's lock may be held by a
     // delivery's answer) makes it dirty again, and the next flush saves its bytes.
     open.dirty = false;
     try {
-      await this.c.delivery.journalSave(node, content, open.base);
+      await this.delivery.journalSave(node, content, open.base);
     } catch (err) {
       open.dirty = true;
       throw err;
@@ -638,7 +655,7 @@ export class OpenFiles {
 
   /** Whether closing it now saves something (lifecycle.ts: dirty, or made here and never sent). */
   needsUpload(open: OpenNote): boolean {
-    const action = decide(noteState(this.c, open.node), "close");
+    const action = decide(noteState(this.c, this.delivery, open.node), "close");
     return action === "save" || (action === "save-empty" && open.created);
   }
 }

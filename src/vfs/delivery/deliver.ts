@@ -2,17 +2,9 @@ import { randomUUID } from "node:crypto";
 import { ApiError, type FolderRef, withoutContent } from "../../client/api.ts";
 import type { TxtFile, TxtFolder } from "../../lib/apiTypes.ts";
 import { contentHash } from "../../lib/contentHash.ts";
-import {
-  type Base,
-  baseOf,
-  carries,
-  dirKey,
-  isTransient,
-  journalKey,
-  provisionalFolder,
-  unsentName,
-  type VfsCore,
-} from "../core.ts";
+import { type Base, baseOf } from "../base.ts";
+import type { Conflicts } from "../conflicts.ts";
+import type { VfsCore } from "../core.ts";
 import {
   BULK_ITEMS,
   type Bulk,
@@ -23,8 +15,15 @@ import {
   pushBulk,
 } from "../delivery/bulk.ts";
 import { Journal, type JournalEntry } from "../delivery/journal.ts";
-import { fail } from "../errors.ts";
+import { fail, isTransient } from "../errors.ts";
+import type { Claims } from "../local/claims.ts";
+import type { Attributes } from "../meta/attributes.ts";
+import { carries } from "../meta/xattrs.ts";
+import { unsentName } from "../names.ts";
+import type { Namespace } from "../namespace.ts";
+import { provisionalFolder } from "../provisionalFolder.ts";
 import { type DirNode, type FileNode, type Node, revisionOf } from "../tree.ts";
+import { dirKey, journalKey } from "./journalKeys.ts";
 
 /**
  * Whether a rename or move sent alone (no If-Match: a rename never conflicts) landed on the content
@@ -57,11 +56,27 @@ const BURST_ITEMS = BULK_ITEMS;
  */
 const DELETE_GRACE_MS = 200;
 
+/** The parts delivery calls: conflicts met, times and folders kept, tombstones, local placing. */
+export interface DeliveryParts {
+  attributes: Pick<Attributes, "keepFolderAttrs" | "rememberTimes" | "showRemoteVersion">;
+  claims: Pick<Claims, "dropTombstone">;
+  conflicts: Pick<Conflicts, "afterPreconditionFailed" | "ownSuccessor" | "replaced">;
+  namespace: Pick<Namespace, "placeLocally">;
+}
+
 export class Delivery {
+  private readonly attributes: DeliveryParts["attributes"];
+  private readonly claims: DeliveryParts["claims"];
+  private readonly conflicts: DeliveryParts["conflicts"];
+  private readonly namespace: DeliveryParts["namespace"];
   readonly c: VfsCore;
 
-  constructor(c: VfsCore) {
+  constructor(c: VfsCore, parts: DeliveryParts) {
     this.c = c;
+    this.attributes = parts.attributes;
+    this.claims = parts.claims;
+    this.conflicts = parts.conflicts;
+    this.namespace = parts.namespace;
   }
 
   /** The daemon is stopping: no delivery is started any more. */
@@ -122,7 +137,7 @@ export class Delivery {
   async journalSave(node: FileNode, content: Buffer, given: Base): Promise<void> {
     // Built on a version an earlier save of ours replaced: on ours (kept on disk, so a restart
     // still knows; see Conflicts.ownSuccessor).
-    const base = node.id ? this.c.rebase.ownSuccessor(node.id, given) : given;
+    const base = node.id ? this.conflicts.ownSuccessor(node.id, given) : given;
     // A copy, now: the open buffer keeps changing (a write while the journal's lock is awaited, or
     // into its spare capacity), and what is shown must be what is journalled.
     const saved = Buffer.from(content);
@@ -182,14 +197,14 @@ export class Delivery {
       // A rename or move alone: its new name and folder (a rename never conflicts).
       meta = withoutContent(await this.c.client.updateFile(node.id, this.placeOf(node)));
       // A version of ours only if it landed on the content it was based on (see landedOnBase).
-      const base = this.c.rebase.ownSuccessor(node.id, given);
+      const base = this.conflicts.ownSuccessor(node.id, given);
       const ours = landedOnBase(meta, base);
-      if (ours) this.c.rebase.replaced(node.id, base, meta);
+      if (ours) this.conflicts.replaced(node.id, base, meta);
       this.c.tree.upsertFile(meta, ours); // else its content is an edit made elsewhere: shown as one
       this.c.refreshDirtySize(node);
       return { meta, body };
     }
-    const base = node.id ? this.c.rebase.ownSuccessor(node.id, given) : given;
+    const base = node.id ? this.conflicts.ownSuccessor(node.id, given) : given;
     if (!node.id) {
       meta = await this.createOnItsWay("file", node.remoteName, node.parent.id, async () => {
         const made = withoutContent(
@@ -257,7 +272,7 @@ export class Delivery {
         await this.c.client.updateFile(node.id!, { content, ...sent, ...place }, { ifMatch: base?.etag }),
       );
       if (node.pendingMeta === sent) node.pendingMeta = undefined;
-      this.c.rebase.replaced(node.id!, base, meta);
+      this.conflicts.replaced(node.id!, base, meta);
       this.c.tree.upsertFile(meta, true);
       return { meta, body: content };
     } catch (err) {
@@ -266,7 +281,7 @@ export class Delivery {
         const moved = withoutContent(await this.c.client.updateFile(node.id!, place));
         this.c.tree.upsertFile(moved, landedOnBase(moved, base));
       }
-      return this.c.rebase.afterPreconditionFailed(node, content, base, superseded);
+      return this.conflicts.afterPreconditionFailed(node, content, base, superseded);
     }
   }
 
@@ -476,8 +491,8 @@ export class Delivery {
           open.base = baseOf(meta); // an open note's next save builds on it
           open.detached = false;
         }
-        if (!kept && !newer && !open) this.c.attrs.showRemoteVersion(node);
-        this.c.attrs.rememberTimes(node);
+        if (!kept && !newer && !open) this.attributes.showRemoteVersion(node);
+        this.attributes.rememberTimes(node);
         this.logDelivered(entry.path, "journalled write delivered");
       } catch (err) {
         if (isTransient(err)) return false;
@@ -573,7 +588,7 @@ export class Delivery {
    */
   private bulkOnItsWay(bulk: Bulk | undefined): void {
     this.c.journal.setInflightBulk(bulk);
-    this.c.creating.setBulk(bulk);
+    this.c.createsOnTheirWay.setBulk(bulk);
     if (!bulk) this.c.follower.releaseHeld();
   }
 
@@ -667,7 +682,7 @@ export class Delivery {
         continue;
       }
       if (!e.baseEtag) continue;
-      const base = this.c.rebase.ownSuccessor(e.fileId, { etag: e.baseEtag, hash: e.baseHash ?? "" })!;
+      const base = this.conflicts.ownSuccessor(e.fileId, { etag: e.baseEtag, hash: e.baseHash ?? "" })!;
       const update = {
         key: Journal.keyOf(e),
         rev: e.rev,
@@ -705,7 +720,7 @@ export class Delivery {
     // and such a save must not silently replace it.
     const before = node.meta;
     const next = !!before && revisionOf(meta.etag) === revisionOf(before.etag) + 1;
-    if (next) this.c.rebase.replaced(meta.id, baseOf(before), meta);
+    if (next) this.conflicts.replaced(meta.id, baseOf(before), meta);
     // The version it went onto is cached: the one it made is that plus these bytes, unless someone
     // else's change came between (then its hash differs, and the note is fetched when read).
     const onto = before && this.c.cache.fresh(meta.id, before.etag);
@@ -717,8 +732,8 @@ export class Delivery {
     await this.c.journal.done(entry.rev === item.rev ? entry : { ...entry }, meta, item.body?.content);
     this.c.refreshDirtySize(node);
     // They went onto a version this mount had not shown: the kernel may hold a size short of it.
-    if (!next && !this.c.appendsOnTheirWay(node)) this.c.attrs.showRemoteVersion(node);
-    this.c.attrs.rememberTimes(node);
+    if (!next && !this.c.appendsOnTheirWay(node)) this.attributes.showRemoteVersion(node);
+    this.attributes.rememberTimes(node);
     this.logDelivered(entry.path, "journalled append delivered (bulk)");
   }
 
@@ -751,7 +766,7 @@ export class Delivery {
     const ours = body.content !== undefined || landedOnBase(meta, base);
     if (item.op === "file.create") this.c.tree.bindFile(node, meta);
     else {
-      if (ours) this.c.rebase.replaced(meta.id, { etag: item.baseEtag!, hash: "" }, meta);
+      if (ours) this.conflicts.replaced(meta.id, { etag: item.baseEtag!, hash: "" }, meta);
       this.c.tree.upsertFile(meta, ours);
     }
     if (body.content !== undefined) this.c.cache.set(meta.id, meta.etag, Buffer.from(body.content, "utf8"));
@@ -763,7 +778,7 @@ export class Delivery {
     this.c.refreshDirtySize(node);
     const open = this.c.openNotes.get(node);
     if (open && (body.content !== undefined || landedOnBase(meta, open.base))) open.base = baseOf(meta);
-    this.c.attrs.rememberTimes(node);
+    this.attributes.rememberTimes(node);
     this.logDelivered(entry.path, "journalled write delivered (bulk)");
   }
 
@@ -791,7 +806,7 @@ export class Delivery {
     parent: string | null,
     create: () => Promise<T>,
   ): Promise<T> {
-    const answered = this.c.creating.single(kind, name, parent);
+    const answered = this.c.createsOnTheirWay.single(kind, name, parent);
     try {
       return await create();
     } finally {
@@ -806,7 +821,7 @@ export class Delivery {
     this.c.pendingDirs.delete(key);
     if (dir) {
       this.c.tree.bindFolder(dir, folder);
-      this.c.attrs.keepFolderAttrs(dir); // its mode and times, kept by id from now on
+      this.attributes.keepFolderAttrs(dir); // its mode and times, kept by id from now on
     }
     await this.c.journal.rebind(key, folder.id);
     await this.c.journal.done(entry);
@@ -866,7 +881,7 @@ export class Delivery {
       const node = this.c.nodeFor(entry);
       if (entry.move && node.id) {
         // Renamed here before the restart: shown at its new place until the service has it.
-        this.c.names.placeLocally(node, this.c.parentFor(entry), entry.name);
+        this.namespace.placeLocally(node, this.c.parentFor(entry), entry.name);
         touched.add(node.parent);
       }
       if (entry.content === undefined) continue;
@@ -889,7 +904,7 @@ export class Delivery {
   /** The ETag a delete of a note is based on: what we last saw, or our own save on top of it. */
   deleteBase(entry: JournalEntry): string | undefined {
     if (!entry.baseEtag) return undefined;
-    return this.c.rebase.ownSuccessor(entry.fileId!, { etag: entry.baseEtag, hash: "" })?.etag;
+    return this.conflicts.ownSuccessor(entry.fileId!, { etag: entry.baseEtag, hash: "" })?.etag;
   }
 
   /** One delete to the service (a bulk of one). Throws what the service answered, except "gone". */
@@ -905,7 +920,7 @@ export class Delivery {
   }
 
   async deleteDelivered(entry: JournalEntry): Promise<void> {
-    this.c.claims.dropTombstone(entry.fileId!);
+    this.claims.dropTombstone(entry.fileId!);
     await this.c.journal.done(entry);
     this.c.times.delete(entry.fileId!);
     this.c.tree.deleting.delete(entry.fileId!);
@@ -916,7 +931,7 @@ export class Delivery {
   /** The service kept the item (it changed remotely meanwhile, or the delete was refused): it shows again. */
   async deleteUndone(entry: JournalEntry, why: string): Promise<void> {
     this.c.log.warn({ path: entry.path, why }, "delete not applied; the item shows again");
-    this.c.claims.dropTombstone(entry.fileId!);
+    this.claims.dropTombstone(entry.fileId!);
     await this.c.journal.done(entry);
     const id = entry.fileId!;
     this.c.tree.deleting.delete(id);

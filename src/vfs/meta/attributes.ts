@@ -1,6 +1,10 @@
 import { statfs } from "node:fs/promises";
-import { BoundedMap, S_IFDIR, S_IFLNK, S_IFREG, STATE_XATTR, type Stat, type VfsCore } from "../core.ts";
+import { BoundedMap } from "../boundedMap.ts";
+import type { VfsCore } from "../core.ts";
+import type { Delivery } from "../delivery/deliver.ts";
 import { fail, toVfsError } from "../errors.ts";
+import { S_IFDIR, S_IFLNK, S_IFREG } from "../fileModes.ts";
+import type { OpenFiles } from "../handles.ts";
 import { noteState } from "../lifecycle.ts";
 import { type Owner, specialType } from "../local/specialFiles.ts";
 import { folderKey, type KeptAttrs, noteKey } from "../meta/deviceAttrs.ts";
@@ -8,7 +12,9 @@ import { AVAILABILITIES, type Availability, itemsBelow } from "../meta/pins.ts";
 import { type SidecarNode, sidecarAt } from "../meta/sidecars.ts";
 import { readXattr, writeXattr, xattrNames } from "../meta/xattrs.ts";
 import { parentAndName } from "../names.ts";
+import type { Stat } from "../stat.ts";
 import type { DirNode, FileNode, Node } from "../tree.ts";
+import { STATE_XATTR } from "./xattrs.ts";
 
 /** The permission bits shown when none were set here. */
 const NOTE_MODE = 0o644;
@@ -16,11 +22,21 @@ const FOLDER_MODE = 0o755;
 /** A reader's items and a read-only mount's: no write bits, whatever was set. */
 const NO_WRITE = ~0o222;
 
+/** The parts attributes call: waiting saves settle before metadata is read or set. */
+export interface AttributesParts {
+  delivery: Pick<Delivery, "onItsWay" | "settle">;
+  openFiles: Pick<OpenFiles, "needsUpload" | "upload">;
+}
+
 export class Attributes {
+  private readonly delivery: AttributesParts["delivery"];
+  private readonly openFiles: AttributesParts["openFiles"];
   readonly c: VfsCore;
 
-  constructor(c: VfsCore) {
+  constructor(c: VfsCore, parts: AttributesParts) {
     this.c = c;
+    this.delivery = parts.delivery;
+    this.openFiles = parts.openFiles;
   }
 
   /** getattr of anything in the tree, synchronously (the hot path); undefined for sidecars or misses. */
@@ -113,7 +129,7 @@ export class Attributes {
 
   /** A sidecar's JSON; a note still on its way is delivered first (its id, times and etag are the service's). */
   async renderSidecar(target: SidecarNode["target"]): Promise<Buffer> {
-    await this.c.delivery.settle(target);
+    await this.delivery.settle(target);
     if (target.kind === "file" && !target.id) throw fail("ENOENT", "the note is not saved yet");
     return this.c.sidecars.render(target);
   }
@@ -227,7 +243,7 @@ export class Attributes {
     // `touch new.md` (create, utimens, close): send the empty note now, so it exists remotely
     // when touch returns (the kernel does not wait for release).
     const open = node.kind === "file" ? this.c.openNotes.get(node) : undefined;
-    if (open && this.c.io.needsUpload(open)) await this.c.io.upload(open);
+    if (open && this.openFiles.needsUpload(open)) await this.openFiles.upload(open);
     const now = Date.now();
     if (node.kind === "local") {
       node.mtimeMs = mtime ?? node.mtimeMs;
@@ -272,7 +288,8 @@ export class Attributes {
   rememberTimes(node: FileNode): void {
     // A note made here has an id now: what this device keeps of it is kept by it.
     if (node.mode !== undefined || node.uid !== undefined || node.gid !== undefined) this.keepNoteAttrs(node);
-    if (!node.meta || node.localMtimeMs === undefined || noteState(this.c, node) !== "clean") return;
+    if (!node.meta || node.localMtimeMs === undefined || noteState(this.c, this.delivery, node) !== "clean")
+      return;
     this.c.times.set(node.meta.id, {
       hash: node.meta.contentHash,
       mtimeMs: node.localMtimeMs,
@@ -411,7 +428,7 @@ export class Attributes {
     if (this.sidecarOnly(path)) return null;
     const node = this.c.find(path);
     if (name === STATE_XATTR) return this.readState(node);
-    await this.c.delivery.settle(node);
+    await this.delivery.settle(node);
     return readXattr(this.c.client, node, name);
   }
 
@@ -425,7 +442,7 @@ export class Attributes {
     const node = this.c.find(path);
     if (name === STATE_XATTR) return this.writeState(node, value);
     if (name.startsWith("user.txtfs.")) this.c.checkWritable(node);
-    await this.c.delivery.settle(node);
+    await this.delivery.settle(node);
     try {
       await writeXattr(this.c.client, this.c.tree, node, name, value);
     } catch (err) {
@@ -437,7 +454,7 @@ export class Attributes {
 
   /** Applies a sidecar's JSON (written, or renamed onto it); a refusal is logged and kept for status. */
   async applySidecar(sidecar: SidecarNode, text: string): Promise<void> {
-    await this.c.delivery.settle(sidecar.target);
+    await this.delivery.settle(sidecar.target);
     try {
       await this.c.sidecars.apply(sidecar.target, text);
       if (sidecar.target.kind === "local") this.c.saveLocal();
