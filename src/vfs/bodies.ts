@@ -14,10 +14,7 @@ import type { FileNode } from "./tree.ts";
 export type BodiesDelivery = Pick<Delivery, "settle" | "journalSave">;
 
 /** What a body read needs of the mount's state. */
-export type BodiesCore = Pick<
-  VfsCore,
-  "cache" | "client" | "journal" | "openNotes" | "overlay" | "pins" | "prefetch" | "tree"
->;
+export type BodiesCore = Pick<VfsCore, "cache" | "client" | "journal" | "pins" | "prefetch" | "tree">;
 
 export class Bodies {
   private readonly c: BodiesCore;
@@ -33,7 +30,7 @@ export class Bodies {
    * version it has now), without reading the rest; undefined otherwise (then `body`).
    */
   bodyPiece(node: FileNode, position: number, length: number): Buffer | undefined {
-    const journalled = this.c.overlay.get(node);
+    const journalled = node.note?.journalled;
     if (journalled) return journalled.subarray(position, position + length);
     if (!node.id || this.c.journal.get(journalKey(node))?.append) return undefined;
     return this.c.cache.freshRange(node.id, node.meta?.etag, position, length);
@@ -46,8 +43,8 @@ export class Bodies {
    * between). That version is cached when they went onto the cached one (appendDelivered).
    */
   async body(node: FileNode): Promise<Buffer> {
-    handlingBody(node.dirtySize ?? node.meta?.size ?? 0);
-    const journalled = this.c.overlay.get(node);
+    handlingBody(node.note?.dirtySize ?? node.meta?.size ?? 0);
+    const journalled = node.note?.journalled;
     if (journalled) return journalled;
     if (this.c.journal.get(journalKey(node))?.append) {
       const shown = await this.delivery.settle(node).then(
@@ -56,7 +53,7 @@ export class Bodies {
       );
       if (shown) return shown;
     }
-    if (!node.id) return this.c.openNotes.get(node)?.content ?? Buffer.alloc(0);
+    if (!node.id) return node.note?.open?.content ?? Buffer.alloc(0);
     this.c.prefetch.opened(node);
     const etag = node.meta?.etag;
     const cached = this.c.cache.fresh(node.id, etag);

@@ -19,7 +19,8 @@ import { NoteTimes } from "./meta/noteTimes.ts";
 import { Pins } from "./meta/pins.ts";
 import { Sidecars, type SidecarTarget } from "./meta/sidecars.ts";
 import { parentAndName } from "./names.ts";
-import type { OpenFile, OpenNote, OpenSidecar } from "./openFile.ts";
+import { Notes } from "./note.ts";
+import type { OpenFile, OpenSidecar } from "./openFile.ts";
 import type { VfsOptions } from "./options.ts";
 import { provisionalFolder } from "./provisionalFolder.ts";
 import { Reports } from "./reports.ts";
@@ -38,18 +39,12 @@ export class VfsCore {
   /** Creates of ours on their way: the feed's records of what they made wait for their answers. */
   readonly createsOnTheirWay = new CreatesOnTheirWay();
   readonly handles = new Map<number, OpenFile>();
-  readonly openNotes = new Map<FileNode, OpenNote>();
   readonly openSidecars = new Map<SidecarTarget, OpenSidecar>();
   readonly sidecars: Sidecars;
   readonly prefetch: FolderPrefetch;
   readonly journal: Journal;
-  /** Bodies of notes with a journalled (not yet delivered) write: what reads must see. */
-  readonly overlay = new Map<FileNode, Buffer>();
-  /**
-   * Notes renamed here whose journal entry is not written yet (it waits while the journal is busy,
-   * e.g. with an fdatasync), by how many such renames: they already show at their new place.
-   */
-  readonly renaming = new Map<FileNode, number>();
+  /** Each note's local write state (note.ts). */
+  readonly notes: Notes;
   /** Folders made here and not created on the service yet, by their journal key. */
   readonly pendingDirs = new Map<string, DirNode>();
   stopped = false;
@@ -74,6 +69,7 @@ export class VfsCore {
       this.log.error({ err }, "could not save the local-files manifest"),
     );
     this.journal = new Journal(opts.cacheDir);
+    this.notes = new Notes({ journal: this.journal, changed: (node) => this.attrsChanged(node) });
     this.alwaysLocal = new Set([...ALWAYS_LOCAL_DIRS, ...(opts.localDirs ?? [])]);
     this.times = new NoteTimes(opts.cacheDir, (err) => this.log.error({ err }, "could not save note times"));
     this.deviceAttrs = new DeviceAttrs(opts.cacheDir, (err) =>
@@ -87,7 +83,7 @@ export class VfsCore {
       const pending =
         this.journal.get(meta.id) ??
         this.journal.get(Journal.keyOf({ fileId: null, createKey: node.createKey }));
-      if (!pending?.move && !this.renaming.has(node)) return { meta };
+      if (!pending?.move && !node.note?.renaming) return { meta };
       return { meta: { ...meta, name: node.remoteName, folderId: node.parent.id }, parent: node.parent };
     };
     this.follower = new ChangeFollower(this.client, this.tree, this.cache, this.log, opts.pollWait ?? 25);
@@ -142,34 +138,6 @@ export class VfsCore {
     return this.opts.writeBehind !== false && !this.stopped;
   }
 
-  /**
-   * The size stat shows while a note has saves on their way: its newest local body (an open
-   * buffer, else the last journalled save), or nothing once the service has the newest.
-   */
-  refreshDirtySize(node: FileNode): void {
-    const open = this.openNotes.get(node);
-    // An open buffer with unsaved writes, or one the note no longer shows (detached): every read
-    // of the note goes to that buffer while it is open.
-    const buffer = open?.content && (open.dirty || open.detached) ? open.content : undefined;
-    node.dirtySize = buffer?.length ?? this.overlay.get(node)?.length ?? this.appendedSize(node);
-    this.attrsChanged(node);
-  }
-
-  /** Whether appends to `node` wait in the journal or in an open handle (their place is the service's end). */
-  appendsOnTheirWay(node: FileNode): boolean {
-    return (
-      this.journal.get(journalKey(node))?.append === true || this.openNotes.get(node)?.tail !== undefined
-    );
-  }
-
-  /** The size of a note only appended to (its body never loaded): the service's plus what is on its way. */
-  appendedSize(node: FileNode): number | undefined {
-    const entry = this.journal.get(journalKey(node));
-    const journalled = entry?.append ? Buffer.byteLength(entry.content ?? "", "utf8") : 0;
-    const open = this.openNotes.get(node)?.tail?.length ?? 0;
-    return journalled || open ? (node.meta?.size ?? 0) + journalled + open : undefined;
-  }
-
   /** Where a journal entry's item lives: its folder, or the folder made here it waits for. */
   parentFor(entry: JournalEntry): DirNode {
     const pending = entry.parentKey ? this.pendingDirs.get(entry.parentKey) : undefined;
@@ -180,7 +148,7 @@ export class VfsCore {
   nodeFor(entry: JournalEntry): FileNode {
     const existing = entry.fileId
       ? this.tree.files.get(entry.fileId)
-      : [...this.overlay.keys()].find((n) => n.createKey === entry.createKey);
+      : this.notes.journalledCreate(entry.createKey)?.node;
     if (existing) return existing;
     const parent = this.parentFor(entry);
     const node: FileNode = {

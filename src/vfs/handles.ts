@@ -129,7 +129,7 @@ export class OpenFiles {
   }
 
   openNote(node: FileNode, appendOnly = false): OpenNote {
-    let open = this.c.openNotes.get(node);
+    let open = node.note?.open;
     if (!open) {
       open = {
         node,
@@ -140,7 +140,7 @@ export class OpenFiles {
         created: false,
         ...(appendOnly ? { tail: Buffer.alloc(0) } : {}),
       };
-      this.c.openNotes.set(node, open);
+      this.c.notes.of(node).opened(open);
     } else if (!open.dirty && open.content === null) {
       // Close-to-open: an edit is based on the version there was when its file was opened. A
       // remote change after that makes the save a conflict (both kept), never a silent overwrite.
@@ -191,11 +191,11 @@ export class OpenFiles {
    * cached (no download).
    */
   appendsBlind(node: FileNode): boolean {
-    if (!node.id || !this.c.writeBehind || this.c.openNotes.has(node)) return false;
+    if (!node.id || !this.c.writeBehind || node.note?.open) return false;
     if (this.c.pins.stateOf(node) !== "online-only") return false; // kept on this device: its copy there goes with whole saves
     const pending = this.c.journal.get(journalKey(node));
     if (pending && !pending.append) return false;
-    return !this.c.overlay.get(node);
+    return !node.note?.journalled;
   }
 
   /**
@@ -255,7 +255,7 @@ export class OpenFiles {
     if (node.kind === "dir") throw fail("EISDIR");
     this.attributes.paging(path, node);
     if (node.kind === "local") return this.c.local.readAt(node.blob, length, position);
-    const open = this.c.openNotes.get(node);
+    const open = node.note?.open;
     if (open?.tail) await this.materialize(open);
     if (open?.content) return open.content.subarray(position, position + length);
     // The first piece goes through `body` (it counts the cache hit and starts the folder's
@@ -277,7 +277,7 @@ export class OpenFiles {
         fh.close();
       }
     }
-    return this.syncNote(node, this.c.openNotes.get(node));
+    return this.syncNote(node, node.note?.open);
   }
 
   async write(fd: number, data: Buffer, position: number): Promise<number> {
@@ -302,7 +302,7 @@ export class OpenFiles {
     if (at + data.length > NOTE_CONTENT_BYTES) throw this.refuseOversize(open);
     writeInto(open, data, at);
     open.dirty = true;
-    open.node.dirtySize = open.content!.length;
+    this.c.notes.of(open.node).wrote(open.content!.length);
     touched(open.node);
     return data.length;
   }
@@ -345,13 +345,13 @@ export class OpenFiles {
     const { content, tail, node } = h.open;
     if (!h.append) return content !== null && !tail;
     // Appended at the end (appendBlind, or the content's end): refused only past the largest note.
-    const size = tail ? (this.c.appendedSize(node) ?? node.meta?.size) : content?.length;
+    const size = tail ? (this.c.notes.appendedSize(node) ?? node.meta?.size) : content?.length;
     return size !== undefined && size + bytes <= NOTE_CONTENT_BYTES;
   }
 
   handlesWhoseWritesCannotFail(path: string, bytes: number): number[] {
     const node = this.c.tree.lookup(path);
-    if (node?.kind !== "file" || !this.c.openNotes.has(node)) return [];
+    if (node?.kind !== "file" || !node.note?.open) return [];
     const fds: number[] = [];
     for (const [fd, h] of this.c.handles)
       if (h.kind === "note" && h.open.node === node && this.writesCannotFail(fd, bytes)) fds.push(fd);
@@ -360,7 +360,7 @@ export class OpenFiles {
 
   /** What identifies a note's current content: its pending local save, or the service's version. */
   versionOf(node: FileNode): unknown {
-    return this.c.overlay.get(node) ?? node.meta?.etag;
+    return node.note?.journalled ?? node.meta?.etag;
   }
 
   /**
@@ -378,11 +378,11 @@ export class OpenFiles {
 
   /** An O_APPEND write to a note whose body is not here: kept as bytes to append. */
   appendBlind(open: OpenNote, data: Buffer): number {
-    const size = this.c.appendedSize(open.node) ?? open.node.meta?.size ?? 0; // with what is appended so far
+    const size = this.c.notes.appendedSize(open.node) ?? open.node.meta?.size ?? 0; // with what is appended so far
     if (size + data.length > NOTE_CONTENT_BYTES) throw this.refuseOversize(open);
     open.tail = Buffer.concat([open.tail!, data]);
     open.dirty = true;
-    open.node.dirtySize = size + data.length;
+    this.c.notes.of(open.node).wrote(size + data.length);
     touched(open.node);
     return data.length;
   }
@@ -410,7 +410,7 @@ export class OpenFiles {
     const saved = node.id !== null || this.c.journal.get(journalKey(node)) !== undefined;
     open.content = saved ? null : Buffer.alloc(0);
     open.dirty = !saved;
-    this.c.refreshDirtySize(node);
+    this.c.notes.of(node).refreshSize();
     // Its times move: the kernel drops the pages those writes left in its cache.
     touched(node);
     this.c.attrsChanged(node);
@@ -453,7 +453,7 @@ export class OpenFiles {
     const content = size === 0 ? Buffer.alloc(0) : await this.editable(open);
     open.content = resize(content, size);
     open.dirty = true;
-    open.node.dirtySize = size;
+    this.c.notes.of(open.node).wrote(size);
     touched(open.node);
   }
 
@@ -475,7 +475,7 @@ export class OpenFiles {
       node.mtimeMs = node.ctimeMs = Date.now();
       return;
     }
-    const existing = this.c.openNotes.get(node);
+    const existing = node.note?.open;
     if (existing) {
       // `echo x > note` may come as open, truncate(path, 0), write: mark the open note.
       await this.truncateOpen({ kind: "note", open: existing, append: false, writable: true }, size);
@@ -580,8 +580,7 @@ export class OpenFiles {
   /** The last handle of a note closed: stat shows the note's own body again. */
   closedNote(open: OpenNote): void {
     const node = open.node;
-    this.c.openNotes.delete(node);
-    this.c.refreshDirtySize(node);
+    this.c.notes.of(node).closed();
     if (open.detached && !this.c.journal.get(journalKey(node))) this.attributes.showRemoteVersion(node);
   }
 
@@ -621,8 +620,8 @@ export class OpenFiles {
       // and stays in the buffer (building on this save when it landed as sent); its flush sends it.
       open.dirty = false;
       try {
-        const { meta, body } = await this.delivery.send(node, sent, open.base, node.placeUnsent);
-        node.placeUnsent = undefined;
+        const { meta, body } = await this.delivery.send(node, sent, open.base, node.note?.placeUnsent);
+        node.note?.placeSent();
         if (!open.dirty) open.content = Buffer.from(body!, "utf8");
         if (!open.dirty || body === sent) open.base = baseOf(meta);
         return;

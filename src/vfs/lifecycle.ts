@@ -110,11 +110,11 @@ export function decide(state: NoteState, event: NoteEvent): Action {
 
 /** The state `node` is in now, from the facts the parts keep (journal, open buffers, delivery). */
 export function noteState(
-  c: Pick<VfsCore, "openNotes" | "journal">,
+  c: Pick<VfsCore, "journal">,
   delivery: Pick<Delivery, "onItsWay">,
   node: FileNode,
 ): NoteState {
-  const open = c.openNotes.get(node);
+  const open = node.note?.open;
   if (open?.dirty) return "dirty";
   const key = journalKey(node);
   const entry = c.journal.get(key);

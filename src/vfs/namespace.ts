@@ -92,7 +92,7 @@ export class Namespace {
       open.base = { etag: claim.etag, hash: claim.hash ?? "" };
     }
     // Its size is 0 now, not the claimed note's: the kernel appends (`>>`) at the size it is told.
-    this.c.refreshDirtySize(node);
+    this.c.notes.of(node).refreshSize();
     this.attributes.paging(path, node);
     return this.openFiles.addHandle({ kind: "note", open, append: false, writable: true });
   }
@@ -112,10 +112,10 @@ export class Namespace {
       localAtimeMs: timesOf?.atimeMs,
       localCtimeMs: now,
       pendingMeta: claim?.pendingMeta,
-      placeUnsent: claim ? true : undefined,
     };
     this.c.tree.addChild(dir, node);
     if (claim) {
+      this.c.notes.of(node).continuesClaim();
       this.c.tree.ghosted.delete(claim.id);
       this.c.tree.files.set(claim.id, node);
     }
@@ -299,9 +299,9 @@ export class Namespace {
   async dropUnsent(node: FileNode): Promise<boolean> {
     const key = journalKey(node);
     const entry = this.c.journal.get(key);
-    if (node.id || !entry || this.delivery.onItsWay(key) || this.c.openNotes.has(node)) return false;
+    if (node.id || !entry || this.delivery.onItsWay(key) || node.note?.open) return false;
     await this.c.journal.done(entry);
-    this.c.overlay.delete(node);
+    node.note?.saveLeftJournal();
     this.c.tree.detach(node);
     return true;
   }
@@ -501,7 +501,7 @@ export class Namespace {
       open.content ??= Buffer.from(content);
       this.c.handles.set(fd, { kind: "note", open, append: h.append, writable: h.fh.writable });
     }
-    this.c.refreshDirtySize(node);
+    this.c.notes.of(node).refreshSize();
   }
 
   async renameNote(src: FileNode, destDir: DirNode, name: string): Promise<void> {
@@ -515,8 +515,8 @@ export class Namespace {
       this.placeLocally(src, destDir, name);
       const pending = this.c.journal.get(journalKey(src));
       if (src.id || pending) {
-        const renaming = this.c.renaming;
-        renaming.set(src, (renaming.get(src) ?? 0) + 1);
+        const note = this.c.notes.of(src);
+        note.renameStarted();
         const recorded = this.c.journal.put(
           {
             fileId: src.id,
@@ -534,9 +534,7 @@ export class Namespace {
         try {
           await recorded;
         } finally {
-          const left = renaming.get(src)! - 1;
-          if (left) renaming.set(src, left);
-          else renaming.delete(src);
+          note.renameRecorded();
         }
         this.delivery.deliverSoon();
       }
@@ -564,7 +562,7 @@ export class Namespace {
    * reading and writing that file (POSIX: the descriptor follows the file; `unlink/14.t` 6).
    */
   private async renameAside(src: FileNode, destDir: DirNode, name: string): Promise<void> {
-    const open = this.c.openNotes.get(src);
+    const open = src.note?.open;
     if (open?.tail) await this.openFiles.materialize(open);
     // Saves made before go first: the note bound to the file is the last one saved.
     await this.delivery.settle(src);
@@ -590,7 +588,7 @@ export class Namespace {
     } else {
       // Never sent (made by an open that has not saved it): nothing of it is on the service.
       local.pendingMeta = src.pendingMeta;
-      this.c.overlay.delete(src);
+      src.note?.saveLeftJournal();
       this.c.tree.detach(src);
     }
     local.uid = src.uid;
@@ -602,7 +600,7 @@ export class Namespace {
         const fh = LocalHandle.open(local.blob, h.writable);
         this.c.handles.set(fd, { kind: "local", node: local, fh, append: h.append, written: open.dirty });
       }
-      this.c.openNotes.delete(src);
+      src.note?.handedAway();
       open.dirty = false;
       open.refs = 0;
     }

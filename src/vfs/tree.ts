@@ -3,6 +3,7 @@
 import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
 import type { Action } from "./lifecycle.ts";
 import { disambiguated, displayName, splitPath } from "./names.ts";
+import type { Note } from "./note.ts";
 
 /** What the mount keeps of a note's record: all but its URLs (`endpoint`, `raw`), never read here. */
 export type NoteMeta = Omit<TxtFile, "endpoint" | "raw">;
@@ -36,14 +37,8 @@ export interface FileNode {
   gid?: number;
   /** Context and tags set on a note before its first upload (sent with the create). */
   pendingMeta?: { context?: string; tags?: string[] };
-  /** Size of the content being written by an open handle, while it is dirty. */
-  dirtySize?: number;
-  /**
-   * It continues a note left under a name (a claim): where the service has that note is not known
-   * here (a move of it still waiting may have been dropped with the save it came with), so its
-   * next save sends its name and folder too.
-   */
-  placeUnsent?: true;
+  /** Its local write state (note.ts): made on first need, by Notes.of only. */
+  note?: Note;
 }
 
 export interface LocalNode {
@@ -435,7 +430,8 @@ export class Tree {
     // A note showing a local body (a save on its way: dirtySize) still shows it: the kernel's view
     // did not change (the feed's echo of that very save often comes before the save's answer; a
     // real change makes it a conflict copy, and showRemoteVersion reports the switch then).
-    else if (!own && contentChanged && (applied || node.dirtySize === undefined)) this.onRemoteChange(node);
+    else if (!own && contentChanged && (applied || node.note?.dirtySize === undefined))
+      this.onRemoteChange(node);
     return node;
   }
 

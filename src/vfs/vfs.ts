@@ -170,8 +170,8 @@ export class Vfs {
     const c = this.c;
     c.follower.stop();
     await c.pins.stop();
-    for (const open of [...c.openNotes.values()]) {
-      if (open.dirty)
+    for (const { open } of [...c.notes.open()]) {
+      if (open?.dirty)
         await this.openFiles.upload(open).catch((err) => c.log.error({ err }, "final upload failed"));
     }
     await this.delivery.drain();
@@ -201,7 +201,7 @@ export class Vfs {
       /** Of them, the change feed's long-polls (how many depends on when others' changes come). */
       feedPolls: c.client.requestsByKind["GET /api/v1/changes"] ?? 0,
       cursor: c.follower.cursor,
-      dirty: [...c.openNotes.values()].filter((o) => o.dirty).length + c.journal.size,
+      dirty: [...c.notes.open()].filter((n) => n.open?.dirty).length + c.journal.size,
       conflicts: c.conflictCopies.length,
       localFiles: c.tree.locals.size,
       keptOffline: c.pins.keptBodies,
@@ -216,7 +216,7 @@ export class Vfs {
   metrics(now = Date.now()) {
     const c = this.c;
     const journalled = c.journal.pending();
-    const open = [...c.openNotes.values()].filter((o) => o.dirty).length;
+    const open = [...c.notes.open()].filter((n) => n.open?.dirty).length;
     const oldest = Math.min(...journalled.map((e) => Date.parse(e.savedAt)).filter(Number.isFinite));
     const served = c.cache.served;
     const reads = served.hits + served.misses;
@@ -327,7 +327,7 @@ export class Vfs {
   nativeStat(path: string): (Stat & { cacheable: true; openable: boolean }) | undefined {
     if (ControlDir.owns(path)) return undefined;
     const known = this.attributes.statAndKind(path);
-    const openable = known?.note !== undefined && !this.c.appendsOnTheirWay(known.note);
+    const openable = known?.note !== undefined && !this.c.notes.appendsOnTheirWay(known.note);
     return known && { ...known.st, cacheable: true, openable };
   }
   getattr(path: string): Promise<Stat> {
@@ -396,7 +396,7 @@ export class Vfs {
    */
   appendsOnTheirWay(path: string): boolean {
     const node = this.c.tree.lookup(path);
-    return node?.kind === "file" && this.c.appendsOnTheirWay(node);
+    return node?.kind === "file" && this.c.notes.appendsOnTheirWay(node);
   }
   /** Every folder's path, the root ("/") first: what a mount can answer before it is asked. */
   folderPaths(): string[] {

@@ -147,13 +147,11 @@ export class Delivery {
         content: content.toString("utf8"),
         baseEtag: base?.etag ?? null,
         baseHash: base?.hash ?? null,
-        ...(node.placeUnsent ? { move: true as const } : {}),
+        ...(node.note?.placeUnsent ? { move: true as const } : {}),
       },
       !this.c.writeBehind, // write-behind: fsync(2) makes it durable; write-through: only offline saves land here
     );
-    node.placeUnsent = undefined; // in the journal now: later saves of it keep the move
-    this.c.overlay.set(node, saved);
-    node.dirtySize = saved.length;
+    this.c.notes.of(node).journalledSave(saved); // its place went too: later saves of it keep the move
     this.c.attrsChanged(node);
     this.deliverSoon();
   }
@@ -175,7 +173,7 @@ export class Delivery {
       { ...this.entryOf(node), content: tail.toString("utf8"), append: true, baseEtag: null },
       false,
     );
-    this.c.refreshDirtySize(node);
+    this.c.notes.of(node).refreshSize();
     this.deliverSoon();
   }
 
@@ -201,7 +199,7 @@ export class Delivery {
       const ours = landedOnBase(meta, base);
       if (ours) this.conflicts.replaced(node.id, base, meta);
       this.c.tree.upsertFile(meta, ours); // else its content is an edit made elsewhere: shown as one
-      this.c.refreshDirtySize(node);
+      this.c.notes.of(node).refreshSize();
       return { meta, body };
     }
     const base = node.id ? this.conflicts.ownSuccessor(node.id, given) : given;
@@ -242,7 +240,7 @@ export class Delivery {
       }
     }
     this.c.cache.set(meta.id, meta.etag, Buffer.from(body!, "utf8"));
-    this.c.refreshDirtySize(node);
+    this.c.notes.of(node).refreshSize();
     return { meta, body };
   }
 
@@ -478,15 +476,15 @@ export class Delivery {
         const ours = kept && (entry.content !== undefined || landedOnBase(meta, base));
         await this.c.journal.done(entry, ours ? meta : undefined);
         const newer = this.c.journal.get(journalKey(node));
-        const open = this.c.openNotes.get(node);
+        const open = node.note?.open;
         // Files opened before the switch go on with the body they were opened on (the kernel may
         // hold its pages): a write through them builds on it, and becomes a conflict copy too.
         if (open && !kept) {
-          open.content ??= this.c.overlay.get(node) ?? null;
+          open.content ??= node.note?.journalled ?? null;
           open.detached = true;
         }
-        if (!newer) this.c.overlay.delete(node);
-        this.c.refreshDirtySize(node);
+        if (!newer) node.note?.saveLeftJournal();
+        this.c.notes.of(node).refreshSize();
         if (open && kept && (entry.content !== undefined || landedOnBase(meta, open.base))) {
           open.base = baseOf(meta); // an open note's next save builds on it
           open.detached = false;
@@ -539,8 +537,8 @@ export class Delivery {
     );
     this.c.reports.saveRefused({ path: entry.path, reason, keptAs, at: new Date().toISOString() });
     await this.c.journal.done(entry);
-    this.c.overlay.delete(node);
-    this.c.refreshDirtySize(node);
+    node.note?.saveLeftJournal();
+    this.c.notes.of(node).refreshSize();
     if (!node.id) this.c.tree.detach(node); // never created: its bytes are in the kept file
     // A refused rename: show the note where the service has it.
     if (entry.move && node.id) await this.reloadNote(node.id);
@@ -730,9 +728,9 @@ export class Delivery {
     }
     this.c.tree.upsertFile(meta, true);
     await this.c.journal.done(entry.rev === item.rev ? entry : { ...entry }, meta, item.body?.content);
-    this.c.refreshDirtySize(node);
+    this.c.notes.of(node).refreshSize();
     // They went onto a version this mount had not shown: the kernel may hold a size short of it.
-    if (!next && !this.c.appendsOnTheirWay(node)) this.attributes.showRemoteVersion(node);
+    if (!next && !this.c.notes.appendsOnTheirWay(node)) this.attributes.showRemoteVersion(node);
     this.attributes.rememberTimes(node);
     this.logDelivered(entry.path, "journalled append delivered (bulk)");
   }
@@ -774,9 +772,9 @@ export class Delivery {
     // Saved again (or renamed) since the bulk left: that newer save is rebased on `meta` (a copy
     // of the entry tells `done` so), otherwise the entry is delivered.
     await this.c.journal.done(entry.rev === item.rev ? entry : { ...entry }, ours ? meta : undefined);
-    if (!this.c.journal.get(journalKey(node))) this.c.overlay.delete(node);
-    this.c.refreshDirtySize(node);
-    const open = this.c.openNotes.get(node);
+    if (!this.c.journal.get(journalKey(node))) node.note?.saveLeftJournal();
+    this.c.notes.of(node).refreshSize();
+    const open = node.note?.open;
     if (open && (body.content !== undefined || landedOnBase(meta, open.base))) open.base = baseOf(meta);
     this.attributes.rememberTimes(node);
     this.logDelivered(entry.path, "journalled write delivered (bulk)");
@@ -886,12 +884,11 @@ export class Delivery {
       }
       if (entry.content === undefined) continue;
       if (entry.append) {
-        node.dirtySize = this.c.appendedSize(node);
+        this.c.notes.of(node).restoredAppends();
         continue;
       }
       const body = Buffer.from(entry.content, "utf8");
-      this.c.overlay.set(node, body);
-      node.dirtySize = body.length;
+      this.c.notes.of(node).restoredSave(body);
     }
     const pending = new Set(this.c.pendingDirs.values());
     const inTree = (dir: DirNode) =>

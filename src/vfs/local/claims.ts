@@ -140,10 +140,10 @@ export class Claims {
       const fh = LocalHandle.open(local.blob, h.writable);
       this.c.handles.set(fd, { kind: "local", node: local, fh, append: h.append });
     }
-    this.c.openNotes.delete(node);
+    node.note?.handedAway();
     open.dirty = false;
     if (moot) {
-      this.c.overlay.delete(node);
+      node.note?.saveLeftJournal();
       await this.c.journal.done(moot);
       // Its move went with that save: the service still has the note where it was, and a note
       // made there next would be a second of that name. It moves now (as a kept note's rename does).

@@ -178,7 +178,7 @@ export class Attributes {
       const reader = node.meta?.role === "reader";
       const bits = node.mode ?? NOTE_MODE;
       mode = S_IFREG | (ro || reader ? bits & NO_WRITE : bits);
-      size = node.dirtySize ?? node.meta?.size ?? 0;
+      size = node.note?.dirtySize ?? node.meta?.size ?? 0;
       // The time shown is this mount's (see FileNode.localMtimeMs); a remote edit shows the
       // service's updatedAt, so the kernel's auto_cache drops stale pages exactly then.
       const updated = node.meta ? Date.parse(node.meta.updatedAt) : 0;
@@ -242,7 +242,7 @@ export class Attributes {
     const node = this.c.find(path);
     // `touch new.md` (create, utimens, close): send the empty note now, so it exists remotely
     // when touch returns (the kernel does not wait for release).
-    const open = node.kind === "file" ? this.c.openNotes.get(node) : undefined;
+    const open = node.kind === "file" ? node.note?.open : undefined;
     if (open && this.openFiles.needsUpload(open)) await this.openFiles.upload(open);
     const now = Date.now();
     if (node.kind === "local") {
