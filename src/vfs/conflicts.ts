@@ -24,10 +24,13 @@ export function conflictName(name: string): string {
   return `${stem}.${tag}${ext}`;
 }
 
-export class Conflicts {
-  readonly c: VfsCore;
+/** What conflicts use of the mount's shared state. */
+export type ConflictsCore = Pick<VfsCore, "cache" | "client" | "conflictCopies" | "log" | "tree">;
 
-  constructor(c: VfsCore) {
+export class Conflicts {
+  readonly c: ConflictsCore;
+
+  constructor(c: ConflictsCore) {
     this.c = c;
   }
 

@@ -8,7 +8,7 @@ import { Access } from "./access.ts";
 import { ContentCache } from "./contentCache.ts";
 import { CreatesOnTheirWay } from "./delivery/createsOnTheirWay.ts";
 import { Journal, type JournalEntry } from "./delivery/journal.ts";
-import { dirKey, journalKey } from "./delivery/journalKeys.ts";
+import { dirKey } from "./delivery/journalKeys.ts";
 import { fail } from "./errors.ts";
 import { FolderPrefetch } from "./folderPrefetch.ts";
 import { ChangeFollower } from "./follower.ts";

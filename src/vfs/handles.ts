@@ -69,21 +69,42 @@ export interface OpenFilesParts {
   delivery: Pick<Delivery, "drain" | "journalAppend" | "journalSave" | "onItsWay" | "send">;
 }
 
+/** What open files use of the mount's shared state. */
+export type OpenFilesCore = Pick<
+  VfsCore,
+  | "attrsChanged"
+  | "checkWritable"
+  | "find"
+  | "flushLocal"
+  | "handles"
+  | "journal"
+  | "local"
+  | "log"
+  | "nextFd"
+  | "notes"
+  | "openSidecars"
+  | "pins"
+  | "saveLocal"
+  | "sidecars"
+  | "tree"
+  | "writeBehind"
+>;
+
 export class OpenFiles {
   private readonly attributes: OpenFilesParts["attributes"];
   private readonly bodies: OpenFilesParts["bodies"];
   private readonly claims: OpenFilesParts["claims"];
   private readonly delivery: OpenFilesParts["delivery"];
-  readonly c: VfsCore;
+  readonly c: OpenFilesCore;
   /**
    * Releases still at work. close(2) returns before the kernel's RELEASE is answered, and a local
    * file that is text again goes up as a note only then: `txtfs sync` right after `printf … > f`
-   * waits for them (Vfs.drain), or it said "every save is on the service" before that one was
-   * journalled (CI, savesKept.test.ts).
+   * waits for them (Vfs.drain), else it could say "every save is on the service" before that one
+   * is journalled.
    */
   private readonly releasing = new Set<Promise<void>>();
 
-  constructor(c: VfsCore, parts: OpenFilesParts) {
+  constructor(c: OpenFilesCore, parts: OpenFilesParts) {
     this.c = c;
     this.attributes = parts.attributes;
     this.bodies = parts.bodies;

@@ -34,6 +34,32 @@ export interface NamespaceParts {
   >;
 }
 
+/** What namespace operations uses of the mount's shared state. */
+export type NamespaceCore = Pick<
+  VfsCore,
+  | "access"
+  | "alwaysLocal"
+  | "attrsChanged"
+  | "cache"
+  | "checkWritable"
+  | "client"
+  | "find"
+  | "findDir"
+  | "flushLocal"
+  | "handles"
+  | "isPending"
+  | "journal"
+  | "local"
+  | "log"
+  | "newLocal"
+  | "notes"
+  | "pendingDirs"
+  | "placeOf"
+  | "saveLocal"
+  | "tree"
+  | "writeBehind"
+>;
+
 export class Namespace {
   private readonly attributes: NamespaceParts["attributes"];
   private readonly bodies: NamespaceParts["bodies"];
@@ -41,9 +67,9 @@ export class Namespace {
   private readonly conflicts: NamespaceParts["conflicts"];
   private readonly delivery: NamespaceParts["delivery"];
   private readonly openFiles: NamespaceParts["openFiles"];
-  readonly c: VfsCore;
+  readonly c: NamespaceCore;
 
-  constructor(c: VfsCore, parts: NamespaceParts) {
+  constructor(c: NamespaceCore, parts: NamespaceParts) {
     this.c = c;
     this.attributes = parts.attributes;
     this.bodies = parts.bodies;
@@ -408,7 +434,7 @@ export class Namespace {
     const content = src.kind === "local" ? this.c.local.read(src.blob) : await this.bodies.body(src);
     // A temp file's context and tags go to the note (rsync -X sets them on it); a note moved over
     // another keeps none of its own, also when it is kept local for now (bytes that are not UTF-8),
-    // whether the service had it (ghostOf) or not yet (keptNote: soak seed 1212).
+    // whether the service had it (ghostOf) or not yet (keptNote).
     if (
       src.kind === "local" &&
       src.pendingMeta &&
@@ -435,7 +461,7 @@ export class Namespace {
       // Its note goes as an unlink's does, after its target was written: an edit made elsewhere
       // since it was read wins over that delete (the note shows again with it), and the rename
       // stands whole. Failing it now would leave the target holding what was moved while the
-      // program sees its rename fail (soak seed 2801: a save of the target lost so).
+      // program sees its rename fail: a save of the target lost.
       const path = this.c.tree.pathOf(src);
       let changedElsewhere = false;
       if (this.deletesLater(src)) await this.deleteLater("file", src.id, src.meta?.etag ?? null, path);

@@ -411,8 +411,8 @@ export class Tree {
     } else if (own && node.meta) {
       // The answer to our own change (a save, a rename, tags) is no news to the kernel or to a
       // program that read the note: the time it showed stays, though the service's updatedAt moved.
-      // (vim, having read a note made elsewhere, refused to write it after an `mv` onto it was
-      // delivered meanwhile: "changed since reading it", answered no under -es; soak seed 801.)
+      // (vim, having read a note made elsewhere, refuses to write it when an `mv` onto it is
+      // delivered in between: "changed since reading it".)
       // A save kept as a conflict copy shows the service's version and time (showRemoteVersion).
       node.localMtimeMs ??= Date.parse(node.meta.updatedAt);
     }
@@ -647,7 +647,7 @@ export class Tree {
 
   /**
    * An item left `dir`: one shown with a suffix beside it (two wanted its name) takes the plain name
-   * again (soak seed 4102: `d1 (y8dvte)` stayed so after the other d1 was deleted). Only when the
+   * again (`d1 (y8dvte)` must not stay so once the other d1 is deleted). Only when the
    * item that left wanted such a name: `rm -rf` of a big folder with one pair stays linear.
    */
   private nameFreed(dir: DirNode | null, gone: Node): void {
@@ -711,7 +711,7 @@ export const revisionOf = (etag: string) => Number(/^"?(\d+)-/.exec(etag)?.[1] ?
 /**
  * Whether record `a` is an older version of the note than `b`, by revision: two versions may share
  * a millisecond of updatedAt (our save and the next one), and the feed's record of the first,
- * applied after the answer to the second, would show the older body again (soak seed 192).
+ * applied after the answer to the second, would show the older body again.
  */
 function isOlder(a: NoteMeta, b: NoteMeta): boolean {
   // A note deleted remotely and created again by our save is a new note (new id, revision 1).

@@ -10,6 +10,7 @@ import type { Bodies } from "../bodies.ts";
 import type { VfsCore } from "../core.ts";
 import type { Delivery } from "../delivery/deliver.ts";
 import { fail, toVfsError } from "../errors.ts";
+import { S_IFDIR, S_IFLNK, S_IFREG } from "../fileModes.ts";
 import type { Stat } from "../stat.ts";
 import type { FileNode } from "../tree.ts";
 import type { Area } from "./area.ts";
@@ -20,10 +21,6 @@ import { RelatedNotes } from "./related.ts";
 import { Search } from "./search.ts";
 import { Tags } from "./tags.ts";
 import { Versions } from "./versions.ts";
-
-const S_IFDIR = 0o040000;
-const S_IFREG = 0o100000;
-const S_IFLNK = 0o120000;
 
 /** setfattr names on a note that run a service verb. */
 export const RESTORE_XATTR = "user.txtfs.restore";

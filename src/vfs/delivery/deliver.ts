@@ -42,8 +42,8 @@ const DELIVERY_MAX_WAIT_MS = 1000;
 /**
  * Saves waiting that make a burst: a round starts at once (right after the one on its way), so a
  * long burst goes up while it goes on and an unmount or `txtfs sync` right after has at most about
- * this much left. A full bulk request: smaller rounds (64 was tried) took the daemon's time from the
- * burst's own FUSE calls (writing 500 notes 0.78x sshfs at 200, 1.1x at 64).
+ * this much left. A full bulk request: smaller rounds take the daemon's time from the burst's own
+ * FUSE calls (docs/benchmarks.md).
  */
 const BURST_ITEMS = BULK_ITEMS;
 
@@ -52,7 +52,7 @@ const BURST_ITEMS = BULK_ITEMS;
  * and unmount take it at once): a create of the same path meanwhile calls it off and the note
  * continues (tar -x, git checkout: unlink, then create a moment later). Without it a delivery that
  * happened to start between the two would send the delete, and the note would come back as a new
- * one (new id, no tags, no history). Found by the soak (seeds 161, 173).
+ * one (new id, no tags, no history).
  */
 const DELETE_GRACE_MS = 200;
 
@@ -64,14 +64,39 @@ export interface DeliveryParts {
   namespace: Pick<Namespace, "placeLocally">;
 }
 
+/** What delivery uses of the mount's shared state. */
+export type DeliveryCore = Pick<
+  VfsCore,
+  | "attrsChanged"
+  | "cache"
+  | "client"
+  | "createsOnTheirWay"
+  | "follower"
+  | "freeName"
+  | "isPending"
+  | "journal"
+  | "log"
+  | "newLocal"
+  | "nodeFor"
+  | "notes"
+  | "parentFor"
+  | "pendingDirs"
+  | "placeOf"
+  | "reports"
+  | "stopped"
+  | "times"
+  | "tree"
+  | "writeBehind"
+>;
+
 export class Delivery {
   private readonly attributes: DeliveryParts["attributes"];
   private readonly claims: DeliveryParts["claims"];
   private readonly conflicts: DeliveryParts["conflicts"];
   private readonly namespace: DeliveryParts["namespace"];
-  readonly c: VfsCore;
+  readonly c: DeliveryCore;
 
-  constructor(c: VfsCore, parts: DeliveryParts) {
+  constructor(c: DeliveryCore, parts: DeliveryParts) {
     this.c = c;
     this.attributes = parts.attributes;
     this.claims = parts.claims;
@@ -231,10 +256,10 @@ export class Delivery {
         node.id = null;
         node.createKey = createKey;
         // Beside the other note of its name, if one took that name when this one left the tree
-        // (soak seed 5031: put in its place, that note vanished from the listing).
+        // (put in its place, that note would vanish from the listing).
         this.c.tree.addChild(node.parent, node, true);
         const sent = await this.send(node, content, null);
-        // A save made meanwhile was keyed by this create: it builds on what it made (soak seed 158).
+        // A save made during the send was keyed by this create: it builds on what it made.
         await this.c.journal.rekeyCreated(createKey, sent.meta);
         return sent;
       }
@@ -504,10 +529,9 @@ export class Delivery {
 
   /**
    * A rename alone (no body waiting) of a note deleted elsewhere before it went: the delete
-   * stands, as for a note with nothing waiting (lifecycle.ts). Kept as a refused save before, the
-   * note stayed listed under its new name for good and every open of it failed with ENOENT (soak
-   * seeds 2849, 2862, 2871). A save made meanwhile is a newer entry: it keeps the note in view and
-   * creates it again when delivered.
+   * stands, as for a note with nothing waiting (lifecycle.ts); kept as a refused save, the note
+   * would stay listed under its new name for good and every open of it fail with ENOENT. A save
+   * made since is a newer entry: it keeps the note in view and creates it again when delivered.
    */
   private async renamedButDeleted(entry: JournalEntry, node: FileNode): Promise<void> {
     this.c.log.info({ path: entry.path }, "renamed here and deleted elsewhere meanwhile: the delete stands");
@@ -844,8 +868,8 @@ export class Delivery {
   restoreJournal(entries: JournalEntry[]): void {
     // Folders that lost an item or took one: named anew at the end. A note moved here onto the
     // name of a note deleted here (`mv a.md x.md; mv x.md a.md` over a note since deleted) is
-    // placed while the deleted one may still hold that name, and kept a suffixed name (`a
-    // (5zae2p).md`) after it went (soak seed 4107).
+    // placed while the deleted one may still hold that name, and would keep a suffixed name
+    // (`a (5zae2p).md`) after it went.
     const touched = new Set<DirNode>();
     for (const entry of entries) {
       if (entry.folder) {

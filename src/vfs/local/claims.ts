@@ -22,14 +22,30 @@ export interface ClaimsParts {
   namespace: Pick<Namespace, "materialize" | "newNote">;
 }
 
+/** What claims use of the mount's shared state. */
+export type ClaimsCore = Pick<
+  VfsCore,
+  | "client"
+  | "flushLocal"
+  | "handles"
+  | "isPending"
+  | "journal"
+  | "local"
+  | "log"
+  | "newLocal"
+  | "saveLocal"
+  | "tree"
+  | "writeBehind"
+>;
+
 export class Claims {
   private readonly attributes: ClaimsParts["attributes"];
   private readonly conflicts: ClaimsParts["conflicts"];
   private readonly delivery: ClaimsParts["delivery"];
   private readonly namespace: ClaimsParts["namespace"];
-  readonly c: VfsCore;
+  readonly c: ClaimsCore;
 
-  constructor(c: VfsCore, parts: ClaimsParts) {
+  constructor(c: ClaimsCore, parts: ClaimsParts) {
     this.c = c;
     this.attributes = parts.attributes;
     this.conflicts = parts.conflicts;
@@ -153,8 +169,8 @@ export class Claims {
 
   /**
    * Another note took `name` in `dir` (moved there): a file made under that name later is a new
-   * note, not the one deleted there before (soak seed 4208: `rm a.md`, another note moved onto
-   * a.md and away again, then rsync's file there continued the deleted note, tags and all).
+   * note, not the one deleted there before (`rm a.md`, another note moved onto a.md and away
+   * again: rsync's file there must not continue the deleted note, tags and all).
    */
   nameTaken(dir: DirNode, name: string): void {
     const names = this.tombstones.get(dir);

@@ -33,12 +33,15 @@ export interface SpecialFilesParts {
   claims: Pick<Claims, "nameTaken">;
 }
 
+/** What special files use of the mount's shared state. */
+export type SpecialFilesCore = Pick<VfsCore, "checkWritable" | "find" | "findDir" | "saveLocal" | "tree">;
+
 export class SpecialFiles {
   private readonly attributes: SpecialFilesParts["attributes"];
   private readonly claims: SpecialFilesParts["claims"];
-  private readonly c: VfsCore;
+  private readonly c: SpecialFilesCore;
 
-  constructor(c: VfsCore, parts: SpecialFilesParts) {
+  constructor(c: SpecialFilesCore, parts: SpecialFilesParts) {
     this.c = c;
     this.attributes = parts.attributes;
     this.claims = parts.claims;

@@ -28,12 +28,33 @@ export interface AttributesParts {
   openFiles: Pick<OpenFiles, "needsUpload" | "upload">;
 }
 
+/** What attributes use of the mount's shared state. */
+export type AttributesCore = Pick<
+  VfsCore,
+  | "access"
+  | "attrsChanged"
+  | "journal"
+  | "checkWritable"
+  | "client"
+  | "deviceAttrs"
+  | "find"
+  | "findDir"
+  | "openSidecars"
+  | "opts"
+  | "pins"
+  | "reports"
+  | "saveLocal"
+  | "sidecars"
+  | "times"
+  | "tree"
+>;
+
 export class Attributes {
   private readonly delivery: AttributesParts["delivery"];
   private readonly openFiles: AttributesParts["openFiles"];
-  readonly c: VfsCore;
+  readonly c: AttributesCore;
 
-  constructor(c: VfsCore, parts: AttributesParts) {
+  constructor(c: AttributesCore, parts: AttributesParts) {
     this.c = c;
     this.delivery = parts.delivery;
     this.openFiles = parts.openFiles;
@@ -79,8 +100,8 @@ export class Attributes {
   /**
    * `next` took `prev`'s place with the same bytes and times (a note whose bytes stopped being
    * UTF-8 kept local, a local file going up as a note): the same file to the kernel, not another
-   * one whose time must move. Moved, it made vim find the file "changed since reading it" and
-   * refuse its save (model test seed 1 with LANG unset: `truncate` splitting a character, then vim).
+   * one whose time must move. Moved, vim finds the file "changed since reading it" and refuses
+   * its save (`truncate` splitting a character, then vim).
    */
   continued(prev: Node, next: Node): void {
     const path = this.c.tree.pathOf(next);
