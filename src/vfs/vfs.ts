@@ -1,8 +1,10 @@
 // The filesystem semantics of the mount, with no FUSE in sight: paths in, bytes and errno names out.
 // This is the facade the FUSE adapter calls; each concern lives in its own module:
 //
-//   core.ts              shared state (tree, caches, journal, open notes) and small helpers
+//   core.ts              the state the parts share (tree, caches, journal, notes, descriptors)
+//   note.ts              one note's local write state, its only writer; the rule for `await`
 //   lifecycle.ts         a note's states and what each event does in each state (the table)
+//   bodies.ts            where a note's bytes come from (its journalled save, cache, service)
 //   handles.ts           open files: reads, writes, truncates, flush, fsync, close
 //   namespace.ts         create, mkdir, rmdir, unlink, rename
 //   delivery/            the journal (log on disk), its delivery in order and in bulk, replay
@@ -12,6 +14,9 @@
 //   follower.ts          the change feed -> the tree; contentCache.ts: bodies by ETag
 //   control/             `.txtfs/`: history, tags, related notes, search, comments as files
 //                        (every operation on a path below it is handed there first)
+//
+// The parts are built in the constructor below, each given the others it calls (docs/architecture.md,
+// "The vfs: its parts, who calls whom").
 
 import { Bodies } from "./bodies.ts";
 import { Conflicts } from "./conflicts.ts";
