@@ -2,7 +2,9 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { ApiError, withoutContent } from "../client/api.ts";
 import type { TxtFile } from "../lib/apiTypes.ts";
-import { type Base, BoundedMap, baseOf, type VfsCore } from "./core.ts";
+import { type Base, baseOf } from "./base.ts";
+import { BoundedMap } from "./boundedMap.ts";
+import type { VfsCore } from "./core.ts";
 import { type FileNode, type NoteMeta, revisionOf } from "./tree.ts";
 
 /**
@@ -22,10 +24,13 @@ export function conflictName(name: string): string {
   return `${stem}.${tag}${ext}`;
 }
 
-export class Conflicts {
-  readonly c: VfsCore;
+/** What conflicts use of the mount's shared state. */
+export type ConflictsCore = Pick<VfsCore, "cache" | "client" | "conflictCopies" | "log" | "tree">;
 
-  constructor(c: VfsCore) {
+export class Conflicts {
+  readonly c: ConflictsCore;
+
+  constructor(c: ConflictsCore) {
     this.c = c;
   }
 
@@ -97,7 +102,7 @@ export class Conflicts {
     const path = `${this.c.tree.pathOf(node.parent)}/${name}`.replace(/^\/\//, "/");
     this.c.tree.upsertFile(copy, true);
     this.c.cache.set(copy.id, copy.etag, Buffer.from(content, "utf8"));
-    this.c.conflicts.push(path);
+    this.c.conflictCopies.push(path);
     this.c.log.warn(
       { path: this.c.tree.pathOf(node), copy: path },
       "conflict: the note changed remotely; kept ours as a copy",

@@ -1,200 +1,32 @@
+// The state one mount's parts share: the tree, the caches, the journal and what is open. The
+// parts (delivery, open files, namespace, ...) are built on it in vfs.ts, each given the others it
+// calls; nothing here calls a part.
 import { stat } from "node:fs/promises";
-import { ApiError, NetworkError, type TxtfsClient, withoutContent } from "../client/api.ts";
-import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
+import type { TxtfsClient } from "../client/api.ts";
 import type { Logger } from "../lib/logger.ts";
-import { handlingBody } from "../lib/memoryMode.ts";
 import { Access } from "./access.ts";
-import type { Conflicts } from "./conflicts.ts";
-import { ContentCache, ownBytes } from "./contentCache.ts";
+import { ContentCache } from "./contentCache.ts";
 import { CreatesOnTheirWay } from "./delivery/createsOnTheirWay.ts";
-import type { Delivery } from "./delivery/deliver.ts";
 import { Journal, type JournalEntry } from "./delivery/journal.ts";
-import { fail, toVfsError } from "./errors.ts";
+import { dirKey } from "./delivery/journalKeys.ts";
+import { fail } from "./errors.ts";
 import { FolderPrefetch } from "./folderPrefetch.ts";
 import { ChangeFollower } from "./follower.ts";
-import type { OpenFiles } from "./handles.ts";
-import { decide, noteState } from "./lifecycle.ts";
-import type { Claims } from "./local/claims.ts";
 import { ALWAYS_LOCAL_DIRS } from "./local/localDirs.ts";
-import { LocalFiles, type LocalHandle, type ManifestEntry } from "./local/localFiles.ts";
-import type { Attributes } from "./meta/attributes.ts";
+import { LocalFiles, type ManifestEntry } from "./local/localFiles.ts";
 import { DeviceAttrs } from "./meta/deviceAttrs.ts";
 import { NoteTimes } from "./meta/noteTimes.ts";
 import { Pins } from "./meta/pins.ts";
-import { type SidecarNode, Sidecars, type SidecarTarget } from "./meta/sidecars.ts";
+import { Sidecars, type SidecarTarget } from "./meta/sidecars.ts";
 import { parentAndName } from "./names.ts";
-import type { Namespace } from "./namespace.ts";
+import { Notes } from "./note.ts";
+import type { OpenFile, OpenSidecar } from "./openFile.ts";
+import type { VfsOptions } from "./options.ts";
+import { provisionalFolder } from "./provisionalFolder.ts";
 import { Reports } from "./reports.ts";
 import { type DirNode, type FileNode, type LocalNode, type Node, Tree } from "./tree.ts";
 
-export interface VfsOptions {
-  client: TxtfsClient;
-  cacheDir: string;
-  cacheSize: number;
-  readOnly?: boolean;
-  uid: number;
-  gid: number;
-  logger: Logger;
-  /** Long-poll wait of the change follower, seconds. */
-  pollWait?: number;
-  /**
-   * Write-behind (the default): a save returns once it is in the on-disk journal, which delivers
-   * saves to the service in order in the background; fsync waits for delivery. Off, every save
-   * waits for the service (the journal then only holds saves made while it is unreachable).
-   */
-  writeBehind?: boolean;
-  /** This mount's registered device (its availability states are recorded there). */
-  deviceId?: string;
-  /** More folder names whose content stays local (see localDirs.ts). */
-  localDirs?: string[];
-  /** Where the mount is: absolute symlink targets into `.txtfs/` (ln -s "$PWD/note.md") are found by it. */
-  mountpoint?: string;
-  /** List `.txtfs/` in the root folder (it is always reachable by its path). */
-  showControlDir?: boolean;
-}
-
-export interface Stat {
-  mode: number;
-  size: number;
-  mtime: Date;
-  atime: Date;
-  ctime: Date;
-  nlink: number;
-  uid: number;
-  gid: number;
-  blocks: number;
-  /** A device node's number. */
-  rdev?: number;
-}
-
-export interface OpenNote {
-  node: FileNode;
-  refs: number;
-  /** The body being edited; null until something needs it. */
-  content: Buffer | null;
-  /** The version the edit is based on: If-Match on upload, and how to tell a real conflict. */
-  base: Base;
-  dirty: boolean;
-  /**
-   * The note shows another version than this buffer (our save became a conflict copy while the
-   * file was open): once the last handle closes, its times move so no stale page is read again.
-   */
-  detached?: boolean;
-  /** Made by create(): uploaded at release even if nothing was written (touch). */
-  created: boolean;
-  /** Spare capacity behind `content`, so a file written 4 KiB at a time is not copied each time. */
-  backing?: Buffer;
-  /**
-   * Append-only (opened O_WRONLY|O_APPEND, body not here): the bytes appended since the last save,
-   * the body never loaded. Saved as an append (`file.append`); anything else done with the note
-   * loads the body first and turns this into `content` (handles.ts, materialize).
-   */
-  tail?: Buffer;
-  materializing?: Promise<void>;
-}
-
-export interface OpenSidecar {
-  sidecar: SidecarNode;
-  refs: number;
-  content: Buffer;
-  dirty: boolean;
-}
-
-export type Handle =
-  | {
-      kind: "note";
-      open: OpenNote;
-      append: boolean;
-      writable: boolean;
-      /** What a reader reads while nothing is written through the note, and what it is a copy of. */
-      snapshot?: Buffer;
-      snapshotOf?: unknown;
-      /** The version that snapshot is: a write through this handle builds on it (handles.ts). */
-      snapshotBase?: Base;
-      /**
-       * A write would have taken the note past its largest size: the save through this handle is
-       * refused whole, so its writes, flushes and close answer EFBIG (handles.ts, refuseOversize).
-       */
-      oversize?: boolean;
-    }
-  | {
-      kind: "sidecar";
-      open: OpenSidecar;
-      /** A write through it could never make an acceptable sidecar: EINVAL until it is closed. */
-      refused?: boolean;
-    }
-  | { kind: "local"; node: LocalNode; fh: LocalHandle; append: boolean; written?: boolean }
-  | { kind: "dir" };
-
-export const journalKey = (node: FileNode) => Journal.keyOf({ fileId: node.id, createKey: node.createKey });
-
-export const dirKey = (dir: DirNode) => Journal.keyOf({ fileId: null, createKey: dir.createKey! });
-
-export function provisionalFolder(name: string, parent: DirNode): TxtFolder {
-  const now = new Date().toISOString();
-  return {
-    id: "",
-    name,
-    context: "",
-    tags: [],
-    parentFolderId: parent.id,
-    fileCount: 0,
-    createdAt: now,
-    updatedAt: now,
-    endpoint: "",
-    access: "owner",
-    role: "owner",
-  };
-}
-
-export const S_IFREG = 0o100000;
-
-export const STATE_XATTR = "user.txtfs.state";
-
-export const S_IFDIR = 0o040000;
-
-export const S_IFLNK = 0o120000;
-
-export function unsentName(name: string): string {
-  let stem = name;
-  while (Buffer.byteLength(`${stem}.unsent.99`, "utf8") > 255) stem = stem.slice(0, -1);
-  return `${stem}.unsent`;
-}
-
-export function carries(
-  body: { context?: string; tags?: string[] },
-  meta: { context?: string; tags?: string[] },
-): boolean {
-  const same = meta.tags === undefined || JSON.stringify(meta.tags) === JSON.stringify(body.tags);
-  return same && (meta.context === undefined || meta.context === body.context);
-}
-
-export function checkName(name: string): void {
-  if (Buffer.byteLength(name, "utf8") > 255) throw fail("ENAMETOOLONG");
-}
-
-export type Base = { etag: string; hash: string } | null;
-
-export function baseOf(meta: Pick<TxtFile, "etag" | "contentHash"> | null | undefined): Base {
-  return meta ? { etag: meta.etag, hash: meta.contentHash } : null;
-}
-
-export function isTransient(err: unknown): boolean {
-  return (
-    err instanceof NetworkError || (err instanceof ApiError && (err.status >= 500 || err.status === 429))
-  );
-}
-
-export { BoundedMap } from "./boundedMap.ts";
-
 export class VfsCore {
-  delivery!: Delivery;
-  io!: OpenFiles;
-  names!: Namespace;
-  claims!: Claims;
-  rebase!: Conflicts;
-  attrs!: Attributes;
-
   readonly tree = new Tree();
   readonly cache: ContentCache;
   readonly client: TxtfsClient;
@@ -205,25 +37,20 @@ export class VfsCore {
   readonly local: LocalFiles;
   readonly follower: ChangeFollower;
   /** Creates of ours on their way: the feed's records of what they made wait for their answers. */
-  readonly creating = new CreatesOnTheirWay();
-  readonly handles = new Map<number, Handle>();
-  readonly openNotes = new Map<FileNode, OpenNote>();
+  readonly createsOnTheirWay = new CreatesOnTheirWay();
+  readonly handles = new Map<number, OpenFile>();
   readonly openSidecars = new Map<SidecarTarget, OpenSidecar>();
   readonly sidecars: Sidecars;
   readonly prefetch: FolderPrefetch;
   readonly journal: Journal;
-  /** Bodies of notes with a journalled (not yet delivered) write: what reads must see. */
-  readonly overlay = new Map<FileNode, Buffer>();
-  /**
-   * Notes renamed here whose journal entry is not written yet (it waits while the journal is busy,
-   * e.g. with an fdatasync), by how many such renames: they already show at their new place.
-   */
-  readonly renaming = new Map<FileNode, number>();
+  /** Each note's local write state (note.ts). */
+  readonly notes: Notes;
   /** Folders made here and not created on the service yet, by their journal key. */
   readonly pendingDirs = new Map<string, DirNode>();
   stopped = false;
   nextFd = 1;
-  readonly conflicts: string[] = [];
+  /** Conflict copies made (paths), newest last. */
+  readonly conflictCopies: string[] = [];
   readonly pins: Pins;
   /** Refused saves and metadata, reachability: what `txtfs sync` and `txtfs status` report. */
   readonly reports: Reports;
@@ -242,14 +69,13 @@ export class VfsCore {
       this.log.error({ err }, "could not save the local-files manifest"),
     );
     this.journal = new Journal(opts.cacheDir);
+    this.notes = new Notes({ journal: this.journal, changed: (node) => this.attrsChanged(node) });
     this.alwaysLocal = new Set([...ALWAYS_LOCAL_DIRS, ...(opts.localDirs ?? [])]);
     this.times = new NoteTimes(opts.cacheDir, (err) => this.log.error({ err }, "could not save note times"));
     this.deviceAttrs = new DeviceAttrs(opts.cacheDir, (err) =>
       this.log.error({ err }, "could not save modes and folder times"),
     );
-    this.tree.onFolderTimes = (dir) => this.attrs.keepFolderAttrs(dir);
     this.sidecars = new Sidecars(this.client, this.tree);
-    this.tree.lifecycle = (node, event) => decide(noteState(this, node), event);
     this.tree.placement = (meta, node) => {
       if (!node) return { meta };
       // A rename of ours not on the service yet: journalled (by id or, for a note whose create is
@@ -257,13 +83,13 @@ export class VfsCore {
       const pending =
         this.journal.get(meta.id) ??
         this.journal.get(Journal.keyOf({ fileId: null, createKey: node.createKey }));
-      if (!pending?.move && !this.renaming.has(node)) return { meta };
+      if (!pending?.move && !node.note?.renaming) return { meta };
       return { meta: { ...meta, name: node.remoteName, folderId: node.parent.id }, parent: node.parent };
     };
     this.follower = new ChangeFollower(this.client, this.tree, this.cache, this.log, opts.pollWait ?? 25);
     this.reports = new Reports(this.log);
     this.follower.onReach = (reachable) => this.reports.reachability(reachable);
-    this.follower.holds = (change) => this.creating.mayHaveMadeRecord(change, this.tree);
+    this.follower.holds = (change) => this.createsOnTheirWay.mayHaveMadeRecord(change, this.tree);
     this.pins = new Pins({
       client: this.client,
       cacheDir: opts.cacheDir,
@@ -304,124 +130,12 @@ export class VfsCore {
     this.tree.onChange(node);
   }
 
-  /**
-   * A piece of the current body of a note when it is at hand (its save on its way, or the cached
-   * version it has now), without reading the rest; undefined otherwise (then `body`).
-   */
-  bodyPiece(node: FileNode, position: number, length: number): Buffer | undefined {
-    const journalled = this.overlay.get(node);
-    if (journalled) return journalled.subarray(position, position + length);
-    if (!node.id || this.journal.get(journalKey(node))?.append) return undefined;
-    return this.cache.freshRange(node.id, node.meta?.etag, position, length);
-  }
-
-  /**
-   * The current body of a note: cache, or a conditional GET (304 moves no body). Appends on their
-   * way (`file.append`) go first, and the body is the version they made on the service: what a
-   * reader sees is never a version the service does not have (a remote edit may have come
-   * between). That version is cached when they went onto the cached one (appendDelivered).
-   */
-  async body(node: FileNode): Promise<Buffer> {
-    handlingBody(node.dirtySize ?? node.meta?.size ?? 0);
-    const journalled = this.overlay.get(node);
-    if (journalled) return journalled;
-    if (this.journal.get(journalKey(node))?.append) {
-      const shown = await this.delivery.settle(node).then(
-        () => undefined,
-        (err: unknown) => this.appendsAsWhole(node, err),
-      );
-      if (shown) return shown;
-    }
-    if (!node.id) return this.openNotes.get(node)?.content ?? Buffer.alloc(0);
-    this.prefetch.opened(node);
-    const etag = node.meta?.etag;
-    const cached = this.cache.fresh(node.id, etag);
-    if (cached) return this.cache.count(cached, true);
-    const kept = await this.pins.read(node.id, etag);
-    if (kept && etag) {
-      this.cache.set(node.id, etag, kept);
-      return this.cache.count(kept, true);
-    }
-    const pending = this.prefetch.missing(node.parent);
-    if (pending) {
-      await pending;
-      const now = this.cache.fresh(node.id, node.meta?.etag);
-      if (now) return this.cache.count(now, false); // downloaded with its folder
-    }
-    const old = this.cache.get(node.id);
-    try {
-      let detail = await this.client.readFile(node.id, old?.etag);
-      const current = detail ? undefined : old!.body();
-      if (current) return this.cache.count(current, true); // 304: our copy is current
-      // ... but overwritten in the ring meanwhile: the body again (no 304 without an ETag)
-      detail ??= (await this.client.readFile(node.id))!;
-      const body = this.cache.set(node.id, detail.etag, ownBytes(detail.content));
-      this.tree.upsertFile(withoutContent(detail));
-      await this.pins.remember(node, detail.etag, body);
-      return this.cache.count(body, false);
-    } catch (err) {
-      // Offline: an older cached copy is better than no copy; a pinned note's kept body is one.
-      const older = old && isTransient(err) ? old.body() : undefined;
-      if (older) return this.cache.count(older, true);
-      const keptAny = isTransient(err) ? await this.pins.read(node.id, undefined, true) : undefined;
-      if (keptAny) return this.cache.count(keptAny, true);
-      // Gone from the service: its delete was not seen here (the feed has not brought it yet). It
-      // goes as the feed's would (lifecycle.ts: a note with a save of ours waiting stays, and that
-      // save creates it again), so no name stays listed that no open can ever read.
-      if (err instanceof ApiError && err.status === 404) this.tree.remoteDelete(node.id);
-      throw toVfsError(err);
-    }
-  }
-
   checkWritable(node: Node): void {
     this.access.checkWritable(node);
   }
 
   get writeBehind(): boolean {
     return this.opts.writeBehind !== false && !this.stopped;
-  }
-
-  /**
-   * The size stat shows while a note has saves on their way: its newest local body (an open
-   * buffer, else the last journalled save), or nothing once the service has the newest.
-   */
-  refreshDirtySize(node: FileNode): void {
-    const open = this.openNotes.get(node);
-    // An open buffer with unsaved writes, or one the note no longer shows (detached): every read
-    // of the note goes to that buffer while it is open.
-    const buffer = open?.content && (open.dirty || open.detached) ? open.content : undefined;
-    node.dirtySize = buffer?.length ?? this.overlay.get(node)?.length ?? this.appendedSize(node);
-    this.attrsChanged(node);
-  }
-
-  /**
-   * The service cannot be reached and appends to `node` wait: when the version they go onto is
-   * cached, they become one save of the whole note on that version, so it reads as written here
-   * offline too (and, should the note have changed remotely meanwhile, that save is kept as a
-   * conflict copy, as any save built on an older version). Otherwise `err` stands.
-   */
-  private async appendsAsWhole(node: FileNode, err: unknown): Promise<Buffer> {
-    const appends = this.journal.get(journalKey(node));
-    const base = node.id && appends?.append ? this.cache.fresh(node.id, node.meta?.etag) : undefined;
-    if (!base) throw err;
-    const whole = Buffer.concat([base, Buffer.from(appends!.content ?? "", "utf8")]);
-    await this.delivery.journalSave(node, whole, baseOf(node.meta));
-    return whole;
-  }
-
-  /** Whether appends to `node` wait in the journal or in an open handle (their place is the service's end). */
-  appendsOnTheirWay(node: FileNode): boolean {
-    return (
-      this.journal.get(journalKey(node))?.append === true || this.openNotes.get(node)?.tail !== undefined
-    );
-  }
-
-  /** The size of a note only appended to (its body never loaded): the service's plus what is on its way. */
-  appendedSize(node: FileNode): number | undefined {
-    const entry = this.journal.get(journalKey(node));
-    const journalled = entry?.append ? Buffer.byteLength(entry.content ?? "", "utf8") : 0;
-    const open = this.openNotes.get(node)?.tail?.length ?? 0;
-    return journalled || open ? (node.meta?.size ?? 0) + journalled + open : undefined;
   }
 
   /** Where a journal entry's item lives: its folder, or the folder made here it waits for. */
@@ -434,7 +148,7 @@ export class VfsCore {
   nodeFor(entry: JournalEntry): FileNode {
     const existing = entry.fileId
       ? this.tree.files.get(entry.fileId)
-      : [...this.overlay.keys()].find((n) => n.createKey === entry.createKey);
+      : this.notes.journalledCreate(entry.createKey)?.node;
     if (existing) return existing;
     const parent = this.parentFor(entry);
     const node: FileNode = {

@@ -61,3 +61,10 @@ export function toVfsError(err: unknown): VfsError {
   if (err instanceof NetworkError) return new VfsError("EIO", err.message, { cause: err });
   return new VfsError("EIO", err instanceof Error ? err.message : String(err), { cause: err });
 }
+
+/** A failure that may pass: the service unreachable, overloaded or failing for now. */
+export function isTransient(err: unknown): boolean {
+  return (
+    err instanceof NetworkError || (err instanceof ApiError && (err.status >= 500 || err.status === 429))
+  );
+}

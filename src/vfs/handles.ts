@@ -5,21 +5,19 @@ import { isUtf8 } from "node:buffer";
 import { constants as fsc } from "node:fs";
 import { NOTE_CONTENT_BYTES } from "../lib/limits.ts";
 import { handlingBody } from "../lib/memoryMode.ts";
-import {
-  type Base,
-  baseOf,
-  type Handle,
-  isTransient,
-  journalKey,
-  type OpenNote,
-  type OpenSidecar,
-  type VfsCore,
-} from "./core.ts";
-import { fail, toVfsError, type VfsError } from "./errors.ts";
+import { type Base, baseOf } from "./base.ts";
+import type { Bodies } from "./bodies.ts";
+import type { VfsCore } from "./core.ts";
+import type { Delivery } from "./delivery/deliver.ts";
+import { journalKey } from "./delivery/journalKeys.ts";
+import { fail, isTransient, toVfsError, type VfsError } from "./errors.ts";
 import { decide, noteState } from "./lifecycle.ts";
+import type { Claims } from "./local/claims.ts";
 import { LocalHandle } from "./local/localFiles.ts";
+import type { Attributes } from "./meta/attributes.ts";
 import type { SidecarNode } from "./meta/sidecars.ts";
 import { isNoteName } from "./names.ts";
+import type { OpenFile, OpenNote, OpenSidecar } from "./openFile.ts";
 import type { FileNode } from "./tree.ts";
 
 function splice(content: Buffer, data: Buffer, at: number): Buffer {
@@ -60,24 +58,64 @@ function resize(content: Buffer, size: number): Buffer {
   return next;
 }
 
+/** The parts open files call: saves handed to delivery, sidecars and times, claims of rewritten names. */
+export interface OpenFilesParts {
+  attributes: Pick<
+    Attributes,
+    "applySidecar" | "paging" | "renderSidecar" | "showRemoteVersion" | "sidecar" | "sidecarRefused"
+  >;
+  bodies: Pick<Bodies, "body" | "bodyPiece">;
+  claims: Pick<Claims, "adoptLocal" | "becomeLocal">;
+  delivery: Pick<Delivery, "drain" | "journalAppend" | "journalSave" | "onItsWay" | "send">;
+}
+
+/** What open files use of the mount's shared state. */
+export type OpenFilesCore = Pick<
+  VfsCore,
+  | "attrsChanged"
+  | "checkWritable"
+  | "find"
+  | "flushLocal"
+  | "handles"
+  | "journal"
+  | "local"
+  | "log"
+  | "nextFd"
+  | "notes"
+  | "openSidecars"
+  | "pins"
+  | "saveLocal"
+  | "sidecars"
+  | "tree"
+  | "writeBehind"
+>;
+
 export class OpenFiles {
-  readonly c: VfsCore;
+  private readonly attributes: OpenFilesParts["attributes"];
+  private readonly bodies: OpenFilesParts["bodies"];
+  private readonly claims: OpenFilesParts["claims"];
+  private readonly delivery: OpenFilesParts["delivery"];
+  readonly c: OpenFilesCore;
   /**
    * Releases still at work. close(2) returns before the kernel's RELEASE is answered, and a local
    * file that is text again goes up as a note only then: `txtfs sync` right after `printf … > f`
-   * waits for them (Vfs.drain), or it said "every save is on the service" before that one was
-   * journalled (CI, savesKept.test.ts).
+   * waits for them (Vfs.drain), else it could say "every save is on the service" before that one
+   * is journalled.
    */
   private readonly releasing = new Set<Promise<void>>();
 
-  constructor(c: VfsCore) {
+  constructor(c: OpenFilesCore, parts: OpenFilesParts) {
     this.c = c;
+    this.attributes = parts.attributes;
+    this.bodies = parts.bodies;
+    this.claims = parts.claims;
+    this.delivery = parts.delivery;
   }
 
   async openSidecar(sidecar: SidecarNode): Promise<number> {
     let open = this.c.openSidecars.get(sidecar.target);
     if (!open) {
-      open = { sidecar, refs: 0, content: await this.c.attrs.renderSidecar(sidecar.target), dirty: false };
+      open = { sidecar, refs: 0, content: await this.attributes.renderSidecar(sidecar.target), dirty: false };
       this.c.openSidecars.set(sidecar.target, open);
     }
     open.refs++;
@@ -92,27 +130,27 @@ export class OpenFiles {
     const text = open.content.toString("utf8");
     open.dirty = false; // before the wait: an edit made meanwhile is applied by the next flush
     try {
-      await this.c.attrs.applySidecar(open.sidecar, text);
+      await this.attributes.applySidecar(open.sidecar, text);
     } catch (err) {
       open.dirty = true;
       throw err;
     }
   }
 
-  addHandle(h: Handle): number {
+  addHandle(h: OpenFile): number {
     const fd = this.c.nextFd++;
     this.c.handles.set(fd, h);
     return fd;
   }
 
-  handle(fd: number): Handle {
+  handle(fd: number): OpenFile {
     const h = this.c.handles.get(fd);
     if (!h) throw fail("EBADF");
     return h;
   }
 
   openNote(node: FileNode, appendOnly = false): OpenNote {
-    let open = this.c.openNotes.get(node);
+    let open = node.note?.open;
     if (!open) {
       open = {
         node,
@@ -123,7 +161,7 @@ export class OpenFiles {
         created: false,
         ...(appendOnly ? { tail: Buffer.alloc(0) } : {}),
       };
-      this.c.openNotes.set(node, open);
+      this.c.notes.of(node).opened(open);
     } else if (!open.dirty && open.content === null) {
       // Close-to-open: an edit is based on the version there was when its file was opened. A
       // remote change after that makes the save a conflict (both kept), never a silent overwrite.
@@ -149,14 +187,14 @@ export class OpenFiles {
     const writable = (flags & 3) !== fsc.O_RDONLY;
     const node = this.c.tree.lookup(path);
     if (!node) {
-      const sidecar = this.c.attrs.sidecar(path);
+      const sidecar = this.attributes.sidecar(path);
       if (!sidecar) throw fail("ENOENT");
       if (writable) this.c.checkWritable(sidecar.target);
       return this.openSidecar(sidecar);
     }
     if (node.kind === "dir") return this.addHandle({ kind: "dir" });
     if (writable) this.c.checkWritable(node);
-    this.c.attrs.paging(path, node);
+    this.attributes.paging(path, node);
     const append = (flags & fsc.O_APPEND) !== 0;
     if (node.kind === "local") {
       return this.addHandle({ kind: "local", node, fh: LocalHandle.open(node.blob, writable), append });
@@ -174,11 +212,11 @@ export class OpenFiles {
    * cached (no download).
    */
   appendsBlind(node: FileNode): boolean {
-    if (!node.id || !this.c.writeBehind || this.c.openNotes.has(node)) return false;
+    if (!node.id || !this.c.writeBehind || node.note?.open) return false;
     if (this.c.pins.stateOf(node) !== "online-only") return false; // kept on this device: its copy there goes with whole saves
     const pending = this.c.journal.get(journalKey(node));
     if (pending && !pending.append) return false;
-    return !this.c.overlay.get(node);
+    return !node.note?.journalled;
   }
 
   /**
@@ -191,8 +229,8 @@ export class OpenFiles {
       try {
         // body() sends the journalled appends first; one journalled meanwhile (a flush through
         // another descriptor) is not in what it fetched: fetch again after it.
-        let body = await this.c.body(open.node);
-        while (this.c.journal.get(journalKey(open.node))?.append) body = await this.c.body(open.node);
+        let body = await this.bodies.body(open.node);
+        while (this.c.journal.get(journalKey(open.node))?.append) body = await this.bodies.body(open.node);
         open.base = baseOf(open.node.meta);
         const tail = open.tail ?? Buffer.alloc(0);
         open.content = Buffer.concat([body, tail]);
@@ -218,7 +256,7 @@ export class OpenFiles {
       const version = this.versionOf(h.open.node);
       if (!h.snapshot || h.snapshotOf !== version) {
         const base = this.baseAtOpen(h.open.node);
-        h.snapshot = await this.c.body(h.open.node);
+        h.snapshot = await this.bodies.body(h.open.node);
         h.snapshotOf = version;
         h.snapshotBase = base;
       }
@@ -236,15 +274,15 @@ export class OpenFiles {
     const node = this.c.tree.lookup(path);
     if (!node) throw fail("ENOENT");
     if (node.kind === "dir") throw fail("EISDIR");
-    this.c.attrs.paging(path, node);
+    this.attributes.paging(path, node);
     if (node.kind === "local") return this.c.local.readAt(node.blob, length, position);
-    const open = this.c.openNotes.get(node);
+    const open = node.note?.open;
     if (open?.tail) await this.materialize(open);
     if (open?.content) return open.content.subarray(position, position + length);
     // The first piece goes through `body` (it counts the cache hit and starts the folder's
     // readahead); the rest are read alone, not the whole body again for each 128 KiB.
-    const piece = position > 0 ? this.c.bodyPiece(node, position, length) : undefined;
-    return piece ?? (await this.c.body(node)).subarray(position, position + length);
+    const piece = position > 0 ? this.bodies.bodyPiece(node, position, length) : undefined;
+    return piece ?? (await this.bodies.body(node)).subarray(position, position + length);
   }
 
   /** fsync(2) by path (a read-only open answered natively): the note's saves made durable. */
@@ -260,7 +298,7 @@ export class OpenFiles {
         fh.close();
       }
     }
-    return this.syncNote(node, this.c.openNotes.get(node));
+    return this.syncNote(node, node.note?.open);
   }
 
   async write(fd: number, data: Buffer, position: number): Promise<number> {
@@ -285,7 +323,7 @@ export class OpenFiles {
     if (at + data.length > NOTE_CONTENT_BYTES) throw this.refuseOversize(open);
     writeInto(open, data, at);
     open.dirty = true;
-    open.node.dirtySize = open.content!.length;
+    this.c.notes.of(open.node).wrote(open.content!.length);
     touched(open.node);
     return data.length;
   }
@@ -298,7 +336,7 @@ export class OpenFiles {
    * nothing and fails too.
    */
   private async writeSidecar(
-    h: Extract<Handle, { kind: "sidecar" }>,
+    h: Extract<OpenFile, { kind: "sidecar" }>,
     data: Buffer,
     position: number,
   ): Promise<number> {
@@ -310,8 +348,8 @@ export class OpenFiles {
         this.c.sidecars.checkWrite(open.sidecar.target, next);
       } catch (err) {
         h.refused = true;
-        this.c.attrs.sidecarRefused(open.sidecar, err);
-        open.content = await this.c.attrs.renderSidecar(open.sidecar.target);
+        this.attributes.sidecarRefused(open.sidecar, err);
+        open.content = await this.attributes.renderSidecar(open.sidecar.target);
         open.dirty = false;
         throw err;
       }
@@ -328,13 +366,13 @@ export class OpenFiles {
     const { content, tail, node } = h.open;
     if (!h.append) return content !== null && !tail;
     // Appended at the end (appendBlind, or the content's end): refused only past the largest note.
-    const size = tail ? (this.c.appendedSize(node) ?? node.meta?.size) : content?.length;
+    const size = tail ? (this.c.notes.appendedSize(node) ?? node.meta?.size) : content?.length;
     return size !== undefined && size + bytes <= NOTE_CONTENT_BYTES;
   }
 
   handlesWhoseWritesCannotFail(path: string, bytes: number): number[] {
     const node = this.c.tree.lookup(path);
-    if (node?.kind !== "file" || !this.c.openNotes.has(node)) return [];
+    if (node?.kind !== "file" || !node.note?.open) return [];
     const fds: number[] = [];
     for (const [fd, h] of this.c.handles)
       if (h.kind === "note" && h.open.node === node && this.writesCannotFail(fd, bytes)) fds.push(fd);
@@ -343,7 +381,7 @@ export class OpenFiles {
 
   /** What identifies a note's current content: its pending local save, or the service's version. */
   versionOf(node: FileNode): unknown {
-    return this.c.overlay.get(node) ?? node.meta?.etag;
+    return node.note?.journalled ?? node.meta?.etag;
   }
 
   /**
@@ -352,7 +390,7 @@ export class OpenFiles {
    * version 1, then wrote, saved over version 1 (a remote version 2 meanwhile makes it a conflict
    * copy), whatever was opened after it.
    */
-  buildOnRead(h: Extract<Handle, { kind: "note" }>): void {
+  buildOnRead(h: Extract<OpenFile, { kind: "note" }>): void {
     const open = h.open;
     if (open.content || open.dirty || open.tail || !h.snapshot || !h.snapshotBase) return;
     open.content = Buffer.from(h.snapshot);
@@ -361,11 +399,11 @@ export class OpenFiles {
 
   /** An O_APPEND write to a note whose body is not here: kept as bytes to append. */
   appendBlind(open: OpenNote, data: Buffer): number {
-    const size = this.c.appendedSize(open.node) ?? open.node.meta?.size ?? 0; // with what is appended so far
+    const size = this.c.notes.appendedSize(open.node) ?? open.node.meta?.size ?? 0; // with what is appended so far
     if (size + data.length > NOTE_CONTENT_BYTES) throw this.refuseOversize(open);
     open.tail = Buffer.concat([open.tail!, data]);
     open.dirty = true;
-    open.node.dirtySize = size + data.length;
+    this.c.notes.of(open.node).wrote(size + data.length);
     touched(open.node);
     return data.length;
   }
@@ -393,7 +431,7 @@ export class OpenFiles {
     const saved = node.id !== null || this.c.journal.get(journalKey(node)) !== undefined;
     open.content = saved ? null : Buffer.alloc(0);
     open.dirty = !saved;
-    this.c.refreshDirtySize(node);
+    this.c.notes.of(node).refreshSize();
     // Its times move: the kernel drops the pages those writes left in its cache.
     touched(node);
     this.c.attrsChanged(node);
@@ -405,13 +443,13 @@ export class OpenFiles {
     if (open.tail) await this.materialize(open);
     if (open.content) return open.content;
     // The base stays what it was at open (close-to-open), whatever the body is by now.
-    const body = await this.c.body(open.node);
+    const body = await this.bodies.body(open.node);
     // Another handle's write or truncate may have filled the buffer meanwhile: that one stays.
     open.content ??= Buffer.from(body);
     return open.content;
   }
 
-  async truncateOpen(h: Handle, size: number): Promise<void> {
+  async truncateOpen(h: OpenFile, size: number): Promise<void> {
     if (h.kind === "dir") throw fail("EISDIR");
     if (h.kind === "sidecar") {
       h.open.content = resize(h.open.content, size);
@@ -436,7 +474,7 @@ export class OpenFiles {
     const content = size === 0 ? Buffer.alloc(0) : await this.editable(open);
     open.content = resize(content, size);
     open.dirty = true;
-    open.node.dirtySize = size;
+    this.c.notes.of(open.node).wrote(size);
     touched(open.node);
   }
 
@@ -445,7 +483,7 @@ export class OpenFiles {
   }
 
   async truncate(path: string, size: number): Promise<void> {
-    const sidecar = this.c.tree.lookup(path) ? undefined : this.c.attrs.sidecar(path);
+    const sidecar = this.c.tree.lookup(path) ? undefined : this.attributes.sidecar(path);
     const openSidecar = sidecar && this.c.openSidecars.get(sidecar.target);
     if (openSidecar) return this.truncateOpen({ kind: "sidecar", open: openSidecar }, size);
     if (sidecar) throw fail("EINVAL", "open a sidecar to rewrite it");
@@ -458,7 +496,7 @@ export class OpenFiles {
       node.mtimeMs = node.ctimeMs = Date.now();
       return;
     }
-    const existing = this.c.openNotes.get(node);
+    const existing = node.note?.open;
     if (existing) {
       // `echo x > note` may come as open, truncate(path, 0), write: mark the open note.
       await this.truncateOpen({ kind: "note", open: existing, append: false, writable: true }, size);
@@ -504,7 +542,7 @@ export class OpenFiles {
   /** A note's saves made durable: on the service if it can be reached, else in the journal until it can. */
   private async syncNote(node: FileNode, open: OpenNote | undefined): Promise<void> {
     if (open?.dirty) await this.upload(open);
-    await this.c.delivery.drain();
+    await this.delivery.drain();
     const key = journalKey(node);
     if (this.c.journal.get(key)) await this.c.journal.sync(key);
   }
@@ -537,7 +575,7 @@ export class OpenFiles {
       const lastHandle = ![...this.c.handles.values()].some((o) => o.kind === "local" && o.node === node);
       const kept = node.parent.localOnly === "always";
       if (h.written && lastHandle && !kept && isNoteName(node.name) && this.c.tree.locals.has(node)) {
-        await this.c.claims.adoptLocal(node, node.ghostOf);
+        await this.claims.adoptLocal(node, node.ghostOf);
       }
       return;
     }
@@ -563,9 +601,8 @@ export class OpenFiles {
   /** The last handle of a note closed: stat shows the note's own body again. */
   closedNote(open: OpenNote): void {
     const node = open.node;
-    this.c.openNotes.delete(node);
-    this.c.refreshDirtySize(node);
-    if (open.detached && !this.c.journal.get(journalKey(node))) this.c.attrs.showRemoteVersion(node);
+    this.c.notes.of(node).closed();
+    if (open.detached && !this.c.journal.get(journalKey(node))) this.attributes.showRemoteVersion(node);
   }
 
   /**
@@ -584,7 +621,7 @@ export class OpenFiles {
         open.tail = Buffer.alloc(0);
         open.dirty = false;
         try {
-          await this.c.delivery.journalAppend(node, tail);
+          await this.delivery.journalAppend(node, tail);
         } catch (err) {
           open.tail = Buffer.concat([tail, open.tail]);
           open.dirty = true;
@@ -594,8 +631,8 @@ export class OpenFiles {
       }
       await this.materialize(open);
     }
-    let content = open.content ?? (await this.c.body(node));
-    if (!isUtf8(content)) return this.c.claims.becomeLocal(open, content);
+    let content = open.content ?? (await this.bodies.body(node));
+    if (!isUtf8(content)) return this.claims.becomeLocal(open, content);
     // A note with a journalled write waits its turn behind it, so saves reach the service in order.
     const queued = this.c.journal.get(journalKey(node));
     if (!queued && !this.c.writeBehind) {
@@ -604,8 +641,8 @@ export class OpenFiles {
       // and stays in the buffer (building on this save when it landed as sent); its flush sends it.
       open.dirty = false;
       try {
-        const { meta, body } = await this.c.delivery.send(node, sent, open.base, node.placeUnsent);
-        node.placeUnsent = undefined;
+        const { meta, body } = await this.delivery.send(node, sent, open.base, node.note?.placeUnsent);
+        node.note?.placeSent();
         if (!open.dirty) open.content = Buffer.from(body!, "utf8");
         if (!open.dirty || body === sent) open.base = baseOf(meta);
         return;
@@ -622,14 +659,14 @@ export class OpenFiles {
       }
       // Journalled with what was written meanwhile.
       const now = open.content ?? content;
-      if (!isUtf8(now)) return this.c.claims.becomeLocal(open, now);
+      if (!isUtf8(now)) return this.claims.becomeLocal(open, now);
       content = now;
     }
     // Clean before the wait: a write that comes meanwhile (the journal's lock may be held by a
     // delivery's answer) makes it dirty again, and the next flush saves its bytes.
     open.dirty = false;
     try {
-      await this.c.delivery.journalSave(node, content, open.base);
+      await this.delivery.journalSave(node, content, open.base);
     } catch (err) {
       open.dirty = true;
       throw err;
@@ -638,7 +675,7 @@ export class OpenFiles {
 
   /** Whether closing it now saves something (lifecycle.ts: dirty, or made here and never sent). */
   needsUpload(open: OpenNote): boolean {
-    const action = decide(noteState(this.c, open.node), "close");
+    const action = decide(noteState(this.c, this.delivery, open.node), "close");
     return action === "save" || (action === "save-empty" && open.created);
   }
 }

@@ -12,7 +12,8 @@
 //   4. a pending note is a note (xattrs, renames, deletes, pins work at once, delivered in order);
 //   5. a note keeps its identity through rewrites: a name it leaves behind is claimed (claims.ts).
 import type { VfsCore } from "./core.ts";
-import { journalKey } from "./core.ts";
+import type { Delivery } from "./delivery/deliver.ts";
+import { journalKey } from "./delivery/journalKeys.ts";
 import type { FileNode } from "./tree.ts";
 
 /**
@@ -108,13 +109,17 @@ export function decide(state: NoteState, event: NoteEvent): Action {
 }
 
 /** The state `node` is in now, from the facts the parts keep (journal, open buffers, delivery). */
-export function noteState(c: VfsCore, node: FileNode): NoteState {
-  const open = c.openNotes.get(node);
+export function noteState(
+  c: Pick<VfsCore, "journal">,
+  delivery: Pick<Delivery, "onItsWay">,
+  node: FileNode,
+): NoteState {
+  const open = node.note?.open;
   if (open?.dirty) return "dirty";
   const key = journalKey(node);
   const entry = c.journal.get(key);
   if (entry && !entry.delete) {
-    if (c.delivery.onItsWay(key)) return "in-flight";
+    if (delivery.onItsWay(key)) return "in-flight";
     return node.id ? "pending-update" : "pending-create";
   }
   return node.id ? "clean" : "new";

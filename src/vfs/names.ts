@@ -1,4 +1,5 @@
 // How remote names become file names in the mount, and back.
+import { fail } from "./errors.ts";
 
 /** Only .md and .txt files live remotely; any other name is a local-only file. */
 export function isNoteName(name: string): boolean {
@@ -25,4 +26,15 @@ export function parentAndName(path: string): { parent: string; name: string } {
   const parts = splitPath(path);
   const name = parts.pop() ?? "";
   return { parent: `/${parts.join("/")}`, name };
+}
+
+/** The name a save that could not go under its own name is kept as (room left for `.99`). */
+export function unsentName(name: string): string {
+  let stem = name;
+  while (Buffer.byteLength(`${stem}.unsent.99`, "utf8") > 255) stem = stem.slice(0, -1);
+  return `${stem}.unsent`;
+}
+
+export function checkName(name: string): void {
+  if (Buffer.byteLength(name, "utf8") > 255) throw fail("ENAMETOOLONG");
 }

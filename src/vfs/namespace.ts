@@ -1,29 +1,82 @@
 import { randomUUID } from "node:crypto";
 import { constants as fsc } from "node:fs";
 import { ApiError, withoutContent } from "../client/api.ts";
-import {
-  baseOf,
-  checkName,
-  dirKey,
-  type Handle,
-  journalKey,
-  provisionalFolder,
-  type VfsCore,
-} from "./core.ts";
+import { baseOf } from "./base.ts";
+import type { Bodies } from "./bodies.ts";
+import type { Conflicts } from "./conflicts.ts";
+import type { VfsCore } from "./core.ts";
+import type { Delivery } from "./delivery/deliver.ts";
+import { dirKey, journalKey } from "./delivery/journalKeys.ts";
 import { fail, toVfsError, VfsError } from "./errors.ts";
+import type { OpenFiles } from "./handles.ts";
 import { decide, noteState } from "./lifecycle.ts";
+import type { Claims } from "./local/claims.ts";
 import { localDirKind } from "./local/localDirs.ts";
 import { LocalHandle } from "./local/localFiles.ts";
 import { isSpecial } from "./local/specialFiles.ts";
+import type { Attributes } from "./meta/attributes.ts";
 import { sidecarAt } from "./meta/sidecars.ts";
-import { isNoteName, parentAndName } from "./names.ts";
+import { checkName, isNoteName, parentAndName } from "./names.ts";
+import type { OpenFile } from "./openFile.ts";
+import { provisionalFolder } from "./provisionalFolder.ts";
 import type { Claim, DirNode, FileNode, LocalNode, Node } from "./tree.ts";
 
-export class Namespace {
-  readonly c: VfsCore;
+/** The parts namespace operations call. */
+export interface NamespaceParts {
+  attributes: Pick<Attributes, "applySidecar" | "attrsFrom" | "continued" | "paging" | "sidecar">;
+  bodies: Pick<Bodies, "body">;
+  claims: Pick<Claims, "adoptLocal" | "claimName" | "follow" | "leaveTombstone" | "nameTaken">;
+  conflicts: Pick<Conflicts, "ownSuccessor">;
+  delivery: Pick<Delivery, "deliverSoon" | "onItsWay" | "reloadNote" | "settle">;
+  openFiles: Pick<
+    OpenFiles,
+    "addHandle" | "closedNote" | "handle" | "materialize" | "open" | "openNote" | "truncateOpen" | "upload"
+  >;
+}
 
-  constructor(c: VfsCore) {
+/** What namespace operations uses of the mount's shared state. */
+export type NamespaceCore = Pick<
+  VfsCore,
+  | "access"
+  | "alwaysLocal"
+  | "attrsChanged"
+  | "cache"
+  | "checkWritable"
+  | "client"
+  | "find"
+  | "findDir"
+  | "flushLocal"
+  | "handles"
+  | "isPending"
+  | "journal"
+  | "local"
+  | "log"
+  | "newLocal"
+  | "notes"
+  | "pendingDirs"
+  | "placeOf"
+  | "saveLocal"
+  | "tree"
+  | "writeBehind"
+>;
+
+export class Namespace {
+  private readonly attributes: NamespaceParts["attributes"];
+  private readonly bodies: NamespaceParts["bodies"];
+  private readonly claims: NamespaceParts["claims"];
+  private readonly conflicts: NamespaceParts["conflicts"];
+  private readonly delivery: NamespaceParts["delivery"];
+  private readonly openFiles: NamespaceParts["openFiles"];
+  readonly c: NamespaceCore;
+
+  constructor(c: NamespaceCore, parts: NamespaceParts) {
     this.c = c;
+    this.attributes = parts.attributes;
+    this.bodies = parts.bodies;
+    this.claims = parts.claims;
+    this.conflicts = parts.conflicts;
+    this.delivery = parts.delivery;
+    this.openFiles = parts.openFiles;
   }
 
   async create(path: string, mode: number): Promise<number> {
@@ -36,14 +89,14 @@ export class Namespace {
     // the note existed): `> note.md.meta.json` then rewrites the sidecar, never makes a file.
     if (existing || sidecarAt(dir, name)) {
       if (existing?.kind === "dir") throw fail("EISDIR");
-      const fd = await this.c.io.open(path, fsc.O_RDWR);
-      await this.c.io.truncateOpen(this.c.io.handle(fd), 0);
+      const fd = await this.openFiles.open(path, fsc.O_RDWR);
+      await this.openFiles.truncateOpen(this.openFiles.handle(fd), 0);
       return fd;
     }
     if (!isNoteName(name) || dir.localOnly === "always") {
       const node = this.c.newLocal(dir, name, mode & 0o7777);
-      this.c.attrs.paging(path, node);
-      return this.c.io.addHandle({
+      this.attributes.paging(path, node);
+      return this.openFiles.addHandle({
         kind: "local",
         node,
         fh: LocalHandle.open(node.blob, true),
@@ -53,9 +106,9 @@ export class Namespace {
     await this.materialize(dir);
     // A note renamed away or deleted under this name a moment ago is continued, not replaced
     // (vim's backupcopy=no, git checkout, tar -x, unzip -o): its id, tags and history stay.
-    const claim = await this.c.claims.claimName(dir, name);
+    const claim = await this.claims.claimName(dir, name);
     const node = this.newNote(dir, name, claim);
-    const open = this.c.io.openNote(node);
+    const open = this.openFiles.openNote(node);
     open.content = Buffer.alloc(0);
     open.created = true;
     // A new note is uploaded by the first flush after a write, or at release if nothing was written
@@ -65,9 +118,9 @@ export class Namespace {
       open.base = { etag: claim.etag, hash: claim.hash ?? "" };
     }
     // Its size is 0 now, not the claimed note's: the kernel appends (`>>`) at the size it is told.
-    this.c.refreshDirtySize(node);
-    this.c.attrs.paging(path, node);
-    return this.c.io.addHandle({ kind: "note", open, append: false, writable: true });
+    this.c.notes.of(node).refreshSize();
+    this.attributes.paging(path, node);
+    return this.openFiles.addHandle({ kind: "note", open, append: false, writable: true });
   }
 
   /** A note made here under `name` in `dir`: a new one, or the continuation of `claim`. */
@@ -85,14 +138,14 @@ export class Namespace {
       localAtimeMs: timesOf?.atimeMs,
       localCtimeMs: now,
       pendingMeta: claim?.pendingMeta,
-      placeUnsent: claim ? true : undefined,
     };
     this.c.tree.addChild(dir, node);
     if (claim) {
+      this.c.notes.of(node).continuesClaim();
       this.c.tree.ghosted.delete(claim.id);
       this.c.tree.files.set(claim.id, node);
     }
-    if (timesOf) this.c.attrs.attrsFrom(timesOf, node); // a local file going up keeps its mode and owner
+    if (timesOf) this.attributes.attrsFrom(timesOf, node); // a local file going up keeps its mode and owner
     return node;
   }
 
@@ -151,7 +204,7 @@ export class Namespace {
         folder: true as const,
       };
       await this.c.journal.put({ ...entry, ...this.c.placeOf(dir) }, false);
-      this.c.delivery.deliverSoon();
+      this.delivery.deliverSoon();
       return;
     }
     try {
@@ -174,7 +227,7 @@ export class Namespace {
       return;
     }
     if (this.c.isPending(dir) && (await this.dropUnsentDir(dir))) return;
-    await this.c.delivery.settle(dir);
+    await this.delivery.settle(dir);
     await this.endRenamedAside(dir);
     if (this.deletesLater(dir)) {
       await this.deleteLater("folder", dir.id!, null, path);
@@ -208,7 +261,7 @@ export class Namespace {
   }
 
   async unlink(path: string): Promise<void> {
-    if (!this.c.tree.lookup(path) && this.c.attrs.sidecar(path))
+    if (!this.c.tree.lookup(path) && this.attributes.sidecar(path))
       throw fail("EPERM", "a sidecar goes away with its note");
     const node = this.c.find(path);
     if (node.kind === "dir") throw fail("EISDIR");
@@ -216,16 +269,16 @@ export class Namespace {
     // What an unlink does to a note depends on where it stands (lifecycle.ts): one that never left
     // is forgotten; one whose create may be on its way is deleted once it is there; otherwise the
     // delete goes in the journal (If-Match), leaving a tombstone its name can be claimed from.
-    if (node.kind === "file" && decide(noteState(this.c, node), "unlink") === "forget") {
+    if (node.kind === "file" && decide(noteState(this.c, this.delivery, node), "unlink") === "forget") {
       if (await this.dropUnsent(node)) return;
     }
-    await this.c.delivery.settle(node);
+    await this.delivery.settle(node);
     if (node.kind === "local") {
       this.c.tree.detach(node);
       // A renamed-away note (`note~`, `.fuse_hidden*` at the last close of a removed open note).
       if (node.ghostOf && this.c.writeBehind) {
         await this.deleteLater("file", node.ghostOf.id, node.ghostOf.etag, path);
-        this.c.claims.leaveTombstone(node.parent, node.ghostOf.shownAs, {
+        this.claims.leaveTombstone(node.parent, node.ghostOf.shownAs, {
           ...node.ghostOf,
           pendingMeta: node.pendingMeta,
         });
@@ -236,9 +289,9 @@ export class Namespace {
     }
     if (node.id && this.deletesLater(node)) {
       await this.deleteLater("file", node.id, node.meta?.etag ?? null, path);
-      this.c.claims.leaveTombstone(node.parent, node.name, {
+      this.claims.leaveTombstone(node.parent, node.name, {
         id: node.id,
-        etag: this.c.rebase.ownSuccessor(node.id, baseOf(node.meta))?.etag ?? node.meta?.etag ?? "",
+        etag: this.conflicts.ownSuccessor(node.id, baseOf(node.meta))?.etag ?? node.meta?.etag ?? "",
         hash: node.meta?.contentHash,
         name: node.remoteName,
         shownAs: node.name,
@@ -262,7 +315,7 @@ export class Namespace {
     this.c.tree.deleting.add(id);
     const entry = { fileId: id, createKey: "", name: "", folderId: null, baseEtag: etag, path, delete: kind };
     await this.c.journal.put(entry, false);
-    this.c.delivery.deliverSoon();
+    this.delivery.deliverSoon();
   }
 
   /**
@@ -272,9 +325,9 @@ export class Namespace {
   async dropUnsent(node: FileNode): Promise<boolean> {
     const key = journalKey(node);
     const entry = this.c.journal.get(key);
-    if (node.id || !entry || this.c.delivery.onItsWay(key) || this.c.openNotes.has(node)) return false;
+    if (node.id || !entry || this.delivery.onItsWay(key) || node.note?.open) return false;
     await this.c.journal.done(entry);
-    this.c.overlay.delete(node);
+    node.note?.saveLeftJournal();
     this.c.tree.detach(node);
     return true;
   }
@@ -283,7 +336,7 @@ export class Namespace {
   async dropUnsentDir(dir: DirNode): Promise<boolean> {
     const key = dirKey(dir);
     const entry = this.c.journal.get(key);
-    if (!entry || this.c.delivery.onItsWay(key)) return false;
+    if (!entry || this.delivery.onItsWay(key)) return false;
     await this.c.journal.done(entry);
     this.c.pendingDirs.delete(key);
     this.c.tree.removeDir(dir);
@@ -324,7 +377,7 @@ export class Namespace {
       if (src.kind !== "local" || isSpecial(src))
         throw fail("EINVAL", "only a plain file can replace a sidecar");
       this.c.checkWritable(sidecar.target);
-      await this.c.attrs.applySidecar(sidecar, this.c.local.read(src.blob).toString("utf8"));
+      await this.attributes.applySidecar(sidecar, this.c.local.read(src.blob).toString("utf8"));
       this.c.tree.detach(src);
       this.c.local.remove(src.blob);
       this.c.saveLocal();
@@ -342,12 +395,12 @@ export class Namespace {
     if (target?.kind === "dir") throw fail("EISDIR");
     if (src.kind === "local" && isSpecial(src)) return this.renameSpecial(src, destDir, name, target);
     // Appends made without the note's body go first: a rename is sent on its own after them.
-    if (src.kind === "file" && this.c.journal.get(journalKey(src))?.append) await this.c.delivery.settle(src);
+    if (src.kind === "file" && this.c.journal.get(journalKey(src))?.append) await this.delivery.settle(src);
     if (target?.kind === "file" && this.c.journal.get(journalKey(target))?.append)
-      await this.c.delivery.settle(target);
+      await this.delivery.settle(target);
     try {
       if (target?.kind === "file" && isNoteName(name)) {
-        await this.c.delivery.settle(src); // its remote copy is deleted once its content moved over
+        await this.delivery.settle(src); // its remote copy is deleted once its content moved over
         return await this.replaceNote(src, target);
       }
       // A local file over a local file (rsync over a note kept local as bytes that are not UTF-8):
@@ -361,9 +414,9 @@ export class Namespace {
         // before this rename, which is a rename over it (the note of that name keeps its identity).
         // So is a rename over a note kept local (bytes that are not UTF-8; unlinked just now).
         const overKeptNote = target?.kind === "local" && target.ghostOf !== undefined;
-        const claim = await this.c.claims.claimName(destDir, name, !overKeptNote);
+        const claim = await this.claims.claimName(destDir, name, !overKeptNote);
         if (claim) {
-          await this.c.delivery.settle(src);
+          await this.delivery.settle(src);
           return await this.replaceNote(src, this.newNote(destDir, name, claim));
         }
       }
@@ -378,10 +431,10 @@ export class Namespace {
    * vim): the existing note gets the new content, keeping its id, metadata and history.
    */
   async replaceNote(src: FileNode | LocalNode, target: FileNode): Promise<void> {
-    const content = src.kind === "local" ? this.c.local.read(src.blob) : await this.c.body(src);
+    const content = src.kind === "local" ? this.c.local.read(src.blob) : await this.bodies.body(src);
     // A temp file's context and tags go to the note (rsync -X sets them on it); a note moved over
     // another keeps none of its own, also when it is kept local for now (bytes that are not UTF-8),
-    // whether the service had it (ghostOf) or not yet (keptNote: soak seed 1212).
+    // whether the service had it (ghostOf) or not yet (keptNote).
     if (
       src.kind === "local" &&
       src.pendingMeta &&
@@ -389,16 +442,16 @@ export class Namespace {
       (!src.ghostOf || src.ghostOf.id === target.id)
     )
       target.pendingMeta = { ...target.pendingMeta, ...src.pendingMeta };
-    const open = this.c.io.openNote(target);
+    const open = this.openFiles.openNote(target);
     try {
       // Its whole content is replaced: the old body is not needed (nor fetched).
       open.content = Buffer.from(content);
       open.dirty = true;
-      await this.c.io.upload(open);
+      await this.openFiles.upload(open);
     } finally {
-      if (--open.refs <= 0) this.c.io.closedNote(open);
+      if (--open.refs <= 0) this.openFiles.closedNote(open);
     }
-    this.c.attrs.attrsFrom(src, target);
+    this.attributes.attrsFrom(src, target);
     if (src.kind === "local") {
       this.c.tree.detach(src);
       this.c.local.remove(src.blob);
@@ -408,7 +461,7 @@ export class Namespace {
       // Its note goes as an unlink's does, after its target was written: an edit made elsewhere
       // since it was read wins over that delete (the note shows again with it), and the rename
       // stands whole. Failing it now would leave the target holding what was moved while the
-      // program sees its rename fail (soak seed 2801: a save of the target lost so).
+      // program sees its rename fail: a save of the target lost.
       const path = this.c.tree.pathOf(src);
       let changedElsewhere = false;
       if (this.deletesLater(src)) await this.deleteLater("file", src.id, src.meta?.etag ?? null, path);
@@ -419,7 +472,7 @@ export class Namespace {
           { path },
           "the note moved over another changed elsewhere meanwhile: it stays, with that change",
         );
-        await this.c.delivery.reloadNote(src.id);
+        await this.delivery.reloadNote(src.id);
       }
     } else {
       this.c.tree.detach(src);
@@ -433,7 +486,7 @@ export class Namespace {
    */
   private async renameSpecial(src: LocalNode, destDir: DirNode, name: string, target: Node | undefined) {
     if (target) await this.unlink(this.c.tree.pathOf(target));
-    this.c.claims.nameTaken(destDir, name);
+    this.claims.nameTaken(destDir, name);
     this.c.tree.move(src, destDir, name);
     this.c.saveLocal();
   }
@@ -447,7 +500,7 @@ export class Namespace {
     await this.materialize(destDir);
     // A local file becomes a note (rsync's and sed's temp files, a ghost renamed back): it continues
     // the note it stands for, or the one left under this name, or it is a new note.
-    const claim = src.ghostOf ?? (await this.c.claims.claimName(destDir, name));
+    const claim = src.ghostOf ?? (await this.claims.claimName(destDir, name));
     // A note kept local that goes on as another note (renamed over one held open: libfuse hid
     // that one first) brings none of its tags, as a rename over it would not (replaceNote).
     if (src.keptNote && claim && !src.ghostOf) src.pendingMeta = undefined;
@@ -455,9 +508,9 @@ export class Namespace {
     this.c.tree.move(src, destDir, name);
     const openOn = [...this.c.handles].filter(([, h]) => h.kind === "local" && h.node === src);
     const content = openOn.length ? this.c.local.read(src.blob) : undefined;
-    await this.c.claims.adoptLocal(src, claim);
+    await this.claims.adoptLocal(src, claim);
     if (this.c.tree.locals.has(src))
-      await this.c.claims.follow(src); // kept local: not UTF-8
+      await this.claims.follow(src); // kept local: not UTF-8
     else if (content) this.followIntoNote(openOn, destDir.children.get(name), content);
   }
 
@@ -465,31 +518,31 @@ export class Namespace {
    * Descriptors open on a local file that went up as a note go on reading and writing that note
    * (POSIX: a descriptor follows its file), starting from what the file held.
    */
-  private followIntoNote(openOn: [number, Handle][], node: Node | undefined, content: Buffer): void {
+  private followIntoNote(openOn: [number, OpenFile][], node: Node | undefined, content: Buffer): void {
     if (node?.kind !== "file") return;
     for (const [fd, h] of openOn) {
       if (h.kind !== "local") continue;
       h.fh.close();
-      const open = this.c.io.openNote(node);
+      const open = this.openFiles.openNote(node);
       open.content ??= Buffer.from(content);
       this.c.handles.set(fd, { kind: "note", open, append: h.append, writable: h.fh.writable });
     }
-    this.c.refreshDirtySize(node);
+    this.c.notes.of(node).refreshSize();
   }
 
   async renameNote(src: FileNode, destDir: DirNode, name: string): Promise<void> {
     // Into a folder whose content stays local: mv copies it there and deletes the note (EXDEV).
     if (destDir.localOnly === "always") throw fail("EXDEV");
     await this.materialize(destDir);
-    this.c.claims.nameTaken(destDir, name);
+    this.claims.nameTaken(destDir, name);
     if (isNoteName(name) && (this.c.writeBehind || !src.id)) {
       // Shown at once; the journal sends the new name and folder in order with the note's saves
       // (a note not created yet is simply created under its new name).
       this.placeLocally(src, destDir, name);
       const pending = this.c.journal.get(journalKey(src));
       if (src.id || pending) {
-        const renaming = this.c.renaming;
-        renaming.set(src, (renaming.get(src) ?? 0) + 1);
+        const note = this.c.notes.of(src);
+        note.renameStarted();
         const recorded = this.c.journal.put(
           {
             fileId: src.id,
@@ -507,16 +560,14 @@ export class Namespace {
         try {
           await recorded;
         } finally {
-          const left = renaming.get(src)! - 1;
-          if (left) renaming.set(src, left);
-          else renaming.delete(src);
+          note.renameRecorded();
         }
-        this.c.delivery.deliverSoon();
+        this.delivery.deliverSoon();
       }
       return;
     }
     if (!isNoteName(name)) return this.renameAside(src, destDir, name);
-    await this.c.delivery.settle(src);
+    await this.delivery.settle(src);
     if (!src.id) {
       // Not uploaded yet (nothing was written): it will be created under its new name.
       src.remoteName = name;
@@ -537,18 +588,18 @@ export class Namespace {
    * reading and writing that file (POSIX: the descriptor follows the file; `unlink/14.t` 6).
    */
   private async renameAside(src: FileNode, destDir: DirNode, name: string): Promise<void> {
-    const open = this.c.openNotes.get(src);
-    if (open?.tail) await this.c.io.materialize(open);
+    const open = src.note?.open;
+    if (open?.tail) await this.openFiles.materialize(open);
     // Saves made before go first: the note bound to the file is the last one saved.
-    await this.c.delivery.settle(src);
-    const body = Buffer.from(open?.content ?? (await this.c.body(src)));
+    await this.delivery.settle(src);
+    const body = Buffer.from(open?.content ?? (await this.bodies.body(src)));
     const local = this.c.newLocal(destDir, name, src.mode ?? 0o644, body);
     local.mtimeMs = src.localMtimeMs ?? local.mtimeMs;
     local.atimeMs = src.localAtimeMs;
     local.ctimeMs = Date.now();
     if (src.id) {
       // As unlink's tombstone: the version our own saves made, when one came after the record's.
-      const base = this.c.rebase.ownSuccessor(src.id, baseOf(src.meta));
+      const base = this.conflicts.ownSuccessor(src.id, baseOf(src.meta));
       local.ghostOf = {
         id: src.id,
         etag: base?.etag ?? "",
@@ -563,19 +614,19 @@ export class Namespace {
     } else {
       // Never sent (made by an open that has not saved it): nothing of it is on the service.
       local.pendingMeta = src.pendingMeta;
-      this.c.overlay.delete(src);
+      src.note?.saveLeftJournal();
       this.c.tree.detach(src);
     }
     local.uid = src.uid;
     local.gid = src.gid;
-    this.c.attrs.continued(src, local);
+    this.attributes.continued(src, local);
     if (open) {
       for (const [fd, h] of this.c.handles) {
         if (h.kind !== "note" || h.open !== open) continue;
         const fh = LocalHandle.open(local.blob, h.writable);
         this.c.handles.set(fd, { kind: "local", node: local, fh, append: h.append, written: open.dirty });
       }
-      this.c.openNotes.delete(src);
+      src.note?.handedAway();
       open.dirty = false;
       open.refs = 0;
     }
@@ -594,8 +645,8 @@ export class Namespace {
     if (destDir.localOnly === "always") throw fail("EXDEV");
     await this.materialize(destDir);
     // A folder made here moves, or takes a folder in, once the service has it.
-    await this.c.delivery.settle(src);
-    await this.c.delivery.settle(destDir);
+    await this.delivery.settle(src);
+    await this.delivery.settle(destDir);
     try {
       if (target?.kind === "dir") await this.rmdir(this.c.tree.pathOf(target));
       const folder = await this.c.client.updateFolder(src.id!, { name, parentFolderId: destDir.id });
@@ -652,7 +703,7 @@ export class Namespace {
     );
     this.c.attrsChanged(dir);
     this.c.saveLocal();
-    this.c.delivery.deliverSoon();
+    this.delivery.deliverSoon();
     if (!deep) return;
     for (const child of dir.children.values()) {
       if (child.kind !== "dir" || !child.localOnly) continue;

@@ -3,6 +3,7 @@
 import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
 import type { Action } from "./lifecycle.ts";
 import { disambiguated, displayName, splitPath } from "./names.ts";
+import type { Note } from "./note.ts";
 
 /** What the mount keeps of a note's record: all but its URLs (`endpoint`, `raw`), never read here. */
 export type NoteMeta = Omit<TxtFile, "endpoint" | "raw">;
@@ -36,14 +37,8 @@ export interface FileNode {
   gid?: number;
   /** Context and tags set on a note before its first upload (sent with the create). */
   pendingMeta?: { context?: string; tags?: string[] };
-  /** Size of the content being written by an open handle, while it is dirty. */
-  dirtySize?: number;
-  /**
-   * It continues a note left under a name (a claim): where the service has that note is not known
-   * here (a move of it still waiting may have been dropped with the save it came with), so its
-   * next save sends its name and folder too.
-   */
-  placeUnsent?: true;
+  /** Its local write state (note.ts): made on first need, by Notes.of only. */
+  note?: Note;
 }
 
 export interface LocalNode {
@@ -416,8 +411,8 @@ export class Tree {
     } else if (own && node.meta) {
       // The answer to our own change (a save, a rename, tags) is no news to the kernel or to a
       // program that read the note: the time it showed stays, though the service's updatedAt moved.
-      // (vim, having read a note made elsewhere, refused to write it after an `mv` onto it was
-      // delivered meanwhile: "changed since reading it", answered no under -es; soak seed 801.)
+      // (vim, having read a note made elsewhere, refuses to write it when an `mv` onto it is
+      // delivered in between: "changed since reading it".)
       // A save kept as a conflict copy shows the service's version and time (showRemoteVersion).
       node.localMtimeMs ??= Date.parse(node.meta.updatedAt);
     }
@@ -435,7 +430,8 @@ export class Tree {
     // A note showing a local body (a save on its way: dirtySize) still shows it: the kernel's view
     // did not change (the feed's echo of that very save often comes before the save's answer; a
     // real change makes it a conflict copy, and showRemoteVersion reports the switch then).
-    else if (!own && contentChanged && (applied || node.dirtySize === undefined)) this.onRemoteChange(node);
+    else if (!own && contentChanged && (applied || node.note?.dirtySize === undefined))
+      this.onRemoteChange(node);
     return node;
   }
 
@@ -651,7 +647,7 @@ export class Tree {
 
   /**
    * An item left `dir`: one shown with a suffix beside it (two wanted its name) takes the plain name
-   * again (soak seed 4102: `d1 (y8dvte)` stayed so after the other d1 was deleted). Only when the
+   * again (`d1 (y8dvte)` must not stay so once the other d1 is deleted). Only when the
    * item that left wanted such a name: `rm -rf` of a big folder with one pair stays linear.
    */
   private nameFreed(dir: DirNode | null, gone: Node): void {
@@ -715,7 +711,7 @@ export const revisionOf = (etag: string) => Number(/^"?(\d+)-/.exec(etag)?.[1] ?
 /**
  * Whether record `a` is an older version of the note than `b`, by revision: two versions may share
  * a millisecond of updatedAt (our save and the next one), and the feed's record of the first,
- * applied after the answer to the second, would show the older body again (soak seed 192).
+ * applied after the answer to the second, would show the older body again.
  */
 function isOlder(a: NoteMeta, b: NoteMeta): boolean {
   // A note deleted remotely and created again by our save is a new note (new id, revision 1).

@@ -1,8 +1,10 @@
 // The filesystem semantics of the mount, with no FUSE in sight: paths in, bytes and errno names out.
 // This is the facade the FUSE adapter calls; each concern lives in its own module:
 //
-//   core.ts              shared state (tree, caches, journal, open notes) and small helpers
+//   core.ts              the state the parts share (tree, caches, journal, notes, descriptors)
+//   note.ts              one note's local write state, its only writer; the rule for `await`
 //   lifecycle.ts         a note's states and what each event does in each state (the table)
+//   bodies.ts            where a note's bytes come from (its journalled save, cache, service)
 //   handles.ts           open files: reads, writes, truncates, flush, fsync, close
 //   namespace.ts         create, mkdir, rmdir, unlink, rename
 //   delivery/            the journal (log on disk), its delivery in order and in bulk, replay
@@ -12,42 +14,98 @@
 //   follower.ts          the change feed -> the tree; contentCache.ts: bodies by ETag
 //   control/             `.txtfs/`: history, tags, related notes, search, comments as files
 //                        (every operation on a path below it is handed there first)
+//
+// The parts are built in the constructor below, each given the others it calls (docs/architecture.md,
+// "The vfs: its parts, who calls whom").
+
+import { Bodies } from "./bodies.ts";
 import { Conflicts } from "./conflicts.ts";
 import { ControlDir } from "./control/control.ts";
 import { CONTROL_DIR } from "./control/entries.ts";
-import { type Stat, VfsCore, type VfsOptions } from "./core.ts";
+import { VfsCore } from "./core.ts";
 import { Delivery } from "./delivery/deliver.ts";
 import { VfsError } from "./errors.ts";
 import { OpenFiles } from "./handles.ts";
+import { decide, noteState } from "./lifecycle.ts";
 import { Claims } from "./local/claims.ts";
 import { isSpecial, type Owner, SpecialFiles } from "./local/specialFiles.ts";
 import { Attributes } from "./meta/attributes.ts";
 import { SIDECAR_SUFFIX } from "./meta/sidecars.ts";
 import { isNoteName } from "./names.ts";
 import { Namespace } from "./namespace.ts";
+import type { VfsOptions } from "./options.ts";
 import type { RefusedSave } from "./reports.ts";
+import type { Stat } from "./stat.ts";
 import type { DirNode, NoteMeta } from "./tree.ts";
 
 export { conflictName } from "./conflicts.ts";
-export type { Stat, VfsOptions } from "./core.ts";
+export type { VfsOptions } from "./options.ts";
 export type { RefusedSave } from "./reports.ts";
+export type { Stat } from "./stat.ts";
 
 export class Vfs {
   private readonly c: VfsCore;
+  private readonly delivery: Delivery;
+  private readonly openFiles: OpenFiles;
+  private readonly namespace: Namespace;
+  private readonly attributes: Attributes;
   private readonly control: ControlDir;
   private readonly special: SpecialFiles;
 
+  /**
+   * The parts, each built with the others it calls. Parts call each other both ways (delivery keeps
+   * times through attributes, attributes settle a note through delivery): a part built before the
+   * one it calls gets that call as a function that reaches the later part, which exists by the
+   * time any operation runs.
+   */
   constructor(opts: VfsOptions) {
     const c = new VfsCore(opts);
-    c.delivery = new Delivery(c);
-    c.io = new OpenFiles(c);
-    c.names = new Namespace(c);
-    c.claims = new Claims(c);
-    c.rebase = new Conflicts(c);
-    c.attrs = new Attributes(c);
+    const conflicts: Conflicts = new Conflicts(c);
+    const delivery: Delivery = new Delivery(c, {
+      conflicts,
+      attributes: {
+        keepFolderAttrs: (dir) => attributes.keepFolderAttrs(dir),
+        rememberTimes: (...args) => attributes.rememberTimes(...args),
+        showRemoteVersion: (...args) => attributes.showRemoteVersion(...args),
+      },
+      claims: { dropTombstone: (...args) => claims.dropTombstone(...args) },
+      namespace: { placeLocally: (...args) => namespace.placeLocally(...args) },
+    });
+    const bodies: Bodies = new Bodies(c, delivery);
+    const attributes: Attributes = new Attributes(c, {
+      delivery,
+      openFiles: {
+        needsUpload: (...args) => openFiles.needsUpload(...args),
+        upload: (...args) => openFiles.upload(...args),
+      },
+    });
+    const claims: Claims = new Claims(c, {
+      delivery,
+      attributes,
+      conflicts,
+      namespace: {
+        materialize: (...args) => namespace.materialize(...args),
+        newNote: (...args) => namespace.newNote(...args),
+      },
+    });
+    const openFiles: OpenFiles = new OpenFiles(c, { attributes, delivery, claims, bodies });
+    const namespace: Namespace = new Namespace(c, {
+      openFiles,
+      attributes,
+      claims,
+      delivery,
+      conflicts,
+      bodies,
+    });
+    c.tree.onFolderTimes = (dir) => attributes.keepFolderAttrs(dir);
+    c.tree.lifecycle = (node, event) => decide(noteState(c, delivery, node), event);
     this.c = c;
-    this.control = new ControlDir(c);
-    this.special = new SpecialFiles(c);
+    this.delivery = delivery;
+    this.openFiles = openFiles;
+    this.namespace = namespace;
+    this.attributes = attributes;
+    this.control = new ControlDir(c, { delivery, bodies });
+    this.special = new SpecialFiles(c, { attributes, claims });
   }
 
   get tree() {
@@ -59,14 +117,14 @@ export class Vfs {
   get pins() {
     return this.c.pins;
   }
-  /** Conflict copies made (paths), newest last. */
   /** Why nothing may change through this mount (said when it is mounted); undefined when it may. */
   get readOnlyBecause(): string | undefined {
     return this.c.access.readOnlyBecause;
   }
 
+  /** Conflict copies made (paths), newest last. */
   get conflicts(): readonly string[] {
-    return this.c.conflicts;
+    return this.c.conflictCopies;
   }
   /** Saves the service refused for good (newest last, bounded). */
   get refused(): readonly RefusedSave[] {
@@ -98,12 +156,12 @@ export class Vfs {
     }
     onProgress?.(`${notes} notes in ${folders} folders`);
     // Folders made here first (journal), then what is kept locally inside them.
-    c.delivery.restoreJournal(await c.journal.load());
+    this.delivery.restoreJournal(await c.journal.load());
     const kept = await c.local.init();
     // Local folders before what is in them.
     kept.sort((a, b) => Number(!a.dir) - Number(!b.dir) || a.path.length - b.path.length);
     for (const entry of kept) c.restoreLocal(entry);
-    c.attrs.restoreKept();
+    this.attributes.restoreKept();
     // From now on a change inside a folder moves its times (what was restored above is none).
     c.tree.followsFolderTimes = true;
     await c.pins.init();
@@ -117,17 +175,18 @@ export class Vfs {
     const c = this.c;
     c.follower.stop();
     await c.pins.stop();
-    for (const open of [...c.openNotes.values()]) {
-      if (open.dirty) await c.io.upload(open).catch((err) => c.log.error({ err }, "final upload failed"));
+    for (const { open } of [...c.notes.open()]) {
+      if (open?.dirty)
+        await this.openFiles.upload(open).catch((err) => c.log.error({ err }, "final upload failed"));
     }
-    await c.delivery.drain();
+    await this.delivery.drain();
     c.stopped = true;
     try {
       c.local.flush();
     } catch (err) {
       c.log.error({ err }, "could not save the local-files manifest");
     }
-    c.delivery.stopTimers();
+    this.delivery.stopTimers();
     c.times.flush();
     c.journal.close();
     c.cache.close();
@@ -147,8 +206,8 @@ export class Vfs {
       /** Of them, the change feed's long-polls (how many depends on when others' changes come). */
       feedPolls: c.client.requestsByKind["GET /api/v1/changes"] ?? 0,
       cursor: c.follower.cursor,
-      dirty: [...c.openNotes.values()].filter((o) => o.dirty).length + c.journal.size,
-      conflicts: c.conflicts.length,
+      dirty: [...c.notes.open()].filter((n) => n.open?.dirty).length + c.journal.size,
+      conflicts: c.conflictCopies.length,
       localFiles: c.tree.locals.size,
       keptOffline: c.pins.keptBodies,
     };
@@ -162,7 +221,7 @@ export class Vfs {
   metrics(now = Date.now()) {
     const c = this.c;
     const journalled = c.journal.pending();
-    const open = [...c.openNotes.values()].filter((o) => o.dirty).length;
+    const open = [...c.notes.open()].filter((n) => n.open?.dirty).length;
     const oldest = Math.min(...journalled.map((e) => Date.parse(e.savedAt)).filter(Number.isFinite));
     const served = c.cache.served;
     const reads = served.hits + served.misses;
@@ -187,7 +246,7 @@ export class Vfs {
         unsavedOpen: open,
         oldestPendingSeconds: Number.isFinite(oldest) ? Math.max(0, (now - oldest) / 1000) : null,
         refused: c.reports.refused.length,
-        conflicts: c.conflicts.length,
+        conflicts: c.conflictCopies.length,
       },
       feed: { ...c.follower.position(now), unreachableSince: this.unreachableSince() },
     };
@@ -255,8 +314,8 @@ export class Vfs {
 
   /** Waits until every save is on the service, or it is found unreachable: the saves still journalled. */
   async drain(): Promise<number> {
-    await this.c.io.releasesDone(); // a closed file's save may be made at its release
-    return this.c.delivery.drain();
+    await this.openFiles.releasesDone(); // a closed file's save may be made at its release
+    return this.delivery.drain();
   }
 
   // ---------------------------------------------------------------- what is there (memory only)
@@ -264,7 +323,7 @@ export class Vfs {
   /** getattr of anything in the tree, synchronously (the hot path); undefined for sidecars or misses. */
   statIfKnown(path: string): Stat | undefined {
     if (ControlDir.owns(path)) return undefined;
-    return this.c.attrs.statIfKnown(path);
+    return this.attributes.statIfKnown(path);
   }
   /**
    * What the FUSE adapter may keep natively for `path` (statIfKnown), and whether a read-only open
@@ -272,17 +331,17 @@ export class Vfs {
    */
   nativeStat(path: string): (Stat & { cacheable: true; openable: boolean }) | undefined {
     if (ControlDir.owns(path)) return undefined;
-    const known = this.c.attrs.statAndKind(path);
-    const openable = known?.note !== undefined && !this.c.appendsOnTheirWay(known.note);
+    const known = this.attributes.statAndKind(path);
+    const openable = known?.note !== undefined && !this.c.notes.appendsOnTheirWay(known.note);
     return known && { ...known.st, cacheable: true, openable };
   }
   getattr(path: string): Promise<Stat> {
     if (ControlDir.owns(path)) return this.control.getattr(path);
-    return this.c.attrs.getattr(path);
+    return this.attributes.getattr(path);
   }
   /** A folder of the tree (synchronous); paths below `.txtfs/` go to `readdirControl`. */
   readdir(path: string): string[] {
-    const names = this.c.attrs.readdir(path);
+    const names = this.attributes.readdir(path);
     if (path !== "/") return names;
     // `.txtfs` is the control directory's name at the root, whatever else is named so.
     const shown = names.filter((n) => n !== CONTROL_DIR);
@@ -329,7 +388,7 @@ export class Vfs {
     return this.durably(async () => this.special.mknod(path, mode, rdev, owner));
   }
   statfs(): ReturnType<Attributes["statfs"]> {
-    return this.c.attrs.statfs();
+    return this.attributes.statfs();
   }
   /** Whether `path` is a note: its bytes can change without the kernel (a remote edit, a conflict). */
   isNote(path: string): boolean {
@@ -342,7 +401,7 @@ export class Vfs {
    */
   appendsOnTheirWay(path: string): boolean {
     const node = this.c.tree.lookup(path);
-    return node?.kind === "file" && this.c.appendsOnTheirWay(node);
+    return node?.kind === "file" && this.c.notes.appendsOnTheirWay(node);
   }
   /** Every folder's path, the root ("/") first: what a mount can answer before it is asked. */
   folderPaths(): string[] {
@@ -366,25 +425,25 @@ export class Vfs {
     // The kernel follows links and opens fifos and sockets itself: only a name it still remembers
     // as something else comes here.
     if (isSpecial(this.c.tree.lookup(path))) return Promise.reject(new VfsError("ELOOP"));
-    return this.c.io.open(path, flags);
+    return this.openFiles.open(path, flags);
   }
   read(fd: number, length: number, position: number): Promise<Buffer> {
     if (this.control.ownsFd(fd)) return this.control.read(fd, length, position);
-    return this.c.io.read(fd, length, position);
+    return this.openFiles.read(fd, length, position);
   }
   /** A read through a read-only open answered natively (nativeStat): as a fresh open would read. */
   readPath(path: string, length: number, position: number): Promise<Buffer> {
     if (ControlDir.owns(path)) return Promise.reject(new VfsError("EBADF"));
-    return this.c.io.readPath(path, length, position);
+    return this.openFiles.readPath(path, length, position);
   }
   /** fsync(2) through a read-only open answered natively: what was written to the note by any. */
   fsyncPath(path: string): Promise<void> {
     if (ControlDir.owns(path)) return Promise.resolve();
-    return this.c.io.fsyncPath(path);
+    return this.openFiles.fsyncPath(path);
   }
   write(fd: number, data: Buffer, position: number): Promise<number> {
     if (this.control.ownsFd(fd)) return this.control.write(fd, data);
-    return this.c.io.write(fd, data, position);
+    return this.openFiles.write(fd, data, position);
   }
   /**
    * Whether writes through `fd` of up to `bytes`, each ending within the largest note where it
@@ -394,31 +453,31 @@ export class Vfs {
    * writes land at the end, whatever offset the kernel gives).
    */
   writesCannotFail(fd: number, bytes: number): boolean {
-    return !this.control.ownsFd(fd) && this.c.io.writesCannotFail(fd, bytes);
+    return !this.control.ownsFd(fd) && this.openFiles.writesCannotFail(fd, bytes);
   }
   /** The open handles of the note at `path` whose writes cannot fail (after a truncate emptied it). */
   handlesWhoseWritesCannotFail(path: string, bytes: number): number[] {
-    return ControlDir.owns(path) ? [] : this.c.io.handlesWhoseWritesCannotFail(path, bytes);
+    return ControlDir.owns(path) ? [] : this.openFiles.handlesWhoseWritesCannotFail(path, bytes);
   }
   ftruncate(fd: number, size: number): Promise<void> {
     if (this.control.ownsFd(fd)) return Promise.reject(new VfsError("EINVAL"));
-    return this.c.io.ftruncate(fd, size);
+    return this.openFiles.ftruncate(fd, size);
   }
   truncate(path: string, size: number): Promise<void> {
     if (ControlDir.owns(path)) return this.control.truncate(path);
-    return this.c.io.truncate(path, size);
+    return this.openFiles.truncate(path, size);
   }
   flush(fd: number): Promise<void> {
     if (this.control.ownsFd(fd)) return this.control.flush(fd);
-    return this.c.io.flush(fd);
+    return this.openFiles.flush(fd);
   }
   fsync(fd: number): Promise<void> {
     if (this.control.ownsFd(fd)) return Promise.resolve();
-    return this.c.io.fsync(fd);
+    return this.openFiles.fsync(fd);
   }
   release(fd: number): Promise<void> {
     if (this.control.ownsFd(fd)) return this.control.release(fd);
-    return this.c.io.release(fd);
+    return this.openFiles.release(fd);
   }
 
   // ---------------------------------------------------------------- names
@@ -426,8 +485,8 @@ export class Vfs {
   async create(path: string, mode: number, owner?: Owner): Promise<number> {
     if (ControlDir.owns(path)) throw new VfsError("EROFS");
     const made = this.c.tree.lookup(path) === undefined; // else it is opened and emptied: its mode stays
-    const fd = await this.c.names.create(path, mode);
-    if (made) this.c.attrs.madeWith(path, mode, owner);
+    const fd = await this.namespace.create(path, mode);
+    if (made) this.attributes.madeWith(path, mode, owner);
     return fd;
   }
   // What these change among local-only files and folders is on disk before they return, as a
@@ -436,21 +495,21 @@ export class Vfs {
   mkdir(path: string, mode = 0o755, owner?: Owner): Promise<void> {
     if (ControlDir.owns(path)) return this.control.mkdir(path);
     return this.durably(async () => {
-      await this.c.names.mkdir(path);
-      this.c.attrs.madeWith(path, mode, owner);
+      await this.namespace.mkdir(path);
+      this.attributes.madeWith(path, mode, owner);
     });
   }
   rmdir(path: string): Promise<void> {
     if (ControlDir.owns(path)) return this.control.rmdir(path);
-    return this.durably(() => this.c.names.rmdir(path));
+    return this.durably(() => this.namespace.rmdir(path));
   }
   unlink(path: string): Promise<void> {
     if (ControlDir.owns(path)) return this.control.unlink(path);
-    return this.durably(() => this.c.names.unlink(path));
+    return this.durably(() => this.namespace.unlink(path));
   }
   rename(from: string, to: string): Promise<void> {
     if (ControlDir.owns(from) || ControlDir.owns(to)) return Promise.reject(new VfsError("EPERM"));
-    return this.durably(() => this.c.names.rename(from, to));
+    return this.durably(() => this.namespace.rename(from, to));
   }
 
   /** A synchronous step's outcome as a promise (its VfsError a rejection). */
@@ -475,30 +534,30 @@ export class Vfs {
   /** Sets the times a program asked for (undefined: UTIME_OMIT, that one stays). */
   utimens(path: string, atime: number | undefined, mtime: number | undefined): Promise<void> {
     if (ControlDir.owns(path)) return Promise.reject(new VfsError("EROFS"));
-    return this.c.attrs.utimens(path, atime, mtime);
+    return this.attributes.utimens(path, atime, mtime);
   }
   chmod(path: string, mode: number): Promise<void> {
     if (ControlDir.owns(path)) return Promise.reject(new VfsError("EROFS"));
-    return this.c.attrs.chmod(path, mode);
+    return this.attributes.chmod(path, mode);
   }
   /** uid or gid -1: that one stays. */
   chown(path: string, uid = -1, gid = -1): Promise<void> {
     if (ControlDir.owns(path)) return Promise.reject(new VfsError("EROFS"));
-    return this.c.attrs.chown(path, uid, gid);
+    return this.attributes.chown(path, uid, gid);
   }
   getxattr(path: string, name: string): Promise<Buffer | null> {
     if (ControlDir.owns(path)) return this.control.getxattr(path, name);
-    return this.c.attrs.getxattr(path, name);
+    return this.attributes.getxattr(path, name);
   }
   listxattr(path: string): string[] {
     if (ControlDir.owns(path)) return this.control.listxattr(path);
-    return this.c.attrs.listxattr(path);
+    return this.attributes.listxattr(path);
   }
   setxattr(path: string, name: string, value: Buffer): Promise<void> {
     if (ControlDir.owns(path)) return this.control.setxattr(path, name, value);
     // user.txtfs.restore and user.txtfs.commit on a note: the service's verbs (control/).
     if (this.control.isNoteVerb(name)) return this.control.noteVerb(path, name, value);
-    return this.c.attrs.setxattr(path, name, value);
+    return this.attributes.setxattr(path, name, value);
   }
 }
 

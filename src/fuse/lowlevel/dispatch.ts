@@ -6,7 +6,7 @@
 import { constants as fs } from "node:fs";
 import { constants } from "node:os";
 import type { Logger } from "../../lib/logger.ts";
-import type { Stat } from "../../vfs/core.ts";
+import type { Stat } from "../../vfs/stat.ts";
 import type { Vfs } from "../../vfs/vfs.ts";
 import { type fuseOps, NATIVE_FH } from "../ops.ts";
 import {

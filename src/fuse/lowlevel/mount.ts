@@ -6,7 +6,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { NOTE_CONTENT_BYTES } from "../../lib/limits.ts";
 import type { Logger } from "../../lib/logger.ts";
-import type { Stat } from "../../vfs/core.ts";
+import type { Stat } from "../../vfs/stat.ts";
 import type { Vfs } from "../../vfs/vfs.ts";
 import { type Mounted, type MountOptions, PASSTHROUGH } from "../mount.ts";
 import { MountError } from "../mountError.ts";

@@ -4,7 +4,7 @@
 // given its attributes or the vfs reports it changed, and withdrawn before anything may change it:
 // an open that writes, a truncate, a rename or removal (dispatch.ts), a change the vfs reports
 // (withdrawn in the same turn as the change, offered again at the next: reconcile.ts).
-import type { Stat } from "../../vfs/core.ts";
+import type { Stat } from "../../vfs/stat.ts";
 import type { Fuse3Binding } from "./binding.ts";
 import { attrKey } from "./fingerprint.ts";
 import type { KernelNode } from "./nodes.ts";

@@ -3,7 +3,9 @@
 // (lines beginning with "> ") followed by the comment; it is added anchored at the quote's first
 // occurrence in the note. Anything else is refused with EINVAL.
 import type { TxtComment, TxtSuggestion } from "../../lib/apiTypes.ts";
+import type { Bodies } from "../bodies.ts";
 import type { VfsCore } from "../core.ts";
+import type { Delivery } from "../delivery/deliver.ts";
 import { fail, toVfsError } from "../errors.ts";
 import type { FileNode } from "../tree.ts";
 import type { Area } from "./area.ts";
@@ -57,12 +59,22 @@ export function parseAppended(text: string): { quote: string; body: string } | n
   return { quote: quote.join("\n"), body };
 }
 
+/** The parts comments call. */
+export interface CommentsParts {
+  bodies: Pick<Bodies, "body">;
+  delivery: Pick<Delivery, "settle">;
+}
+
 export class Comments implements Area {
+  private readonly bodies: CommentsParts["bodies"];
+  private readonly delivery: CommentsParts["delivery"];
   private readonly c: VfsCore;
   private readonly rendered = new Recent<Buffer>(FRESH_MS);
 
-  constructor(c: VfsCore) {
+  constructor(c: VfsCore, parts: CommentsParts) {
     this.c = c;
+    this.bodies = parts.bodies;
+    this.delivery = parts.delivery;
   }
 
   private at(parts: string[]): FileNode | { dir: string[] } {
@@ -72,7 +84,7 @@ export class Comments implements Area {
   }
 
   private async render(node: FileNode): Promise<Buffer> {
-    await this.c.delivery.settle(node);
+    await this.delivery.settle(node);
     const id = node.id;
     const path = this.c.tree.pathOf(node).slice(1);
     if (!id) return Buffer.from(renderComments(path, [], []));
@@ -114,7 +126,7 @@ export class Comments implements Area {
     if ("dir" in node) throw fail("EISDIR");
     const message = parseAppended(data.toString("utf8"));
     if (!message) return false;
-    const text = (await this.c.body(node)).toString("utf8");
+    const text = (await this.bodies.body(node)).toString("utf8");
     // UTF-16 offsets (JavaScript string indices), as the service counts them.
     const start = text.indexOf(message.quote);
     if (start < 0) throw fail("EINVAL", "the quoted text is not in the note");

@@ -6,8 +6,12 @@
 import { constants as fsc } from "node:fs";
 import { posix } from "node:path";
 import { withoutContent } from "../../client/api.ts";
-import type { Stat, VfsCore } from "../core.ts";
+import type { Bodies } from "../bodies.ts";
+import type { VfsCore } from "../core.ts";
+import type { Delivery } from "../delivery/deliver.ts";
 import { fail, toVfsError } from "../errors.ts";
+import { S_IFDIR, S_IFLNK, S_IFREG } from "../fileModes.ts";
+import type { Stat } from "../stat.ts";
 import type { FileNode } from "../tree.ts";
 import type { Area } from "./area.ts";
 import { Comments } from "./comments.ts";
@@ -17,10 +21,6 @@ import { RelatedNotes } from "./related.ts";
 import { Search } from "./search.ts";
 import { Tags } from "./tags.ts";
 import { Versions } from "./versions.ts";
-
-const S_IFDIR = 0o040000;
-const S_IFREG = 0o100000;
-const S_IFLNK = 0o120000;
 
 /** setfattr names on a note that run a service verb. */
 export const RESTORE_XATTR = "user.txtfs.restore";
@@ -35,7 +35,14 @@ interface ControlHandle {
   pending?: Buffer;
 }
 
+/** The parts `.txtfs/` calls: a note settles before its history or relations are read. */
+export interface ControlDirParts {
+  delivery: Pick<Delivery, "settle">;
+  bodies: Pick<Bodies, "body">;
+}
+
 export class ControlDir {
+  private readonly delivery: ControlDirParts["delivery"];
   private readonly c: VfsCore;
   readonly versions: Versions;
   private readonly areas: Record<string, Area>;
@@ -44,14 +51,15 @@ export class ControlDir {
   /** Told of every path answered here: the FUSE adapter's caches must never keep these answers. */
   notify: (path: string) => void = () => {};
 
-  constructor(c: VfsCore) {
+  constructor(c: VfsCore, parts: ControlDirParts) {
     this.c = c;
-    this.versions = new Versions(c);
+    this.delivery = parts.delivery;
+    this.versions = new Versions(c, parts);
     this.areas = {
-      comments: new Comments(c),
-      related: new RelatedNotes(c),
+      comments: new Comments(c, parts),
+      related: new RelatedNotes(c, parts),
       search: new Search(c),
-      tags: new Tags(c),
+      tags: new Tags(c, parts),
       versions: this.versions,
     };
   }
@@ -256,7 +264,7 @@ export class ControlDir {
       inMount && !ControlDir.owns(posix.normalize(inMount)) ? this.c.tree.lookup(inMount) : undefined;
     if (!node) throw fail("ENOENT", `${target}: not a note of this mount`);
     if (node.kind !== "file") throw fail("EINVAL", `${target}: not a note`);
-    await this.c.delivery.settle(node);
+    await this.delivery.settle(node);
     if (!node.id) throw fail("EIO", "the note is not on the service yet");
     return node;
   }
@@ -296,7 +304,7 @@ export class ControlDir {
     this.c.checkWritable(node);
     const text = value.toString("utf8").trim();
     // Whatever is on its way to the service goes first: the verb applies to what you saved.
-    await this.c.delivery.settle(node);
+    await this.delivery.settle(node);
     if (!node.id || !node.meta) throw fail("EIO", "the note is not on the service yet");
     const id = node.id;
     try {

@@ -5,6 +5,7 @@
 // `user.txtfs.reason`, if set), `rm` of a link disconnects an explicit connection.
 import type { TxtFile } from "../../lib/apiTypes.ts";
 import type { VfsCore } from "../core.ts";
+import type { Delivery } from "../delivery/deliver.ts";
 import { fail, toVfsError } from "../errors.ts";
 import type { FileNode } from "../tree.ts";
 import type { Area } from "./area.ts";
@@ -29,14 +30,21 @@ interface Related {
   reasons: Reason[];
 }
 
+/** The parts related notes call. */
+export interface RelatedParts {
+  delivery: Pick<Delivery, "settle">;
+}
+
 export class RelatedNotes implements Area {
+  private readonly delivery: RelatedParts["delivery"];
   private readonly c: VfsCore;
   private readonly lists = new Recent<Related[]>(FRESH_MS);
   /** The reason the next `ln -s` into a note's folder records (setfattr user.txtfs.reason). */
   private readonly reasonFor = new Map<string, string>();
 
-  constructor(c: VfsCore) {
+  constructor(c: VfsCore, parts: RelatedParts) {
     this.c = c;
+    this.delivery = parts.delivery;
   }
 
   private at(parts: string[]): { node: FileNode; rest: string[] } | { dir: string[] } {
@@ -48,7 +56,7 @@ export class RelatedNotes implements Area {
   }
 
   private async related(node: FileNode): Promise<Related[]> {
-    await this.c.delivery.settle(node);
+    await this.delivery.settle(node);
     const id = node.id;
     if (!id) return [];
     return this.lists.get(id, async () => {
@@ -101,7 +109,7 @@ export class RelatedNotes implements Area {
     if ("dir" in at || at.rest.length !== 1) throw fail("EPERM");
     const node = at.node;
     this.c.checkWritable(node);
-    await this.c.delivery.settle(node);
+    await this.delivery.settle(node);
     if (!node.id) throw fail("EIO", "the note is not on the service yet");
     if (node === target) throw fail("EINVAL", "a note is not related to itself");
     try {

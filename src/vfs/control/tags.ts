@@ -4,6 +4,7 @@
 // that stays empty until a note gets the tag (kept for this mount's life).
 import { withoutContent } from "../../client/api.ts";
 import type { VfsCore } from "../core.ts";
+import type { Delivery } from "../delivery/deliver.ts";
 import { fail, toVfsError } from "../errors.ts";
 import type { FileNode } from "../tree.ts";
 import type { Area } from "./area.ts";
@@ -21,13 +22,20 @@ const badTag = (t: string) =>
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we reject
   /[,\u0000-\u001f\u007f]/.test(t);
 
+/** The parts tags call. */
+export interface TagsParts {
+  delivery: Pick<Delivery, "settle">;
+}
+
 export class Tags implements Area {
+  private readonly delivery: TagsParts["delivery"];
   private readonly c: VfsCore;
   /** Tag folders made with mkdir (or emptied by rm) that no note has. */
   private readonly made = new Set<string>();
 
-  constructor(c: VfsCore) {
+  constructor(c: VfsCore, parts: TagsParts) {
     this.c = c;
+    this.delivery = parts.delivery;
   }
 
   private notesWith(tag: string): { notes: FileNode[]; names: string[] } {
@@ -115,7 +123,7 @@ export class Tags implements Area {
 
   private async retag(node: FileNode, tags: string[]): Promise<void> {
     this.c.checkWritable(node);
-    await this.c.delivery.settle(node);
+    await this.delivery.settle(node);
     if (!node.id) throw fail("EIO", "the note is not on the service yet");
     try {
       this.c.tree.upsertFile(withoutContent(await this.c.client.updateFile(node.id, { tags })));

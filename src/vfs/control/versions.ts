@@ -3,7 +3,9 @@
 // asked again as soon as the note changes); a version's body one request, then kept for good
 // (a version never changes).
 import type { TxtVersion } from "../../lib/apiTypes.ts";
-import { BoundedMap, type VfsCore } from "../core.ts";
+import { BoundedMap } from "../boundedMap.ts";
+import type { VfsCore } from "../core.ts";
+import type { Delivery } from "../delivery/deliver.ts";
 import { fail, toVfsError } from "../errors.ts";
 import type { FileNode } from "../tree.ts";
 import type { Area } from "./area.ts";
@@ -21,13 +23,20 @@ export function versionName(v: TxtVersion, noteName: string): string {
   return head + label + ext;
 }
 
+/** The parts versions call. */
+export interface VersionsParts {
+  delivery: Pick<Delivery, "settle">;
+}
+
 export class Versions implements Area {
+  private readonly delivery: VersionsParts["delivery"];
   private readonly c: VfsCore;
   private readonly lists = new Recent<{ name: string; v: TxtVersion }[]>(FRESH_MS);
   private readonly bodies = new BoundedMap<string, Promise<Buffer>>(256);
 
-  constructor(c: VfsCore) {
+  constructor(c: VfsCore, parts: VersionsParts) {
     this.c = c;
+    this.delivery = parts.delivery;
   }
 
   private note(parts: string[]): { node: FileNode; rest: string[] } | { dir: string[] } {
@@ -40,7 +49,7 @@ export class Versions implements Area {
 
   /** The versions of a note: asked again once the note shows another version. */
   private async listOf(node: FileNode) {
-    await this.c.delivery.settle(node);
+    await this.delivery.settle(node);
     const id = node.id;
     if (!id) return [];
     return this.lists.get(`${id}@${node.meta?.etag}`, async () => {

@@ -2,17 +2,9 @@ import { randomUUID } from "node:crypto";
 import { ApiError, type FolderRef, withoutContent } from "../../client/api.ts";
 import type { TxtFile, TxtFolder } from "../../lib/apiTypes.ts";
 import { contentHash } from "../../lib/contentHash.ts";
-import {
-  type Base,
-  baseOf,
-  carries,
-  dirKey,
-  isTransient,
-  journalKey,
-  provisionalFolder,
-  unsentName,
-  type VfsCore,
-} from "../core.ts";
+import { type Base, baseOf } from "../base.ts";
+import type { Conflicts } from "../conflicts.ts";
+import type { VfsCore } from "../core.ts";
 import {
   BULK_ITEMS,
   type Bulk,
@@ -23,8 +15,15 @@ import {
   pushBulk,
 } from "../delivery/bulk.ts";
 import { Journal, type JournalEntry } from "../delivery/journal.ts";
-import { fail } from "../errors.ts";
+import { fail, isTransient } from "../errors.ts";
+import type { Claims } from "../local/claims.ts";
+import type { Attributes } from "../meta/attributes.ts";
+import { carries } from "../meta/xattrs.ts";
+import { unsentName } from "../names.ts";
+import type { Namespace } from "../namespace.ts";
+import { provisionalFolder } from "../provisionalFolder.ts";
 import { type DirNode, type FileNode, type Node, revisionOf } from "../tree.ts";
+import { dirKey, journalKey } from "./journalKeys.ts";
 
 /**
  * Whether a rename or move sent alone (no If-Match: a rename never conflicts) landed on the content
@@ -43,8 +42,8 @@ const DELIVERY_MAX_WAIT_MS = 1000;
 /**
  * Saves waiting that make a burst: a round starts at once (right after the one on its way), so a
  * long burst goes up while it goes on and an unmount or `txtfs sync` right after has at most about
- * this much left. A full bulk request: smaller rounds (64 was tried) took the daemon's time from the
- * burst's own FUSE calls (writing 500 notes 0.78x sshfs at 200, 1.1x at 64).
+ * this much left. A full bulk request: smaller rounds take the daemon's time from the burst's own
+ * FUSE calls (docs/benchmarks.md).
  */
 const BURST_ITEMS = BULK_ITEMS;
 
@@ -53,15 +52,56 @@ const BURST_ITEMS = BULK_ITEMS;
  * and unmount take it at once): a create of the same path meanwhile calls it off and the note
  * continues (tar -x, git checkout: unlink, then create a moment later). Without it a delivery that
  * happened to start between the two would send the delete, and the note would come back as a new
- * one (new id, no tags, no history). Found by the soak (seeds 161, 173).
+ * one (new id, no tags, no history).
  */
 const DELETE_GRACE_MS = 200;
 
-export class Delivery {
-  readonly c: VfsCore;
+/** The parts delivery calls: conflicts met, times and folders kept, tombstones, local placing. */
+export interface DeliveryParts {
+  attributes: Pick<Attributes, "keepFolderAttrs" | "rememberTimes" | "showRemoteVersion">;
+  claims: Pick<Claims, "dropTombstone">;
+  conflicts: Pick<Conflicts, "afterPreconditionFailed" | "ownSuccessor" | "replaced">;
+  namespace: Pick<Namespace, "placeLocally">;
+}
 
-  constructor(c: VfsCore) {
+/** What delivery uses of the mount's shared state. */
+export type DeliveryCore = Pick<
+  VfsCore,
+  | "attrsChanged"
+  | "cache"
+  | "client"
+  | "createsOnTheirWay"
+  | "follower"
+  | "freeName"
+  | "isPending"
+  | "journal"
+  | "log"
+  | "newLocal"
+  | "nodeFor"
+  | "notes"
+  | "parentFor"
+  | "pendingDirs"
+  | "placeOf"
+  | "reports"
+  | "stopped"
+  | "times"
+  | "tree"
+  | "writeBehind"
+>;
+
+export class Delivery {
+  private readonly attributes: DeliveryParts["attributes"];
+  private readonly claims: DeliveryParts["claims"];
+  private readonly conflicts: DeliveryParts["conflicts"];
+  private readonly namespace: DeliveryParts["namespace"];
+  readonly c: DeliveryCore;
+
+  constructor(c: DeliveryCore, parts: DeliveryParts) {
     this.c = c;
+    this.attributes = parts.attributes;
+    this.claims = parts.claims;
+    this.conflicts = parts.conflicts;
+    this.namespace = parts.namespace;
   }
 
   /** The daemon is stopping: no delivery is started any more. */
@@ -122,7 +162,7 @@ export class Delivery {
   async journalSave(node: FileNode, content: Buffer, given: Base): Promise<void> {
     // Built on a version an earlier save of ours replaced: on ours (kept on disk, so a restart
     // still knows; see Conflicts.ownSuccessor).
-    const base = node.id ? this.c.rebase.ownSuccessor(node.id, given) : given;
+    const base = node.id ? this.conflicts.ownSuccessor(node.id, given) : given;
     // A copy, now: the open buffer keeps changing (a write while the journal's lock is awaited, or
     // into its spare capacity), and what is shown must be what is journalled.
     const saved = Buffer.from(content);
@@ -132,13 +172,11 @@ export class Delivery {
         content: content.toString("utf8"),
         baseEtag: base?.etag ?? null,
         baseHash: base?.hash ?? null,
-        ...(node.placeUnsent ? { move: true as const } : {}),
+        ...(node.note?.placeUnsent ? { move: true as const } : {}),
       },
       !this.c.writeBehind, // write-behind: fsync(2) makes it durable; write-through: only offline saves land here
     );
-    node.placeUnsent = undefined; // in the journal now: later saves of it keep the move
-    this.c.overlay.set(node, saved);
-    node.dirtySize = saved.length;
+    this.c.notes.of(node).journalledSave(saved); // its place went too: later saves of it keep the move
     this.c.attrsChanged(node);
     this.deliverSoon();
   }
@@ -160,7 +198,7 @@ export class Delivery {
       { ...this.entryOf(node), content: tail.toString("utf8"), append: true, baseEtag: null },
       false,
     );
-    this.c.refreshDirtySize(node);
+    this.c.notes.of(node).refreshSize();
     this.deliverSoon();
   }
 
@@ -182,14 +220,14 @@ export class Delivery {
       // A rename or move alone: its new name and folder (a rename never conflicts).
       meta = withoutContent(await this.c.client.updateFile(node.id, this.placeOf(node)));
       // A version of ours only if it landed on the content it was based on (see landedOnBase).
-      const base = this.c.rebase.ownSuccessor(node.id, given);
+      const base = this.conflicts.ownSuccessor(node.id, given);
       const ours = landedOnBase(meta, base);
-      if (ours) this.c.rebase.replaced(node.id, base, meta);
+      if (ours) this.conflicts.replaced(node.id, base, meta);
       this.c.tree.upsertFile(meta, ours); // else its content is an edit made elsewhere: shown as one
-      this.c.refreshDirtySize(node);
+      this.c.notes.of(node).refreshSize();
       return { meta, body };
     }
-    const base = node.id ? this.c.rebase.ownSuccessor(node.id, given) : given;
+    const base = node.id ? this.conflicts.ownSuccessor(node.id, given) : given;
     if (!node.id) {
       meta = await this.createOnItsWay("file", node.remoteName, node.parent.id, async () => {
         const made = withoutContent(
@@ -218,16 +256,16 @@ export class Delivery {
         node.id = null;
         node.createKey = createKey;
         // Beside the other note of its name, if one took that name when this one left the tree
-        // (soak seed 5031: put in its place, that note vanished from the listing).
+        // (put in its place, that note would vanish from the listing).
         this.c.tree.addChild(node.parent, node, true);
         const sent = await this.send(node, content, null);
-        // A save made meanwhile was keyed by this create: it builds on what it made (soak seed 158).
+        // A save made during the send was keyed by this create: it builds on what it made.
         await this.c.journal.rekeyCreated(createKey, sent.meta);
         return sent;
       }
     }
     this.c.cache.set(meta.id, meta.etag, Buffer.from(body!, "utf8"));
-    this.c.refreshDirtySize(node);
+    this.c.notes.of(node).refreshSize();
     return { meta, body };
   }
 
@@ -257,7 +295,7 @@ export class Delivery {
         await this.c.client.updateFile(node.id!, { content, ...sent, ...place }, { ifMatch: base?.etag }),
       );
       if (node.pendingMeta === sent) node.pendingMeta = undefined;
-      this.c.rebase.replaced(node.id!, base, meta);
+      this.conflicts.replaced(node.id!, base, meta);
       this.c.tree.upsertFile(meta, true);
       return { meta, body: content };
     } catch (err) {
@@ -266,7 +304,7 @@ export class Delivery {
         const moved = withoutContent(await this.c.client.updateFile(node.id!, place));
         this.c.tree.upsertFile(moved, landedOnBase(moved, base));
       }
-      return this.c.rebase.afterPreconditionFailed(node, content, base, superseded);
+      return this.conflicts.afterPreconditionFailed(node, content, base, superseded);
     }
   }
 
@@ -463,21 +501,21 @@ export class Delivery {
         const ours = kept && (entry.content !== undefined || landedOnBase(meta, base));
         await this.c.journal.done(entry, ours ? meta : undefined);
         const newer = this.c.journal.get(journalKey(node));
-        const open = this.c.openNotes.get(node);
+        const open = node.note?.open;
         // Files opened before the switch go on with the body they were opened on (the kernel may
         // hold its pages): a write through them builds on it, and becomes a conflict copy too.
         if (open && !kept) {
-          open.content ??= this.c.overlay.get(node) ?? null;
+          open.content ??= node.note?.journalled ?? null;
           open.detached = true;
         }
-        if (!newer) this.c.overlay.delete(node);
-        this.c.refreshDirtySize(node);
+        if (!newer) node.note?.saveLeftJournal();
+        this.c.notes.of(node).refreshSize();
         if (open && kept && (entry.content !== undefined || landedOnBase(meta, open.base))) {
           open.base = baseOf(meta); // an open note's next save builds on it
           open.detached = false;
         }
-        if (!kept && !newer && !open) this.c.attrs.showRemoteVersion(node);
-        this.c.attrs.rememberTimes(node);
+        if (!kept && !newer && !open) this.attributes.showRemoteVersion(node);
+        this.attributes.rememberTimes(node);
         this.logDelivered(entry.path, "journalled write delivered");
       } catch (err) {
         if (isTransient(err)) return false;
@@ -491,10 +529,9 @@ export class Delivery {
 
   /**
    * A rename alone (no body waiting) of a note deleted elsewhere before it went: the delete
-   * stands, as for a note with nothing waiting (lifecycle.ts). Kept as a refused save before, the
-   * note stayed listed under its new name for good and every open of it failed with ENOENT (soak
-   * seeds 2849, 2862, 2871). A save made meanwhile is a newer entry: it keeps the note in view and
-   * creates it again when delivered.
+   * stands, as for a note with nothing waiting (lifecycle.ts); kept as a refused save, the note
+   * would stay listed under its new name for good and every open of it fail with ENOENT. A save
+   * made since is a newer entry: it keeps the note in view and creates it again when delivered.
    */
   private async renamedButDeleted(entry: JournalEntry, node: FileNode): Promise<void> {
     this.c.log.info({ path: entry.path }, "renamed here and deleted elsewhere meanwhile: the delete stands");
@@ -524,8 +561,8 @@ export class Delivery {
     );
     this.c.reports.saveRefused({ path: entry.path, reason, keptAs, at: new Date().toISOString() });
     await this.c.journal.done(entry);
-    this.c.overlay.delete(node);
-    this.c.refreshDirtySize(node);
+    node.note?.saveLeftJournal();
+    this.c.notes.of(node).refreshSize();
     if (!node.id) this.c.tree.detach(node); // never created: its bytes are in the kept file
     // A refused rename: show the note where the service has it.
     if (entry.move && node.id) await this.reloadNote(node.id);
@@ -573,7 +610,7 @@ export class Delivery {
    */
   private bulkOnItsWay(bulk: Bulk | undefined): void {
     this.c.journal.setInflightBulk(bulk);
-    this.c.creating.setBulk(bulk);
+    this.c.createsOnTheirWay.setBulk(bulk);
     if (!bulk) this.c.follower.releaseHeld();
   }
 
@@ -667,7 +704,7 @@ export class Delivery {
         continue;
       }
       if (!e.baseEtag) continue;
-      const base = this.c.rebase.ownSuccessor(e.fileId, { etag: e.baseEtag, hash: e.baseHash ?? "" })!;
+      const base = this.conflicts.ownSuccessor(e.fileId, { etag: e.baseEtag, hash: e.baseHash ?? "" })!;
       const update = {
         key: Journal.keyOf(e),
         rev: e.rev,
@@ -705,7 +742,7 @@ export class Delivery {
     // and such a save must not silently replace it.
     const before = node.meta;
     const next = !!before && revisionOf(meta.etag) === revisionOf(before.etag) + 1;
-    if (next) this.c.rebase.replaced(meta.id, baseOf(before), meta);
+    if (next) this.conflicts.replaced(meta.id, baseOf(before), meta);
     // The version it went onto is cached: the one it made is that plus these bytes, unless someone
     // else's change came between (then its hash differs, and the note is fetched when read).
     const onto = before && this.c.cache.fresh(meta.id, before.etag);
@@ -715,10 +752,10 @@ export class Delivery {
     }
     this.c.tree.upsertFile(meta, true);
     await this.c.journal.done(entry.rev === item.rev ? entry : { ...entry }, meta, item.body?.content);
-    this.c.refreshDirtySize(node);
+    this.c.notes.of(node).refreshSize();
     // They went onto a version this mount had not shown: the kernel may hold a size short of it.
-    if (!next && !this.c.appendsOnTheirWay(node)) this.c.attrs.showRemoteVersion(node);
-    this.c.attrs.rememberTimes(node);
+    if (!next && !this.c.notes.appendsOnTheirWay(node)) this.attributes.showRemoteVersion(node);
+    this.attributes.rememberTimes(node);
     this.logDelivered(entry.path, "journalled append delivered (bulk)");
   }
 
@@ -751,7 +788,7 @@ export class Delivery {
     const ours = body.content !== undefined || landedOnBase(meta, base);
     if (item.op === "file.create") this.c.tree.bindFile(node, meta);
     else {
-      if (ours) this.c.rebase.replaced(meta.id, { etag: item.baseEtag!, hash: "" }, meta);
+      if (ours) this.conflicts.replaced(meta.id, { etag: item.baseEtag!, hash: "" }, meta);
       this.c.tree.upsertFile(meta, ours);
     }
     if (body.content !== undefined) this.c.cache.set(meta.id, meta.etag, Buffer.from(body.content, "utf8"));
@@ -759,11 +796,11 @@ export class Delivery {
     // Saved again (or renamed) since the bulk left: that newer save is rebased on `meta` (a copy
     // of the entry tells `done` so), otherwise the entry is delivered.
     await this.c.journal.done(entry.rev === item.rev ? entry : { ...entry }, ours ? meta : undefined);
-    if (!this.c.journal.get(journalKey(node))) this.c.overlay.delete(node);
-    this.c.refreshDirtySize(node);
-    const open = this.c.openNotes.get(node);
+    if (!this.c.journal.get(journalKey(node))) node.note?.saveLeftJournal();
+    this.c.notes.of(node).refreshSize();
+    const open = node.note?.open;
     if (open && (body.content !== undefined || landedOnBase(meta, open.base))) open.base = baseOf(meta);
-    this.c.attrs.rememberTimes(node);
+    this.attributes.rememberTimes(node);
     this.logDelivered(entry.path, "journalled write delivered (bulk)");
   }
 
@@ -791,7 +828,7 @@ export class Delivery {
     parent: string | null,
     create: () => Promise<T>,
   ): Promise<T> {
-    const answered = this.c.creating.single(kind, name, parent);
+    const answered = this.c.createsOnTheirWay.single(kind, name, parent);
     try {
       return await create();
     } finally {
@@ -806,7 +843,7 @@ export class Delivery {
     this.c.pendingDirs.delete(key);
     if (dir) {
       this.c.tree.bindFolder(dir, folder);
-      this.c.attrs.keepFolderAttrs(dir); // its mode and times, kept by id from now on
+      this.attributes.keepFolderAttrs(dir); // its mode and times, kept by id from now on
     }
     await this.c.journal.rebind(key, folder.id);
     await this.c.journal.done(entry);
@@ -831,8 +868,8 @@ export class Delivery {
   restoreJournal(entries: JournalEntry[]): void {
     // Folders that lost an item or took one: named anew at the end. A note moved here onto the
     // name of a note deleted here (`mv a.md x.md; mv x.md a.md` over a note since deleted) is
-    // placed while the deleted one may still hold that name, and kept a suffixed name (`a
-    // (5zae2p).md`) after it went (soak seed 4107).
+    // placed while the deleted one may still hold that name, and would keep a suffixed name
+    // (`a (5zae2p).md`) after it went.
     const touched = new Set<DirNode>();
     for (const entry of entries) {
       if (entry.folder) {
@@ -866,17 +903,16 @@ export class Delivery {
       const node = this.c.nodeFor(entry);
       if (entry.move && node.id) {
         // Renamed here before the restart: shown at its new place until the service has it.
-        this.c.names.placeLocally(node, this.c.parentFor(entry), entry.name);
+        this.namespace.placeLocally(node, this.c.parentFor(entry), entry.name);
         touched.add(node.parent);
       }
       if (entry.content === undefined) continue;
       if (entry.append) {
-        node.dirtySize = this.c.appendedSize(node);
+        this.c.notes.of(node).restoredAppends();
         continue;
       }
       const body = Buffer.from(entry.content, "utf8");
-      this.c.overlay.set(node, body);
-      node.dirtySize = body.length;
+      this.c.notes.of(node).restoredSave(body);
     }
     const pending = new Set(this.c.pendingDirs.values());
     const inTree = (dir: DirNode) =>
@@ -889,7 +925,7 @@ export class Delivery {
   /** The ETag a delete of a note is based on: what we last saw, or our own save on top of it. */
   deleteBase(entry: JournalEntry): string | undefined {
     if (!entry.baseEtag) return undefined;
-    return this.c.rebase.ownSuccessor(entry.fileId!, { etag: entry.baseEtag, hash: "" })?.etag;
+    return this.conflicts.ownSuccessor(entry.fileId!, { etag: entry.baseEtag, hash: "" })?.etag;
   }
 
   /** One delete to the service (a bulk of one). Throws what the service answered, except "gone". */
@@ -905,7 +941,7 @@ export class Delivery {
   }
 
   async deleteDelivered(entry: JournalEntry): Promise<void> {
-    this.c.claims.dropTombstone(entry.fileId!);
+    this.claims.dropTombstone(entry.fileId!);
     await this.c.journal.done(entry);
     this.c.times.delete(entry.fileId!);
     this.c.tree.deleting.delete(entry.fileId!);
@@ -916,7 +952,7 @@ export class Delivery {
   /** The service kept the item (it changed remotely meanwhile, or the delete was refused): it shows again. */
   async deleteUndone(entry: JournalEntry, why: string): Promise<void> {
     this.c.log.warn({ path: entry.path, why }, "delete not applied; the item shows again");
-    this.c.claims.dropTombstone(entry.fileId!);
+    this.claims.dropTombstone(entry.fileId!);
     await this.c.journal.done(entry);
     const id = entry.fileId!;
     this.c.tree.deleting.delete(id);

@@ -255,8 +255,8 @@ export class Journal {
     if (fresh && there && carriedFrom !== key) {
       // Carried over to a key that already has a save of its own (a note created again after a
       // remote delete: saves made once it had its new key): that one was made after this one, so
-      // it stays on top, as if saved after it. Written over, the newest save was lost (soak seed
-      // 1008: `> c.md` while the save before went and met a 404; the truncate it began with won).
+      // it stays on top, as if saved after it. Written over, the newest save would be lost (`> c.md`
+      // while the save before went and met a 404: the truncate it began with would win).
       entry = savedOver(entry, there);
       durable ||= this.durable.has(key);
     }

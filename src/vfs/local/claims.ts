@@ -3,15 +3,54 @@
 // name; and the moves between a note and a local-only file (adopt, keep local, become local).
 import { isUtf8 } from "node:buffer";
 import { withoutContent } from "../../client/api.ts";
-import { baseOf, journalKey, type OpenNote, type VfsCore } from "../core.ts";
+import { baseOf } from "../base.ts";
+import type { Conflicts } from "../conflicts.ts";
+import type { VfsCore } from "../core.ts";
+import type { Delivery } from "../delivery/deliver.ts";
+import { journalKey } from "../delivery/journalKeys.ts";
 import { LocalHandle } from "../local/localFiles.ts";
+import type { Attributes } from "../meta/attributes.ts";
+import type { Namespace } from "../namespace.ts";
+import type { OpenNote } from "../openFile.ts";
 import { type Claim, type DirNode, type LocalNode, revisionOf } from "../tree.ts";
 
-export class Claims {
-  readonly c: VfsCore;
+/** The parts claims call: a claimed name becomes a note again through them. */
+export interface ClaimsParts {
+  attributes: Pick<Attributes, "continued">;
+  conflicts: Pick<Conflicts, "replaced">;
+  delivery: Pick<Delivery, "drain" | "journalSave" | "onItsWay">;
+  namespace: Pick<Namespace, "materialize" | "newNote">;
+}
 
-  constructor(c: VfsCore) {
+/** What claims use of the mount's shared state. */
+export type ClaimsCore = Pick<
+  VfsCore,
+  | "client"
+  | "flushLocal"
+  | "handles"
+  | "isPending"
+  | "journal"
+  | "local"
+  | "log"
+  | "newLocal"
+  | "saveLocal"
+  | "tree"
+  | "writeBehind"
+>;
+
+export class Claims {
+  private readonly attributes: ClaimsParts["attributes"];
+  private readonly conflicts: ClaimsParts["conflicts"];
+  private readonly delivery: ClaimsParts["delivery"];
+  private readonly namespace: ClaimsParts["namespace"];
+  readonly c: ClaimsCore;
+
+  constructor(c: ClaimsCore, parts: ClaimsParts) {
     this.c = c;
+    this.attributes = parts.attributes;
+    this.conflicts = parts.conflicts;
+    this.delivery = parts.delivery;
+    this.namespace = parts.namespace;
   }
 
   /** Notes deleted here whose delete is still in the journal, by folder and name (see Claim). */
@@ -37,7 +76,7 @@ export class Claims {
     const claim = this.tombstones.get(dir)?.get(name);
     if (claim) {
       const entry = this.c.journal.get(claim.id);
-      if (entry?.delete !== "file" || this.c.delivery.onItsWay(claim.id)) return undefined; // it went
+      if (entry?.delete !== "file" || this.delivery.onItsWay(claim.id)) return undefined; // it went
       this.dropTombstone(claim.id);
       await this.c.journal.done(entry);
       this.c.tree.deleting.delete(claim.id);
@@ -89,7 +128,7 @@ export class Claims {
     // Earlier (text) saves still waiting are moot now (`> note` sends its empty step first), unless
     // already on their way: the service keeps what it has, the claim is based on that.
     const pending = this.c.journal.get(journalKey(node));
-    const moot = pending && !this.c.delivery.onItsWay(journalKey(node)) ? pending : undefined;
+    const moot = pending && !this.delivery.onItsWay(journalKey(node)) ? pending : undefined;
     if (moot) base = moot.baseEtag ? { etag: moot.baseEtag, hash: moot.baseHash ?? "" } : null;
     const claim: Claim | undefined = node.id
       ? {
@@ -107,7 +146,7 @@ export class Claims {
     local.mtimeMs = local.ctimeMs = node.localMtimeMs ?? Date.now();
     local.pendingMeta = node.pendingMeta; // tags set before it was delivered go along
     if (!claim) local.keptNote = true; // with a claim, ghostOf says it was a note
-    this.c.attrs.continued(node, local);
+    this.attributes.continued(node, local);
     this.keepLocal(local, claim, "not valid UTF-8");
     // The program is told its save succeeded when this returns: the file is on record before the
     // saves it makes moot leave the journal, so a kill -9 at any moment keeps one or the other.
@@ -117,10 +156,10 @@ export class Claims {
       const fh = LocalHandle.open(local.blob, h.writable);
       this.c.handles.set(fd, { kind: "local", node: local, fh, append: h.append });
     }
-    this.c.openNotes.delete(node);
+    node.note?.handedAway();
     open.dirty = false;
     if (moot) {
-      this.c.overlay.delete(node);
+      node.note?.saveLeftJournal();
       await this.c.journal.done(moot);
       // Its move went with that save: the service still has the note where it was, and a note
       // made there next would be a second of that name. It moves now (as a kept note's rename does).
@@ -130,8 +169,8 @@ export class Claims {
 
   /**
    * Another note took `name` in `dir` (moved there): a file made under that name later is a new
-   * note, not the one deleted there before (soak seed 4208: `rm a.md`, another note moved onto
-   * a.md and away again, then rsync's file there continued the deleted note, tags and all).
+   * note, not the one deleted there before (`rm a.md`, another note moved onto a.md and away
+   * again: rsync's file there must not continue the deleted note, tags and all).
    */
   nameTaken(dir: DirNode, name: string): void {
     const names = this.tombstones.get(dir);
@@ -159,19 +198,19 @@ export class Claims {
       this.keepLocal(src, claim, "not valid UTF-8");
       return;
     }
-    await this.c.names.materialize(dir);
+    await this.namespace.materialize(dir);
     this.c.tree.detach(src);
     this.c.local.remove(src.blob);
     this.c.saveLocal();
-    const node = this.c.names.newNote(dir, src.name, claim, src);
-    this.c.attrs.continued(src, node);
+    const node = this.namespace.newNote(dir, src.name, claim, src);
+    this.attributes.continued(src, node);
     // A continued note takes this name and folder too (sent along with its content: newNote marks
     // it), and the context and tags set on the file (rsync -X).
     node.remoteName = src.name;
     if (src.pendingMeta) node.pendingMeta = { ...node.pendingMeta, ...src.pendingMeta };
     const base = claim ? { etag: claim.etag, hash: claim.hash ?? "" } : null;
-    await this.c.delivery.journalSave(node, content, base);
-    if (!this.c.writeBehind) await this.c.delivery.drain();
+    await this.delivery.journalSave(node, content, base);
+    if (!this.c.writeBehind) await this.delivery.drain();
   }
 
   /**
@@ -194,7 +233,7 @@ export class Claims {
       );
       // A move alone is no edit: the note's next text builds on this version if nothing came between.
       if (revisionOf(moved.etag) === revisionOf(claim.etag) + 1)
-        this.c.rebase.replaced(claim.id, { etag: claim.etag, hash: claim.hash ?? "" }, moved);
+        this.conflicts.replaced(claim.id, { etag: claim.etag, hash: claim.hash ?? "" }, moved);
       if (node.ghostOf?.id === claim.id) node.ghostOf = { ...node.ghostOf, name: node.name, meta: moved };
       this.c.saveLocal();
     } catch (err) {

@@ -4,10 +4,13 @@
 // their name (`LINK.md -> README.md` in a git repository), they never go up: only regular files
 // become notes. The mount is nodev: a device node is kept (`tar -x`, `cp -a` of one work) but
 // cannot be opened through it.
-import { checkName, type VfsCore } from "../core.ts";
+
+import type { VfsCore } from "../core.ts";
 import { fail } from "../errors.ts";
-import { parentAndName } from "../names.ts";
+import type { Attributes } from "../meta/attributes.ts";
+import { checkName, parentAndName } from "../names.ts";
 import type { DirNode, LocalNode } from "../tree.ts";
+import type { Claims } from "./claims.ts";
 
 /** The longest target a link may hold (Linux's PATH_MAX, terminating null included). */
 const PATH_MAX = 4096;
@@ -24,11 +27,24 @@ export interface Owner {
   gid: number;
 }
 
-export class SpecialFiles {
-  private readonly c: VfsCore;
+/** The parts special files call. */
+export interface SpecialFilesParts {
+  attributes: Pick<Attributes, "ownedBy">;
+  claims: Pick<Claims, "nameTaken">;
+}
 
-  constructor(c: VfsCore) {
+/** What special files use of the mount's shared state. */
+export type SpecialFilesCore = Pick<VfsCore, "checkWritable" | "find" | "findDir" | "saveLocal" | "tree">;
+
+export class SpecialFiles {
+  private readonly attributes: SpecialFilesParts["attributes"];
+  private readonly claims: SpecialFilesParts["claims"];
+  private readonly c: SpecialFilesCore;
+
+  constructor(c: SpecialFilesCore, parts: SpecialFilesParts) {
     this.c = c;
+    this.attributes = parts.attributes;
+    this.claims = parts.claims;
   }
 
   /** `ln -s target path`. */
@@ -73,11 +89,11 @@ export class SpecialFiles {
       size: 0,
       mtimeMs: Date.now(),
     };
-    this.c.attrs.ownedBy(node, owner);
+    this.attributes.ownedBy(node, owner);
     this.c.tree.addChild(dir, node);
     // A note deleted under this name a moment ago is not continued by a later create: the name
     // was taken by something else meanwhile.
-    this.c.claims.nameTaken(dir, name);
+    this.claims.nameTaken(dir, name);
     this.c.saveLocal();
     return node;
   }

@@ -1,6 +1,10 @@
 import { statfs } from "node:fs/promises";
-import { BoundedMap, S_IFDIR, S_IFLNK, S_IFREG, STATE_XATTR, type Stat, type VfsCore } from "../core.ts";
+import { BoundedMap } from "../boundedMap.ts";
+import type { VfsCore } from "../core.ts";
+import type { Delivery } from "../delivery/deliver.ts";
 import { fail, toVfsError } from "../errors.ts";
+import { S_IFDIR, S_IFLNK, S_IFREG } from "../fileModes.ts";
+import type { OpenFiles } from "../handles.ts";
 import { noteState } from "../lifecycle.ts";
 import { type Owner, specialType } from "../local/specialFiles.ts";
 import { folderKey, type KeptAttrs, noteKey } from "../meta/deviceAttrs.ts";
@@ -8,7 +12,9 @@ import { AVAILABILITIES, type Availability, itemsBelow } from "../meta/pins.ts";
 import { type SidecarNode, sidecarAt } from "../meta/sidecars.ts";
 import { readXattr, writeXattr, xattrNames } from "../meta/xattrs.ts";
 import { parentAndName } from "../names.ts";
+import type { Stat } from "../stat.ts";
 import type { DirNode, FileNode, Node } from "../tree.ts";
+import { STATE_XATTR } from "./xattrs.ts";
 
 /** The permission bits shown when none were set here. */
 const NOTE_MODE = 0o644;
@@ -16,11 +22,42 @@ const FOLDER_MODE = 0o755;
 /** A reader's items and a read-only mount's: no write bits, whatever was set. */
 const NO_WRITE = ~0o222;
 
-export class Attributes {
-  readonly c: VfsCore;
+/** The parts attributes call: waiting saves settle before metadata is read or set. */
+export interface AttributesParts {
+  delivery: Pick<Delivery, "onItsWay" | "settle">;
+  openFiles: Pick<OpenFiles, "needsUpload" | "upload">;
+}
 
-  constructor(c: VfsCore) {
+/** What attributes use of the mount's shared state. */
+export type AttributesCore = Pick<
+  VfsCore,
+  | "access"
+  | "attrsChanged"
+  | "journal"
+  | "checkWritable"
+  | "client"
+  | "deviceAttrs"
+  | "find"
+  | "findDir"
+  | "openSidecars"
+  | "opts"
+  | "pins"
+  | "reports"
+  | "saveLocal"
+  | "sidecars"
+  | "times"
+  | "tree"
+>;
+
+export class Attributes {
+  private readonly delivery: AttributesParts["delivery"];
+  private readonly openFiles: AttributesParts["openFiles"];
+  readonly c: AttributesCore;
+
+  constructor(c: AttributesCore, parts: AttributesParts) {
     this.c = c;
+    this.delivery = parts.delivery;
+    this.openFiles = parts.openFiles;
   }
 
   /** getattr of anything in the tree, synchronously (the hot path); undefined for sidecars or misses. */
@@ -63,8 +100,8 @@ export class Attributes {
   /**
    * `next` took `prev`'s place with the same bytes and times (a note whose bytes stopped being
    * UTF-8 kept local, a local file going up as a note): the same file to the kernel, not another
-   * one whose time must move. Moved, it made vim find the file "changed since reading it" and
-   * refuse its save (model test seed 1 with LANG unset: `truncate` splitting a character, then vim).
+   * one whose time must move. Moved, vim finds the file "changed since reading it" and refuses
+   * its save (`truncate` splitting a character, then vim).
    */
   continued(prev: Node, next: Node): void {
     const path = this.c.tree.pathOf(next);
@@ -113,7 +150,7 @@ export class Attributes {
 
   /** A sidecar's JSON; a note still on its way is delivered first (its id, times and etag are the service's). */
   async renderSidecar(target: SidecarNode["target"]): Promise<Buffer> {
-    await this.c.delivery.settle(target);
+    await this.delivery.settle(target);
     if (target.kind === "file" && !target.id) throw fail("ENOENT", "the note is not saved yet");
     return this.c.sidecars.render(target);
   }
@@ -162,7 +199,7 @@ export class Attributes {
       const reader = node.meta?.role === "reader";
       const bits = node.mode ?? NOTE_MODE;
       mode = S_IFREG | (ro || reader ? bits & NO_WRITE : bits);
-      size = node.dirtySize ?? node.meta?.size ?? 0;
+      size = node.note?.dirtySize ?? node.meta?.size ?? 0;
       // The time shown is this mount's (see FileNode.localMtimeMs); a remote edit shows the
       // service's updatedAt, so the kernel's auto_cache drops stale pages exactly then.
       const updated = node.meta ? Date.parse(node.meta.updatedAt) : 0;
@@ -226,8 +263,8 @@ export class Attributes {
     const node = this.c.find(path);
     // `touch new.md` (create, utimens, close): send the empty note now, so it exists remotely
     // when touch returns (the kernel does not wait for release).
-    const open = node.kind === "file" ? this.c.openNotes.get(node) : undefined;
-    if (open && this.c.io.needsUpload(open)) await this.c.io.upload(open);
+    const open = node.kind === "file" ? node.note?.open : undefined;
+    if (open && this.openFiles.needsUpload(open)) await this.openFiles.upload(open);
     const now = Date.now();
     if (node.kind === "local") {
       node.mtimeMs = mtime ?? node.mtimeMs;
@@ -272,7 +309,8 @@ export class Attributes {
   rememberTimes(node: FileNode): void {
     // A note made here has an id now: what this device keeps of it is kept by it.
     if (node.mode !== undefined || node.uid !== undefined || node.gid !== undefined) this.keepNoteAttrs(node);
-    if (!node.meta || node.localMtimeMs === undefined || noteState(this.c, node) !== "clean") return;
+    if (!node.meta || node.localMtimeMs === undefined || noteState(this.c, this.delivery, node) !== "clean")
+      return;
     this.c.times.set(node.meta.id, {
       hash: node.meta.contentHash,
       mtimeMs: node.localMtimeMs,
@@ -411,7 +449,7 @@ export class Attributes {
     if (this.sidecarOnly(path)) return null;
     const node = this.c.find(path);
     if (name === STATE_XATTR) return this.readState(node);
-    await this.c.delivery.settle(node);
+    await this.delivery.settle(node);
     return readXattr(this.c.client, node, name);
   }
 
@@ -425,7 +463,7 @@ export class Attributes {
     const node = this.c.find(path);
     if (name === STATE_XATTR) return this.writeState(node, value);
     if (name.startsWith("user.txtfs.")) this.c.checkWritable(node);
-    await this.c.delivery.settle(node);
+    await this.delivery.settle(node);
     try {
       await writeXattr(this.c.client, this.c.tree, node, name, value);
     } catch (err) {
@@ -437,7 +475,7 @@ export class Attributes {
 
   /** Applies a sidecar's JSON (written, or renamed onto it); a refusal is logged and kept for status. */
   async applySidecar(sidecar: SidecarNode, text: string): Promise<void> {
-    await this.c.delivery.settle(sidecar.target);
+    await this.delivery.settle(sidecar.target);
     try {
       await this.c.sidecars.apply(sidecar.target, text);
       if (sidecar.target.kind === "local") this.c.saveLocal();

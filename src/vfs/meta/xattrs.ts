@@ -7,6 +7,18 @@ import { fail, toVfsError } from "../errors.ts";
 import type { Node, NoteMeta, Tree } from "../tree.ts";
 
 const P = "user.txtfs.";
+/** The xattr that shows (and sets) a note's availability and delivery state. */
+export const STATE_XATTR = "user.txtfs.state";
+
+/** Whether a body carries the metadata set on a note (tags, context) that waits to be sent. */
+export function carries(
+  body: { context?: string; tags?: string[] },
+  meta: { context?: string; tags?: string[] },
+): boolean {
+  const same = meta.tags === undefined || JSON.stringify(meta.tags) === JSON.stringify(body.tags);
+  return same && (meta.context === undefined || meta.context === body.context);
+}
+
 export const XATTR_NAMES = [
   "context",
   "tags",

@@ -1,0 +1,206 @@
+// One note's local write state, in one object: its open buffer, the body of its save waiting in the
+// journal, its renames whose journal entry is not written yet, the size stat shows while saves are
+// on their way, and whether its place still has to be sent. Only the methods below change them;
+// the parts read them through the getters (tree.ts FileNode.note, attached by Notes.of).
+//
+// The rule for `await` (the JavaScript side runs one operation at a time between awaits):
+//   - every method here is synchronous, so a note's fields change in one step, never half;
+//   - a caller that reads a note, awaits, and then acts on what it read reads again after the
+//     await (a write, a delivery or a remote change may have come between);
+//   - one operation changes things in this order: the tree (a name shows at once), the note, the
+//     journal (its put awaited: the save is on disk before the program is answered), and last the
+//     delivery (deliverSoon). A delivery answered does the reverse: journal, note, tree.
+// Where an await point matters for a note, the line before it says so in one line.
+import type { Journal } from "./delivery/journal.ts";
+import { journalKey } from "./delivery/journalKeys.ts";
+import type { OpenNote } from "./openFile.ts";
+import type { FileNode } from "./tree.ts";
+
+/** What a note reads of the rest of the mount: the journal (appends waiting), and whom to tell of a size change. */
+export interface NoteSurroundings {
+  readonly journal: Pick<Journal, "get">;
+  /** Its attributes changed (the kernel's cached size must go). */
+  changed(node: FileNode): void;
+}
+
+export class Note {
+  readonly node: FileNode;
+  private readonly notes: Notes;
+  /** The buffer its open descriptors share, from the first open to the last close. */
+  private openBuffer: OpenNote | undefined;
+  /** The body of its newest save in the journal, not yet delivered: what reads must see. */
+  private journalledBody: Buffer | undefined;
+  /** Renames of it shown already whose journal entry waits for the journal (e.g. an fdatasync). */
+  private renamesWaiting = 0;
+  /** The size stat shows while saves are on their way (undefined: the service's). */
+  private sizeShown: number | undefined;
+  /** It continues a note left under a name (a claim): its next save sends its name and folder too. */
+  private placeNotSent = false;
+
+  constructor(node: FileNode, notes: Notes) {
+    this.node = node;
+    this.notes = notes;
+  }
+
+  get open(): OpenNote | undefined {
+    return this.openBuffer;
+  }
+
+  get journalled(): Buffer | undefined {
+    return this.journalledBody;
+  }
+
+  /** A rename of it is shown but not yet in the journal. */
+  get renaming(): boolean {
+    return this.renamesWaiting > 0;
+  }
+
+  get dirtySize(): number | undefined {
+    return this.sizeShown;
+  }
+
+  get placeUnsent(): boolean {
+    return this.placeNotSent;
+  }
+
+  /** Its first descriptor opened: `open` is the buffer every descriptor on it shares. */
+  opened(open: OpenNote): void {
+    this.openBuffer = open;
+    this.notes.track(this, true);
+  }
+
+  /** Its last descriptor closed (or its descriptors went on with a local file): stat shows its own body again. */
+  closed(): void {
+    this.openBuffer = undefined;
+    this.notes.track(this, false);
+    this.refreshSize();
+  }
+
+  /** Its descriptors went on with a local file it became (renamed aside, kept as bytes). */
+  handedAway(): void {
+    this.openBuffer = undefined;
+    this.notes.track(this, false);
+  }
+
+  /** Written through a descriptor (or truncated, or appended to): stat shows `size` now. */
+  wrote(size: number): void {
+    this.sizeShown = size;
+  }
+
+  /** A save of it is in the journal: reads see `body` until it is delivered; its place went with it. */
+  journalledSave(body: Buffer): void {
+    this.placeNotSent = false;
+    this.journalledBody = body;
+    this.sizeShown = body.length;
+    this.notes.trackJournalled(this, true);
+  }
+
+  /** Its save found in the journal at start: shown as it was written. */
+  restoredSave(body: Buffer): void {
+    this.journalledBody = body;
+    this.sizeShown = body.length;
+    this.notes.trackJournalled(this, true);
+  }
+
+  /** Appends to it found in the journal at start: the service's size plus theirs. */
+  restoredAppends(): void {
+    this.sizeShown = this.notes.appendedSize(this.node);
+  }
+
+  /** Its journalled save left the journal (delivered, refused, forgotten): reads go to its version again. */
+  saveLeftJournal(): void {
+    this.journalledBody = undefined;
+    this.notes.trackJournalled(this, false);
+  }
+
+  /** Its place was sent to the service (a save of it through write-through). */
+  placeSent(): void {
+    this.placeNotSent = false;
+  }
+
+  /** Made to continue a note left under a name (a claim). */
+  continuesClaim(): void {
+    this.placeNotSent = true;
+  }
+
+  renameStarted(): void {
+    this.renamesWaiting++;
+  }
+
+  /** A rename's journal entry is written (or failed): the journal answers for its place now. */
+  renameRecorded(): void {
+    this.renamesWaiting--;
+  }
+
+  /**
+   * The size stat shows while it has saves on their way: its newest local body (an open buffer,
+   * else the last journalled save), or nothing once the service has the newest.
+   */
+  refreshSize(): void {
+    const open = this.openBuffer;
+    // An open buffer with unsaved writes, or one the note no longer shows (detached): every read
+    // of the note goes to that buffer while it is open.
+    const buffer = open?.content && (open.dirty || open.detached) ? open.content : undefined;
+    this.sizeShown = buffer?.length ?? this.journalledBody?.length ?? this.notes.appendedSize(this.node);
+    this.notes.changed(this.node);
+  }
+}
+
+/** Every note's Note, made on first need; and the notes open now or with a save journalled. */
+export class Notes {
+  readonly journal: Pick<Journal, "get">;
+  private readonly surroundings: NoteSurroundings;
+  private readonly openNow = new Set<Note>();
+  private readonly journalledNow = new Set<Note>();
+
+  constructor(surroundings: NoteSurroundings) {
+    this.surroundings = surroundings;
+    this.journal = surroundings.journal;
+  }
+
+  /** `node`'s Note (made now if it had none). */
+  of(node: FileNode): Note {
+    node.note ??= new Note(node, this);
+    return node.note;
+  }
+
+  /** The notes with descriptors open on them. */
+  open(): IterableIterator<Note> {
+    return this.openNow.values();
+  }
+
+  /** The note made here whose journalled save is the create `createKey` (its node has no id yet). */
+  journalledCreate(createKey: string): Note | undefined {
+    for (const note of this.journalledNow) if (note.node.createKey === createKey) return note;
+    return undefined;
+  }
+
+  /** Called by a Note when a save of it enters or leaves the journal. */
+  trackJournalled(note: Note, journalled: boolean): void {
+    if (journalled) this.journalledNow.add(note);
+    else this.journalledNow.delete(note);
+  }
+
+  /** The size of a note only appended to (its body never loaded): the service's plus what is on its way. */
+  appendedSize(node: FileNode): number | undefined {
+    const entry = this.journal.get(journalKey(node));
+    const journalled = entry?.append ? Buffer.byteLength(entry.content ?? "", "utf8") : 0;
+    const open = node.note?.open?.tail?.length ?? 0;
+    return journalled || open ? (node.meta?.size ?? 0) + journalled + open : undefined;
+  }
+
+  /** Whether appends to `node` wait in the journal or in an open descriptor (their place is the service's end). */
+  appendsOnTheirWay(node: FileNode): boolean {
+    return this.journal.get(journalKey(node))?.append === true || node.note?.open?.tail !== undefined;
+  }
+
+  /** Called by a Note when it opens or closes. */
+  track(note: Note, open: boolean): void {
+    if (open) this.openNow.add(note);
+    else this.openNow.delete(note);
+  }
+
+  changed(node: FileNode): void {
+    this.surroundings.changed(node);
+  }
+}

@@ -1,0 +1,116 @@
+// A note's local write state (src/vfs/note.ts): the size stat shows follows the newest local body
+// (an open buffer with writes, else the journalled save, else appends on their way), and Notes
+// finds the notes open now and a create's note by its key — what unmount and a restart rely on.
+import { describe, expect, it } from "vitest";
+import { Journal, type JournalEntry } from "../../src/vfs/delivery/journal.ts";
+import { Notes } from "../../src/vfs/note.ts";
+import type { OpenNote } from "../../src/vfs/openFile.ts";
+import type { FileNode } from "../../src/vfs/tree.ts";
+import { Tree } from "../../src/vfs/tree.ts";
+
+function setUp(entries: Record<string, Partial<JournalEntry>> = {}) {
+  const changed: FileNode[] = [];
+  const journal = { get: (key: string) => entries[key] as JournalEntry | undefined };
+  const notes = new Notes({ journal, changed: (node) => changed.push(node) });
+  const tree = new Tree();
+  const node = (name: string, id: string | null, size = 0): FileNode => ({
+    kind: "file",
+    name,
+    parent: tree.root,
+    id,
+    meta: id ? ({ id, size } as FileNode["meta"]) : null,
+    remoteName: name,
+    createKey: `ck-${name}`,
+  });
+  const openOn = (n: FileNode, content: Buffer | null, dirty: boolean): OpenNote => ({
+    node: n,
+    refs: 1,
+    content,
+    base: null,
+    dirty,
+    created: false,
+  });
+  return { notes, node, openOn, changed };
+}
+
+describe("Note", () => {
+  it("shows the open buffer's size while it holds writes, then the journalled save's, then the service's", () => {
+    const { notes, node, openOn, changed } = setUp();
+    const a = node("a.md", "id-a", 3);
+    const note = notes.of(a);
+    expect(notes.of(a)).toBe(note); // one per node
+    expect(note.dirtySize).toBeUndefined();
+    const open = openOn(a, Buffer.from("12345"), true);
+    note.opened(open);
+    note.wrote(5);
+    expect(note.dirtySize).toBe(5);
+    note.journalledSave(Buffer.from("1234567"));
+    expect(note.journalled?.toString()).toBe("1234567");
+    note.refreshSize(); // the open buffer still holds writes: its size wins
+    expect(note.dirtySize).toBe(5);
+    open.dirty = false;
+    note.closed();
+    expect(note.open).toBeUndefined();
+    expect(note.dirtySize).toBe(7);
+    note.saveLeftJournal();
+    note.refreshSize();
+    expect(note.dirtySize).toBeUndefined();
+    expect(changed).toEqual([a, a, a]);
+  });
+
+  it("counts appends on their way onto the service's size, journalled and open", () => {
+    const a = { fileId: "id-a", createKey: "ck-a.md" };
+    const { notes, node, openOn } = setUp({
+      [Journal.keyOf(a)]: { append: true, content: "xy" },
+    });
+    const n = node("a.md", "id-a", 10);
+    expect(notes.appendsOnTheirWay(n)).toBe(true);
+    notes.of(n).restoredAppends();
+    expect(notes.of(n).dirtySize).toBe(12);
+    const open = { ...openOn(n, null, true), tail: Buffer.from("abc") };
+    notes.of(n).opened(open);
+    expect(notes.appendedSize(n)).toBe(15);
+    const other = node("b.md", "id-b", 4);
+    expect(notes.appendsOnTheirWay(other)).toBe(false);
+    expect(notes.appendedSize(other)).toBeUndefined();
+    expect(other.note).toBeUndefined(); // asking made no Note
+  });
+
+  it("lists the notes open now, and finds a create's note by its key while its save is journalled", () => {
+    const { notes, node, openOn } = setUp();
+    const a = node("a.md", null);
+    const b = node("b.md", "id-b");
+    notes.of(a).opened(openOn(a, null, false));
+    notes.of(b).opened(openOn(b, null, true));
+    expect([...notes.open()].map((n) => n.node.name)).toEqual(["a.md", "b.md"]);
+    notes.of(a).closed();
+    notes.of(b).handedAway();
+    expect([...notes.open()]).toEqual([]);
+    expect(notes.journalledCreate("ck-a.md")).toBeUndefined();
+    notes.of(a).journalledSave(Buffer.from("x"));
+    expect(notes.journalledCreate("ck-a.md")?.node).toBe(a);
+    notes.of(a).saveLeftJournal();
+    expect(notes.journalledCreate("ck-a.md")).toBeUndefined();
+  });
+
+  it("keeps a rename shown until its journal entry is written, however many overlap", () => {
+    const { notes, node } = setUp();
+    const note = notes.of(node("a.md", "id-a"));
+    note.renameStarted();
+    note.renameStarted();
+    note.renameRecorded();
+    expect(note.renaming).toBe(true);
+    note.renameRecorded();
+    expect(note.renaming).toBe(false);
+  });
+
+  it("sends its place with its next save when it continues a claim, once", () => {
+    const { notes, node } = setUp();
+    const note = notes.of(node("a.md", "id-a"));
+    expect(note.placeUnsent).toBe(false);
+    note.continuesClaim();
+    expect(note.placeUnsent).toBe(true);
+    note.journalledSave(Buffer.from("x"));
+    expect(note.placeUnsent).toBe(false);
+  });
+});
