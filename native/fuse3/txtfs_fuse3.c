@@ -1,13 +1,13 @@
-// txtfs's binding of libfuse3's low-level API (docs/mount.md, "What libfuse3's low-level API would
-// buy"). It is thin on purpose: every request is handed to JavaScript (src/fuse/lowlevel/), which
-// owns the node table and answers with the reply functions below, from its own thread (libfuse3's
-// replies may come from any thread, after the handler returned). What stays here:
+// txtfs's binding of libfuse3's low-level API (docs/architecture.md, "The FUSE adapter"). It is
+// thin on purpose: every request is handed to JavaScript (src/fuse/ops/), which owns the node
+// table and answers with the reply functions below, from its own thread (libfuse3's replies may
+// come from any thread, after the handler returned). What stays here:
 //
 // - the session, one thread reading requests (no handler blocks, so one is enough) and the hand-over
 //   of each request to JavaScript through a thread-safe function;
 // - answers that need nothing of JavaScript: opendir ENOSYS (the kernel then sends no
-//   opendir/releasedir again and keeps each listing in its page cache), link and mknod EPERM, and
-//   extended attributes outside `user.txtfs.*`;
+//   opendir/releasedir again and keeps each listing in its page cache), link EPERM, and
+//   extended attributes outside `user.txtfs.*`; and what src/fuse/kernelCache/index.ts lists;
 // - telling the kernel of changes it did not make (notify_inval_*), from a thread of its own, and
 //   only while no request about the node concerned is being answered here: a notification waits
 //   for the locks such a request holds in the kernel, and if the daemon were killed meanwhile, the
@@ -36,35 +36,7 @@
 #include "js.h"
 #include "names.h"
 #include "opens.h"
-
-// The operations handed to JavaScript (src/fuse/lowlevel/ops.ts has the same numbers).
-enum {
-  OP_LOOKUP = 1,
-  OP_FORGET,
-  OP_GETATTR,
-  OP_SETATTR,
-  OP_READLINK,
-  OP_MKDIR,
-  OP_UNLINK,
-  OP_RMDIR,
-  OP_SYMLINK,
-  OP_RENAME,
-  OP_OPEN,
-  OP_READ,
-  OP_WRITE,
-  OP_FLUSH,
-  OP_RELEASE,
-  OP_FSYNC,
-  OP_READDIRPLUS,
-  OP_STATFS,
-  OP_SETXATTR,
-  OP_GETXATTR,
-  OP_LISTXATTR,
-  OP_REMOVEXATTR,
-  OP_CREATE,
-  OP_HELD, // writes held here (held.c), handed over: (fh, bytes, offset), nothing to answer
-  OP_MKNOD,
-};
+#include "ops.h"
 
 // The longest name a folder holds (statfs's namemax): a longer one is ENAMETOOLONG, never "absent".
 #define NAME_MAX_BYTES 255
@@ -793,10 +765,10 @@ static void fill_open(napi_env env, napi_value fh, napi_value flags, struct fuse
   memset(fi, 0, sizeof *fi);
   fi->fh = (uint64_t)arg_num(env, fh);
   int f = (int)arg_num(env, flags);
-  fi->direct_io = (f & 1) != 0;
-  fi->keep_cache = (f & 2) != 0;
-  fi->noflush = (f & 4) != 0;
-  if (f & 8) held_mark(fi->fh, 1); // before the kernel hears of the handle
+  fi->direct_io = (f & OPEN_DIRECT_IO) != 0;
+  fi->keep_cache = (f & OPEN_KEEP_CACHE) != 0;
+  fi->noflush = (f & OPEN_NO_FLUSH) != 0;
+  if (f & OPEN_HOLD_WRITES) held_mark(fi->fh, 1); // before the kernel hears of the handle
   flushes_opened(fi->fh);
 }
 
@@ -825,8 +797,7 @@ static napi_value reply_attr(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-// replyOpen(handle, fh, openFlags: 1 direct I/O, 2 keep the kernel's pages, 4 no flush at close,
-// 8 its writes may be held here)
+// replyOpen(handle, fh, openFlags: OPEN_* of ops.h)
 static napi_value reply_open(napi_env env, napi_callback_info info) {
   ARGS(3);
   struct fuse_file_info fi;
@@ -1136,7 +1107,7 @@ static napi_value close_session(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-// exitNow(code): ends the process at once, for a daemon whose stop is done (mount.ts explains).
+// exitNow(code): ends the process at once, for a daemon whose stop is done (src/fuse/index.ts, Mounted.exit, explains).
 static napi_value exit_now(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];

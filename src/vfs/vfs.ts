@@ -4,6 +4,7 @@
 //   core.ts              shared state (tree, caches, journal, open notes) and small helpers
 //   lifecycle.ts         a note's states and what each event does in each state (the table)
 //   handles.ts           open files: reads, writes, truncates, flush, fsync, close
+//   kernelView.ts        what a kernel adapter needs beyond POSIX, to keep the kernel's caches right
 //   namespace.ts         create, mkdir, rmdir, unlink, rename
 //   delivery/            the journal (log on disk), its delivery in order and in bulk, replay
 //   conflicts.ts         keep-both copies; our own successive versions
@@ -19,14 +20,14 @@ import { type Stat, VfsCore, type VfsOptions } from "./core.ts";
 import { Delivery } from "./delivery/deliver.ts";
 import { VfsError } from "./errors.ts";
 import { OpenFiles } from "./handles.ts";
+import { type KernelView, VfsKernelView } from "./kernelView.ts";
 import { Claims } from "./local/claims.ts";
 import { isSpecial, type Owner, SpecialFiles } from "./local/specialFiles.ts";
 import { Attributes } from "./meta/attributes.ts";
-import { SIDECAR_SUFFIX } from "./meta/sidecars.ts";
 import { isNoteName } from "./names.ts";
 import { Namespace } from "./namespace.ts";
 import type { RefusedSave } from "./reports.ts";
-import type { DirNode, NoteMeta } from "./tree.ts";
+import type { NoteMeta } from "./tree.ts";
 
 export { conflictName } from "./conflicts.ts";
 export type { Stat, VfsOptions } from "./core.ts";
@@ -36,6 +37,8 @@ export class Vfs {
   private readonly c: VfsCore;
   private readonly control: ControlDir;
   private readonly special: SpecialFiles;
+  /** What a kernel adapter needs to keep the kernel's caches right (kernelView.ts). */
+  readonly kernel: KernelView;
 
   constructor(opts: VfsOptions) {
     const c = new VfsCore(opts);
@@ -48,6 +51,7 @@ export class Vfs {
     this.c = c;
     this.control = new ControlDir(c);
     this.special = new SpecialFiles(c);
+    this.kernel = new VfsKernelView(c, this.control);
   }
 
   get tree() {
@@ -227,17 +231,6 @@ export class Vfs {
   }
 
   /**
-   * Registers who must hear of every change to what `statIfKnown` answers (the FUSE adapter's
-   * attribute cache). Changes made inside a filesystem operation are covered by the adapter itself;
-   * this reports the rest: the change feed, uploads and journal deliveries finishing, restores.
-   * `listener(path)`: what that path and its folder answer changed; no path: anything may have.
-   */
-  onAttrsChanged(listener: (path?: string) => void): void {
-    this.control.notify = listener;
-    this.c.tree.onChange = (changed) => listener(changed?.parent ? this.c.tree.pathOf(changed) : undefined);
-  }
-
-  /**
    * Registers who must hear when a path shows what no program here wrote: a remote edit, a note
    * created, renamed or moved elsewhere, our save kept as a conflict copy (the kernel may still
    * hold that path's previous size: staleWindow.ts). No path: any path may.
@@ -261,21 +254,6 @@ export class Vfs {
 
   // ---------------------------------------------------------------- what is there (memory only)
 
-  /** getattr of anything in the tree, synchronously (the hot path); undefined for sidecars or misses. */
-  statIfKnown(path: string): Stat | undefined {
-    if (ControlDir.owns(path)) return undefined;
-    return this.c.attrs.statIfKnown(path);
-  }
-  /**
-   * What the FUSE adapter may keep natively for `path` (statIfKnown), and whether a read-only open
-   * of it may be answered there: a note, read by path afterwards (readPath).
-   */
-  nativeStat(path: string): (Stat & { cacheable: true; openable: boolean }) | undefined {
-    if (ControlDir.owns(path)) return undefined;
-    const known = this.c.attrs.statAndKind(path);
-    const openable = known?.note !== undefined && !this.c.appendsOnTheirWay(known.note);
-    return known && { ...known.st, cacheable: true, openable };
-  }
   getattr(path: string): Promise<Stat> {
     if (ControlDir.owns(path)) return this.control.getattr(path);
     return this.c.attrs.getattr(path);
@@ -288,25 +266,6 @@ export class Vfs {
     const shown = names.filter((n) => n !== CONTROL_DIR);
     return this.c.opts.showControlDir ? [...shown, CONTROL_DIR] : shown;
   }
-  /**
-   * The names of the folder `path` as lookups resolve them (the tree's; a sidecar or `.txtfs/`
-   * resolves without being among them: `unlisted`), or undefined when it is not a folder or has
-   * more than `max`.
-   */
-  lookupNames(path: string, max: number): string[] | undefined {
-    const node = this.c.tree.lookup(path);
-    if (node?.kind !== "dir" || node.children.size > max) return undefined;
-    return [...node.children.keys()];
-  }
-  /** Whether the tree's folder `path` certainly has nothing named `name` (nor resolves it unlisted). */
-  lacksName(path: string, name: string): boolean {
-    if (name.endsWith(SIDECAR_SUFFIX) || ControlDir.owns(path) || (path === "/" && name === CONTROL_DIR))
-      return false;
-    const node = this.c.tree.lookup(path);
-    return node?.kind === "dir" && !node.children.has(name);
-  }
-  /** What resolves without being in its folder's names: sidecars (by suffix) and the control directory. */
-  readonly unlisted = { suffix: SIDECAR_SUFFIX, subtree: `/${CONTROL_DIR}` };
   /** Whether a path is in the control directory (`.txtfs/`): its listings are asynchronous. */
   isControl(path: string): boolean {
     return ControlDir.owns(path);
@@ -331,34 +290,6 @@ export class Vfs {
   statfs(): ReturnType<Attributes["statfs"]> {
     return this.c.attrs.statfs();
   }
-  /** Whether `path` is a note: its bytes can change without the kernel (a remote edit, a conflict). */
-  isNote(path: string): boolean {
-    return this.c.tree.lookup(path)?.kind === "file";
-  }
-  /**
-   * Whether `path` is a note with appends not yet on the service (`file.append`): they land at the
-   * end of whatever version it has, so its size is known only once they are delivered (the kernel's
-   * may be short by a remote edit: such a note is opened with direct I/O, never natively).
-   */
-  appendsOnTheirWay(path: string): boolean {
-    const node = this.c.tree.lookup(path);
-    return node?.kind === "file" && this.c.appendsOnTheirWay(node);
-  }
-  /** Every folder's path, the root ("/") first: what a mount can answer before it is asked. */
-  folderPaths(): string[] {
-    const paths = ["/"];
-    const walk = (dir: DirNode, path: string) => {
-      for (const [name, child] of dir.children) {
-        if (child.kind !== "dir") continue;
-        const p = `${path}/${name}`;
-        paths.push(p);
-        walk(child, p);
-      }
-    };
-    walk(this.c.tree.root, "");
-    return paths;
-  }
-
   // ---------------------------------------------------------------- open files
 
   open(path: string, flags: number): Promise<number> {
@@ -372,33 +303,9 @@ export class Vfs {
     if (this.control.ownsFd(fd)) return this.control.read(fd, length, position);
     return this.c.io.read(fd, length, position);
   }
-  /** A read through a read-only open answered natively (nativeStat): as a fresh open would read. */
-  readPath(path: string, length: number, position: number): Promise<Buffer> {
-    if (ControlDir.owns(path)) return Promise.reject(new VfsError("EBADF"));
-    return this.c.io.readPath(path, length, position);
-  }
-  /** fsync(2) through a read-only open answered natively: what was written to the note by any. */
-  fsyncPath(path: string): Promise<void> {
-    if (ControlDir.owns(path)) return Promise.resolve();
-    return this.c.io.fsyncPath(path);
-  }
   write(fd: number, data: Buffer, position: number): Promise<number> {
     if (this.control.ownsFd(fd)) return this.control.write(fd, data);
     return this.c.io.write(fd, data, position);
-  }
-  /**
-   * Whether writes through `fd` of up to `bytes`, each ending within the largest note where it
-   * lands, can only succeed, so a FUSE adapter may answer them before they get here and hand them
-   * over later together: a note whose content is here whole (made or emptied through this open),
-   * or an O_APPEND handle whose note's size is known and `bytes` short of the largest note (its
-   * writes land at the end, whatever offset the kernel gives).
-   */
-  writesCannotFail(fd: number, bytes: number): boolean {
-    return !this.control.ownsFd(fd) && this.c.io.writesCannotFail(fd, bytes);
-  }
-  /** The open handles of the note at `path` whose writes cannot fail (after a truncate emptied it). */
-  handlesWhoseWritesCannotFail(path: string, bytes: number): number[] {
-    return ControlDir.owns(path) ? [] : this.c.io.handlesWhoseWritesCannotFail(path, bytes);
   }
   ftruncate(fd: number, size: number): Promise<void> {
     if (this.control.ownsFd(fd)) return Promise.reject(new VfsError("EINVAL"));
