@@ -24,8 +24,8 @@ export interface Mounted {
   /**
    * Ends the process with `code` once the daemon's stop is done (saves delivered or journalled
    * and fsynced, logs written, unmounted): at once (`_exit`), skipping Node's own teardown (joining
-   * V8's and libuv's threads: ~9 ms of a ~32 ms `umount` until the daemon is gone), which has
-   * nothing of ours left to finish.
+   * V8's and libuv's threads, a good part of an `umount`'s wait), which has nothing of ours left
+   * to finish.
    */
   exit(code: number): never;
 }

@@ -22,7 +22,7 @@ interface SetAttrs {
 export function attrOps(ctx: OpContext): Partial<Record<number, Handler>> {
   const { native, vfs, kernel, nodes, names, opens, shown, log } = ctx;
 
-  /** The note's handles whose writes may be held in C from now on, or no longer (handles.ts). */
+  /** After a truncate: the handles whose writes C may hold from now on (KernelView.writesCannotFail). */
   const heldAfterTruncate = (path: string, fh: number | undefined) => {
     if (!ctx.holding) return;
     if (fh === undefined)
