@@ -1,5 +1,10 @@
 // What the per-operation handlers share: the parts they answer through, and the steps several of
 // them take (an entry answered, what the kernel is told it may keep, what it changed itself).
+//
+// The rule across an await: anything may change there (the kernel sends other requests, about the
+// same node too, and the vfs reports changes), so a handler takes nothing it read before an await
+// as still true after it: it looks nodes up again and asks the vfs again (told() does), and it
+// withdraws C's opens of a note before it awaits anything that may change it, never after.
 import { constants as fs } from "node:fs";
 import { constants } from "node:os";
 import type { Logger } from "../../lib/logger.ts";
