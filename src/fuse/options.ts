@@ -1,5 +1,6 @@
 // The mount's options: the -o names txtfs honours (as libfuse spells them), libfuse3's session
 // options made of them, and what every answer says of owner and permissions.
+import { constants as fs } from "node:fs";
 import type { Stat } from "../vfs/vfs.ts";
 import { MountError } from "./mountError.ts";
 
@@ -98,7 +99,7 @@ export function shownAs(opts: MountOptions): ((st: Stat) => Stat) | undefined {
     gid: gid ?? st.gid,
     // A link's permissions are never checked: it stays 0777, as on a disk.
     mode:
-      umask === undefined || (st.mode & 0o170000) === 0o120000
+      umask === undefined || (st.mode & fs.S_IFMT) === fs.S_IFLNK
         ? st.mode
         : (st.mode & ~0o777) | (st.mode & 0o777 & ~umask),
   });

@@ -8,6 +8,7 @@
 // - a folder whose names are not the ones listed: the kernel drops its kept listing.
 // Checking against what was given, not trusting each report's detail, also covers a change whose
 // report names only its folder or nothing. Reports are gathered for one turn of the event loop.
+import { constants as fs } from "node:fs";
 import type { KernelView } from "../../vfs/kernelView.ts";
 import type { Vfs } from "../../vfs/vfs.ts";
 import type { Fuse3Binding } from "../binding.ts";
@@ -110,7 +111,7 @@ export class KernelReconciler {
     const path = this.nodes.pathOf(node.ino);
     if (path === undefined) return;
     const st = this.kernel.nativeStat(path);
-    const dir = st ? (st.mode & 0o170000) === 0o040000 : undefined;
+    const dir = st ? (st.mode & fs.S_IFMT) === fs.S_IFDIR : undefined;
     if (!st || dir !== node.dir) {
       // Gone, or another kind now: the kernel forgets the name and asks again when it is named.
       // The node keeps its name here: an operation of ours may be moving it right now (its report
