@@ -1,5 +1,5 @@
 // Writes held here. A shell's `printf ... > new` writes a note in several pieces, each a round trip
-// into JavaScript. A write through a handle JavaScript said cannot fail (Vfs.writesCannotFail: a
+// into JavaScript. A write through a handle JavaScript said cannot fail (KernelView.writesCannotFail: a
 // note made or emptied through that open, or an O_APPEND one of a known size well below the
 // largest) is answered here when it continues the bytes held, and the held bytes go to JavaScript
 // as one write before the next request does (txtfs_fuse3.c's hand_over: one thread reads every

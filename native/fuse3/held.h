@@ -15,7 +15,7 @@ void held_hand_over(void (*send)(fuse_ino_t ino, uint64_t fh, off_t off, char *d
 void held_mark(uint64_t fh, int on);
 void held_reset(void);
 
-// JavaScript's side (src/fuse/lowlevel/binding.ts documents each).
+// JavaScript's side (src/fuse/binding.ts documents each).
 napi_value held_hold_writes(napi_env env, napi_callback_info info);
 napi_value held_holdable(napi_env env, napi_callback_info info);
 napi_value held_take_js(napi_env env, napi_callback_info info);

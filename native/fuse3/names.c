@@ -1,10 +1,10 @@
 // Lookups of names a folder does not have, answered here without JavaScript. Editors and shells
 // look up a name before they make it (vim: its swap file, `4913`, its backup; `echo x > new`; sed
 // -i's temporary file; `mv`'s target): each was a round trip into JavaScript to hear ENOENT.
-// JavaScript puts a folder's names here (src/fuse/lowlevel/names.ts) when it lists the folder or
-// answers such a lookup itself, as a set of name hashes by folder node, and adds every name that
-// may come to exist in it before the change can be seen: its own operations' names before they are
-// answered, the vfs's reports in the same turn as the change. So a set holds at least the folder's
+// JavaScript puts a folder's names here (src/fuse/kernelCache/folderNames.ts) when it lists the
+// folder or answers such a lookup itself, as a set of name hashes by folder node, and adds every
+// name that may come to exist in it before the change can be seen: its own operations' names
+// before they are answered, the vfs's reports in the same turn as the change. So a set holds at least the folder's
 // names, and a name not in it does not exist; a hash collision only sends a lookup to JavaScript.
 // A change JavaScript cannot pin to names drops every set; a set older than a minute is not used
 // (a backstop for a change nobody reported).

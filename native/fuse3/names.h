@@ -10,7 +10,7 @@ int names_absent(fuse_ino_t parent, const char *name);
 // Every folder's names are forgotten (the binding's session ended).
 void names_reset(void);
 
-// JavaScript's side (src/fuse/lowlevel/binding.ts documents each).
+// JavaScript's side (src/fuse/binding.ts documents each).
 napi_value names_put(napi_env env, napi_callback_info info);
 napi_value names_add(napi_env env, napi_callback_info info);
 napi_value names_drop(napi_env env, napi_callback_info info);

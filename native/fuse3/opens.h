@@ -6,8 +6,7 @@
 #include <node_api.h>
 #include <stdint.h>
 
-// Handles of opens answered here carry this bit (JavaScript's own are small numbers); ops.ts knows it.
-#define NATIVE_FH 0x80000000u
+#include "ops.h" // NATIVE_FH: handles of opens answered here carry it
 
 static inline int native_fh(uint64_t fh) { return (fh & NATIVE_FH) != 0 && (fh >> 32) == 0; }
 
@@ -22,7 +21,7 @@ int opens_released_here(fuse_ino_t ino);
 // Every note: read-only opens go to JavaScript again (the binding's session ended).
 void opens_reset(void);
 
-// JavaScript's side (src/fuse/lowlevel/binding.ts documents each).
+// JavaScript's side (src/fuse/binding.ts documents each).
 napi_value opens_openable(napi_env env, napi_callback_info info);
 napi_value opens_openable_none(napi_env env, napi_callback_info info);
 napi_value opens_opened(napi_env env, napi_callback_info info);

@@ -1,13 +1,13 @@
-// txtfs's binding of libfuse3's low-level API (docs/mount.md, "What libfuse3's low-level API would
-// buy"). It is thin on purpose: every request is handed to JavaScript (src/fuse/lowlevel/), which
-// owns the node table and answers with the reply functions below, from its own thread (libfuse3's
-// replies may come from any thread, after the handler returned). What stays here:
+// txtfs's binding of libfuse3's low-level API (docs/architecture.md, "The FUSE adapter"). It is
+// thin on purpose: every request is handed to JavaScript (src/fuse/ops/), which owns the node
+// table and answers with the reply functions below, from its own thread (libfuse3's replies may
+// come from any thread, after the handler returned). What stays here:
 //
 // - the session, one thread reading requests (no handler blocks, so one is enough) and the hand-over
 //   of each request to JavaScript through a thread-safe function;
 // - answers that need nothing of JavaScript: opendir ENOSYS (the kernel then sends no
-//   opendir/releasedir again and keeps each listing in its page cache), link and mknod EPERM, and
-//   extended attributes outside `user.txtfs.*`;
+//   opendir/releasedir again and keeps each listing in its page cache), link EPERM, and
+//   extended attributes outside `user.txtfs.*`; and what src/fuse/kernelCache/index.ts lists;
 // - telling the kernel of changes it did not make (notify_inval_*), from a thread of its own, and
 //   only while no request about the node concerned is being answered here: a notification waits
 //   for the locks such a request holds in the kernel, and if the daemon were killed meanwhile, the
@@ -36,35 +36,7 @@
 #include "js.h"
 #include "names.h"
 #include "opens.h"
-
-// The operations handed to JavaScript (src/fuse/lowlevel/ops.ts has the same numbers).
-enum {
-  OP_LOOKUP = 1,
-  OP_FORGET,
-  OP_GETATTR,
-  OP_SETATTR,
-  OP_READLINK,
-  OP_MKDIR,
-  OP_UNLINK,
-  OP_RMDIR,
-  OP_SYMLINK,
-  OP_RENAME,
-  OP_OPEN,
-  OP_READ,
-  OP_WRITE,
-  OP_FLUSH,
-  OP_RELEASE,
-  OP_FSYNC,
-  OP_READDIRPLUS,
-  OP_STATFS,
-  OP_SETXATTR,
-  OP_GETXATTR,
-  OP_LISTXATTR,
-  OP_REMOVEXATTR,
-  OP_CREATE,
-  OP_HELD, // writes held here (held.c), handed over: (fh, bytes, offset), nothing to answer
-  OP_MKNOD,
-};
+#include "ops.h"
 
 // The longest name a folder holds (statfs's namemax): a longer one is ENAMETOOLONG, never "absent".
 #define NAME_MAX_BYTES 255
@@ -83,7 +55,7 @@ enum {
 static atomic_int in_flight[BUCKETS];
 static inline unsigned bucket(fuse_ino_t ino) { return (unsigned)((ino * 0x9E3779B97F4A7C15ull) >> 48); }
 
-// One request on its way to JavaScript and back. The handle JavaScript holds is its address.
+// One request on its way to JavaScript and back; JavaScript holds its address (binding.ts: Request).
 typedef struct call {
   int op;
   fuse_req_t req;
@@ -122,7 +94,7 @@ static void release_call(call_t *c) {
 static struct fuse_session *session;
 static pthread_t loop_thread;
 static int loop_started;
-static napi_threadsafe_function dispatch_fn; // (op, handle, ino, ...) => void
+static napi_threadsafe_function dispatch_fn; // (op, request, ino, ...) => void
 static napi_threadsafe_function loop_end_fn; // () => void, once the loop ended
 static atomic_int stopping;
 
@@ -565,7 +537,7 @@ static void to_stat(napi_env env, napi_value obj, fuse_ino_t ino, struct stat *s
 
 static double ts_to_ms(struct timespec ts) { return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6; }
 
-// Builds the JavaScript arguments of one request and calls dispatch(op, handle, ino, ...rest).
+// Builds the JavaScript arguments of one request and calls dispatch(op, request, ino, ...rest).
 static void call_js(napi_env env, napi_value fn, void *context, void *data) {
   (void)context;
   call_t *c = data;
@@ -731,11 +703,11 @@ static void call_js(napi_env env, napi_value fn, void *context, void *data) {
 
 // ------------------------------------------------------------------------ replies (JavaScript)
 
-// The request behind a handle; the call is freed once answered (a handle answers once).
+// The request behind a Request number; the call is freed once answered (a request answers once).
 static call_t *take_call(napi_env env, napi_value v) {
   double d;
   if (napi_get_value_double(env, v, &d) != napi_ok || d <= 0) {
-    napi_throw_type_error(env, NULL, "txtfs-fuse3: not a request handle");
+    napi_throw_type_error(env, NULL, "txtfs-fuse3: not a request");
     return NULL;
   }
   return (call_t *)(uintptr_t)d;
@@ -761,7 +733,7 @@ static double arg_num(napi_env env, napi_value v) {
   return d;
 }
 
-// replyErr(handle, errno): 0 is success for operations that answer nothing else.
+// replyErr(request, errno): 0 is success for operations that answer nothing else.
 static napi_value reply_err(napi_env env, napi_callback_info info) {
   ARGS(2);
   int err = (int)arg_num(env, argv[1]);
@@ -779,7 +751,7 @@ static void fill_entry(napi_env env, napi_value *argv, struct fuse_entry_param *
   e->attr_timeout = arg_num(env, argv[4]);
 }
 
-// replyEntry(handle, ino, stat, entryTimeout, attrTimeout): ino 0 keeps an absence that long.
+// replyEntry(request, ino, stat, entryTimeout, attrTimeout): ino 0 keeps an absence that long.
 static napi_value reply_entry(napi_env env, napi_callback_info info) {
   ARGS(5);
   struct fuse_entry_param e;
@@ -793,14 +765,14 @@ static void fill_open(napi_env env, napi_value fh, napi_value flags, struct fuse
   memset(fi, 0, sizeof *fi);
   fi->fh = (uint64_t)arg_num(env, fh);
   int f = (int)arg_num(env, flags);
-  fi->direct_io = (f & 1) != 0;
-  fi->keep_cache = (f & 2) != 0;
-  fi->noflush = (f & 4) != 0;
-  if (f & 8) held_mark(fi->fh, 1); // before the kernel hears of the handle
+  fi->direct_io = (f & OPEN_DIRECT_IO) != 0;
+  fi->keep_cache = (f & OPEN_KEEP_CACHE) != 0;
+  fi->noflush = (f & OPEN_NO_FLUSH) != 0;
+  if (f & OPEN_HOLD_WRITES) held_mark(fi->fh, 1); // before the kernel hears of the handle
   flushes_opened(fi->fh);
 }
 
-// replyCreate(handle, ino, stat, entryTimeout, attrTimeout, fh, openFlags)
+// replyCreate(request, ino, stat, entryTimeout, attrTimeout, fh, openFlags)
 static napi_value reply_create(napi_env env, napi_callback_info info) {
   ARGS(7);
   struct fuse_entry_param e;
@@ -815,7 +787,7 @@ static napi_value reply_create(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-// replyAttr(handle, ino, stat, attrTimeout)
+// replyAttr(request, ino, stat, attrTimeout)
 static napi_value reply_attr(napi_env env, napi_callback_info info) {
   ARGS(4);
   struct stat st;
@@ -825,8 +797,7 @@ static napi_value reply_attr(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-// replyOpen(handle, fh, openFlags: 1 direct I/O, 2 keep the kernel's pages, 4 no flush at close,
-// 8 its writes may be held here)
+// replyOpen(request, fh, openFlags: OPEN_* of ops.h)
 static napi_value reply_open(napi_env env, napi_callback_info info) {
   ARGS(3);
   struct fuse_file_info fi;
@@ -836,7 +807,7 @@ static napi_value reply_open(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-// replyBuf(handle, buffer, length): a read's bytes, an extended attribute's value or names.
+// replyBuf(request, buffer, length): a read's bytes, an extended attribute's value or names.
 static napi_value reply_buf(napi_env env, napi_callback_info info) {
   ARGS(3);
   void *data = NULL;
@@ -848,7 +819,7 @@ static napi_value reply_buf(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-// replyWrite(handle, count)
+// replyWrite(request, count)
 static napi_value reply_write(napi_env env, napi_callback_info info) {
   ARGS(2);
   fuse_reply_write(c->req, (size_t)arg_num(env, argv[1]));
@@ -856,7 +827,7 @@ static napi_value reply_write(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-// replyReadlink(handle, target)
+// replyReadlink(request, target)
 static napi_value reply_readlink(napi_env env, napi_callback_info info) {
   ARGS(2);
   char target[4096];
@@ -867,7 +838,7 @@ static napi_value reply_readlink(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-// replyXattrSize(handle, size): what a getxattr/listxattr of size 0 asks.
+// replyXattrSize(request, size): what a getxattr/listxattr of size 0 asks.
 static napi_value reply_xattr_size(napi_env env, napi_callback_info info) {
   ARGS(2);
   fuse_reply_xattr(c->req, (size_t)arg_num(env, argv[1]));
@@ -875,7 +846,7 @@ static napi_value reply_xattr_size(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-// replyStatfs(handle, {bsize, frsize, blocks, bfree, bavail, files, ffree, namemax})
+// replyStatfs(request, {bsize, frsize, blocks, bfree, bavail, files, ffree, namemax})
 static napi_value reply_statfs(napi_env env, napi_callback_info info) {
   ARGS(2);
   struct statvfs st;
@@ -893,7 +864,7 @@ static napi_value reply_statfs(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-// replyDir(handle, size, offset, dirIno, parentIno, names, inos, stats, entryTimeout, attrTimeout)
+// replyDir(request, size, offset, dirIno, parentIno, names, inos, stats, entryTimeout, attrTimeout)
 // -> how many of `names` were put in the answer. `names` are the folder's from the offset on (the
 // first is the folder's max(0, offset - 2)-th); offsets: 1 = ".", 2 = "..", 3 + i = the folder's
 // i-th name. Each name answered counts as a lookup of its node (the kernel forgets it later), "."
@@ -1011,9 +982,8 @@ static napi_value drop_entry_notes(napi_env env, napi_callback_info info) {
 // (TXTFS_FUSE_SPIN_US; 0: never). A program that opens, stats and closes notes one after the other
 // (grep -r, find -exec, an editor's checks) sends its next request within microseconds; a thread
 // asleep in read(2) takes a wakeup of its CPU to see it, which on a virtual machine whose idle CPUs
-// halt costs tens of microseconds each: open+close of a note took 90 us, 27 us with 50 us of
-// reading on (scripts/bench, docs/benchmarks.md). Not while JavaScript has a request: the answer
-// is its, and the CPU is better left to it.
+// halt costs tens of microseconds each, more than the open itself (docs/benchmarks.md). Not while
+// JavaScript has a request: the answer is its, and the CPU is better left to it.
 static uint64_t spin_ns = 50000;
 
 static void *loop_main(void *arg) {
@@ -1136,7 +1106,7 @@ static napi_value close_session(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-// exitNow(code): ends the process at once, for a daemon whose stop is done (mount.ts explains).
+// exitNow(code): ends the process at once, for a daemon whose stop is done (src/fuse/index.ts, Mounted.exit, explains).
 static napi_value exit_now(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];

@@ -36,7 +36,7 @@ import { BIN_ARGS } from "./version.ts";
 const lazy = {
   client: () => import("../client/api.ts"),
   signIn: () => import("../client/signIn.ts"),
-  fuse: () => import("../fuse/mount.ts"),
+  fuse: () => import("../fuse/index.ts"),
   logger: () => import("../lib/logger.ts"),
   control: () => import("../lib/mountControl.ts"),
   accounts: () => import("../server/domain/accounts.ts"),

@@ -6,6 +6,7 @@
 //   lifecycle.ts         a note's states and what each event does in each state (the table)
 //   bodies.ts            where a note's bytes come from (its journalled save, cache, service)
 //   handles.ts           open files: reads, writes, truncates, flush, fsync, close
+//   kernelView.ts        what a kernel adapter needs beyond POSIX, to keep the kernel's caches right
 //   namespace.ts         create, mkdir, rmdir, unlink, rename
 //   delivery/            the journal (log on disk), its delivery in order and in bulk, replay
 //   conflicts.ts         keep-both copies; our own successive versions
@@ -26,17 +27,17 @@ import { VfsCore } from "./core.ts";
 import { Delivery } from "./delivery/deliver.ts";
 import { VfsError } from "./errors.ts";
 import { OpenFiles } from "./handles.ts";
+import { type KernelView, VfsKernelView } from "./kernelView.ts";
 import { decide, noteState } from "./lifecycle.ts";
 import { Claims } from "./local/claims.ts";
 import { isSpecial, type Owner, SpecialFiles } from "./local/specialFiles.ts";
 import { Attributes } from "./meta/attributes.ts";
-import { SIDECAR_SUFFIX } from "./meta/sidecars.ts";
 import { isNoteName } from "./names.ts";
 import { Namespace } from "./namespace.ts";
 import type { VfsOptions } from "./options.ts";
 import type { RefusedSave } from "./reports.ts";
 import type { Stat } from "./stat.ts";
-import type { DirNode, NoteMeta } from "./tree.ts";
+import type { NoteMeta } from "./tree.ts";
 
 export { conflictName } from "./conflicts.ts";
 export type { VfsOptions } from "./options.ts";
@@ -51,6 +52,8 @@ export class Vfs {
   private readonly attributes: Attributes;
   private readonly control: ControlDir;
   private readonly special: SpecialFiles;
+  /** What a kernel adapter needs to keep the kernel's caches right (kernelView.ts). */
+  readonly kernel: KernelView;
 
   /**
    * The parts, each built with the others it calls. Parts call each other both ways (delivery keeps
@@ -106,6 +109,7 @@ export class Vfs {
     this.attributes = attributes;
     this.control = new ControlDir(c, { delivery, bodies });
     this.special = new SpecialFiles(c, { attributes, claims });
+    this.kernel = new VfsKernelView(c, { control: this.control, attributes, openFiles });
   }
 
   get tree() {
@@ -286,17 +290,6 @@ export class Vfs {
   }
 
   /**
-   * Registers who must hear of every change to what `statIfKnown` answers (the FUSE adapter's
-   * attribute cache). Changes made inside a filesystem operation are covered by the adapter itself;
-   * this reports the rest: the change feed, uploads and journal deliveries finishing, restores.
-   * `listener(path)`: what that path and its folder answer changed; no path: anything may have.
-   */
-  onAttrsChanged(listener: (path?: string) => void): void {
-    this.control.notify = listener;
-    this.c.tree.onChange = (changed) => listener(changed?.parent ? this.c.tree.pathOf(changed) : undefined);
-  }
-
-  /**
    * Registers who must hear when a path shows what no program here wrote: a remote edit, a note
    * created, renamed or moved elsewhere, our save kept as a conflict copy (the kernel may still
    * hold that path's previous size: staleWindow.ts). No path: any path may.
@@ -320,21 +313,6 @@ export class Vfs {
 
   // ---------------------------------------------------------------- what is there (memory only)
 
-  /** getattr of anything in the tree, synchronously (the hot path); undefined for sidecars or misses. */
-  statIfKnown(path: string): Stat | undefined {
-    if (ControlDir.owns(path)) return undefined;
-    return this.attributes.statIfKnown(path);
-  }
-  /**
-   * What the FUSE adapter may keep natively for `path` (statIfKnown), and whether a read-only open
-   * of it may be answered there: a note, read by path afterwards (readPath).
-   */
-  nativeStat(path: string): (Stat & { cacheable: true; openable: boolean }) | undefined {
-    if (ControlDir.owns(path)) return undefined;
-    const known = this.attributes.statAndKind(path);
-    const openable = known?.note !== undefined && !this.c.notes.appendsOnTheirWay(known.note);
-    return known && { ...known.st, cacheable: true, openable };
-  }
   getattr(path: string): Promise<Stat> {
     if (ControlDir.owns(path)) return this.control.getattr(path);
     return this.attributes.getattr(path);
@@ -347,25 +325,6 @@ export class Vfs {
     const shown = names.filter((n) => n !== CONTROL_DIR);
     return this.c.opts.showControlDir ? [...shown, CONTROL_DIR] : shown;
   }
-  /**
-   * The names of the folder `path` as lookups resolve them (the tree's; a sidecar or `.txtfs/`
-   * resolves without being among them: `unlisted`), or undefined when it is not a folder or has
-   * more than `max`.
-   */
-  lookupNames(path: string, max: number): string[] | undefined {
-    const node = this.c.tree.lookup(path);
-    if (node?.kind !== "dir" || node.children.size > max) return undefined;
-    return [...node.children.keys()];
-  }
-  /** Whether the tree's folder `path` certainly has nothing named `name` (nor resolves it unlisted). */
-  lacksName(path: string, name: string): boolean {
-    if (name.endsWith(SIDECAR_SUFFIX) || ControlDir.owns(path) || (path === "/" && name === CONTROL_DIR))
-      return false;
-    const node = this.c.tree.lookup(path);
-    return node?.kind === "dir" && !node.children.has(name);
-  }
-  /** What resolves without being in its folder's names: sidecars (by suffix) and the control directory. */
-  readonly unlisted = { suffix: SIDECAR_SUFFIX, subtree: `/${CONTROL_DIR}` };
   /** Whether a path is in the control directory (`.txtfs/`): its listings are asynchronous. */
   isControl(path: string): boolean {
     return ControlDir.owns(path);
@@ -390,34 +349,6 @@ export class Vfs {
   statfs(): ReturnType<Attributes["statfs"]> {
     return this.attributes.statfs();
   }
-  /** Whether `path` is a note: its bytes can change without the kernel (a remote edit, a conflict). */
-  isNote(path: string): boolean {
-    return this.c.tree.lookup(path)?.kind === "file";
-  }
-  /**
-   * Whether `path` is a note with appends not yet on the service (`file.append`): they land at the
-   * end of whatever version it has, so its size is known only once they are delivered (the kernel's
-   * may be short by a remote edit: such a note is opened with direct I/O, never natively).
-   */
-  appendsOnTheirWay(path: string): boolean {
-    const node = this.c.tree.lookup(path);
-    return node?.kind === "file" && this.c.notes.appendsOnTheirWay(node);
-  }
-  /** Every folder's path, the root ("/") first: what a mount can answer before it is asked. */
-  folderPaths(): string[] {
-    const paths = ["/"];
-    const walk = (dir: DirNode, path: string) => {
-      for (const [name, child] of dir.children) {
-        if (child.kind !== "dir") continue;
-        const p = `${path}/${name}`;
-        paths.push(p);
-        walk(child, p);
-      }
-    };
-    walk(this.c.tree.root, "");
-    return paths;
-  }
-
   // ---------------------------------------------------------------- open files
 
   open(path: string, flags: number): Promise<number> {
@@ -431,33 +362,9 @@ export class Vfs {
     if (this.control.ownsFd(fd)) return this.control.read(fd, length, position);
     return this.openFiles.read(fd, length, position);
   }
-  /** A read through a read-only open answered natively (nativeStat): as a fresh open would read. */
-  readPath(path: string, length: number, position: number): Promise<Buffer> {
-    if (ControlDir.owns(path)) return Promise.reject(new VfsError("EBADF"));
-    return this.openFiles.readPath(path, length, position);
-  }
-  /** fsync(2) through a read-only open answered natively: what was written to the note by any. */
-  fsyncPath(path: string): Promise<void> {
-    if (ControlDir.owns(path)) return Promise.resolve();
-    return this.openFiles.fsyncPath(path);
-  }
   write(fd: number, data: Buffer, position: number): Promise<number> {
     if (this.control.ownsFd(fd)) return this.control.write(fd, data);
     return this.openFiles.write(fd, data, position);
-  }
-  /**
-   * Whether writes through `fd` of up to `bytes`, each ending within the largest note where it
-   * lands, can only succeed, so a FUSE adapter may answer them before they get here and hand them
-   * over later together: a note whose content is here whole (made or emptied through this open),
-   * or an O_APPEND handle whose note's size is known and `bytes` short of the largest note (its
-   * writes land at the end, whatever offset the kernel gives).
-   */
-  writesCannotFail(fd: number, bytes: number): boolean {
-    return !this.control.ownsFd(fd) && this.openFiles.writesCannotFail(fd, bytes);
-  }
-  /** The open handles of the note at `path` whose writes cannot fail (after a truncate emptied it). */
-  handlesWhoseWritesCannotFail(path: string, bytes: number): number[] {
-    return ControlDir.owns(path) ? [] : this.openFiles.handlesWhoseWritesCannotFail(path, bytes);
   }
   ftruncate(fd: number, size: number): Promise<void> {
     if (this.control.ownsFd(fd)) return Promise.reject(new VfsError("EINVAL"));

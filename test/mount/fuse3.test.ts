@@ -1,4 +1,4 @@
-// The libfuse3 low-level mount (src/fuse/lowlevel/, native/fuse3): the kernel keeps names,
+// The libfuse3 low-level mount (src/fuse/, native/fuse3): the kernel keeps names,
 // attributes and listings for an hour, so a warm walk of the tree asks the daemon nothing, and
 // every change made elsewhere must still show at once (the daemon tells the kernel). Also what
 // libfuse2's high-level API did for us and the low-level one does not: a removed open note stays
@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BINDING_PATH } from "../../src/fuse/lowlevel/binding.ts";
+import { BINDING_PATH } from "../../src/fuse/binding.ts";
 import { spawnServeWithKey } from "../helpers/cli.ts";
 import {
   createFolder,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { MountError, parseMountOptions } from "../../src/fuse/mount.ts";
-import { StaleWindow } from "../../src/fuse/staleWindow.ts";
+import { MountError, parseMountOptions } from "../../src/fuse/index.ts";
+import { StaleWindow } from "../../src/fuse/kernelCache/staleWindow.ts";
 import { disambiguated, displayName, isNoteName } from "../../src/vfs/names.ts";
 import { Tree } from "../../src/vfs/tree.ts";
 

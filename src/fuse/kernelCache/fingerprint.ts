@@ -1,7 +1,8 @@
 // Fingerprints of what the kernel was given (attributes, a folder's names), kept per node to tell
-// whether a report changed anything: numbers, not strings (100,000 nodes held ~10 MiB of keys).
+// whether a report changed anything: numbers, not strings (a key per node
+// must stay small when the kernel holds a hundred thousand).
 // Two 32-bit FNV-1a lanes with different seeds make 53 bits: a change is missed only if both collide.
-import type { Stat } from "../../vfs/stat.ts";
+import type { Stat } from "../../vfs/vfs.ts";
 
 const PRIME = 0x01000193;
 

@@ -1,62 +1,34 @@
-// Loads txtfs's libfuse3 low-level binding (native/fuse3, built by scripts/setup) and types it.
+// Loads txtfs's libfuse3 low-level binding (native/fuse3, built by scripts/setup) and types it:
+// every function native/fuse3 exports, documented here once (its C comments point here).
 
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 
-/** A request being answered: whoever holds it must answer it exactly once. */
-export type Handle = number;
+/**
+ * A request of the kernel on its way to an answer (the binding's pointer to it): whoever holds it
+ * answers it exactly once, through one of the reply functions.
+ */
+export type Request = number;
 
-/** Numbers of the operations the binding hands over (native/fuse3/txtfs_fuse3.c has the same). */
-export const Op = {
-  LOOKUP: 1,
-  FORGET: 2,
-  GETATTR: 3,
-  SETATTR: 4,
-  READLINK: 5,
-  MKDIR: 6,
-  UNLINK: 7,
-  RMDIR: 8,
-  SYMLINK: 9,
-  RENAME: 10,
-  OPEN: 11,
-  READ: 12,
-  WRITE: 13,
-  FLUSH: 14,
-  RELEASE: 15,
-  FSYNC: 16,
-  READDIRPLUS: 17,
-  STATFS: 18,
-  SETXATTR: 19,
-  GETXATTR: 20,
-  LISTXATTR: 21,
-  REMOVEXATTR: 22,
-  CREATE: 23,
-  /** Writes held in C (native/fuse3/held.c), handed over: (fh, bytes, offset), nothing to answer. */
-  HELD: 24,
-  /** A fifo, socket or device node. */
-  MKNOD: 25,
-} as const;
-
-/** What an open or create answer may ask of the kernel. */
-export const OPEN_DIRECT_IO = 1;
-export const OPEN_KEEP_CACHE = 2;
-/** No FLUSH at close (FOPEN_NOFLUSH, Linux 5.16): for handles that cannot have written. */
-export const OPEN_NO_FLUSH = 4;
-/** The handle's writes may be held in C (Vfs.writesCannotFail). */
-export const OPEN_HOLD_WRITES = 8;
-
-export type Dispatch = (op: number, handle: Handle | undefined, ino: number, ...args: unknown[]) => void;
+/** Every request, by its operation (protocol.ts: Op); FORGET and HELD come without one to answer. */
+export type Dispatch = (op: number, request: Request | undefined, ino: number, ...args: unknown[]) => void;
 
 export interface Fuse3Binding {
   mount(mountpoint: string, options: string[], dispatch: Dispatch, onLoopEnd: () => void): void;
   close(): void;
   exitNow(code: number): never;
   inFlight(): number;
-  replyErr(h: Handle, errno: number): void;
-  replyEntry(h: Handle, ino: number, stat: object | null, entryTimeout: number, attrTimeout: number): void;
+  replyErr(request: Request, errno: number): void;
+  replyEntry(
+    request: Request,
+    ino: number,
+    stat: object | null,
+    entryTimeout: number,
+    attrTimeout: number,
+  ): void;
   replyCreate(
-    h: Handle,
+    request: Request,
     ino: number,
     stat: object,
     entryTimeout: number,
@@ -64,16 +36,16 @@ export interface Fuse3Binding {
     fh: number,
     openFlags: number,
   ): void;
-  replyAttr(h: Handle, ino: number, stat: object, attrTimeout: number): void;
-  replyOpen(h: Handle, fh: number, openFlags: number): void;
-  replyBuf(h: Handle, data: Buffer, length: number): void;
-  replyWrite(h: Handle, count: number): void;
-  replyReadlink(h: Handle, target: string): void;
-  replyXattrSize(h: Handle, size: number): void;
-  replyStatfs(h: Handle, stat: object): void;
+  replyAttr(request: Request, ino: number, stat: object, attrTimeout: number): void;
+  replyOpen(request: Request, fh: number, openFlags: number): void;
+  replyBuf(request: Request, data: Buffer, length: number): void;
+  replyWrite(request: Request, count: number): void;
+  replyReadlink(request: Request, target: string): void;
+  replyXattrSize(request: Request, size: number): void;
+  replyStatfs(request: Request, stat: object): void;
   /** Answers a listing from `offset`; returns how many of `names` it holds (from max(0, offset - 2)). */
   replyDir(
-    h: Handle,
+    request: Request,
     size: number,
     offset: number,
     dirIno: number,
@@ -89,7 +61,7 @@ export interface Fuse3Binding {
   /** Name invalidations of that folder's name still waiting are dropped (a rename onto it answered them). */
   dropEntryNotes(folderIno: number, name: string): void;
 
-  // Read-only opens answered in C (native/fuse3/opens.c): handles NATIVE_FH | n (ops.ts).
+  // Read-only opens answered in C (native/fuse3/opens.c): handles NATIVE_FH | n (protocol.ts).
   /**
    * Opens and stats of the note are answered in C once `afterMs` passed; `afterMs` < 0: not any
    * more. `attrs`: mtime (ms), size, mode, atime, ctime, nlink, uid, gid, and how long the kernel
@@ -110,7 +82,7 @@ export interface Fuse3Binding {
   // Writes held in C (native/fuse3/held.c).
   /** Writes are held from now on, up to `maxBytes` at once, none past `limit`; 0: none from now on. */
   holdWrites(maxBytes: number, limit: number): void;
-  /** The handle's writes may be held (it was emptied by a truncate through it). */
+  /** The handle's writes may be held from now on (a truncate through it emptied it), or no longer (`on` false). */
   holdable(fh: number, on: boolean): void;
   /** What is held, now JavaScript's (a daemon stopping). */
   takeHeld(): [fh: number, offset: number, bytes: Buffer] | undefined;
@@ -128,7 +100,7 @@ export interface Fuse3Binding {
 }
 
 export const BINDING_PATH = fileURLToPath(
-  new URL("../../../native/fuse3/build/Release/txtfs_fuse3.node", import.meta.url),
+  new URL("../../native/fuse3/build/Release/txtfs_fuse3.node", import.meta.url),
 );
 
 export function loadFuse3(): Fuse3Binding {

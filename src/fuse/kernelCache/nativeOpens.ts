@@ -2,10 +2,10 @@
 // opened there, from when and at which version; while a note may be, its attributes (GETATTR) are
 // answered there too, as they were given with the mark. A note is offered whenever the kernel is
 // given its attributes or the vfs reports it changed, and withdrawn before anything may change it:
-// an open that writes, a truncate, a rename or removal (dispatch.ts), a change the vfs reports
+// an open that writes, a truncate, a rename or removal (ops/), a change the vfs reports
 // (withdrawn in the same turn as the change, offered again at the next: reconcile.ts).
-import type { Stat } from "../../vfs/stat.ts";
-import type { Fuse3Binding } from "./binding.ts";
+import type { Stat } from "../../vfs/vfs.ts";
+import type { Fuse3Binding } from "../binding.ts";
 import { attrKey } from "./fingerprint.ts";
 import type { KernelNode } from "./nodes.ts";
 
@@ -33,7 +33,7 @@ export class NativeOpens {
 
   /**
    * The kernel has `st` for `node` (or will ask for it): opens are answered in C while nothing may
-   * change the note unseen there — the vfs says it may be (`openable`: Vfs.nativeStat), no handle of
+   * change the note unseen there — the vfs says it may be (`openable`: KernelView.nativeStat), no handle of
    * ours writes it, it is not hidden, and the vfs reports its changes (`kept`).
    */
   offer(node: KernelNode, path: string, st: Stat, openable: boolean): void {

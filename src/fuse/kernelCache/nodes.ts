@@ -2,7 +2,7 @@
 // kernel looked up, kept until it forgets it (lookup counts, FORGET). The vfs is path-based, so each
 // node knows its folder and name and its path is found by walking up: a folder renamed moves every
 // node below it at once. A node id never changes while the kernel holds the node: vim compares
-// `st_ino` around its save (savesKept.test.ts).
+// `st_ino` around its save, and takes a changed one for another file.
 
 export const ROOT = 1;
 
@@ -121,8 +121,8 @@ export class NodeTable {
     const known = this.child(parent, name);
     if (known && known.dir === dir) return known;
     if (known) this.detach(known);
-    // Every field from the start: one added later moves the object's fields out of line
-    // (100,000 nodes: ~4 MiB more).
+    // Every field from the start: one added later moves the object's fields out of line (more
+    // memory per node, and the kernel may hold a hundred thousand).
     const node: KernelNode = {
       ino: this.next++,
       parent,

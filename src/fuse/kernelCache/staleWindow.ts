@@ -1,12 +1,12 @@
 // Which paths the kernel may still hold stale attributes for. A note whose content changed without
 // the kernel (a remote edit, our save kept as a conflict copy, another note taking the name) is told
-// to the kernel by a notification (lowlevel/reconcile.ts), which waits while a request about the
+// to the kernel by a notification (reconcile.ts), which waits while a request about the
 // note is being answered: until it lands, the kernel may show the note's previous size, reads
 // through the page cache stop at that size (a cut-off file, which an editor would save back) and
 // appends land at it. Opens of such a note within the window get direct I/O (reads and writes go to
 // the daemon, never cut at the kernel's size), and none is answered in C (native/fuse3/opens.c);
 // after it the page cache is safe (pages are kept only while mtime and size stay, checked at every
-// open). The window is what libfuse2's mount needed (its kernel kept attributes a second, untold).
+// open). The window is the longest the kernel keeps attributes it is not told about: a second.
 
 /** How long the kernel could keep a path's attributes untold (seconds): the window's base. */
 export const KERNEL_ATTR_TIMEOUT_S = 1;

@@ -1,5 +1,5 @@
 // Tells the kernel what changed without it. The kernel keeps the tree's names, attributes and
-// listings for an hour (dispatch.ts), so every change it did not make itself must reach it: the
+// listings for an hour (timeouts.ts), so every change it did not make itself must reach it: the
 // vfs reports them (the change feed, deliveries' answers, conflicts; a path, or "anything"), and
 // each report is checked against what the kernel was last given, node by node:
 // - a name the vfs no longer has (removed or renamed elsewhere, or now of the other kind): the
@@ -8,12 +8,14 @@
 // - a folder whose names are not the ones listed: the kernel drops its kept listing.
 // Checking against what was given, not trusting each report's detail, also covers a change whose
 // report names only its folder or nothing. Reports are gathered for one turn of the event loop.
+import { constants as fs } from "node:fs";
+import type { KernelView } from "../../vfs/kernelView.ts";
 import type { Vfs } from "../../vfs/vfs.ts";
-import type { Fuse3Binding } from "./binding.ts";
+import type { Fuse3Binding } from "../binding.ts";
 import { attrKey, listKey } from "./fingerprint.ts";
-import type { FolderNames } from "./names.ts";
+import type { FolderNames } from "./folderNames.ts";
+import type { NativeOpens } from "./nativeOpens.ts";
 import type { KernelNode, NodeTable } from "./nodes.ts";
-import type { NativeOpens } from "./opens.ts";
 
 type Native = Pick<Fuse3Binding, "notifyInode" | "notifyEntry">;
 
@@ -25,14 +27,23 @@ export class KernelReconciler {
   private everything = false;
   private scheduled = false;
 
-  private readonly vfs: Vfs;
+  private readonly vfs: Pick<Vfs, "readdir">;
+  private readonly kernel: Pick<KernelView, "nativeStat">;
   private readonly nodes: NodeTable;
   private readonly native: Native;
   private readonly opens: NativeOpens;
   private readonly names: FolderNames;
 
-  constructor(vfs: Vfs, nodes: NodeTable, native: Native, opens: NativeOpens, names: FolderNames) {
+  constructor(
+    vfs: Pick<Vfs, "readdir">,
+    kernel: Pick<KernelView, "nativeStat">,
+    nodes: NodeTable,
+    native: Native,
+    opens: NativeOpens,
+    names: FolderNames,
+  ) {
     this.vfs = vfs;
+    this.kernel = kernel;
     this.nodes = nodes;
     this.native = native;
     this.opens = opens;
@@ -99,13 +110,13 @@ export class KernelReconciler {
     if (!node.kept) return; // kept a second at most: nothing to tell
     const path = this.nodes.pathOf(node.ino);
     if (path === undefined) return;
-    const st = this.vfs.nativeStat(path);
-    const dir = st ? (st.mode & 0o170000) === 0o040000 : undefined;
+    const st = this.kernel.nativeStat(path);
+    const dir = st ? (st.mode & fs.S_IFMT) === fs.S_IFDIR : undefined;
     if (!st || dir !== node.dir) {
       // Gone, or another kind now: the kernel forgets the name and asks again when it is named.
       // The node keeps its name here: an operation of ours may be moving it right now (its report
       // can come before its answer), and the answer moves it. A name found again keeps its node
-      // (as libfuse2 kept one per path), and opens check mtime and size (auto_cache).
+      // (one node per path, as libfuse's high-level API keeps), and opens check mtime and size (auto_cache).
       if (node.parent !== 0) {
         this.native.notifyEntry(node.parent, node.name);
         this.dropListing(node.parent);
@@ -146,7 +157,7 @@ export class KernelReconciler {
       this.nodes.absentGone(folder);
       return;
     }
-    if (this.vfs.nativeStat(path) === undefined) return;
+    if (this.kernel.nativeStat(path) === undefined) return;
     this.nodes.absentGone(folder, name);
     this.native.notifyEntry(folder, name);
   }
