@@ -1,4 +1,5 @@
 // Flushes of handles nothing was written through since their open or last flush (flushes.c).
+// (Kept here only: src/fuse/kernelCache/index.ts maps every copy.)
 #pragma once
 #include <stdint.h>
 

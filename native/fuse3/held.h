@@ -1,4 +1,5 @@
 // Writes held here and handed to JavaScript together (held.c).
+// JavaScript's side: src/fuse/kernelCache/heldWrites.ts (index.ts there maps every copy).
 #pragma once
 #define FUSE_USE_VERSION 34
 #define NAPI_VERSION 8

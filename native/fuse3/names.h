@@ -1,4 +1,5 @@
 // Lookups of names a folder does not have, answered here without JavaScript (names.c).
+// JavaScript's side: src/fuse/kernelCache/folderNames.ts (index.ts there maps every copy).
 #pragma once
 #define FUSE_USE_VERSION 34
 #define NAPI_VERSION 8

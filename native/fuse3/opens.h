@@ -1,4 +1,5 @@
 // Read-only opens of notes answered here, without JavaScript (opens.c).
+// JavaScript's side: src/fuse/kernelCache/nativeOpens.ts (index.ts there maps every copy).
 #pragma once
 #define FUSE_USE_VERSION 34
 #define NAPI_VERSION 8
