@@ -222,14 +222,19 @@ describe("libfuse3 low-level mount", () => {
     await m.sh("cat walk/c/only.md > /dev/null");
     await settleLog();
     const trace = m.current.stderr().slice(mark);
-    expect(fuseOpsIn(trace, "open", "/walk/c/only.md")).toBe(1);
+    // The read-only open reaches JavaScript once, or not at all when C answers it (the note was
+    // delivered and its attributes given as openable in the meantime: nativeOpens.test.ts).
+    expect(fuseOpsIn(trace, "open", "/walk/c/only.md")).toBeLessThanOrEqual(1);
     // A read-only handle's close sends no FLUSH (FOPEN_NOFLUSH); a writer's still does.
     expect(fuseOpsIn(trace, "flush", "/walk/c/only.md")).toBe(0);
     const mark2 = m.current.stderr().length;
     expect((await m.sh("echo more >> walk/c/only.md && cat walk/c/only.md")).stdout).toBe("c\nmore\n");
     await settleLog();
+    const written = m.current.stderr().slice(mark2);
+    // An open for writing always reaches JavaScript: the trace counts it.
+    expect(fuseOpsIn(written, "open", "/walk/c/only.md")).toBeGreaterThanOrEqual(1);
     // (bash's redirection of a builtin duplicates the descriptor: each close flushes.)
-    expect(fuseOpsIn(m.current.stderr().slice(mark2), "flush", "/walk/c/only.md")).toBeGreaterThanOrEqual(1);
+    expect(fuseOpsIn(written, "flush", "/walk/c/only.md")).toBeGreaterThanOrEqual(1);
   });
 });
 
