@@ -327,7 +327,14 @@ export function registerMount(program: Command): void {
             await new Promise((r) => setTimeout(r, Math.min(1000, deadline - Date.now())));
             pending = await vfs.drain();
           }
-          return { pending, refused: vfs.takeRefused(), unsent: refusals.kept() };
+          return {
+            pending,
+            refused: vfs.takeRefused(),
+            unsent: refusals.kept(),
+            // Why what is left waits: the service, or this machine (status and sync name it).
+            unreachableSince: vfs.unreachableSince(),
+            journal: vfs.journalHealth(),
+          };
         },
         () => ({
           pid: process.pid,

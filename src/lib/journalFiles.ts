@@ -10,6 +10,9 @@ export const journalLogFile = (cacheDir: string) => join(journalDir(cacheDir), "
 /** The bulk request on its way, kept until its answer is applied. */
 export const journalInflightFile = (cacheDir: string) => join(journalDir(cacheDir), "bulk.inflight");
 
+/** Space held back for the journal's bookkeeping (src/vfs/delivery/journalReserve.ts). */
+export const journalReserveFile = (cacheDir: string) => join(journalDir(cacheDir), "reserve");
+
 /** An entry's key: the note's (or folder's) id, or its create key while it has none. */
 export const journalKeyOf = (e: { fileId: string | null; createKey: string }) =>
   e.fileId ?? `new-${e.createKey}`;

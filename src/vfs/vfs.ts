@@ -12,6 +12,7 @@
 //   follower.ts          the change feed -> the tree; contentCache.ts: bodies by ETag
 //   control/             `.txtfs/`: history, tags, related notes, search, comments as files
 //                        (every operation on a path below it is handed there first)
+import { describeDamage } from "../lib/journalDamage.ts";
 import { Conflicts } from "./conflicts.ts";
 import { ControlDir } from "./control/control.ts";
 import { CONTROL_DIR } from "./control/entries.ts";
@@ -99,6 +100,12 @@ export class Vfs {
     onProgress?.(`${notes} notes in ${folders} folders`);
     // Folders made here first (journal), then what is kept locally inside them.
     c.delivery.restoreJournal(await c.journal.load());
+    const damaged = c.journal.health().damaged;
+    if (damaged)
+      c.log.error(
+        { keptAs: damaged.keptAs, recovered: damaged.recovered, dropped: describeDamage(damaged) },
+        "the journal was damaged: the saves that could be read were recovered, the rest is named here and the damaged log kept aside",
+      );
     const kept = await c.local.init();
     // Local folders before what is in them.
     kept.sort((a, b) => Number(!a.dir) - Number(!b.dir) || a.path.length - b.path.length);
@@ -190,7 +197,13 @@ export class Vfs {
         conflicts: c.conflicts.length,
       },
       feed: { ...c.follower.position(now), unreachableSince: this.unreachableSince() },
+      journal: c.journal.health(),
     };
+  }
+
+  /** Why the journal cannot be written now (the cache dir's disk full, read-only), and damage found at start. */
+  journalHealth() {
+    return this.c.journal.health();
   }
 
   /** Since when the service cannot be reached (ISO time), or null while it answers. */
