@@ -571,7 +571,11 @@ export class Journal {
     if (kind === "save") {
       const key = Journal.keyOf((rec as { put: JournalEntry }).put);
       this.holdReserve(true, this.entries.size + (this.entries.has(key) ? 0 : 1));
-      this.writeRecord(pieces);
+      try {
+        this.writeRecord(pieces);
+      } catch (err) {
+        throw this.fault(err);
+      }
     } else this.bookkeeping(() => this.writeRecord(pieces));
     this.localFault = undefined;
     this.apply(rec, sizeOf(pieces));
