@@ -52,7 +52,9 @@ export function describeDamage(d: Pick<JournalDamage, "dropped" | "inflightLost"
             : "unreadable bytes";
     return x.path
       ? `the save of ${x.path}${x.savedAt ? ` made ${x.savedAt}` : ""} (${what}, ${x.bytes} bytes at ${x.offset})`
-      : `${x.bytes} ${what} at ${x.offset}`;
+      : x.why === "unreadable"
+        ? `${x.bytes} unreadable bytes at ${x.offset}`
+        : `a record of ${x.bytes} bytes at ${x.offset} (${what})`;
   });
   if (d.inflightLost) parts.push("the record of the bulk request on its way");
   return parts.join("; ");

@@ -109,7 +109,9 @@ export function scanLog<E extends LoggedEntry>(log: Buffer): ScannedLog<E> {
     const line = log.toString("utf8", at, nl);
     at = nl + 1;
     if (!line) {
-      end = at;
+      const last = damage.at(-1);
+      if (last && last.why !== "torn" && last.offset + last.bytes === start) last.bytes += 1;
+      else end = at;
       continue;
     }
     const rec = recordOf<E>(line);

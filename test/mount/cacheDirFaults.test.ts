@@ -54,7 +54,10 @@ async function serviceBehindProxy(dirs: MountDirs) {
   const proxy = await startSlowProxy(s.url, (method, path, headers) =>
     state.cut
       ? -1
-      : state.holdSync && method === "POST" && path === "/api/v1/sync" && Number(headers["content-length"]) > 1000
+      : state.holdSync &&
+          method === "POST" &&
+          path === "/api/v1/sync" &&
+          Number(headers["content-length"]) > 1000
         ? 120_000
         : 0,
   );
@@ -125,12 +128,16 @@ describe("faults of the cache dir's own disk", () => {
     const status = await runTxtfs(["status"], env);
     expect(status.stdout).toContain("the service is unreachable since");
     expect(status.stdout).toMatch(
-      new RegExp(`the cache dir's disk is full \\(ENOSPC in ${dirs.cache}, since [^)]+\\): new saves are refused`),
+      new RegExp(
+        `the cache dir's disk is full \\(ENOSPC in ${dirs.cache}, since [^)]+\\): new saves are refused`,
+      ),
     );
     expect(status.stdout).toContain(`pending uploads ${saved},`);
     const waiting = await runTxtfs(["sync", m.mnt], env);
     expect(waiting.code).toBe(1);
-    expect(waiting.stdout).toContain(`${m.mnt}: ${saved} saves still journalled (the service is unreachable)`);
+    expect(waiting.stdout).toContain(
+      `${m.mnt}: ${saved} saves still journalled (the service is unreachable)`,
+    );
     const freeBefore = execFileSync("df", ["--output=avail", "-B1", dirs.cache], { encoding: "utf8" });
 
     // The service is back; nothing on the disk is freed by the test.
@@ -243,7 +250,9 @@ describe("faults of the cache dir's own disk", () => {
       env,
     );
     expect(refusedStart.code).not.toBe(0);
-    expect(refusedStart.stderr).toContain(`the cache dir ${dirs.cache} is read-only: saves could not be kept there`);
+    expect(refusedStart.stderr).toContain(
+      `the cache dir ${dirs.cache} is read-only: saves could not be kept there`,
+    );
 
     // Repaired (fsck) and mounted again: the three saves are delivered.
     execFileSync("umount", [dirs.cache]);
@@ -300,7 +309,10 @@ describe("a journal damaged by hand", () => {
       "d5.md": "note 5\n",
     });
     // One clear log line naming what was dropped.
-    const logged = again.stderr().split("\n").filter((l) => l.includes("the journal was damaged"));
+    const logged = again
+      .stderr()
+      .split("\n")
+      .filter((l) => l.includes("the journal was damaged"));
     expect(logged).toHaveLength(1);
     expect(logged[0]).toContain("the save of /d2.md");
     const kept = readdirSync(dirs.cache).filter((n) => /^journal\.damaged-[^.]+$/.test(n));

@@ -13,7 +13,9 @@
 // (journalDamage.ts). Delivering needs no new disk space (journalReserve.ts): a full disk refuses
 // new saves, never the delivery of those it took.
 import {
+  accessSync,
   closeSync,
+  constants,
   fdatasync,
   fstatSync,
   fsyncSync,
@@ -219,6 +221,12 @@ export class Journal {
 
   async load(): Promise<JournalEntry[]> {
     await mkdir(this.dir, { recursive: true }).catch((err: NodeJS.ErrnoException) => {
+      // (A recursive mkdir on a read-only disk says ENOENT: access tells the real reason.)
+      try {
+        accessSync(this.cacheDir, constants.W_OK);
+      } catch (why) {
+        throw unwritable(this.cacheDir, why);
+      }
       throw unwritable(this.cacheDir, err);
     });
     this.checkWritable();
