@@ -60,7 +60,7 @@ export function readJournal(cacheDir: string): JournalOnDisk {
   } catch {}
   for (const rec of readRecords<WaitingSave>(log)) {
     if ("put" in rec) entries.set(journalKeyOf(rec.put), rec.put);
-    else entries.delete(rec.del);
+    else if ("del" in rec) entries.delete(rec.del);
   }
   return {
     saves: [...entries.values()].sort((a, b) => a.seq - b.seq),

@@ -19,7 +19,15 @@ export interface LoggedEntry {
   content?: string;
 }
 
-export type LogRecord<E extends LoggedEntry = LoggedEntry> = { put: E } | { del: string };
+/**
+ * `patch`: fields of a pending entry changed without its body (its folder now exists), a few bytes
+ * where a `put` would write the body again: the delivery that writes it needs no disk space to
+ * speak of. Its key stays.
+ */
+export type LogRecord<E extends LoggedEntry = LoggedEntry> =
+  | { put: E }
+  | { del: string }
+  | { patch: string; set: Partial<Omit<E, "content">> };
 
 const NEWLINE = 0x0a;
 const LINE_END = Buffer.from([NEWLINE]);
@@ -62,11 +70,13 @@ type Head<E extends LoggedEntry> = LogRecord<E> & { body?: unknown; crc?: unknow
 
 /** A line that is a record of the log (the point to go on from after damage), or undefined. */
 function recordOf<E extends LoggedEntry>(line: string): Head<E> | undefined {
-  if (!line.startsWith('{"put":') && !line.startsWith('{"del":')) return undefined;
+  if (!line.startsWith('{"put":') && !line.startsWith('{"del":') && !line.startsWith('{"patch":'))
+    return undefined;
   try {
     const rec = JSON.parse(line) as Head<E>;
     if ("put" in rec && rec.put && typeof rec.put === "object") return rec;
     if ("del" in rec && typeof rec.del === "string") return rec;
+    if ("patch" in rec && typeof rec.patch === "string" && rec.set && typeof rec.set === "object") return rec;
   } catch {}
   return undefined;
 }

@@ -524,7 +524,8 @@ export class Journal {
     return this.lock.run(async () => {
       for (const e of this.pending()) {
         if (e.parentKey !== parentKey) continue;
-        this.append({ put: { ...e, folderId, parentKey: newParentKey } });
+        // Without the body: a delivery on a full disk writes a few bytes here, not every note again.
+        this.append({ patch: Journal.keyOf(e), set: { folderId, parentKey: newParentKey } });
       }
     });
   }
@@ -549,6 +550,14 @@ export class Journal {
       this.recordBytes.set(key, bytes);
       this.liveBytes += bytes;
       this.seq = Math.max(this.seq, rec.put.seq);
+    } else if ("patch" in rec) {
+      const entry = this.entries.get(rec.patch);
+      // (JSON drops an undefined field: a patch that clears parentKey says so by leaving it out.)
+      if (entry) {
+        this.entries.set(rec.patch, { ...entry, parentKey: undefined, ...rec.set });
+        this.recordBytes.set(rec.patch, (this.recordBytes.get(rec.patch) ?? 0) + bytes);
+        this.liveBytes += bytes;
+      }
     } else this.forget(rec.del);
   }
 

@@ -307,3 +307,21 @@ it("a cache dir that cannot be written is refused at load with a message that sa
     execFileSync("umount", ["-l", ro]);
   }
 });
+
+it("a folder made here now exists: what waited to go into it is rebound without its body written again", async () => {
+  const j = await open();
+  const big = "z".repeat(100_000);
+  await j.put({ ...save("in.md", big), parentKey: "new-ck-dir" }, false);
+  const before = statSync(logFile()).size;
+  await j.rebind("new-ck-dir", "f_dir");
+  expect(statSync(logFile()).size - before).toBeLessThan(200);
+  expect(j.pending().map((e) => [e.name, e.folderId, e.parentKey, e.content === big])).toEqual([
+    ["in.md", "f_dir", undefined, true],
+  ]);
+  j.close();
+  const again = await open();
+  expect(again.pending().map((e) => [e.name, e.folderId, e.parentKey, e.content === big])).toEqual([
+    ["in.md", "f_dir", undefined, true],
+  ]);
+  again.close();
+});
