@@ -7,11 +7,12 @@ import { join } from "node:path";
 import { DAMAGED_PREFIX, type JournalDamage } from "../../lib/journalDamage.ts";
 import type { LogDamage } from "../../lib/journalRecords.ts";
 
-/** Keeps `logFile` aside and writes the report; returns it (keptAs: where the copy is, or why there is none). */
+/** Keeps `logFile` (and an unreadable `inflightFile`) aside and writes the report; returns it (keptAs: where the copy is, or why there is none). */
 export function keepDamaged(
   cacheDir: string,
   logFile: string,
   found: { dropped: LogDamage[]; recovered: number; inflightLost?: boolean },
+  inflightFile?: string,
   now = new Date(),
 ): JournalDamage {
   const at = now.toISOString();
@@ -22,6 +23,12 @@ export function keepDamaged(
     linkSync(logFile, keptAs);
   } catch (err) {
     kept = `(not kept: ${(err as Error).message})`;
+  }
+  // The record of the request on its way that could not be read back, beside it.
+  if (found.inflightLost && inflightFile) {
+    try {
+      linkSync(inflightFile, `${keptAs}.bulk.inflight`);
+    } catch {}
   }
   const report: JournalDamage = { at, keptAs: kept, ...found };
   try {

@@ -287,7 +287,8 @@ export class Journal {
       ftruncateSync(this.fd, scanned.end);
     }
     if (!rewritten) this.logBytes = Math.min(log.length, scanned.end);
-    for (const name of legacy) await rm(join(this.dir, name), { force: true });
+    // Older one-file entries go once the log holds them (not when it could not be written).
+    if (rewritten) for (const name of legacy) await rm(join(this.dir, name), { force: true });
     if (inflightLost) rmSync(this.inflightFile, { force: true });
     // The log may have started over since that request was made: revisions go on past its own.
     for (const item of (this.inflight as InflightBulk | undefined)?.items ?? [])
@@ -311,11 +312,12 @@ export class Journal {
 
   /** Damage found on loading: recovered around, logged by the caller (health), and kept aside. */
   private reportDamage(dropped: LogDamage[], inflightLost: boolean): void {
-    this.damage = keepDamaged(this.cacheDir, this.logFile, {
-      dropped,
-      recovered: this.entries.size,
-      ...(inflightLost ? { inflightLost } : {}),
-    });
+    this.damage = keepDamaged(
+      this.cacheDir,
+      this.logFile,
+      { dropped, recovered: this.entries.size, ...(inflightLost ? { inflightLost } : {}) },
+      this.inflightFile,
+    );
   }
 
   /** Closes the log (the daemon is stopping); what is still pending is made durable first. */
