@@ -25,6 +25,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statfsSync,
   writeFileSync,
   writeSync,
   writevSync,
@@ -158,6 +159,18 @@ export interface JournalFault {
   since: string;
 }
 
+/** Free space on the cache dir's disk from which a full disk counts as having room again. */
+const ROOM_AGAIN_BYTES = 8 * 1024 * 1024;
+
+function freeBytes(dir: string): number {
+  try {
+    const s = statfsSync(dir);
+    return s.bavail * s.bsize;
+  } catch {
+    return 0;
+  }
+}
+
 /** A cache dir the daemon cannot write: said at start, with what to do. */
 function unwritable(cacheDir: string, err: unknown): Error {
   const code = (err as NodeJS.ErrnoException).code ?? "EIO";
@@ -209,6 +222,9 @@ export class Journal {
 
   /** Why the journal cannot be written right now (the disk full, read-only), and what loading found damaged. */
   health(): { fault?: JournalFault; damaged?: JournalDamage } {
+    // Space freed since (by the user, or elsewhere on that disk): said so once there is room.
+    if (this.localFault?.code === "ENOSPC" && freeBytes(this.cacheDir) >= ROOM_AGAIN_BYTES)
+      this.localFault = undefined;
     return {
       ...(this.localFault ? { fault: this.localFault } : {}),
       ...(this.damage ? { damaged: this.damage } : {}),
