@@ -9,6 +9,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runTxtfs, spawnServeWithKey } from "../helpers/cli.ts";
+import { lacking } from "../helpers/kernel.ts";
 import {
   flatIndex,
   lazyUnmount,
@@ -99,176 +100,188 @@ async function fillUntilRefused(dirs: MountDirs, most: number): Promise<{ saved:
 }
 
 describe("faults of the cache dir's own disk", () => {
-  it("a full disk refuses new saves with ENOSPC, and once the service is back every acknowledged save is delivered exactly while the disk stays full", async (ctx) => {
-    const dirs = makeMountDirs("txtfs-diskfull-");
-    later(() => removeMountDirs(dirs));
-    mountOwn(ctx, ["-t", "tmpfs", "-o", "size=2m", "tmpfs"], dirs.cache);
-    const { s, proxy, state, api } = await serviceBehindProxy(dirs);
-    const env = txtfsEnv(dirs);
-    const m = await mount(dirs, proxy.url, s.key);
+  it.skipIf(lacking("tmpfs"))(
+    "a full disk refuses new saves with ENOSPC, and once the service is back every acknowledged save is delivered exactly while the disk stays full",
+    async (ctx) => {
+      const dirs = makeMountDirs("txtfs-diskfull-");
+      later(() => removeMountDirs(dirs));
+      mountOwn(ctx, ["-t", "tmpfs", "-o", "size=2m", "tmpfs"], dirs.cache);
+      const { s, proxy, state, api } = await serviceBehindProxy(dirs);
+      const env = txtfsEnv(dirs);
+      const m = await mount(dirs, proxy.url, s.key);
 
-    state.cut = true;
-    const { saved, stderr } = await fillUntilRefused(dirs, 300);
-    expect(saved).toBeGreaterThan(20);
-    expect(saved).toBeLessThan(300);
-    expect(stderr).toContain("No space left on device");
-    // What little room is left takes small appends, until one is refused as well; each one
-    // acknowledged counts, and what was saved stands.
-    const appends = await sh(
-      // /bin/echo reports a failed close (bash's own echo ignores it).
-      "c=0; while [ $c -lt 5000 ] && /bin/echo more >> mnt/n0.md 2>err; do c=$((c+1)); done; echo $c; cat err",
-      { cwd: dirs.base, timeoutMs: 120_000 },
-    );
-    const [appended, appendErr] = appends.stdout.split("\n");
-    expect(Number(appended)).toBeLessThan(5000);
-    expect(appendErr).toContain("No space left on device");
-    const n0 = body(0) + "more\n".repeat(Number(appended));
-    expect((await sh("cat n0.md", { cwd: m.mnt })).stdout === n0, "n0.md as saved").toBe(true);
+      state.cut = true;
+      const { saved, stderr } = await fillUntilRefused(dirs, 300);
+      expect(saved).toBeGreaterThan(20);
+      expect(saved).toBeLessThan(300);
+      expect(stderr).toContain("No space left on device");
+      // What little room is left takes small appends, until one is refused as well; each one
+      // acknowledged counts, and what was saved stands.
+      const appends = await sh(
+        // /bin/echo reports a failed close (bash's own echo ignores it).
+        "c=0; while [ $c -lt 5000 ] && /bin/echo more >> mnt/n0.md 2>err; do c=$((c+1)); done; echo $c; cat err",
+        { cwd: dirs.base, timeoutMs: 120_000 },
+      );
+      const [appended, appendErr] = appends.stdout.split("\n");
+      expect(Number(appended)).toBeLessThan(5000);
+      expect(appendErr).toContain("No space left on device");
+      const n0 = body(0) + "more\n".repeat(Number(appended));
+      expect((await sh("cat n0.md", { cwd: m.mnt })).stdout === n0, "n0.md as saved").toBe(true);
 
-    const status = await runTxtfs(["status"], env);
-    expect(status.stdout).toContain("the service is unreachable since");
-    expect(status.stdout).toMatch(
-      new RegExp(
-        `the cache dir's disk is full \\(ENOSPC in ${dirs.cache}, since [^)]+\\): new saves are refused`,
-      ),
-    );
-    expect(status.stdout).toContain(`pending uploads ${saved},`);
-    const waiting = await runTxtfs(["sync", m.mnt], env);
-    expect(waiting.code).toBe(1);
-    expect(waiting.stdout).toContain(
-      `${m.mnt}: ${saved} saves still journalled (the service is unreachable)`,
-    );
-    const freeBefore = execFileSync("df", ["--output=avail", "-B1", dirs.cache], { encoding: "utf8" });
+      const status = await runTxtfs(["status"], env);
+      expect(status.stdout).toContain("the service is unreachable since");
+      expect(status.stdout).toMatch(
+        new RegExp(
+          `the cache dir's disk is full \\(ENOSPC in ${dirs.cache}, since [^)]+\\): new saves are refused`,
+        ),
+      );
+      expect(status.stdout).toContain(`pending uploads ${saved},`);
+      const waiting = await runTxtfs(["sync", m.mnt], env);
+      expect(waiting.code).toBe(1);
+      expect(waiting.stdout).toContain(
+        `${m.mnt}: ${saved} saves still journalled (the service is unreachable)`,
+      );
+      const freeBefore = execFileSync("df", ["--output=avail", "-B1", dirs.cache], { encoding: "utf8" });
 
-    // The service is back; nothing on the disk is freed by the test.
-    state.cut = false;
-    const sync = await runTxtfs(["sync", m.mnt, "--timeout", "60"], env);
-    expect(sync.stdout + sync.stderr).toBe(`${m.mnt}: every save is on the service\n`);
-    expect(sync.code).toBe(0);
-    const notes = await notesOn(api);
-    expect(notes.get("n0.md") === n0, "n0.md with its appends").toBe(true);
-    for (let i = 1; i < saved; i++) expect(notes.get(`n${i}.md`) === body(i), `n${i}.md`).toBe(true);
-    // The refused save left at most the empty note its open made, never part of its bytes.
-    expect(["", undefined]).toContain(notes.get(`n${saved}.md`));
-    expect([...notes.keys()].filter((n) => !/^n\d+\.md$/.test(n))).toEqual([]);
-    expect(m.stderr()).not.toContain("delivery failed here");
-    // The disk was full when delivery began: the journal gave its own space back afterwards.
-    expect(Number(freeBefore.split("\n")[1])).toBeLessThan(64 * 1024);
-    // And the mount goes on: a new save is taken and delivered.
-    expect((await sh("echo after > after.md", { cwd: m.mnt })).code).toBe(0);
-    expect((await runTxtfs(["sync", m.mnt], env)).code).toBe(0);
-    expect((await notesOn(api)).get("after.md")).toBe("after\n");
-  }, 240_000);
+      // The service is back; nothing on the disk is freed by the test.
+      state.cut = false;
+      const sync = await runTxtfs(["sync", m.mnt, "--timeout", "60"], env);
+      expect(sync.stdout + sync.stderr).toBe(`${m.mnt}: every save is on the service\n`);
+      expect(sync.code).toBe(0);
+      const notes = await notesOn(api);
+      expect(notes.get("n0.md") === n0, "n0.md with its appends").toBe(true);
+      for (let i = 1; i < saved; i++) expect(notes.get(`n${i}.md`) === body(i), `n${i}.md`).toBe(true);
+      // The refused save left at most the empty note its open made, never part of its bytes.
+      expect(["", undefined]).toContain(notes.get(`n${saved}.md`));
+      expect([...notes.keys()].filter((n) => !/^n\d+\.md$/.test(n))).toEqual([]);
+      expect(m.stderr()).not.toContain("delivery failed here");
+      // The disk was full when delivery began: the journal gave its own space back afterwards.
+      expect(Number(freeBefore.split("\n")[1])).toBeLessThan(64 * 1024);
+      // And the mount goes on: a new save is taken and delivered.
+      expect((await sh("echo after > after.md", { cwd: m.mnt })).code).toBe(0);
+      expect((await runTxtfs(["sync", m.mnt], env)).code).toBe(0);
+      expect((await notesOn(api)).get("after.md")).toBe("after\n");
+    },
+    240_000,
+  );
 
-  it("kill -9 while the bulk request is on its way on a full disk: the next daemon sends exactly that request again; no save lost, none made twice, an append applied once", async (ctx) => {
-    const dirs = makeMountDirs("txtfs-diskfull-kill-");
-    later(() => removeMountDirs(dirs));
-    mountOwn(ctx, ["-t", "tmpfs", "-o", "size=2m", "tmpfs"], dirs.cache);
-    const { s, proxy, state, api } = await serviceBehindProxy(dirs);
-    const env = txtfsEnv(dirs);
-    const m = await mount(dirs, proxy.url, s.key);
-    expect((await sh("echo first > log.md", { cwd: m.mnt })).code).toBe(0);
-    expect((await runTxtfs(["sync", m.mnt], env)).code).toBe(0);
+  it.skipIf(lacking("tmpfs"))(
+    "kill -9 while the bulk request is on its way on a full disk: the next daemon sends exactly that request again; no save lost, none made twice, an append applied once",
+    async (ctx) => {
+      const dirs = makeMountDirs("txtfs-diskfull-kill-");
+      later(() => removeMountDirs(dirs));
+      mountOwn(ctx, ["-t", "tmpfs", "-o", "size=2m", "tmpfs"], dirs.cache);
+      const { s, proxy, state, api } = await serviceBehindProxy(dirs);
+      const env = txtfsEnv(dirs);
+      const m = await mount(dirs, proxy.url, s.key);
+      expect((await sh("echo first > log.md", { cwd: m.mnt })).code).toBe(0);
+      expect((await runTxtfs(["sync", m.mnt], env)).code).toBe(0);
 
-    state.cut = true;
-    const { saved } = await fillUntilRefused(dirs, 300);
-    expect(saved).toBeGreaterThan(20);
-    // An append still fits in what the refused save left.
-    const appended = await sh("/bin/echo appended >> log.md", { cwd: m.mnt });
-    expect(appended.code, appended.stderr).toBe(0);
+      state.cut = true;
+      const { saved } = await fillUntilRefused(dirs, 300);
+      expect(saved).toBeGreaterThan(20);
+      // An append still fits in what the refused save left.
+      const appended = await sh("/bin/echo appended >> log.md", { cwd: m.mnt });
+      expect(appended.code, appended.stderr).toBe(0);
 
-    // Back, but the answer to the bulk request is held: the service has applied it, the daemon
-    // has not heard. It is killed then.
-    state.cut = false;
-    state.holdSync = true;
-    await until(() => proxy.held() > 0, "the bulk request to reach the service");
-    m.child.kill("SIGKILL");
-    await m.exited;
-    await lazyUnmount(m.mnt);
-    const applied = await notesOn(api);
-    expect([...applied.keys()].sort().slice(0, 3)).toEqual(["log.md", "n0.md", "n1.md"]); // it reached the service
-    expect(applied.get("n0.md") === body(0)).toBe(true);
+      // Back, but the answer to the bulk request is held: the service has applied it, the daemon
+      // has not heard. It is killed then.
+      state.cut = false;
+      state.holdSync = true;
+      await until(() => proxy.held() > 0, "the bulk request to reach the service");
+      m.child.kill("SIGKILL");
+      await m.exited;
+      await lazyUnmount(m.mnt);
+      const applied = await notesOn(api);
+      expect([...applied.keys()].sort().slice(0, 3)).toEqual(["log.md", "n0.md", "n1.md"]); // it reached the service
+      expect(applied.get("n0.md") === body(0)).toBe(true);
 
-    state.holdSync = false;
-    const again = await mount(dirs, proxy.url, s.key);
-    const sync = await runTxtfs(["sync", again.mnt, "--timeout", "60"], env);
-    expect(sync.stdout + sync.stderr).toBe(`${again.mnt}: every save is on the service\n`);
-    const notes = await notesOn(api); // (it fails on two notes of one name)
-    expect(notes.get("log.md")).toBe("first\nappended\n");
-    for (let i = 0; i < saved; i++) expect(notes.get(`n${i}.md`) === body(i), `n${i}.md`).toBe(true);
-    expect(notes.size).toBe(saved + 1);
-    expect(again.stderr()).not.toContain("the journal was damaged");
-  }, 240_000);
+      state.holdSync = false;
+      const again = await mount(dirs, proxy.url, s.key);
+      const sync = await runTxtfs(["sync", again.mnt, "--timeout", "60"], env);
+      expect(sync.stdout + sync.stderr).toBe(`${again.mnt}: every save is on the service\n`);
+      const notes = await notesOn(api); // (it fails on two notes of one name)
+      expect(notes.get("log.md")).toBe("first\nappended\n");
+      for (let i = 0; i < saved; i++) expect(notes.get(`n${i}.md`) === body(i), `n${i}.md`).toBe(true);
+      expect(notes.size).toBe(saved + 1);
+      expect(again.stderr()).not.toContain("the journal was damaged");
+    },
+    240_000,
+  );
 
-  it("the cache dir's disk gone read-only under a mount: saves are refused with EROFS, those journalled wait and status and sync say why (not 'unreachable'); at start the daemon refuses; repaired, every save is delivered", async (ctx) => {
-    const dirs = makeMountDirs("txtfs-readonly-");
-    later(() => removeMountDirs(dirs));
-    const image = join(dirs.base, "cache.img");
-    execFileSync("truncate", ["-s", "16M", image]);
-    execFileSync("mkfs.ext4", ["-q", "-F", image]);
-    mountOwn(ctx, ["-o", "loop,errors=remount-ro", image], dirs.cache);
-    const device = execFileSync("findmnt", ["-n", "-o", "SOURCE", dirs.cache], { encoding: "utf8" }).trim();
-    const trigger = `/sys/fs/ext4/${device.replace("/dev/", "")}/trigger_fs_error`;
-    const { s, proxy, state, api } = await serviceBehindProxy(dirs);
-    const env = txtfsEnv(dirs);
-    const m = await mount(dirs, proxy.url, s.key);
+  it.skipIf(lacking("ext4Loop"))(
+    "the cache dir's disk gone read-only under a mount: saves are refused with EROFS, those journalled wait and status and sync say why (not 'unreachable'); at start the daemon refuses; repaired, every save is delivered",
+    async (ctx) => {
+      const dirs = makeMountDirs("txtfs-readonly-");
+      later(() => removeMountDirs(dirs));
+      const image = join(dirs.base, "cache.img");
+      execFileSync("truncate", ["-s", "16M", image]);
+      execFileSync("mkfs.ext4", ["-q", "-F", image]);
+      mountOwn(ctx, ["-o", "loop,errors=remount-ro", image], dirs.cache);
+      const device = execFileSync("findmnt", ["-n", "-o", "SOURCE", dirs.cache], { encoding: "utf8" }).trim();
+      const trigger = `/sys/fs/ext4/${device.replace("/dev/", "")}/trigger_fs_error`;
+      const { s, proxy, state, api } = await serviceBehindProxy(dirs);
+      const env = txtfsEnv(dirs);
+      const m = await mount(dirs, proxy.url, s.key);
 
-    state.cut = true;
-    const saved = await sh("for i in 1 2 3; do echo waiting $i > w$i.md || exit 1; done", { cwd: m.mnt });
-    expect(saved.code, saved.stderr).toBe(0);
-    // The disk fails as ext4 does on an error with errors=remount-ro: read-only at once, open files
-    // too. (What was written before is on it, as the kernel's writeback puts it there within 30 s;
-    // a disk failing sooner loses what it never wrote, whatever the program.)
-    execFileSync("sync", ["-f", dirs.cache]);
-    try {
-      writeFileSync(trigger, "1");
-    } catch (err) {
-      ctx.skip(`ext4 cannot be made to fail here: ${(err as Error).message}`);
-    }
-    const refused = await sh("/bin/echo new > refused.md", { cwd: m.mnt });
-    expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toContain("Read-only file system");
-    state.cut = false; // the service answers: what waits, waits for this machine
-    const sync = await runTxtfs(["sync", m.mnt, "--timeout", "3"], env);
-    expect(sync.code).toBe(1);
-    expect(sync.stdout).toMatch(
-      new RegExp(
-        `^${m.mnt}: 3 saves still journalled: the cache dir is read-only \\(EROFS in ${dirs.cache}, since [^)]+\\); they are delivered once the journal can be written there again\n$`,
-      ),
-    );
-    const status = await runTxtfs(["status"], env);
-    expect(status.stdout).toMatch(/the cache dir is read-only \(EROFS in .*\): new saves are refused/);
-    expect(status.stdout).not.toContain("unreachable");
-    expect(await notesOn(api)).toEqual(new Map()); // nothing reported delivered was, nothing half
+      state.cut = true;
+      const saved = await sh("for i in 1 2 3; do echo waiting $i > w$i.md || exit 1; done", { cwd: m.mnt });
+      expect(saved.code, saved.stderr).toBe(0);
+      // The disk fails as ext4 does on an error with errors=remount-ro: read-only at once, open files
+      // too. (What was written before is on it, as the kernel's writeback puts it there within 30 s;
+      // a disk failing sooner loses what it never wrote, whatever the program.)
+      execFileSync("sync", ["-f", dirs.cache]);
+      try {
+        writeFileSync(trigger, "1");
+      } catch (err) {
+        ctx.skip(`ext4 cannot be made to fail here: ${(err as Error).message}`);
+      }
+      const refused = await sh("/bin/echo new > refused.md", { cwd: m.mnt });
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain("Read-only file system");
+      state.cut = false; // the service answers: what waits, waits for this machine
+      const sync = await runTxtfs(["sync", m.mnt, "--timeout", "3"], env);
+      expect(sync.code).toBe(1);
+      expect(sync.stdout).toMatch(
+        new RegExp(
+          `^${m.mnt}: 3 saves still journalled: the cache dir is read-only \\(EROFS in ${dirs.cache}, since [^)]+\\); they are delivered once the journal can be written there again\n$`,
+        ),
+      );
+      const status = await runTxtfs(["status"], env);
+      expect(status.stdout).toMatch(/the cache dir is read-only \(EROFS in .*\): new saves are refused/);
+      expect(status.stdout).not.toContain("unreachable");
+      expect(await notesOn(api)).toEqual(new Map()); // nothing reported delivered was, nothing half
 
-    // The daemon stops (its journal stays on the disk); started on the read-only disk it refuses.
-    m.child.kill("SIGKILL");
-    await m.exited;
-    await lazyUnmount(m.mnt);
-    const refusedStart = await runTxtfs(
-      ["mount", m.mnt, "--url", proxy.url, "--key", s.key, "--cache-dir", dirs.cache],
-      env,
-    );
-    expect(refusedStart.code).not.toBe(0);
-    expect(refusedStart.stderr).toContain(
-      `the cache dir ${dirs.cache} is read-only: saves could not be kept there`,
-    );
+      // The daemon stops (its journal stays on the disk); started on the read-only disk it refuses.
+      m.child.kill("SIGKILL");
+      await m.exited;
+      await lazyUnmount(m.mnt);
+      const refusedStart = await runTxtfs(
+        ["mount", m.mnt, "--url", proxy.url, "--key", s.key, "--cache-dir", dirs.cache],
+        env,
+      );
+      expect(refusedStart.code).not.toBe(0);
+      expect(refusedStart.stderr).toContain(
+        `the cache dir ${dirs.cache} is read-only: saves could not be kept there`,
+      );
 
-    // Repaired (fsck) and mounted again: the three saves are delivered.
-    execFileSync("umount", [dirs.cache]);
-    // (e2fsck exits 1 when it corrected the error it was told of.)
-    expect([0, 1]).toContain(spawnSync("e2fsck", ["-f", "-y", image], { stdio: "pipe" }).status);
-    execFileSync("mount", ["-o", "loop", image, dirs.cache]);
-    const repaired = await mount(dirs, proxy.url, s.key);
-    const done = await runTxtfs(["sync", repaired.mnt, "--timeout", "30"], env);
-    expect(done.stdout + done.stderr).toBe(`${repaired.mnt}: every save is on the service\n`);
-    const notes = await notesOn(api);
-    expect(Object.fromEntries(notes)).toEqual({
-      "w1.md": "waiting 1\n",
-      "w2.md": "waiting 2\n",
-      "w3.md": "waiting 3\n",
-    });
-  }, 180_000);
+      // Repaired (fsck) and mounted again: the three saves are delivered.
+      execFileSync("umount", [dirs.cache]);
+      // (e2fsck exits 1 when it corrected the error it was told of.)
+      expect([0, 1]).toContain(spawnSync("e2fsck", ["-f", "-y", image], { stdio: "pipe" }).status);
+      execFileSync("mount", ["-o", "loop", image, dirs.cache]);
+      const repaired = await mount(dirs, proxy.url, s.key);
+      const done = await runTxtfs(["sync", repaired.mnt, "--timeout", "30"], env);
+      expect(done.stdout + done.stderr).toBe(`${repaired.mnt}: every save is on the service\n`);
+      const notes = await notesOn(api);
+      expect(Object.fromEntries(notes)).toEqual({
+        "w1.md": "waiting 1\n",
+        "w2.md": "waiting 2\n",
+        "w3.md": "waiting 3\n",
+      });
+    },
+    180_000,
+  );
 });
 
 describe("a journal damaged by hand", () => {
