@@ -24,7 +24,7 @@ import {
 } from "./mountIdentity.ts";
 import { describeRefusal, savesWord, waitWord } from "./notOnService.ts";
 import { logFormatOption, parseId, parsePollWait, parseSize, parseUrl, UsageError } from "./options.ts";
-import { checkNotMounted, explainConnectError } from "./preflight.ts";
+import { checkCacheDirWritable, checkNotMounted, explainConnectError } from "./preflight.ts";
 import { RefusalRecords } from "./refusalRecords.ts";
 import { registerStatus } from "./status.ts";
 import { registerSync } from "./sync.ts";
@@ -261,6 +261,7 @@ export function registerMount(program: Command): void {
       mkdirSync(cache, { recursive: true, mode: 0o700 });
       if (resolve(cache).startsWith(`${mountpoint}/`))
         throw new MountError("--cache-dir must be outside the mountpoint");
+      checkCacheDirWritable(cache);
       // Saves left in another cache dir of this key and mountpoint (the service's URL changed
       // since) are delivered from here. A sign-in's token changes: its saves stay where they are;
       // so do those of a --cache-dir the user chose.
@@ -327,7 +328,14 @@ export function registerMount(program: Command): void {
             await new Promise((r) => setTimeout(r, Math.min(1000, deadline - Date.now())));
             pending = await vfs.drain();
           }
-          return { pending, refused: vfs.takeRefused(), unsent: refusals.kept() };
+          return {
+            pending,
+            refused: vfs.takeRefused(),
+            unsent: refusals.kept(),
+            // Why what is left waits: the service, or this machine (status and sync name it).
+            unreachableSince: vfs.unreachableSince(),
+            journal: vfs.journalHealth(),
+          };
         },
         () => ({
           pid: process.pid,

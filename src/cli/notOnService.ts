@@ -4,6 +4,7 @@
 // recorded and in the default cache root. `txtfs status`, `sync` and `unmount` say the same.
 import { resolve } from "node:path";
 import { knownCacheDirs } from "../lib/cacheDirs.ts";
+import { describeDamage, type JournalDamage } from "../lib/journalDamage.ts";
 import { readJournal } from "../lib/journalFiles.ts";
 import type { MountRecord } from "../lib/mountRegistry.ts";
 import { cacheDir } from "../lib/paths.ts";
@@ -60,4 +61,47 @@ export function describeUnsent(mountpoint: string | undefined, c: UnsentCopy, ca
 /** A refused change that kept nothing (a rename, a delete): not applied on the service. */
 export function describeRefusal(mountpoint: string | undefined, r: Refusal): string {
   return `the service refused a change to ${mountpoint ?? ""}${r.path} (${r.reason}) at ${r.at}; it was not applied, the note is as the service has it`;
+}
+
+/** Why a mount's journal cannot be written on this machine, as its daemon says (mountControl.ts). */
+export interface JournalFaultInfo {
+  code: string;
+  message: string;
+  path: string;
+  since: string;
+}
+
+/** "the cache dir's disk is full (ENOSPC in /c, since T)". */
+export function describeFault(f: JournalFaultInfo): string {
+  return `${f.message} (${f.code} in ${f.path}, since ${f.since})`;
+}
+
+/**
+ * Why `pending` saves still wait, named truly: the service unreachable, or this machine (the
+ * cache dir's disk full, read-only), or both.
+ */
+export function describeStillWaiting(
+  pending: number,
+  why: { unreachableSince?: string | null; journal?: { fault?: JournalFaultInfo } },
+): string {
+  const fault = why.journal?.fault;
+  const saves = `${savesWord(pending)} still journalled`;
+  // An older daemon says nothing of either: it knew only the service.
+  if (why.unreachableSince || (why.unreachableSince === undefined && !fault))
+    return `${saves} (the service is unreachable); they are delivered when it returns${fault ? `; and ${describeFault(fault)}: new saves are refused until that is fixed` : ""}`;
+  if (fault)
+    return `${saves}: ${describeFault(fault)}; they are delivered once the journal can be written there again`;
+  return `${saves}; the service answers, they are on their way`;
+}
+
+/** A status line for the journal of a mount that cannot be written now. */
+export function describeFaultForStatus(f: JournalFaultInfo): string {
+  return f.code === "ENOSPC"
+    ? `${describeFault(f)}: new saves are refused with ENOSPC until space is freed there; those journalled are still delivered`
+    : `${describeFault(f)}: new saves are refused, and delivery waits until the journal can be written again`;
+}
+
+/** A status line for a journal found damaged when it was loaded. */
+export function describeDamageForStatus(d: JournalDamage): string {
+  return `the journal was found damaged at ${d.at}: ${savesWord(d.recovered)} recovered; could not be read: ${describeDamage(d)}; the damaged log is kept as ${d.keptAs} (delete it once looked at)`;
 }

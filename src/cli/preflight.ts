@@ -1,6 +1,7 @@
 // What the mount checks before it mounts, and how it explains a service that will not have it:
 // errors that say which URL, which credential and where it came from, and what to do next.
-import { statSync } from "node:fs";
+import { rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { listMounts } from "../lib/mountRegistry.ts";
 import { mountsAt } from "../lib/mountWatch.ts";
 
@@ -63,4 +64,24 @@ export function explainConnectError(err: unknown, url: string, keyFrom: string):
     );
   }
   return err;
+}
+
+/**
+ * Refuses a cache dir this process cannot write (its disk read-only, no permission): the journal
+ * keeps every save there until the service has it, so a mount on it could keep none. Said in one
+ * line before anything is mounted; nothing in the dir is changed.
+ */
+export function checkCacheDirWritable(cacheDir: string): void {
+  const probe = join(cacheDir, `.write-check-${process.pid}`);
+  try {
+    writeFileSync(probe, "");
+    rmSync(probe, { force: true });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOSPC") return; // a full disk: the journal still delivers what it holds
+    const why = code === "EROFS" ? "is read-only" : `cannot be written (${code})`;
+    throw new Error(
+      `the cache dir ${cacheDir} ${why}: saves could not be kept there until they reach the service; make it writable, or mount with --cache-dir on a writable disk (nothing in it was changed)`,
+    );
+  }
 }

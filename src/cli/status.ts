@@ -3,10 +3,18 @@
 // not the snapshot its record keeps (rewritten every 2 s); a daemon that does not answer is
 // counted from its journal on disk.
 import type { Command } from "commander";
+import { readJournalDamage } from "../lib/journalDamage.ts";
 import { readJournal } from "../lib/journalFiles.ts";
 import { listMounts, type MountRecord } from "../lib/mountRegistry.ts";
 import { readUnreportedRefusals, type UnsentCopy } from "../lib/refusedSaves.ts";
-import { describeRefusal, describeUnsent, notOnServiceUnmounted } from "./notOnService.ts";
+import {
+  describeDamageForStatus,
+  describeFaultForStatus,
+  describeRefusal,
+  describeUnsent,
+  type JournalFaultInfo,
+  notOnServiceUnmounted,
+} from "./notOnService.ts";
 
 /** A daemon busy for longer than this is counted from disk. */
 const LIVE_TIMEOUT_MS = 1000;
@@ -15,6 +23,7 @@ interface Live {
   saves?: { pending?: number };
   feed?: { unreachableSince?: string | null };
   unsent?: UnsentCopy[];
+  journal?: { fault?: JournalFaultInfo };
   error?: string;
 }
 
@@ -74,6 +83,8 @@ export function registerStatus(program: Command): void {
           );
         for (const c of w.unsent) process.stdout.write(`  ${describeUnsent(w.mountpoint, c, w.cacheDir)}\n`);
         for (const r of w.refusals) process.stdout.write(`  ${describeRefusal(w.mountpoint, r)}\n`);
+        for (const d of readJournalDamage(w.cacheDir))
+          process.stdout.write(`  ${describeDamageForStatus(d)}\n`);
       }
     });
 }
@@ -92,6 +103,8 @@ function printMount(m: MountRecord, live: Live): void {
     process.stdout.write(
       `  the service is unreachable since ${unreachableSince}; saves stay in the journal until it returns\n`,
     );
+  if (live.journal?.fault) process.stdout.write(`  ${describeFaultForStatus(live.journal.fault)}\n`);
+  for (const d of readJournalDamage(m.cacheDir)) process.stdout.write(`  ${describeDamageForStatus(d)}\n`);
   for (const c of m.conflicts) process.stdout.write(`  conflict copy: ${c}\n`);
   // Refusals of this mount with nothing kept (a rename, a delete), then every copy still kept.
   for (const r of (m.refused ?? []).filter((r) => !r.keptAs))

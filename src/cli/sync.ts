@@ -5,7 +5,13 @@ import { resolve } from "node:path";
 import type { Command } from "commander";
 import { listMounts } from "../lib/mountRegistry.ts";
 import { takeUnreportedRefusals } from "../lib/refusedSaves.ts";
-import { describeRefusal, describeUnsent, describeWaiting, notOnServiceUnmounted } from "./notOnService.ts";
+import {
+  describeRefusal,
+  describeStillWaiting,
+  describeUnsent,
+  describeWaiting,
+  notOnServiceUnmounted,
+} from "./notOnService.ts";
 import { parseSeconds } from "./options.ts";
 
 export function registerSync(program: Command): void {
@@ -58,7 +64,7 @@ export function registerSync(program: Command): void {
         process.stdout.write(
           result.pending === 0
             ? `${m.mountpoint}: every ${refused > refusedBefore ? "other " : ""}save is on the service\n`
-            : `${m.mountpoint}: ${result.pending} saves still journalled (the service is unreachable); they are delivered when it returns\n`,
+            : `${m.mountpoint}: ${describeStillWaiting(result.pending, result)}\n`,
         );
       }
       for (const w of unmounted) {

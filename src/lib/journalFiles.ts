@@ -10,6 +10,9 @@ export const journalLogFile = (cacheDir: string) => join(journalDir(cacheDir), "
 /** The bulk request on its way, kept until its answer is applied. */
 export const journalInflightFile = (cacheDir: string) => join(journalDir(cacheDir), "bulk.inflight");
 
+/** Space held back for the journal's bookkeeping (src/vfs/delivery/journalReserve.ts). */
+export const journalReserveFile = (cacheDir: string) => join(journalDir(cacheDir), "reserve");
+
 /** An entry's key: the note's (or folder's) id, or its create key while it has none. */
 export const journalKeyOf = (e: { fileId: string | null; createKey: string }) =>
   e.fileId ?? `new-${e.createKey}`;
@@ -57,7 +60,7 @@ export function readJournal(cacheDir: string): JournalOnDisk {
   } catch {}
   for (const rec of readRecords<WaitingSave>(log)) {
     if ("put" in rec) entries.set(journalKeyOf(rec.put), rec.put);
-    else entries.delete(rec.del);
+    else if ("del" in rec) entries.delete(rec.del);
   }
   return {
     saves: [...entries.values()].sort((a, b) => a.seq - b.seq),

@@ -14,6 +14,10 @@ export interface SyncResult {
   refused?: { path: string; reason: string; keptAs?: string; at: string }[];
   /** Every refused save whose bytes are still only in a local copy (those above included). */
   unsent?: UnsentCopy[];
+  /** Since when the service cannot be reached (null while it answers): why saves wait, with `journal`. */
+  unreachableSince?: string | null;
+  /** Why the journal cannot be written on this machine (the cache dir's disk full, read-only). */
+  journal?: { fault?: { code: string; message: string; path: string; since: string } };
 }
 
 export const controlSocketPath = (cacheDir: string) => join(cacheDir, "control.sock");

@@ -19,6 +19,7 @@
 // The parts are built in the constructor below, each given the others it calls (docs/architecture.md,
 // "The vfs: its parts, who calls whom").
 
+import { describeDamage } from "../lib/journalDamage.ts";
 import { Bodies } from "./bodies.ts";
 import { Conflicts } from "./conflicts.ts";
 import { ControlDir } from "./control/control.ts";
@@ -161,6 +162,12 @@ export class Vfs {
     onProgress?.(`${notes} notes in ${folders} folders`);
     // Folders made here first (journal), then what is kept locally inside them.
     this.delivery.restoreJournal(await c.journal.load());
+    const damaged = c.journal.health().damaged;
+    if (damaged)
+      c.log.error(
+        { keptAs: damaged.keptAs, recovered: damaged.recovered, dropped: describeDamage(damaged) },
+        "the journal was damaged: the saves that could be read were recovered, the rest is named here and the damaged log kept aside",
+      );
     const kept = await c.local.init();
     // Local folders before what is in them.
     kept.sort((a, b) => Number(!a.dir) - Number(!b.dir) || a.path.length - b.path.length);
@@ -253,7 +260,13 @@ export class Vfs {
         conflicts: c.conflictCopies.length,
       },
       feed: { ...c.follower.position(now), unreachableSince: this.unreachableSince() },
+      journal: c.journal.health(),
     };
+  }
+
+  /** Why the journal cannot be written now (the cache dir's disk full, read-only), and damage found at start. */
+  journalHealth() {
+    return this.c.journal.health();
   }
 
   /** Since when the service cannot be reached (ISO time), or null while it answers. */

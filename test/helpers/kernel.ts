@@ -38,6 +38,18 @@ const probes = {
       : `this kernel (${kernelRelease()}) has no overlayfs (not in /proc/filesystems)`,
   ptrace: () =>
     runs("strace", ["-f", "-o", "/dev/null", "true"]) ? null : "strace cannot trace here (ptrace refused)",
+  tmpfs: () =>
+    process.getuid?.() === 0 && kernelKnows("tmpfs")
+      ? null
+      : "mounting a tmpfs needs root and tmpfs in /proc/filesystems",
+  ext4Loop: () =>
+    process.getuid?.() === 0 &&
+    kernelKnows("ext4") &&
+    existsSync("/dev/loop-control") &&
+    runs("mkfs.ext4", ["-V"]) &&
+    runs("e2fsck", ["-V"])
+      ? null
+      : "an ext4 image on a loop device needs root, ext4, /dev/loop-control, mkfs.ext4 and e2fsck",
 } satisfies Record<string, () => string | null>;
 
 export type KernelFeature = keyof typeof probes;

@@ -1,7 +1,7 @@
 // A loopback HTTP proxy in front of a real service that holds chosen answers back for a while: a
 // slow network or an overloaded service, as the mount sees it (each request still gets the
 // service's own answer, only later).
-import { createServer, request } from "node:http";
+import { createServer, type IncomingHttpHeaders, request } from "node:http";
 import type { AddressInfo } from "node:net";
 
 export interface SlowProxy {
@@ -12,17 +12,17 @@ export interface SlowProxy {
 }
 
 /**
- * `delayMs(method, path)`: how long to hold that request's answer (0: pass it on at once; below 0:
- * the connection is cut before the request reaches the service, as when it is unreachable).
+ * `delayMs(method, path, headers)`: how long to hold that request's answer (0: pass it on at once;
+ * below 0: the connection is cut before the request reaches the service, as when it is unreachable).
  */
 export async function startSlowProxy(
   target: string,
-  delayMs: (method: string, path: string) => number,
+  delayMs: (method: string, path: string, headers: IncomingHttpHeaders) => number,
 ): Promise<SlowProxy> {
   const to = new URL(target);
   let held = 0;
   const server = createServer((req, res) => {
-    const wait = delayMs(req.method ?? "GET", (req.url ?? "/").split("?")[0]!);
+    const wait = delayMs(req.method ?? "GET", (req.url ?? "/").split("?")[0]!, req.headers);
     if (wait < 0) {
       req.socket.destroy();
       return;

@@ -8,9 +8,14 @@
 // a rename on every save; a body goes after its record's line as raw bytes (lib/journalRecords.ts).
 // Loading replays the log (a record torn by a crash is skipped); the log is emptied whenever
 // nothing is pending, and rewritten with only the live entries when it has grown to several times
-// their size.
+// their size. Damage found on loading (garbage, a wrong length, a failed checksum) is skipped, the
+// rest recovered, and said: logged, kept for `txtfs status`, the damaged log kept aside
+// (journalDamage.ts). Delivering needs no new disk space (journalReserve.ts): a full disk refuses
+// new saves, never the delivery of those it took.
 import {
+  accessSync,
   closeSync,
+  constants,
   fdatasync,
   fstatSync,
   fsyncSync,
@@ -27,114 +32,36 @@ import {
 import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { contentHash } from "../../lib/contentHash.ts";
-import { journalDir, journalInflightFile, journalKeyOf, journalLogFile } from "../../lib/journalFiles.ts";
+import type { JournalDamage } from "../../lib/journalDamage.ts";
+import {
+  journalDir,
+  journalInflightFile,
+  journalKeyOf,
+  journalLogFile,
+  journalReserveFile,
+} from "../../lib/journalFiles.ts";
 import {
   type LogRecord as AnyLogRecord,
   encodeRecord,
-  readRecords,
+  type LogDamage,
+  scanLog,
   sizeOf,
 } from "../../lib/journalRecords.ts";
 import { Mutex } from "../../lib/mutex.ts";
+import { keepDamaged } from "./damagedLog.ts";
+import { contentsOf, type InflightBulk, pinKey, pinsOf, restoreContents } from "./inflightRecord.ts";
+import { type JournalEntry, savedOver, supersededBy } from "./journalEntry.ts";
+import { freeBytes, type JournalFault, ROOM_AGAIN_BYTES, unwritable } from "./journalFaults.ts";
+import { JournalReserve, reserveFor } from "./journalReserve.ts";
+
+export type { JournalEntry, JournalFault };
 
 type LogRecord = AnyLogRecord<JournalEntry>;
 
 const datasync = promisify(fdatasync);
 
-type Saved = Omit<JournalEntry, "seq" | "savedAt" | "rev">;
-
-/**
- * One line of saves made of `older` and then `newer` (of the same note): a body replaces what came
- * before it, appends go on top of a body or of appends, a rename stays. A delete replaces all.
- */
-function savedOver(older: Saved, newer: JournalEntry): Saved {
-  if (newer.delete || older.delete) return newer;
-  const appended = newer.append === true && newer.content !== undefined;
-  const content = appended ? (older.content ?? "") + newer.content : (newer.content ?? older.content);
-  return {
-    ...newer,
-    content,
-    // Appends stay appends only on appends (or on nothing): on a body they make a longer body.
-    append: appended
-      ? older.append === true || older.content === undefined
-        ? true
-        : undefined
-      : newer.content === undefined
-        ? older.append
-        : newer.append,
-    move: older.move || newer.move || undefined,
-    // The line begins where the older save's did (what was delivered), as `write` keeps the first base.
-    baseEtag: older.append ? newer.baseEtag : older.baseEtag,
-    baseHash: older.append ? newer.baseHash : older.baseHash,
-  };
-}
-
-/** A body written over another body still waiting: the line remembers the older one's hash. */
-function supersededBy(previous: JournalEntry | undefined, entry: Saved): string[] | undefined {
-  const kept = previous && !previous.delete ? previous.superseded : undefined;
-  if (!previous || previous.delete || previous.append || previous.content === undefined) return kept;
-  if (entry.content === undefined || entry.append) return kept;
-  return [...(kept ?? []), contentHash(previous.content)].slice(-SUPERSEDED_KEPT);
-}
-
 /** The log is rewritten once it is this large and four times the size of what is still pending. */
 const REWRITE_MIN_BYTES = 1024 * 1024;
-
-export interface JournalEntry {
-  seq: number;
-  /** Remote id (a folder's for a folder delete), or null for a note not created yet. */
-  fileId: string | null;
-  /** Idempotency-Key of the create: a replay after a lost response cannot make two notes. */
-  createKey: string;
-  name: string;
-  folderId: string | null;
-  /** The body to save; absent when only the note's place changed. With `append`: bytes to add. */
-  content?: string;
-  /**
-   * `content` is to be added at the end of whatever version the service has (`file.append`): a
-   * note only appended to (`>>`) is never read. Later appends add to it; it always goes in bulk
-   * (its request is kept on disk until answered: an append is never applied twice).
-   */
-  append?: true;
-  /** The note was renamed or moved here: `name` and `folderId` are to be sent too. */
-  move?: boolean;
-  /** The note (or folder) was deleted here: that is all there is to send. */
-  delete?: "file" | "folder";
-  /** A folder made here (mkdir): `name` in `folderId` (or in the pending folder `parentKey`). */
-  folder?: true;
-  /**
-   * The folder it goes in is itself on its way (made here, no id yet): that folder's key. Its
-   * entry comes first; `folderId` is filled in once it exists (rebind).
-   */
-  parentKey?: string;
-  /** The ETag the edit was based on (If-Match on replay), and that version's content hash. */
-  baseEtag: string | null;
-  baseHash?: string | null;
-  path: string;
-  savedAt: string;
-  /**
-   * The journal's revision of this entry: every write takes the next one, never reused (also
-   * across restarts: a bulk request on its way holds revisions too). A delivery of revision n
-   * leaves a newer one in line.
-   */
-  rev?: number;
-  /**
-   * The revision this line of saves began at: its first save, or the rest left after a delivery.
-   * An answer to a request made before it (rev < line) is not about this entry: that line was done
-   * (delivered, or replaced by a delete), and this one holds saves made after (absent: as old).
-   */
-  line?: number;
-  /**
-   * The content hashes of bodies this line held before its current one, newest last (a few). One
-   * of them may have reached the service with its answer lost (a kill -9 of the daemon while it
-   * was on its way): a 412 that meets exactly such a version, one past the base, met our own save,
-   * not an edit made elsewhere (conflicts.ts).
-   */
-  superseded?: string[];
-}
-
-/** How many superseded bodies a line remembers: only the one on its way when the daemon died matters. */
-const SUPERSEDED_KEPT = 8;
 
 export class Journal {
   private readonly dir: string;
@@ -151,14 +78,34 @@ export class Journal {
   private readonly durable = new Set<string>();
   /** put/done/sync read-modify-write an entry across awaits: one at a time. */
   private readonly lock = new Mutex();
-  /** A bulk request on its way (journalSync.ts), kept until its answer is applied. */
+  /** A bulk request on its way (bulk.ts), kept until its answer is applied (by reference: inflightRecord.ts). */
   private readonly inflightFile: string;
   private inflight: unknown;
+  private readonly cacheDir: string;
+  /** Space held back so that delivering never needs new disk space. */
+  private readonly reserve: JournalReserve;
+  /** The last failure to write the journal on this machine, until a write succeeds again. */
+  private localFault: JournalFault | undefined;
+  /** What loading found damaged (and recovered around). */
+  private damage: JournalDamage | undefined;
 
   constructor(cacheDir: string) {
+    this.cacheDir = cacheDir;
     this.dir = journalDir(cacheDir);
     this.logFile = journalLogFile(cacheDir);
     this.inflightFile = journalInflightFile(cacheDir);
+    this.reserve = new JournalReserve(journalReserveFile(cacheDir));
+  }
+
+  /** Why the journal cannot be written right now (the disk full, read-only), and what loading found damaged. */
+  health(): { fault?: JournalFault; damaged?: JournalDamage } {
+    // Space freed since (by the user, or elsewhere on that disk): said so once there is room.
+    if (this.localFault?.code === "ENOSPC" && freeBytes(this.cacheDir) >= ROOM_AGAIN_BYTES)
+      this.localFault = undefined;
+    return {
+      ...(this.localFault ? { fault: this.localFault } : {}),
+      ...(this.damage ? { damaged: this.damage } : {}),
+    };
   }
 
   static keyOf(e: { fileId: string | null; createKey: string }): string {
@@ -166,7 +113,16 @@ export class Journal {
   }
 
   async load(): Promise<JournalEntry[]> {
-    await mkdir(this.dir, { recursive: true });
+    await mkdir(this.dir, { recursive: true }).catch((err: NodeJS.ErrnoException) => {
+      // (A recursive mkdir on a read-only disk says ENOENT: access tells the real reason.)
+      try {
+        accessSync(this.cacheDir, constants.W_OK);
+      } catch (why) {
+        throw unwritable(this.cacheDir, why);
+      }
+      throw unwritable(this.cacheDir, err);
+    });
+    this.checkWritable();
     // Journals written before the log: one JSON file per entry.
     const legacy = (await readdir(this.dir)).filter((n) => n.endsWith(".json"));
     for (const name of legacy) {
@@ -176,28 +132,90 @@ export class Journal {
         // a half-written temp file from a crash: the previous version of that entry still stands
       }
     }
+    // The bulk request on its way first: the log's records it refers to are kept while it is.
+    let onDisk: InflightBulk | undefined;
+    let inflightLost = false;
+    try {
+      onDisk = JSON.parse(readFileSync(this.inflightFile, "utf8")) as InflightBulk;
+    } catch (err) {
+      // None (its temp file alone means it was never sent), or unreadable: said below.
+      inflightLost = (err as NodeJS.ErrnoException).code !== "ENOENT";
+    }
+    const pins = pinsOf(onDisk);
+    const pinned = new Map<string, string>();
     let log = Buffer.alloc(0);
     try {
       log = await readFile(this.logFile);
     } catch {
       // no log yet
     }
-    for (const rec of readRecords<JournalEntry>(log)) this.apply(rec);
-    this.rewrite();
-    for (const name of legacy) await rm(join(this.dir, name), { force: true });
-    try {
-      this.inflight = JSON.parse(readFileSync(this.inflightFile, "utf8"));
-    } catch {
-      this.inflight = undefined; // none (its temp file alone means it was never sent)
+    const scanned = scanLog<JournalEntry>(log);
+    for (const rec of scanned.records) {
+      if ("put" in rec && rec.put.rev !== undefined && rec.put.content !== undefined) {
+        const pin = pinKey(Journal.keyOf(rec.put), rec.put.rev);
+        if (pins.has(pin)) pinned.set(pin, rec.put.content);
+      }
+      this.apply(rec);
     }
+    if (onDisk) {
+      const { bulk, missing } = restoreContents(onDisk, pinned);
+      if (missing > 0) inflightLost = true;
+      else this.inflight = bulk;
+    }
+    if (scanned.damage.length > 0 || inflightLost) this.reportDamage(scanned.damage, inflightLost);
+    // Started over with only what is pending, unless a request on its way still needs older
+    // records; else (or on a full disk) only what follows the last whole record is cut.
+    let rewritten = false;
+    if (this.inflight === undefined) {
+      try {
+        this.rewrite();
+        rewritten = true;
+      } catch (err) {
+        this.fault(err);
+        rmSync(`${this.logFile}.tmp`, { force: true });
+      }
+    }
+    if (!rewritten && scanned.end < log.length) {
+      this.fd ??= openSync(this.logFile, "a", 0o600);
+      ftruncateSync(this.fd, scanned.end);
+    }
+    if (!rewritten) this.logBytes = Math.min(log.length, scanned.end);
+    // Older one-file entries go once the log holds them (not when it could not be written).
+    if (rewritten) for (const name of legacy) await rm(join(this.dir, name), { force: true });
+    if (inflightLost) rmSync(this.inflightFile, { force: true });
     // The log may have started over since that request was made: revisions go on past its own.
-    for (const item of (this.inflight as { items?: { rev?: number }[] } | undefined)?.items ?? [])
+    for (const item of (this.inflight as InflightBulk | undefined)?.items ?? [])
       this.revs = Math.max(this.revs, item.rev ?? 0);
+    this.holdReserve(false);
     return this.pending();
+  }
+
+  /** A cache dir this daemon cannot write to is said at start, not found out by a lost save. */
+  private checkWritable(): void {
+    try {
+      this.fd ??= openSync(this.logFile, "a", 0o600);
+      writeFileSync(`${this.logFile}.check`, "");
+      rmSync(`${this.logFile}.check`, { force: true });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "EROFS" || code === "EACCES" || code === "EPERM") throw unwritable(this.cacheDir, err);
+      // ENOSPC: a full disk still lets the daemon deliver what the journal holds.
+    }
+  }
+
+  /** Damage found on loading: recovered around, logged by the caller (health), and kept aside. */
+  private reportDamage(dropped: LogDamage[], inflightLost: boolean): void {
+    this.damage = keepDamaged(
+      this.cacheDir,
+      this.logFile,
+      { dropped, recovered: this.entries.size, ...(inflightLost ? { inflightLost } : {}) },
+      this.inflightFile,
+    );
   }
 
   /** Closes the log (the daemon is stopping); what is still pending is made durable first. */
   close(): void {
+    this.reserve.close();
     if (this.fd === undefined) return;
     if (this.entries.size) fsyncSync(this.fd);
     closeSync(this.fd);
@@ -221,14 +239,37 @@ export class Journal {
     return this.inflight as T | undefined;
   }
 
-  /** Records (or, with undefined, forgets) the bulk request on its way, before it is sent. */
+  /**
+   * Records (or, with undefined, forgets) the bulk request on its way, before it is sent. Bodies the
+   * journal holds are written by reference (inflightRecord.ts): a few bytes an item, from the
+   * reserve when the disk is full.
+   */
   setInflightBulk(bulk: unknown): void {
-    if (bulk === undefined) rmSync(this.inflightFile, { force: true });
-    else {
-      mkdirSync(this.dir, { recursive: true, mode: 0o700 }); // removed from under us: made again
-      writeFileSync(`${this.inflightFile}.tmp`, JSON.stringify(bulk), { mode: 0o600 });
-      renameSync(`${this.inflightFile}.tmp`, this.inflightFile);
+    if (bulk === undefined) {
+      try {
+        rmSync(this.inflightFile, { force: true });
+      } catch (err) {
+        throw this.fault(err); // kept: the same request goes again, its answer is replayed
+      }
+      this.inflight = undefined;
+      // What it referred to may go now: nothing pending, the log starts over.
+      if (this.entries.size === 0) this.startOver();
+      return;
     }
+    const record = contentsOf(bulk as InflightBulk, (key, rev, content) => {
+      const e = this.entries.get(key);
+      return e?.rev === rev && e.content === content;
+    });
+    this.bookkeeping(() => {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 }); // removed from under us: made again
+      try {
+        writeFileSync(`${this.inflightFile}.tmp`, JSON.stringify(record), { mode: 0o600 });
+        renameSync(`${this.inflightFile}.tmp`, this.inflightFile);
+      } catch (err) {
+        rmSync(`${this.inflightFile}.tmp`, { force: true });
+        throw err;
+      }
+    });
     this.inflight = bulk;
   }
 
@@ -287,7 +328,8 @@ export class Journal {
           line: previous && !previous.delete ? (previous.line ?? 0) : rev,
           superseded: supersededBy(previous, entry),
         };
-    this.append({ put: full });
+    // A save takes new space (the reserve stays held); carrying a delivered line on is bookkeeping.
+    this.append({ put: full }, fresh ? "bookkeeping" : "save");
     if (durable) {
       this.durable.add(key);
       if (this.fd !== undefined) await datasync(this.fd);
@@ -377,7 +419,8 @@ export class Journal {
     return this.lock.run(async () => {
       for (const e of this.pending()) {
         if (e.parentKey !== parentKey) continue;
-        this.append({ put: { ...e, folderId, parentKey: newParentKey } });
+        // Without the body: a delivery on a full disk writes a few bytes here, not every note again.
+        this.append({ patch: Journal.keyOf(e), set: { folderId, parentKey: newParentKey } });
       }
     });
   }
@@ -402,6 +445,14 @@ export class Journal {
       this.recordBytes.set(key, bytes);
       this.liveBytes += bytes;
       this.seq = Math.max(this.seq, rec.put.seq);
+    } else if ("patch" in rec) {
+      const entry = this.entries.get(rec.patch);
+      // (JSON drops an undefined field: a patch that clears parentKey says so by leaving it out.)
+      if (entry) {
+        this.entries.set(rec.patch, { ...entry, parentKey: undefined, ...rec.set });
+        this.recordBytes.set(rec.patch, (this.recordBytes.get(rec.patch) ?? 0) + bytes);
+        this.liveBytes += bytes;
+      }
     } else this.forget(rec.del);
   }
 
@@ -411,35 +462,133 @@ export class Journal {
     this.entries.delete(key);
   }
 
-  /** Writes a record to the log and applies it. */
-  private append(rec: LogRecord): void {
-    const pieces = encodeRecord(rec);
-    const bytes = sizeOf(pieces);
+  /**
+   * Writes a record to the log and applies it. A save first holds the reserve for what will then
+   * be pending (ENOSPC when the disk has no room for it: the save is refused, nothing else); a
+   * bookkeeping record (a delivery's) may take the reserve when the disk is full.
+   */
+  private append(rec: LogRecord, kind: "save" | "bookkeeping" = "bookkeeping"): void {
     this.fd ??= openSync(this.logFile, "a", 0o600);
     // The log removed from under us (the cache dir deleted): what is pending is written to a new
     // one first, or a crash from here on would find nothing of it.
     if (fstatSync(this.fd).nlink === 0) this.rewrite();
-    // One write(2): a crash leaves the record whole or torn at the end. A write that fails part
-    // way (the disk full) is cut off, so the records after it stay readable; the save fails.
+    if ("del" in rec && this.inflight === undefined && this.entries.size === 1 && this.entries.has(rec.del)) {
+      // The last pending entry done, no request on its way: the log starts over, no record needed
+      // (a full disk gets its space back here).
+      this.apply(rec);
+      this.startOver();
+      return;
+    }
+    const pieces = encodeRecord(rec);
+    if (kind === "save") {
+      const key = Journal.keyOf((rec as { put: JournalEntry }).put);
+      this.holdReserve(true, this.entries.size + (this.entries.has(key) ? 0 : 1));
+      try {
+        this.writeRecord(pieces);
+      } catch (err) {
+        throw this.fault(err);
+      }
+    } else this.bookkeeping(() => this.writeRecord(pieces));
+    this.localFault = undefined;
+    this.apply(rec, sizeOf(pieces));
+    if (this.entries.size === 0 && this.inflight === undefined) this.startOver();
+    else if (
+      this.inflight === undefined && // its records stay while a request on its way refers to them
+      this.logBytes > REWRITE_MIN_BYTES &&
+      this.logBytes > 4 * this.liveBytes
+    ) {
+      try {
+        this.rewrite();
+      } catch (err) {
+        // Only to make it smaller: the log as it is stays (the disk full, say).
+        rmSync(`${this.logFile}.tmp`, { force: true });
+        this.fault(err);
+      }
+    }
+  }
+
+  /** One write(2) of a record at the log's end. */
+  private writeRecord(pieces: Buffer[]): void {
+    const bytes = sizeOf(pieces);
+    // A crash leaves the record whole or torn at the end. A write that fails part way (the disk
+    // full) is cut off, so the records after it stay readable.
     let written = 0;
     try {
-      written = writevSync(this.fd, pieces);
+      written = writevSync(this.fd!, pieces);
     } finally {
-      if (written !== bytes) ftruncateSync(this.fd, this.logBytes);
+      if (written !== bytes) ftruncateSync(this.fd!, this.logBytes);
     }
     if (written !== bytes)
-      throw Object.assign(new Error("journal: the log was not written"), { code: "ENOSPC" });
+      throw Object.assign(new Error("journal: the log was not written (the disk is full)"), {
+        code: "ENOSPC",
+      });
     this.logBytes += bytes;
-    this.apply(rec, bytes);
-    if (this.entries.size === 0) {
-      // Nothing pending: the log starts over.
-      ftruncateSync(this.fd, 0);
-      this.logBytes = 0;
-      this.liveBytes = 0;
-      this.durable.clear();
-    } else if (this.logBytes > REWRITE_MIN_BYTES && this.logBytes > 4 * this.liveBytes) {
-      this.rewrite();
+  }
+
+  /** Nothing pending: the log is emptied, the space it took is free again. */
+  private startOver(): void {
+    if (this.fd !== undefined) ftruncateSync(this.fd, 0);
+    this.logBytes = 0;
+    this.liveBytes = 0;
+    this.recordBytes.clear();
+    this.durable.clear();
+    this.holdReserve(false);
+  }
+
+  /**
+   * A write of the journal's own (a delivery's records): on a full disk it takes the reserve and
+   * is tried once more; the reserve is held again as far as the disk allows.
+   */
+  private bookkeeping(write: () => void): void {
+    try {
+      write();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOSPC") throw this.fault(err);
+      this.reserve.release();
+      try {
+        write();
+      } catch (again) {
+        throw this.fault(again);
+      } finally {
+        this.holdReserve(false);
+      }
     }
+  }
+
+  /**
+   * Holds the reserve for `entries` pending. `strict` (before a save): a disk without room for it
+   * refuses the save with ENOSPC; otherwise as much as fits is held.
+   */
+  private holdReserve(strict: boolean, entries = this.entries.size): void {
+    let whole = false;
+    try {
+      whole = this.reserve.hold(reserveFor(entries));
+    } catch (err) {
+      if (strict) throw this.fault(err);
+      this.fault(err);
+      return;
+    }
+    if (whole) {
+      if (this.localFault?.code === "ENOSPC") this.localFault = undefined; // room again
+      return;
+    }
+    const full = Object.assign(new Error("the cache dir's disk is full"), { code: "ENOSPC" });
+    this.fault(full);
+    if (strict) throw full;
+  }
+
+  /** Remembers a failure to write on this machine (for `txtfs status` and `sync`); returns it. */
+  private fault(err: unknown): unknown {
+    const code = (err as NodeJS.ErrnoException).code ?? "EIO";
+    const message =
+      code === "ENOSPC"
+        ? "the cache dir's disk is full"
+        : code === "EROFS"
+          ? "the cache dir is read-only"
+          : (err as Error).message;
+    if (this.localFault?.code !== code)
+      this.localFault = { code, message, path: this.cacheDir, since: new Date().toISOString() };
+    return err;
   }
 
   /** Replaces the log by one holding only the pending entries (on disk before it takes the log's place). */

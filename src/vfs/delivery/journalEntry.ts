@@ -1,0 +1,95 @@
+// A journal entry: one note's (or folder's) saves waiting for the service, and how a newer save
+// of the same note is laid over one still waiting (journal.ts keeps them, in order, on disk).
+import { contentHash } from "../../lib/contentHash.ts";
+
+export type Saved = Omit<JournalEntry, "seq" | "savedAt" | "rev">;
+
+/**
+ * One line of saves made of `older` and then `newer` (of the same note): a body replaces what came
+ * before it, appends go on top of a body or of appends, a rename stays. A delete replaces all.
+ */
+export function savedOver(older: Saved, newer: JournalEntry): Saved {
+  if (newer.delete || older.delete) return newer;
+  const appended = newer.append === true && newer.content !== undefined;
+  const content = appended ? (older.content ?? "") + newer.content : (newer.content ?? older.content);
+  return {
+    ...newer,
+    content,
+    // Appends stay appends only on appends (or on nothing): on a body they make a longer body.
+    append: appended
+      ? older.append === true || older.content === undefined
+        ? true
+        : undefined
+      : newer.content === undefined
+        ? older.append
+        : newer.append,
+    move: older.move || newer.move || undefined,
+    // The line begins where the older save's did (what was delivered), as `write` keeps the first base.
+    baseEtag: older.append ? newer.baseEtag : older.baseEtag,
+    baseHash: older.append ? newer.baseHash : older.baseHash,
+  };
+}
+
+/** A body written over another body still waiting: the line remembers the older one's hash. */
+export function supersededBy(previous: JournalEntry | undefined, entry: Saved): string[] | undefined {
+  const kept = previous && !previous.delete ? previous.superseded : undefined;
+  if (!previous || previous.delete || previous.append || previous.content === undefined) return kept;
+  if (entry.content === undefined || entry.append) return kept;
+  return [...(kept ?? []), contentHash(previous.content)].slice(-SUPERSEDED_KEPT);
+}
+
+export interface JournalEntry {
+  seq: number;
+  /** Remote id (a folder's for a folder delete), or null for a note not created yet. */
+  fileId: string | null;
+  /** Idempotency-Key of the create: a replay after a lost response cannot make two notes. */
+  createKey: string;
+  name: string;
+  folderId: string | null;
+  /** The body to save; absent when only the note's place changed. With `append`: bytes to add. */
+  content?: string;
+  /**
+   * `content` is to be added at the end of whatever version the service has (`file.append`): a
+   * note only appended to (`>>`) is never read. Later appends add to it; it always goes in bulk
+   * (its request is kept on disk until answered: an append is never applied twice).
+   */
+  append?: true;
+  /** The note was renamed or moved here: `name` and `folderId` are to be sent too. */
+  move?: boolean;
+  /** The note (or folder) was deleted here: that is all there is to send. */
+  delete?: "file" | "folder";
+  /** A folder made here (mkdir): `name` in `folderId` (or in the pending folder `parentKey`). */
+  folder?: true;
+  /**
+   * The folder it goes in is itself on its way (made here, no id yet): that folder's key. Its
+   * entry comes first; `folderId` is filled in once it exists (rebind).
+   */
+  parentKey?: string;
+  /** The ETag the edit was based on (If-Match on replay), and that version's content hash. */
+  baseEtag: string | null;
+  baseHash?: string | null;
+  path: string;
+  savedAt: string;
+  /**
+   * The journal's revision of this entry: every write takes the next one, never reused (also
+   * across restarts: a bulk request on its way holds revisions too). A delivery of revision n
+   * leaves a newer one in line.
+   */
+  rev?: number;
+  /**
+   * The revision this line of saves began at: its first save, or the rest left after a delivery.
+   * An answer to a request made before it (rev < line) is not about this entry: that line was done
+   * (delivered, or replaced by a delete), and this one holds saves made after (absent: as old).
+   */
+  line?: number;
+  /**
+   * The content hashes of bodies this line held before its current one, newest last (a few). One
+   * of them may have reached the service with its answer lost (a kill -9 of the daemon while it
+   * was on its way): a 412 that meets exactly such a version, one past the base, met our own save,
+   * not an edit made elsewhere (conflicts.ts).
+   */
+  superseded?: string[];
+}
+
+/** How many superseded bodies a line remembers: only the one on its way when the daemon died matters. */
+const SUPERSEDED_KEPT = 8;
