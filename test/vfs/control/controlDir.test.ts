@@ -1,9 +1,9 @@
 // The pure parts of `.txtfs/` (src/vfs/control): names, links, the comment format.
 import { describe, expect, it } from "vitest";
-import { parseAppended, renderComments } from "../../src/vfs/control/comments.ts";
-import { controlParts, linkTo, rankedName, uniqueNames } from "../../src/vfs/control/entries.ts";
-import { versionName } from "../../src/vfs/control/versions.ts";
-import { VfsError } from "../../src/vfs/errors.ts";
+import { parseAppended, renderComments } from "../../../src/vfs/control/comments.ts";
+import { controlParts, linkTo, rankedName, uniqueNames } from "../../../src/vfs/control/entries.ts";
+import { versionName } from "../../../src/vfs/control/versions.ts";
+import { VfsError } from "../../../src/vfs/errors.ts";
 
 const version = (n: number, label: string | null) =>
   ({ version_number: n, created_at: "2026-11-20T10:12:33.000Z", label }) as never;

@@ -1,6 +1,6 @@
 // The pending sign-in links: single use, bounded lifetime and bounded memory, hashes only.
 import { describe, expect, it } from "vitest";
-import { LINK_MAX_TTL_SECONDS, SignInLinks } from "../../src/server/http/signInLinks.ts";
+import { LINK_MAX_TTL_SECONDS, SignInLinks } from "../../../src/server/http/signInLinks.ts";
 
 describe("SignInLinks", () => {
   it("a token is taken once; a second take finds nothing", () => {

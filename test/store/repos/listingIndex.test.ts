@@ -7,10 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FileRepo } from "../../src/store/repos/files.ts";
-import { FolderRepo } from "../../src/store/repos/folders.ts";
-import { SqliteStore } from "../../src/store/sqlite/sqliteStore.ts";
-import type { Sql } from "../../src/store/store.ts";
+import { FileRepo } from "../../../src/store/repos/files.ts";
+import { FolderRepo } from "../../../src/store/repos/folders.ts";
+import { SqliteStore } from "../../../src/store/sqlite/sqliteStore.ts";
+import type { Sql } from "../../../src/store/store.ts";
 
 let dir: string;
 let db: DatabaseSync;

@@ -6,11 +6,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { TxtfsClient } from "../../src/client/api.ts";
-import { createLogger } from "../../src/lib/logger.ts";
-import { Pins } from "../../src/vfs/meta/pins.ts";
-import type { DirNode, FileNode } from "../../src/vfs/tree.ts";
-import { startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
+import { TxtfsClient } from "../../../src/client/api.ts";
+import { createLogger } from "../../../src/lib/logger.ts";
+import { Pins } from "../../../src/vfs/meta/pins.ts";
+import type { DirNode, FileNode } from "../../../src/vfs/tree.ts";
+import { startTestServer, type TestServer, type TestUser } from "../../helpers/server.ts";
 
 let t: TestServer;
 let u: TestUser;

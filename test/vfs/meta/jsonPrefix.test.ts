@@ -3,7 +3,7 @@
 // invalid is one no text starting with it parses from (so no write a valid sidecar needs is refused).
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { jsonObjectPrefix } from "../../src/vfs/meta/jsonPrefix.ts";
+import { jsonObjectPrefix } from "../../../src/vfs/meta/jsonPrefix.ts";
 
 const bytes = (s: string) => Buffer.from(s, "utf8");
 

@@ -6,10 +6,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RelatedRepo } from "../../src/store/repos/related.ts";
-import { SearchRepo } from "../../src/store/repos/search.ts";
-import { SqliteStore } from "../../src/store/sqlite/sqliteStore.ts";
-import type { Sql } from "../../src/store/store.ts";
+import { RelatedRepo } from "../../../src/store/repos/related.ts";
+import { SearchRepo } from "../../../src/store/repos/search.ts";
+import { SqliteStore } from "../../../src/store/sqlite/sqliteStore.ts";
+import type { Sql } from "../../../src/store/store.ts";
 
 let dir: string;
 let db: DatabaseSync;

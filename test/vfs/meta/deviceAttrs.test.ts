@@ -4,7 +4,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DeviceAttrs, folderKey, noteKey } from "../../src/vfs/meta/deviceAttrs.ts";
+import { DeviceAttrs, folderKey, noteKey } from "../../../src/vfs/meta/deviceAttrs.ts";
 
 let dir: string;
 beforeEach(() => {

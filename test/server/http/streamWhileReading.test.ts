@@ -3,7 +3,7 @@
 // no listener would end the server); a failure after it cuts the stream.
 import { setImmediate as tick } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { streamWhileReading } from "../../src/server/http/streamWhileReading.ts";
+import { streamWhileReading } from "../../../src/server/http/streamWhileReading.ts";
 
 async function readAll(body: AsyncIterable<Buffer | string>): Promise<string> {
   let text = "";

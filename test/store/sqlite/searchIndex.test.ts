@@ -7,9 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { indexPending } from "../../src/store/sqlite/searchIndex.ts";
-import { SqliteStore } from "../../src/store/sqlite/sqliteStore.ts";
-import type { Sql } from "../../src/store/store.ts";
+import { indexPending } from "../../../src/store/sqlite/searchIndex.ts";
+import { SqliteStore } from "../../../src/store/sqlite/sqliteStore.ts";
+import type { Sql } from "../../../src/store/store.ts";
 
 let dir: string;
 let path: string;

@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createUser } from "../../src/server/domain/accounts.ts";
-import type { FolderRow } from "../../src/store/repos/rows.ts";
-import { SqliteStore } from "../../src/store/sqlite/sqliteStore.ts";
+import { createUser } from "../../../src/server/domain/accounts.ts";
+import type { FolderRow } from "../../../src/store/repos/rows.ts";
+import { SqliteStore } from "../../../src/store/sqlite/sqliteStore.ts";
 
 let dir: string;
 let store: SqliteStore;

@@ -1,6 +1,6 @@
 // The replay tool's delta debugging (test/helpers/model/replay.ts), on a stand-in for a mount run.
 import { describe, expect, it } from "vitest";
-import { shrink } from "../helpers/model/replay.ts";
+import { shrink } from "./replay.ts";
 
 describe("shrink (ddmin)", () => {
   it("finds the two operations that together make the difference, among 40", async () => {

@@ -14,8 +14,8 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readJournal } from "../../src/lib/journalFiles.ts";
-import { Journal, type JournalEntry } from "../../src/vfs/delivery/journal.ts";
+import { readJournal } from "../../../src/lib/journalFiles.ts";
+import { Journal, type JournalEntry } from "../../../src/vfs/delivery/journal.ts";
 
 let dir: string;
 beforeEach(() => {

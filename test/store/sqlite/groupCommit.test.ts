@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SqliteStore } from "../../src/store/sqlite/sqliteStore.ts";
+import { SqliteStore } from "../../../src/store/sqlite/sqliteStore.ts";
 
 let dir: string;
 let store: SqliteStore;

@@ -5,7 +5,7 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { NoteTimes } from "../../src/vfs/meta/noteTimes.ts";
+import { NoteTimes } from "../../../src/vfs/meta/noteTimes.ts";
 
 let dir: string;
 const errors: unknown[] = [];

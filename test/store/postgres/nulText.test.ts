@@ -2,7 +2,7 @@
 // string exactly, and a string with neither character is left untouched.
 import fc from "fast-check";
 import { expect, it } from "vitest";
-import { escapeText, unescapeText } from "../../src/store/postgres/nulText.ts";
+import { escapeText, unescapeText } from "../../../src/store/postgres/nulText.ts";
 
 it("round-trips any string, and leaves strings without U+0000 and U+0001 as they are", () => {
   const weird = fc.string({ unit: fc.constantFrom("\u0000", "\u0001", "0", "a", "é", "🌍") });

@@ -1,9 +1,9 @@
 // Pieces of sign-in without a server: realtime normalization, OAuth scope grants, the vault cipher.
 import { randomBytes } from "node:crypto";
 import { describe, expect, test } from "vitest";
-import { keyScopesOfOAuth } from "../../src/server/domain/scopes.ts";
-import { normalizeRealtime } from "../../src/server/identity/realtime.ts";
-import { createVaultCipher } from "../../src/server/identity/vaultCipher.ts";
+import { keyScopesOfOAuth } from "../../../src/server/domain/scopes.ts";
+import { normalizeRealtime } from "../../../src/server/identity/realtime.ts";
+import { createVaultCipher } from "../../../src/server/identity/vaultCipher.ts";
 
 describe("normalizeRealtime", () => {
   test("connectable only when configured, not off, and with a sync server", () => {
