@@ -18,7 +18,7 @@ import type { RunStats } from "../helpers/model/runner.ts";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
 import { showVfsOp, type VfsOp, vfsOpArb } from "./model/ops.ts";
 import { REGRESSIONS } from "./model/regressions.ts";
-import { runVfsOps, SETUP_TEXT } from "./model/runner.ts";
+import { runVfsOps, SETUP_TEXT, timeByKind } from "./model/runner.ts";
 import { VfsWorld } from "./model/world.ts";
 
 const env = process.env;
@@ -75,6 +75,19 @@ describe("the vfs agrees with a reference model", () => {
     expect(report.failure!.problems.join("\n")).toMatch(/mount ".*X" model/);
   }, 120_000);
 
+  it("harness self-test: a kill -9 that lost the journal is found (acknowledged saves gone) and shrunk", async () => {
+    const lossy = fc.constant({ k: "lossykill" as const });
+    const arb = fc.oneof(
+      { arbitrary: vfsOpArb, weight: 8 },
+      { arbitrary: lossy as fc.Arbitrary<VfsOp>, weight: 1 },
+    );
+    const report = await check(5, arb, 5, 20);
+    expect(report.failed).toBe(true);
+    expect(report.counterexample!.some((op) => op.k === "lossykill")).toBe(true);
+    expect(report.counterexample!.length).toBeLessThanOrEqual(3);
+    expect(report.text).toMatch(/the journal removed/);
+  }, 120_000);
+
   for (const seed of SEEDS)
     it(
       `random sequences (seed ${seed}, ${RUNS} x ${OPS} operations)`,
@@ -86,12 +99,38 @@ describe("the vfs agrees with a reference model", () => {
         console.log(
           `[vfs model] seed ${seed}: ${report.runs} sequences, ${report.ops} operations (${report.effective} that succeeded on the model), ${world.kills - kills} kills, ${seconds.toFixed(1)} s, ${(report.ops / seconds).toFixed(0)} operations/s; mix ${JSON.stringify(report.mix)}`,
         );
+        const ms = Object.entries(timeByKind).map(([k, v]) => `${k} ${v.toFixed(0)}`);
+        console.log(`[vfs model] ms by kind, all seeds so far (comparisons included): ${ms.join(", ")}`);
         if (report.failed) console.error(report.text);
         expect(report.failed, report.text).toBe(false);
         expect(report.effective).toBeGreaterThan(report.ops / 3);
       },
       SEED_LIMIT_MS + 30_000,
     );
+
+  // The kernel answers this itself before FUSE hears of it, so the FUSE mount is right; a second
+  // front end (WebDAV) calls the facade. Found by seed 11: with a note in the subfolder the facade
+  // answers ENOTEMPTY (its check of the target comes first); POSIX says EINVAL. Nothing moves.
+  describe("a folder renamed into its own subfolder is EINVAL, and nothing moves", () => {
+    const intoItself = async (full: boolean) => {
+      const vfs = world.vfs;
+      const root = `/einval-${full ? "full" : "empty"}`;
+      await vfs.mkdir(root);
+      await vfs.mkdir(`${root}/d`);
+      await vfs.mkdir(`${root}/d/e`);
+      if (full) await vfs.release(await vfs.create(`${root}/d/e/n.md`, 0o644));
+      const answer = await vfs.rename(`${root}/d`, `${root}/d/e`).then(
+        () => "done",
+        (err) => err.errno,
+      );
+      expect(vfs.readdir(root)).toEqual(["d"]);
+      expect(vfs.readdir(`${root}/d`)).toEqual(["e"]);
+      expect(vfs.readdir(`${root}/d/e`)).toEqual(full ? ["n.md"] : []);
+      expect(answer).toBe("EINVAL");
+    };
+    it("the subfolder empty", () => intoItself(false));
+    it.fails("the subfolder holding a note (vfs bug: ENOTEMPTY)", () => intoItself(true));
+  });
 
   describe("regressions (shrunk sequences, pinned)", () => {
     for (const r of REGRESSIONS) {

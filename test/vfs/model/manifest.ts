@@ -28,7 +28,12 @@ async function xattr(vfs: Vfs, path: string, name: string): Promise<string | nul
   }
 }
 
-export async function vfsManifest(vfs: Vfs, root: string): Promise<Manifest> {
+/**
+ * With `xattrs`, each note's id and tags too. Asking a note's id waits for its delivery (a new note
+ * has none before), so a manifest read after every step without them leaves saves on their way,
+ * as a kill -9 or the next operation should find them.
+ */
+export async function vfsManifest(vfs: Vfs, root: string, o: { xattrs: boolean }): Promise<Manifest> {
   const m: Manifest = { files: {}, dirs: [], ids: {}, tags: {} };
   const walk = async (dir: string, rel: string) => {
     for (const name of [...vfs.readdir(dir)].sort()) {
@@ -55,7 +60,7 @@ export async function vfsManifest(vfs: Vfs, root: string): Promise<Manifest> {
       } catch (err) {
         m.files[r] = `!${(err as { errno?: string }).errno ?? err}`;
       }
-      if (isNote(name)) {
+      if (o.xattrs && isNote(name)) {
         m.ids[r] = await xattr(vfs, full, "user.txtfs.id");
         m.tags[r] = await xattr(vfs, full, "user.txtfs.tags");
       }

@@ -25,11 +25,17 @@ export type VfsOp =
   | { k: "rcreate"; p: string; text: string }
   | { k: "rrename"; p: string; to: string }
   | { k: "rdelete"; p: string }
-  // The test's own steps: wait for delivery and compare the service; kill -9 and start again.
+  // The test's own steps: wait for delivery (and compare the service); kill -9 and start again.
+  | { k: "drain" }
+  // Wait until the Vfs has applied the change feed up to now (echoes of our saves too) and waits in
+  // its next poll: a change made now reaches it at once.
+  | { k: "feed" }
   | { k: "sync" }
   | { k: "kill" }
-  // Harness self-test only: changes the vfs side and not the model.
-  | { k: "corrupt"; p: string };
+  // Harness self-test only: changes the vfs side and not the model; a kill whose cache dir loses
+  // its journal (what the model test must catch if a kill -9 lost what was acknowledged).
+  | { k: "corrupt"; p: string }
+  | { k: "lossykill" };
 
 export const LOCAL_KINDS = [
   "create",
@@ -71,6 +77,8 @@ export const vfsOpArb: fc.Arbitrary<VfsOp> = fc.oneof(
   { arbitrary: rec("rcreate", { p: path, text: textArb }), weight: 1 },
   { arbitrary: rec("rrename", { p: path, to: path }), weight: 1 },
   { arbitrary: rec("rdelete", { p: path }), weight: 1 },
+  { arbitrary: fc.constant({ k: "drain" as const }), weight: 1 },
+  { arbitrary: fc.constant({ k: "feed" as const }), weight: 1 },
   { arbitrary: fc.constant({ k: "sync" as const }), weight: 1 },
   { arbitrary: fc.constant({ k: "kill" as const }), weight: 1 },
 );
@@ -114,11 +122,17 @@ export function showVfsOp(op: VfsOp): string {
       return `# remote: PUT ${op.p} name/folder of ${op.to}`;
     case "rdelete":
       return `# remote: DELETE ${op.p}`;
+    case "feed":
+      return "wait until the Vfs has applied the change feed up to now and polls again";
+    case "drain":
+      return "drain (wait until every save is on the service)";
     case "sync":
       return "drain (txtfs sync), then compare the service";
     case "kill":
       return "kill -9 (the Vfs dropped, its cache dir as it was), a new Vfs on it";
     case "corrupt":
       return `(self-test) append X to ${op.p} on the vfs only`;
+    case "lossykill":
+      return "(self-test) kill -9, the journal removed from the cache dir left, a new Vfs on it";
   }
 }

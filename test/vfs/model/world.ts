@@ -25,6 +25,8 @@ export class VfsWorld {
   private readonly dirs: string[] = [];
   /** Kills so far. */
   kills = 0;
+  /** The cursor the live Vfs's latest poll of the change feed asked from: it waits for what comes after. */
+  polledFrom = -1;
 
   private readonly server: TestServer;
   private readonly user: TestUser;
@@ -43,14 +45,16 @@ export class VfsWorld {
   }
 
   /** kill -9: the Vfs is dropped without a clean close; a new one starts on what it left on disk. */
-  async kill(): Promise<void> {
+  async kill(o: { loseJournal?: boolean } = {}): Promise<void> {
     const old = this.current;
     const dir = this.newDir();
     cpSync(old.cacheDir, dir, { recursive: true }); // synchronous: no step of the old Vfs runs meanwhile
+    if (o.loseJournal) rmSync(join(dir, "journal"), { recursive: true, force: true }); // self-test only
     old.dead = true;
     old.proxy.cut();
     this.dropped.push(old);
     this.kills++;
+    this.polledFrom = -1;
     this.current = await this.incarnation(dir);
   }
 
@@ -72,7 +76,12 @@ export class VfsWorld {
 
   private async incarnation(cacheDir: string): Promise<Incarnation> {
     const self = { dead: false } as Incarnation;
-    self.proxy = await startSlowProxy(this.server.url, () => (self.dead ? -1 : 0));
+    self.proxy = await startSlowProxy(this.server.url, (_method, path) => {
+      if (self.dead) return -1;
+      // The follower moves its cursor before it asks again: the poll asks from that one.
+      if (path === "/api/v1/changes") this.polledFrom = self.vfs.stats().cursor;
+      return 0;
+    });
     self.cacheDir = cacheDir;
     const client = new TxtfsClient({
       url: self.proxy.url,
