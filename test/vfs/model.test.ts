@@ -8,7 +8,8 @@
 // (fast-check) to a minimal sequence, printed op by op; pin it in model/regressions.ts.
 //
 // Budget: TXTFS_VFS_MODEL_SEEDS (comma list, default 1,2), TXTFS_VFS_MODEL_RUNS (sequences per seed,
-// default 6), TXTFS_VFS_MODEL_OPS (operations per sequence, default 40). A soak:
+// default 6), TXTFS_VFS_MODEL_OPS (operations per sequence, default 40), TXTFS_VFS_MODEL_MIX=local
+// (only what programs do here, and kills: no remote changes, no waits). A soak:
 // TXTFS_VFS_MODEL_SEEDS=$(seq -s, 1 50) TXTFS_VFS_MODEL_RUNS=20 TXTFS_VFS_MODEL_OPS=80 npx vitest run --project sqlite test/vfs/model.test.ts
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,7 +17,7 @@ import { PATHS } from "../helpers/model/ops.ts";
 import { checkSeed, describeFailure } from "../helpers/model/property.ts";
 import type { RunStats } from "../helpers/model/runner.ts";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
-import { showVfsOp, type VfsOp, vfsOpArb } from "./model/ops.ts";
+import { localOpArb, showVfsOp, type VfsOp, vfsOpArb } from "./model/ops.ts";
 import { REGRESSIONS } from "./model/regressions.ts";
 import { runVfsOps, SETUP_TEXT, timeByKind } from "./model/runner.ts";
 import { VfsWorld } from "./model/world.ts";
@@ -25,6 +26,8 @@ const env = process.env;
 const SEEDS = (env.TXTFS_VFS_MODEL_SEEDS ?? "1,2").split(",").filter(Boolean).map(Number);
 const RUNS = Number(env.TXTFS_VFS_MODEL_RUNS ?? 6);
 const OPS = Number(env.TXTFS_VFS_MODEL_OPS ?? 40);
+/** "local": only what programs do here, and kill -9 (no remote changes, no waits). */
+const MIX = env.TXTFS_VFS_MODEL_MIX === "local" ? localOpArb : vfsOpArb;
 /** Per seed, shrinking included: a soak's longer sequences get more. */
 const SEED_LIMIT_MS = Math.max(60_000, RUNS * OPS * 100);
 
@@ -94,7 +97,7 @@ describe("the vfs agrees with a reference model", () => {
       async () => {
         const started = Date.now();
         const kills = world.kills;
-        const report = await check(seed, vfsOpArb, RUNS, OPS);
+        const report = await check(seed, MIX, RUNS, OPS);
         const seconds = (Date.now() - started) / 1000;
         console.log(
           `[vfs model] seed ${seed}: ${report.runs} sequences, ${report.ops} operations (${report.effective} that succeeded on the model), ${world.kills - kills} kills, ${seconds.toFixed(1)} s, ${(report.ops / seconds).toFixed(0)} operations/s; mix ${JSON.stringify(report.mix)}`,

@@ -58,8 +58,8 @@ const folder = fc.constantFrom(...FOLDERS);
 const rec = <K extends string, T>(k: K, fields: { [F in keyof T]: fc.Arbitrary<T[F]> }) =>
   fc.record({ k: fc.constant(k), ...fields } as never) as fc.Arbitrary<{ k: K } & T>;
 
-/** Local operations and remote ones, with a sync or a kill now and then. */
-export const vfsOpArb: fc.Arbitrary<VfsOp> = fc.oneof(
+/** What programs do here, and kill -9: no waits (hundreds of operations a second). */
+const LOCAL = [
   { arbitrary: rec("create", { p: path, text: textArb }), weight: 4 },
   { arbitrary: rec("rewrite", { p: path, text: textArb }), weight: 4 },
   { arbitrary: rec("append", { p: path, text: textArb }), weight: 4 },
@@ -73,6 +73,11 @@ export const vfsOpArb: fc.Arbitrary<VfsOp> = fc.oneof(
   { arbitrary: rec("rmdir", { d: folder }), weight: 1 },
   { arbitrary: rec("mvdir", { d: folder, to: folder }), weight: 1 },
   { arbitrary: rec("tag", { p: path, tags: fc.constantFrom("alpha", "alpha,beta", "x") }), weight: 1 },
+  { arbitrary: fc.constant({ k: "kill" as const }), weight: 1 },
+];
+
+/** Another device's changes, and the test's waits for delivery and for the feed. */
+const ELSEWHERE = [
   { arbitrary: rec("redit", { p: path, text: textArb }), weight: 2 },
   { arbitrary: rec("rcreate", { p: path, text: textArb }), weight: 1 },
   { arbitrary: rec("rrename", { p: path, to: path }), weight: 1 },
@@ -80,8 +85,12 @@ export const vfsOpArb: fc.Arbitrary<VfsOp> = fc.oneof(
   { arbitrary: fc.constant({ k: "drain" as const }), weight: 1 },
   { arbitrary: fc.constant({ k: "feed" as const }), weight: 1 },
   { arbitrary: fc.constant({ k: "sync" as const }), weight: 1 },
-  { arbitrary: fc.constant({ k: "kill" as const }), weight: 1 },
-);
+];
+
+/** Local operations and remote ones, with a sync, a drain, a wait for the feed or a kill now and then. */
+export const vfsOpArb: fc.Arbitrary<VfsOp> = fc.oneof(...LOCAL, ...ELSEWHERE);
+/** Only what programs do here (and kill -9): TXTFS_VFS_MODEL_MIX=local, for fast soaks. */
+export const localOpArb: fc.Arbitrary<VfsOp> = fc.oneof(...LOCAL);
 
 const j = JSON.stringify;
 
