@@ -2,12 +2,15 @@
 // each run on its own as a named case by test/vfs/model.test.ts. A case the vfs still fails is
 // marked `fails` with the reason (the lead fixes the vfs; the case then passes and loses the mark).
 import type { VfsOp } from "./ops.ts";
+import { SEED_38_TWO_NOTES_ONE_NAME } from "./unshrunk.ts";
 
 export interface Regression {
   name: string;
   ops: VfsOp[];
   /** Why the vfs still fails it (the test then expects the failure). */
   fails?: string;
+  /** Why it is skipped: it fails in some runs only (so neither a pass nor a failure can be expected). */
+  flaky?: string;
 }
 
 /**
@@ -110,5 +113,10 @@ export const REGRESSIONS: Regression[] = [
       { k: "kill" },
       { k: "sync" },
     ],
+  },
+  {
+    name: "seed 38 whole: no two notes of one name on the service after a kill -9 and replay",
+    ops: SEED_38_TWO_NOTES_ONE_NAME,
+    flaky: "vfs bug, not shrunk: two notes named d2/a.md on the service in 1 run of 4",
   },
 ];
