@@ -8,6 +8,8 @@ export interface SlowProxy {
   url: string;
   /** How many answers were held back so far. */
   held(): number;
+  /** Drops every connection open now: answers on their way are lost (the listener stays). */
+  cut(): void;
   close(): Promise<void>;
 }
 
@@ -49,6 +51,7 @@ export async function startSlowProxy(
   return {
     url: `http://127.0.0.1:${port}`,
     held: () => held,
+    cut: () => server.closeAllConnections(),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

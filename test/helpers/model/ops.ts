@@ -67,7 +67,7 @@ export const OP_KINDS = [
 ] as const;
 
 /** Short texts with plenty of `a`s (vim/sed/perl substitute them) and newlines. */
-const textArb = fc
+export const textArb = fc
   .array(fc.constantFrom("apple", "banana", "cat", "a", "b", " ", "\n", "dog\n", "añejo"), {
     minLength: 1,
     maxLength: 8,
