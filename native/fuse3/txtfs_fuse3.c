@@ -28,6 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#ifdef TXTFS_LEAK_CHECK
+#include <sanitizer/lsan_interface.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -1141,6 +1144,9 @@ static napi_value exit_now(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+#ifdef TXTFS_LEAK_CHECK
+  __lsan_do_leak_check(); // the sanitizer build (scripts/sanitize): _exit skips the check at exit
+#endif
   _exit((int)arg_num(env, argv[0]));
 }
 
