@@ -105,6 +105,13 @@ export function txtfsEnv(dirs: MountDirs): NodeJS.ProcessEnv {
   return { ...process.env, TXTFS_CONFIG: dirs.config, TXTFS_CACHE: dirs.cache, TXTFS_DATA: dirs.data };
 }
 
+// TXTFS_TEST_DAEMON_PRELOAD=LIB: the mount daemons, and not the programs the tests run in the
+// mount, start with LD_PRELOAD=LIB (scripts/sanitize: the ASan runtime its binding needs first).
+function daemonPreload(): NodeJS.ProcessEnv {
+  const lib = process.env.TXTFS_TEST_DAEMON_PRELOAD;
+  return lib ? { LD_PRELOAD: lib } : {};
+}
+
 /** Starts `txtfs mount MNT --serve` and resolves once it prints `mounted`. */
 export function startMount(dirs: MountDirs, opts: MountOptions = {}): Promise<RunningMount> {
   const args = [
@@ -121,7 +128,7 @@ export function startMount(dirs: MountDirs, opts: MountOptions = {}): Promise<Ru
   ];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { ...txtfsEnv(dirs), ...opts.env },
+    env: { ...txtfsEnv(dirs), ...daemonPreload(), ...opts.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
