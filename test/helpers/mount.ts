@@ -112,6 +112,9 @@ function daemonPreload(): NodeJS.ProcessEnv {
   return lib ? { LD_PRELOAD: lib } : {};
 }
 
+// TXTFS_TEST_MOUNT_START_S: longer for daemons slowed down on purpose (scripts/sanitize's ASan build).
+const START_S = Number(process.env.TXTFS_TEST_MOUNT_START_S ?? 20);
+
 /** Starts `txtfs mount MNT --serve` and resolves once it prints `mounted`. */
 export function startMount(dirs: MountDirs, opts: MountOptions = {}): Promise<RunningMount> {
   const args = [
@@ -164,8 +167,8 @@ export function startMount(dirs: MountDirs, opts: MountOptions = {}): Promise<Ru
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       void stop();
-      reject(new Error(`mount did not start within 20 s:\n${out}\n${err}`));
-    }, 20_000);
+      reject(new Error(`mount did not start within ${START_S} s:\n${out}\n${err}`));
+    }, START_S * 1000);
     const onData = () => {
       if (!/^mounted /m.test(out)) return;
       clearTimeout(timer);
