@@ -99,9 +99,10 @@ export interface Fuse3Binding {
   unlistedSuffix(suffix: string): void;
 }
 
-export const BINDING_PATH = fileURLToPath(
-  new URL("../../native/fuse3/build/Release/txtfs_fuse3.node", import.meta.url),
-);
+// TXTFS_FUSE3_BINDING: another build of the same sources (scripts/sanitize's ASan/UBSan one).
+export const BINDING_PATH =
+  process.env.TXTFS_FUSE3_BINDING ||
+  fileURLToPath(new URL("../../native/fuse3/build/Release/txtfs_fuse3.node", import.meta.url));
 
 export function loadFuse3(): Fuse3Binding {
   if (!existsSync(BINDING_PATH))

@@ -105,6 +105,16 @@ export function txtfsEnv(dirs: MountDirs): NodeJS.ProcessEnv {
   return { ...process.env, TXTFS_CONFIG: dirs.config, TXTFS_CACHE: dirs.cache, TXTFS_DATA: dirs.data };
 }
 
+// TXTFS_TEST_DAEMON_PRELOAD=LIB: the mount daemons, and not the programs the tests run in the
+// mount, start with LD_PRELOAD=LIB (scripts/sanitize: the ASan runtime its binding needs first).
+function daemonPreload(): NodeJS.ProcessEnv {
+  const lib = process.env.TXTFS_TEST_DAEMON_PRELOAD;
+  return lib ? { LD_PRELOAD: lib } : {};
+}
+
+// TXTFS_TEST_MOUNT_START_S: longer for daemons slowed down on purpose (scripts/sanitize's ASan build).
+const START_S = Number(process.env.TXTFS_TEST_MOUNT_START_S ?? 20);
+
 /** Starts `txtfs mount MNT --serve` and resolves once it prints `mounted`. */
 export function startMount(dirs: MountDirs, opts: MountOptions = {}): Promise<RunningMount> {
   const args = [
@@ -121,7 +131,7 @@ export function startMount(dirs: MountDirs, opts: MountOptions = {}): Promise<Ru
   ];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { ...txtfsEnv(dirs), ...opts.env },
+    env: { ...txtfsEnv(dirs), ...daemonPreload(), ...opts.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -157,8 +167,8 @@ export function startMount(dirs: MountDirs, opts: MountOptions = {}): Promise<Ru
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       void stop();
-      reject(new Error(`mount did not start within 20 s:\n${out}\n${err}`));
-    }, 20_000);
+      reject(new Error(`mount did not start within ${START_S} s:\n${out}\n${err}`));
+    }, START_S * 1000);
     const onData = () => {
       if (!/^mounted /m.test(out)) return;
       clearTimeout(timer);

@@ -16,6 +16,8 @@ import { findByPath, type MountFixture, mountFixture, sh } from "../helpers/moun
 const FSX = fileURLToPath(new URL("../helpers/fsx.py", import.meta.url));
 const OPS = Number(process.env.TXTFS_FSX_OPS ?? 1000);
 const SEEDS = (process.env.TXTFS_FSX_SEEDS ?? "1").split(",").map(Number);
+// Time allowed per operation: more for a daemon slowed down on purpose (scripts/sanitize).
+const MS_PER_OP = Number(process.env.TXTFS_FSX_MS_PER_OP ?? 60);
 const scratch = mkdtempSync("/var/tmp/txtfs-fsx-");
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -26,7 +28,7 @@ async function fsx(cwd: string, file: string, seed: number, args: string) {
     `FSX_EXPECT='${expectFile}' ${PYTHON} ${FSX} '${file}' --seed ${seed} --ops ${OPS} ${args}`,
     {
       cwd,
-      timeoutMs: 20_000 + OPS * 60,
+      timeoutMs: 20_000 + OPS * MS_PER_OP,
     },
   );
   return { ...r, expected: () => readFileSync(expectFile) };
@@ -69,7 +71,7 @@ describe("fsx on the mount", () => {
         expect(r.stderr).toBe("");
         expect(r.code).toBe(0);
       },
-      120_000 + OPS * 30,
+      120_000 + OPS * MS_PER_OP,
     );
 
     it(
@@ -86,7 +88,7 @@ describe("fsx on the mount", () => {
         expect(Buffer.from(body.body.content, "utf8").equals(r.expected())).toBe(true);
         expect(await sha(name)).toBe(await shaOf(r.expected()));
       },
-      120_000 + OPS * 30,
+      120_000 + OPS * MS_PER_OP,
     );
 
     it(
@@ -96,7 +98,7 @@ describe("fsx on the mount", () => {
         expect(r.stderr).toBe("");
         expect(r.code).toBe(0);
       },
-      120_000 + OPS * 30,
+      120_000 + OPS * MS_PER_OP,
     );
 
     it(
@@ -119,7 +121,7 @@ describe("fsx on the mount", () => {
         await m.remount();
         expect(await sha(name)).toBe(want);
       },
-      120_000 + OPS * 30,
+      120_000 + OPS * MS_PER_OP,
     );
   }
 });
