@@ -5,6 +5,7 @@
 import { indexPending, scopeToken } from "../sqlite/searchIndex.ts";
 import type { Sql } from "../store.ts";
 import { accessWhere, type FileListFilter } from "./files.ts";
+import { snippetOf } from "./snippet.ts";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -120,7 +121,7 @@ export class SearchRepo {
   /**
    * FTS5: the caller's access and the exclusions are part of the MATCH (the `scope` column), so
    * FTS5 yields the caller's matches only, newest first; bm25 ranks the first `within` of them in
-   * FTS5's own query, and snippets are made for the page alone.
+   * FTS5's own query, and snippets are made for the page alone (snippet.ts).
    */
   private async searchSqlite(
     filter: FileListFilter,
@@ -147,19 +148,18 @@ export class SearchRepo {
       [match, ...params],
     );
     if (ranked.length === 0) return [];
-    const snippets = new Map(
+    const bodies = new Map(
       (
-        await this.sql.all<{ rowid: number; snippet: string }>(
-          `SELECT rowid, snippet(file_search, 3, '[', ']', '…', 16) AS snippet FROM file_search
-           WHERE file_search MATCH ? AND rowid IN (${ranked.map(() => "?").join(",")})`,
-          [match, ...ranked.map((r) => r.rowid)],
+        await this.sql.all<{ id: string; content: string }>(
+          `SELECT id, substr(content, 1, 200000) AS content FROM files WHERE id IN (${ranked.map(() => "?").join(",")})`,
+          ranked.map((r) => r.id),
         )
-      ).map((r) => [Number(r.rowid), r.snippet]),
+      ).map((r) => [r.id, r.content]),
     );
     return ranked.map((r) => ({
       id: r.id,
       score: Number(r.score),
-      snippet: snippets.get(Number(r.rowid)) ?? "",
+      snippet: snippetOf(bodies.get(r.id) ?? "", terms, q.prefixLast === true),
     }));
   }
 
