@@ -48,6 +48,7 @@ export function hotQueries(dialect: Dialect): [string, (sql: Sql) => Promise<unk
       "read by path (a folder's notes)",
       (sql) => new FileRepo(sql, dialect).list({ ...own, folderId: "d_100040" }),
     ],
+    ["the root's notes (GET /api/me)", (sql) => new FileRepo(sql, dialect).list({ ...own, folderId: null })],
     ["changes feed", (sql) => new FeedRepo(sql).since("u_1", 100, 100, false)],
     ["changes feed with tombstones", (sql) => new FeedRepo(sql).since("u_1", 100, 100, true)],
     [
@@ -81,8 +82,8 @@ export function hotQueries(dialect: Dialect): [string, (sql: Sql) => Promise<unk
 
 /**
  * The rows (as one SQL script each, portable: recursive CTEs, no generate_series): 40 accounts,
- * 4,000 folders (100 each, nested in chains of 5), 40,000 notes of 3 tags each, a feed row per
- * note, 4,000 shares.
+ * 4,000 folders (100 each, nested in chains of 5), 40,000 notes of 3 tags each (1 in 20 at
+ * its account's top level), a feed row per note, 4,000 shares.
  */
 export function fillPlanData(): string[] {
   const n = (count: number) =>
@@ -95,7 +96,8 @@ export function fillPlanData(): string[] {
          'folder' || i, 't', 't' FROM n`,
     `${n(FILES)} INSERT INTO files (id, owner_id, folder_id, name, type, availability, tags, size, content_hash,
          revision, version_number, etag, created_at, updated_at, content)
-       SELECT 'f_' || (100000 + i), 'u_' || (i % ${USERS} + 1), 'd_' || (100000 + i % ${FOLDERS}), 'n' || i || '.md',
+       SELECT 'f_' || (100000 + i), 'u_' || (i % ${USERS} + 1),
+         CASE WHEN i % 20 <> 7 THEN 'd_' || (100000 + i % ${FOLDERS}) END, 'n' || i || '.md',
          'md', 'cloud', '["t' || (i % 30) || '","u' || (i % 70) || '","v' || (i % 110) || '"]', 100, 'h', 1, 1, 'e', 't', 't',
          'common text w' || (i % 500) || ' and more words of note ' || i FROM n`,
     `${n(FILES)} INSERT INTO feed (account_id, seq, kind, item_id, changed_at, record)

@@ -71,6 +71,15 @@ describe("PostgreSQL plans of the hot queries", () => {
     }
   });
 
+  it("an account's top-level notes are one range of an index", async () => {
+    const [, call] = hotQueries("postgres").find(([name]) => name.startsWith("the root's notes"))!;
+    const plan = await explain((await sqlOf(call))[0]!);
+    expect(
+      plan.some((n) => n["Index Name"] === "files_owner_folder"),
+      describePlan(plan),
+    ).toBe(true);
+  });
+
   it("a search finds its matches through the full-text index", async () => {
     for (const [name, call] of hotQueries("postgres").filter(([name]) => name.startsWith("search"))) {
       const q = (await sqlOf(call)).at(-1)!;

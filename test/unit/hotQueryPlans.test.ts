@@ -50,6 +50,12 @@ describe("SQLite plans of the hot queries", () => {
     }
   });
 
+  it("an account's top-level notes are one range of an index, not a walk of all its notes", async () => {
+    const [name, call] = hotQueries("sqlite").find(([name]) => name.startsWith("the root's notes"))!;
+    const [q] = await sqlOf(call);
+    expect(plan(q!), name).toBe("SEARCH files USING INDEX files_owner_folder (owner_id=? AND folder_id=?)");
+  });
+
   it("a search's matches come from FTS5, the caller's only, ranked inside FTS5's own query", async () => {
     for (const [name, call] of hotQueries("sqlite").filter(([name]) => name.startsWith("search"))) {
       const q = (await sqlOf(call)).find((s) => s.sql.includes("bm25"))!;
