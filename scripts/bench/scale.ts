@@ -98,6 +98,7 @@ async function call(url: string, key: string, method: string, path: string, body
   });
   if (res.status === 304) return { status: 304, body: undefined, etag: res.headers.get("etag") ?? "" };
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${(await res.text()).slice(0, 300)}`);
+  // biome-ignore lint/suspicious/noExplicitAny: the service's JSON, read field by field
   return { status: res.status, body: (await res.json()) as any, etag: res.headers.get("etag") ?? "" };
 }
 
@@ -162,11 +163,12 @@ try {
         const from = state.made[a]!;
         const files = Array.from({ length: n }, (_, k) => note(from + k));
         const res = await call(url, state.accounts[a]!.key, "POST", "/api/v1/files/import", { files });
-        if (a === 0 && state.sample.length < 400) state.sample.push(...res.body.files.map((f: any) => f.id));
+        if (a === 0 && state.sample.length < 400)
+          state.sample.push(...res.body.files.map((f: { id: string }) => f.id));
         state.made[a] = from + n;
         state.total += n;
       }
-      if (state.total - before >= 20_000 || state.total >= size)
+      if (state.total % 20_000 < 1000 * accountCount || state.total >= size)
         log(
           `  ${state.total} notes (${Math.round((state.total - before) / ((performance.now() - t0) / 1000))}/s)`,
         );
@@ -176,6 +178,7 @@ try {
   };
 
   const rows: string[][] = [];
+  let topics: number | undefined;
   const p50s = new Map<string, number[]>();
   const facts: string[][] = [];
   for (const size of sizes) {
@@ -204,8 +207,19 @@ try {
       writeFileSync(join(data, "bench-scale-shared"), folderId);
     }
     const sample = Array.from({ length: samples }, (_, k) => state.sample[k * 2]!);
+    // 200 of the owner's notes (cycled when it has fewer), apart from the sampled ones.
+    const syncTargets = Array.from({ length: 200 }, (_, i) => state.sample[(60 + i) % state.sample.length]!);
+    // Edits keep each note's text and add a line, so its words (the rare-word search's) stay.
     const etags = new Map<string, string>();
-    for (const id of sample) etags.set(id, (await call(url, owner.key, "GET", `/api/v1/files/${id}`)).etag);
+    const texts = new Map<string, string>();
+    for (const id of new Set([...sample, ...syncTargets])) {
+      const r = await call(url, owner.key, "GET", `/api/v1/files/${id}`);
+      etags.set(id, r.etag);
+      texts.set(id, r.body.content);
+    }
+    // Rare words of the owner's topics (40 notes each) that its notes hold at the smallest size.
+    topics ??= Math.max(1, Math.min(40, Math.floor(state.made[0]! / 40)));
+    const rareWord = (k: number) => topicWord(k % topics!, 3);
     let deepCursor: string | undefined;
     {
       // A cursor half-way through the owner's listing, found by pages of 1,000 (at most 50).
@@ -220,8 +234,6 @@ try {
       deepCursor = cursor;
     }
     const created: string[] = [];
-    // 200 of the owner's notes (cycled when it has fewer), apart from the sampled ones.
-    const syncTargets = Array.from({ length: 200 }, (_, i) => state.sample[(60 + i) % state.sample.length]!);
     let server = 0;
     const any = () => urls[server++ % urls.length]!; // with two servers, requests alternate
     const ops: { name: string; run: (id: string, k: number) => Promise<unknown> }[] = [
@@ -253,7 +265,9 @@ try {
       {
         name: "PUT",
         run: (id, k) =>
-          call(any(), owner.key, "PUT", `/api/v1/files/${id}`, { content: `edited ${size} ${k} ${id}` }),
+          call(any(), owner.key, "PUT", `/api/v1/files/${id}`, {
+            content: `${texts.get(id)}\nedited ${size} ${k}`,
+          }),
       },
       {
         name: "create",
@@ -285,7 +299,10 @@ try {
       },
       {
         name: "search, a rare word",
-        run: (_id, k) => call(any(), owner.key, "GET", `/api/v1/search?q=${topicWord(k % 40, 3)}`),
+        run: async (_id, k) => {
+          const r = await call(any(), owner.key, "GET", `/api/v1/search?q=${rareWord(k)}`);
+          if (r.body.results.length === 0) throw new Error(`no note holds ${rareWord(k)}`);
+        },
       },
       {
         name: "search, two common words",
@@ -309,7 +326,7 @@ try {
               id: `s${i}`,
               op: "file.update",
               target,
-              body: { content: `synced ${size} ${k} ${i}` },
+              body: { content: `${texts.get(target)}\nsynced ${size} ${k} ${i}` },
             })),
           }),
       },
@@ -321,7 +338,14 @@ try {
     try {
       for (const op of ops) {
         // Warm: the same request first (the "create" one is undone by "delete" below).
+        const w0 = performance.now();
         if (op.name !== "create" && op.name !== "rename" && op.name !== "delete") await op.run(sample[0]!, 0);
+        // The first search after a start indexes what is still noted (after a migration: everything).
+        if (op.name === "search, a rare word")
+          facts.push([
+            `first search after the start at ${state.total}`,
+            `${fmtMs(performance.now() - w0)} ms`,
+          ]);
         const times: number[] = [];
         for (const [k, id] of sample.entries()) {
           const t0 = performance.now();

@@ -56,6 +56,31 @@ describe("SQLite plans of the hot queries", () => {
     expect(plan(q!), name).toBe("SEARCH files USING INDEX files_owner_folder (owner_id=? AND folder_id=?)");
   });
 
+  it("the same with the statistics of a real store (100,000 notes, 1,000 a folder, none at the top level)", async () => {
+    // What ANALYZE recorded for a bench:scale store: averages per key, blind to the top level's few.
+    const real = new DatabaseSync(":memory:");
+    for (const row of db
+      .prepare(
+        "SELECT sql FROM sqlite_schema WHERE name IN ('files') OR tbl_name = 'files' AND type = 'index' AND sql IS NOT NULL",
+      )
+      .all() as { sql: string }[])
+      real.exec(row.sql);
+    real.exec(`ANALYZE; DELETE FROM sqlite_stat1;
+      INSERT INTO sqlite_stat1 VALUES ('files', 'files_owner_folder', '100000 2001 1001 1'),
+        ('files', 'files_listing', '100000 2001 ${Array(19).fill(1).join(" ")}'),
+        ('files', 'files_folder', '100000 1001 1'), ('files', 'sqlite_autoindex_files_1', '100000 1');
+      ANALYZE sqlite_schema;`);
+    const [, call] = hotQueries("sqlite").find(([name]) => name.startsWith("the root's notes"))!;
+    const [q] = await sqlOf(call);
+    const p = (
+      real.prepare(`EXPLAIN QUERY PLAN ${q!.sql}`).all(...(q!.params as never[])) as { detail: string }[]
+    )
+      .map((r) => r.detail)
+      .join("\n");
+    expect(p).toBe("SEARCH files USING INDEX files_owner_folder (owner_id=? AND folder_id=?)");
+    real.close();
+  });
+
   it("a search's matches come from FTS5, the caller's only, ranked inside FTS5's own query", async () => {
     for (const [name, call] of hotQueries("sqlite").filter(([name]) => name.startsWith("search"))) {
       const q = (await sqlOf(call)).find((s) => s.sql.includes("bm25"))!;
