@@ -17,6 +17,7 @@ import { parseArgs } from "node:util";
 import { createDatabase, type PgCluster, startPgCluster } from "../../test/helpers/pgCluster.ts";
 import {
   type ChildServer,
+  cleanUpOnStop,
   fmtMs,
   machineInfo,
   markdownTable,
@@ -120,6 +121,16 @@ const servers: Server[] = [];
 const stopServers = async () => {
   for (const s of servers.splice(0)) await s.child.stop();
 };
+// Ctrl-C, a kill or a run past two hours still stops the servers and the cluster started here.
+cleanUpOnStop(
+  async () => {
+    await stopServers();
+    cluster?.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  },
+  7200,
+  log,
+);
 try {
   let db: string | undefined;
   if (postgres) {
