@@ -1,130 +1,407 @@
-// The service's costs as the store grows: one account filled to each size (notes of 0.5-8 KB of
-// words from one vocabulary and their topic's, 50 folders, 1-4 tags each from 200 of varying
-// popularity), then each operation on the same sampled notes at every size. Reports medians, p99
-// and the ratio of the largest store to the smallest; it asserts no timings.
+// The service's costs as the store grows: notes spread over `--accounts` accounts (scaleData.ts),
+// filled through the import endpoint (the store's bulk path) to each size, then each operation on
+// the same sampled notes of the first account at every size. Reports p50/p99, the ratio of the
+// largest store to the smallest, the server's RSS idle and under load, and its time from start to
+// answering /readyz at each size. It asserts no timings.
 //
-//   node scripts/bench/scale.ts                       sizes 2000,20000 (npm run bench:scale)
-//   node scripts/bench/scale.ts --sizes 10000,100000 --samples 40 --root ../other-checkout
-import { mkdtempSync, rmSync } from "node:fs";
+//   node scripts/bench/scale.ts                       sizes 2000,20000, SQLite (npm run bench:scale)
+//   node scripts/bench/scale.ts --sizes 10000,100000 --accounts 100 --store postgres --servers 2
+//   node scripts/bench/scale.ts --keep DIR            fill DIR once; later runs reuse it (SQLite)
+//   node scripts/bench/scale.ts --root ../other-checkout            measure another checkout
+//   node scripts/bench/scale.ts --migrate-from ../older-checkout    fill with an older txtfs, then
+//                                                     time this one's start (its migrations) on it
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { fmtMs, machineInfo, median, percentile, startChild, textTable } from "./lib.ts";
+import { createDatabase, type PgCluster, startPgCluster } from "../../test/helpers/pgCluster.ts";
+import {
+  type ChildServer,
+  cleanUpOnStop,
+  fmtMs,
+  machineInfo,
+  markdownTable,
+  median,
+  numberOption,
+  percentile,
+  startChild,
+  textTable,
+} from "./lib.ts";
+import { type Account, createAccounts, note, topicWord, vocabulary } from "./scaleData.ts";
 
-const root = resolve(import.meta.dirname, "../..");
+const here = resolve(import.meta.dirname, "../..");
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 const { values } = parseArgs({
   options: {
     sizes: { type: "string", default: "2000,20000" },
+    accounts: { type: "string", default: "1" },
+    store: { type: "string", default: "sqlite" },
+    servers: { type: "string", default: "1" },
     samples: { type: "string", default: "30" },
-    keep: { type: "string" }, // fill this (new) data dir and keep it, to look into afterwards
-    root: { type: "string" }, // another checkout whose txtfs to measure (to compare two commits)
+    keep: { type: "string" },
+    root: { type: "string" },
+    "migrate-from": { type: "string" },
+    out: { type: "string" },
   },
 });
-const txtfs = join(values.root ? resolve(values.root) : root, "bin/txtfs");
+const root = values.root ? resolve(values.root) : here;
+const fillRoot = values["migrate-from"] ? resolve(values["migrate-from"]) : root;
 const sizes = values.sizes
   .split(",")
   .map(Number)
   .sort((a, b) => a - b);
-const samples = Number(values.samples);
+const accountCount = numberOption("accounts", values.accounts, 1, 1, true);
+const serverCount = numberOption("servers", values.servers, 1, 1, true);
+const samples = numberOption("samples", values.samples, 30, 3, true);
+const postgres = values.store === "postgres";
+if (!postgres && values.store !== "sqlite") throw new Error("--store: sqlite or postgres");
+if (!postgres && serverCount > 1)
+  throw new Error("--servers 2 needs --store postgres (SQLite has one server)");
+if (postgres && values.keep) throw new Error("--keep is for SQLite (the PostgreSQL cluster is a throwaway)");
 
-// A deterministic generator, so every run (and every commit compared) builds the same notes.
-let seed = 42;
-const rand = () => {
-  seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-  return seed / 2_147_483_648;
+const rssMiB = (pid: number) => {
+  const m = readFileSync(`/proc/${pid}/status`, "utf8").match(/^VmRSS:\s+(\d+) kB/m);
+  return m ? Number(m[1]) / 1024 : Number.NaN;
 };
-const vocabulary = Array.from({ length: 5000 }, (_, i) => `w${i.toString(36)}x${(i * 7919).toString(36)}`);
-// Zipf-like: low indexes are common, as words and tags are in real notes.
-const zipf = (n: number) => Math.min(n - 1, Math.floor(n ** rand()) - 1 + Math.floor(rand() * 2));
-// Each run of 40 notes shares a topic: 12 words of its own, a few of them in each of its notes, so
-// similar text has something to find however large the store grows (as a person's topics grow).
-const note = (i: number) => {
-  const bytes = 500 + Math.floor(rand() * 7500);
-  const topic = Math.floor(i / 40).toString(36);
-  const words: string[] = [];
-  for (let len = 0; len < bytes; ) {
-    const w = rand() < 0.05 ? `t${topic}k${Math.floor(rand() * 12)}` : vocabulary[zipf(vocabulary.length)]!;
-    words.push(w);
-    len += w.length + 1;
+
+interface Server {
+  child: ChildServer;
+  url: string;
+}
+
+/** Starts one server and waits until /readyz answers 200: how long that took is its start time. */
+async function serve(txtfsRoot: string, args: string[]): Promise<Server & { readyMs: number }> {
+  const t0 = performance.now();
+  const child = startChild(
+    "serve",
+    process.execPath,
+    [join(txtfsRoot, "bin/txtfs"), "serve", "--port", "0", "--rate-limit", "100000000", ...args],
+    { env: { ...process.env, TXTFS_LOG_LEVEL: "warn" } },
+  );
+  const url = (await child.waitForLine(/^txtfs (http:\/\/127\.0\.0\.1:\d+)/, 600_000))[1]!;
+  for (;;) {
+    const res = await fetch(`${url}/readyz`).catch(() => undefined);
+    if (res?.status === 200) break;
+    await new Promise((r) => setTimeout(r, 20));
   }
-  const tags = [...new Set(Array.from({ length: 1 + Math.floor(rand() * 4) }, () => `tag${zipf(200)}`))];
-  return { path: `f${i % 50}/sub${i % 7}/n${i}.md`, content: words.join(" "), tags };
-};
+  return { child, url, readyMs: performance.now() - t0 };
+}
 
-const data = values.keep ?? mkdtempSync(join(tmpdir(), "txtfs-bench-scale-"));
-const server = startChild(
-  "serve",
-  process.execPath,
-  [txtfs, "serve", "--data", data, "--port", "0", "--rate-limit", "100000000"],
-  {
-    env: { ...process.env, TXTFS_LOG_LEVEL: "warn" },
+async function call(url: string, key: string, method: string, path: string, body?: unknown, headers = {}) {
+  const res = await fetch(url + path, {
+    method,
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(body ? { "content-type": "application/json" } : {}),
+      ...headers,
+    },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  if (res.status === 304) return { status: 304, body: undefined, etag: res.headers.get("etag") ?? "" };
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${(await res.text()).slice(0, 300)}`);
+  // biome-ignore lint/suspicious/noExplicitAny: the service's JSON, read field by field
+  return { status: res.status, body: (await res.json()) as any, etag: res.headers.get("etag") ?? "" };
+}
+
+/** What a kept data dir remembers between runs: the accounts and the notes made so far. */
+interface State {
+  accounts: Account[];
+  /** Notes made per account so far, in order (all of account 0's: the samples come from them). */
+  made: number[];
+  sample: string[];
+  total: number;
+}
+
+const tmp = mkdtempSync(join(tmpdir(), "txtfs-bench-scale-"));
+const data = values.keep ? resolve(values.keep) : join(tmp, "data");
+mkdirSync(data, { recursive: true });
+const statePath = join(data, "bench-scale.json");
+let cluster: PgCluster | undefined;
+const servers: Server[] = [];
+const stopServers = async () => {
+  for (const s of servers.splice(0)) await s.child.stop();
+};
+// Ctrl-C, a kill or a run past two hours still stops the servers and the cluster started here.
+cleanUpOnStop(
+  async () => {
+    await stopServers();
+    cluster?.stop();
+    rmSync(tmp, { recursive: true, force: true });
   },
+  7200,
+  log,
 );
 try {
-  const url = (await server.waitForLine(/^txtfs (http:\S+)/, 30_000))[1]!;
-  const key = (await server.waitForLine(/^export TXTFS_API_KEY=(\S+)/, 30_000))[1]!;
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(url + path, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-    return res.json() as Promise<any>;
+  let db: string | undefined;
+  if (postgres) {
+    cluster = await startPgCluster({ durable: true });
+    db = await createDatabase(cluster.url, "scale");
+    log(`postgres cluster on port ${cluster.port}`);
+  }
+  const storeArgs = (n: number) => (db ? ["--data", join(data, `s${n}`), "--db", db] : ["--data", data]);
+  let state: State;
+  if (existsSync(statePath)) {
+    state = JSON.parse(readFileSync(statePath, "utf8"));
+    if (state.accounts.length !== accountCount)
+      throw new Error(`${data} holds ${state.accounts.length} accounts, not ${accountCount}`);
+    log(`reusing ${data}: ${state.total} notes`);
+  } else {
+    log(`creating ${accountCount + 1} accounts`);
+    // One more than asked: a reader the first account shares a folder with (the share check).
+    const accounts = await createAccounts(fillRoot, { dataDir: data, db }, 0, accountCount + 1);
+    state = { accounts, made: accounts.map(() => 0), sample: [], total: 0 };
+  }
+  const owner = state.accounts[0]!;
+  const reader = state.accounts.at(-1)!;
+  const save = () => writeFileSync(statePath, JSON.stringify(state));
+
+  const start = async (txtfsRoot: string) => {
+    const first = await serve(txtfsRoot, storeArgs(0));
+    servers.push(first);
+    for (let n = 1; n < serverCount; n++) servers.push(await serve(txtfsRoot, storeArgs(n)));
+    return first.readyMs;
   };
-  const ids: string[] = [];
-  // Each operation, measured on the same sampled notes (the first ones made) at every size.
-  const ops: { name: string; run: (id: string, k: number) => Promise<unknown> }[] = [
-    { name: "related notes", run: (id) => call("GET", `/api/v1/files/${id}/connections`) },
-    { name: "GET /api/me", run: () => call("GET", "/api/me") },
-    { name: "listing page (100)", run: () => call("GET", "/api/v1/files?limit=100") },
-    { name: "read", run: (id) => call("GET", `/api/v1/files/${id}`) },
-    { name: "PUT", run: (id, k) => call("PUT", `/api/v1/files/${id}`, { content: `edited ${k} ${id}` }) },
-    {
-      name: "search, a rare word",
-      run: (_id, k) => call("GET", `/api/v1/search?q=t${(k % 40).toString(36)}k3`),
-    },
-    {
-      name: "search, two common words",
-      run: () => call("GET", `/api/v1/search?q=${vocabulary[0]}%20${vocabulary[1]}`),
-    },
-  ];
-  const results = new Map<string, number[]>(); // op -> p50 per size
-  const rows: string[][] = [];
-  for (const size of sizes) {
-    log(`filling to ${size} notes`);
-    while (ids.length < size) {
-      const batch = Array.from({ length: Math.min(1000, size - ids.length) }, (_, k) => note(ids.length + k));
-      const res = await call("POST", "/api/v1/files/import", { files: batch });
-      ids.push(...res.files.map((f: { id: string }) => f.id));
-    }
-    const sample = Array.from({ length: samples }, (_, k) => ids[Math.floor((k * sizes[0]!) / samples)]!);
-    for (const op of ops) {
-      await op.run(sample[0]!, 0); // warm
-      const times: number[] = [];
-      for (const [k, id] of sample.entries()) {
-        const t0 = performance.now();
-        await op.run(id, k);
-        times.push(performance.now() - t0);
+
+  /** Fills to `size` notes over the accounts (not the reader), in imports of up to 1,000. */
+  const fill = async (size: number) => {
+    const url = servers[0]!.url;
+    const t0 = performance.now();
+    const before = state.total;
+    while (state.total < size) {
+      for (let a = 0; a < accountCount && state.total < size; a++) {
+        const want = Math.ceil((size - state.total) / (accountCount - a));
+        const n = Math.min(1000, want);
+        const from = state.made[a]!;
+        const files = Array.from({ length: n }, (_, k) => note(from + k));
+        const res = await call(url, state.accounts[a]!.key, "POST", "/api/v1/files/import", { files });
+        if (a === 0 && state.sample.length < 400)
+          state.sample.push(...res.body.files.map((f: { id: string }) => f.id));
+        state.made[a] = from + n;
+        state.total += n;
       }
-      results.set(op.name, [...(results.get(op.name) ?? []), median(times)]);
-      rows.push([op.name, String(size), fmtMs(median(times)), fmtMs(percentile(times, 99))]);
+      if (state.total % 20_000 < 1000 * accountCount || state.total >= size)
+        log(
+          `  ${state.total} notes (${Math.round((state.total - before) / ((performance.now() - t0) / 1000))}/s)`,
+        );
     }
+    save();
+    return { notes: state.total - before, seconds: (performance.now() - t0) / 1000 };
+  };
+
+  const rows: string[][] = [];
+  let topics: number | undefined;
+  const p50s = new Map<string, number[]>();
+  const facts: string[][] = [];
+  for (const size of sizes) {
+    if (servers.length === 0) await start(fillRoot);
+    const filled = state.total < size ? await fill(size) : undefined;
+    if (filled)
+      facts.push([`fill to ${state.total}`, `${filled.notes} notes in ${filled.seconds.toFixed(0)} s`]);
+    // A restart at this size: the time to /readyz (with --migrate-from: this txtfs's migrations).
+    await stopServers();
+    const readyMs = await start(root);
+    const url = servers[0]!.url;
+    const urls = servers.map((s) => s.url);
+    const pid = servers[0]!.child.pid;
+    await new Promise((r) => setTimeout(r, 2000));
+    const idle = rssMiB(pid);
+
+    // The owner's second note is in f1/sub1/deep1: that folder is shared with the reader, whose
+    // read of the note checks the share through it.
+    const inShared = state.sample[1]!;
+    if (!existsSync(join(data, "bench-scale-shared"))) {
+      const folderId = (await call(url, owner.key, "GET", `/api/v1/files/${inShared}`)).body.folderId;
+      await call(url, owner.key, "POST", `/api/v1/folders/${folderId}/share`, {
+        email: reader.email,
+        role: "reader",
+      });
+      writeFileSync(join(data, "bench-scale-shared"), folderId);
+    }
+    const sample = Array.from({ length: samples }, (_, k) => state.sample[k * 2]!);
+    // 200 of the owner's notes (cycled when it has fewer), apart from the sampled ones.
+    const syncTargets = Array.from({ length: 200 }, (_, i) => state.sample[(60 + i) % state.sample.length]!);
+    // Edits keep each note's text and add a line, so its words (the rare-word search's) stay.
+    const etags = new Map<string, string>();
+    const texts = new Map<string, string>();
+    for (const id of new Set([...sample, ...syncTargets])) {
+      const r = await call(url, owner.key, "GET", `/api/v1/files/${id}`);
+      etags.set(id, r.etag);
+      texts.set(id, r.body.content);
+    }
+    // Rare words of the owner's topics (40 notes each) that its notes hold at the smallest size.
+    topics ??= Math.max(1, Math.min(40, Math.floor(state.made[0]! / 40)));
+    const rareWord = (k: number) => topicWord(k % topics!, 3);
+    let deepCursor: string | undefined;
+    {
+      // A cursor half-way through the owner's listing, found by pages of 1,000 (at most 50).
+      let cursor: string | undefined;
+      const pages = Math.min(50, Math.floor(state.made[0]! / 2000));
+      for (let p = 0; p < pages; p++) {
+        const page = (
+          await call(url, owner.key, "GET", `/api/v1/files?limit=1000${cursor ? `&cursor=${cursor}` : ""}`)
+        ).body;
+        cursor = page.nextCursor ?? cursor;
+      }
+      deepCursor = cursor;
+    }
+    const created: string[] = [];
+    let server = 0;
+    const any = () => urls[server++ % urls.length]!; // with two servers, requests alternate
+    const ops: { name: string; run: (id: string, k: number) => Promise<unknown> }[] = [
+      {
+        name: "listing page, first (100)",
+        run: () => call(any(), owner.key, "GET", "/api/v1/files?limit=100"),
+      },
+      {
+        name: "listing page, deep cursor",
+        run: () =>
+          call(
+            any(),
+            owner.key,
+            "GET",
+            `/api/v1/files?limit=100${deepCursor ? `&cursor=${deepCursor}` : ""}`,
+          ),
+      },
+      { name: "GET /api/me", run: () => call(any(), owner.key, "GET", "/api/me") },
+      { name: "read", run: (id) => call(any(), owner.key, "GET", `/api/v1/files/${id}`) },
+      {
+        name: "304",
+        run: async (id) => {
+          const r = await call(any(), owner.key, "GET", `/api/v1/files/${id}`, undefined, {
+            "if-none-match": etags.get(id),
+          });
+          if (r.status !== 304) throw new Error(`304 expected, got ${r.status}`);
+        },
+      },
+      {
+        name: "PUT",
+        run: (id, k) =>
+          call(any(), owner.key, "PUT", `/api/v1/files/${id}`, {
+            content: `${texts.get(id)}\nedited ${size} ${k}`,
+          }),
+      },
+      {
+        name: "create",
+        run: async (_id, k) =>
+          created.push(
+            (
+              await call(any(), owner.key, "POST", "/api/v1/files", {
+                name: `made-${size}-${k}-${Date.now()}.md`,
+                content: `made ${k}`,
+              })
+            ).body.file.id,
+          ),
+      },
+      {
+        name: "rename",
+        run: (_id, k) =>
+          call(any(), owner.key, "PUT", `/api/v1/files/${created[k]}`, {
+            name: `renamed-${size}-${k}-${Date.now()}.md`,
+          }),
+      },
+      { name: "delete", run: (_id, k) => call(any(), owner.key, "DELETE", `/api/v1/files/${created[k]}`) },
+      {
+        name: "changes, old cursor",
+        run: () => call(any(), owner.key, "GET", "/api/v1/changes?cursor=0&limit=100"),
+      },
+      {
+        name: "changes, fresh cursor",
+        run: () => call(any(), owner.key, "GET", "/api/v1/changes?cursor=latest&limit=100"),
+      },
+      {
+        name: "search, a rare word",
+        run: async (_id, k) => {
+          const r = await call(any(), owner.key, "GET", `/api/v1/search?q=${rareWord(k)}`);
+          if (r.body.results.length === 0) throw new Error(`no note holds ${rareWord(k)}`);
+        },
+      },
+      {
+        name: "search, two common words",
+        run: () => call(any(), owner.key, "GET", `/api/v1/search?q=${vocabulary[0]}%20${vocabulary[1]}`),
+      },
+      {
+        name: "related notes",
+        run: (id) => call(any(), owner.key, "GET", `/api/v1/files/${id}/connections`),
+      },
+      {
+        name: "share check (reader, deep folder)",
+        run: () => call(any(), reader.key, "GET", `/api/v1/files/${inShared}`),
+      },
+      {
+        name: "sync, 200 pushes",
+        run: (_id, k) =>
+          call(any(), owner.key, "POST", "/api/v1/sync", {
+            cursor: "latest",
+            limit: 1,
+            push: syncTargets.map((target, i) => ({
+              id: `s${i}`,
+              op: "file.update",
+              target,
+              body: { content: `${texts.get(target)}\nsynced ${size} ${k} ${i}` },
+            })),
+          }),
+      },
+    ];
+    let peak = idle;
+    const sampler = setInterval(() => {
+      for (const s of servers) peak = Math.max(peak, rssMiB(s.child.pid));
+    }, 100);
+    try {
+      for (const op of ops) {
+        // Warm: the same request first (the "create" one is undone by "delete" below).
+        const w0 = performance.now();
+        if (op.name !== "create" && op.name !== "rename" && op.name !== "delete") await op.run(sample[0]!, 0);
+        // The first search after a start indexes what is still noted (after a migration: everything).
+        if (op.name === "search, a rare word")
+          facts.push([
+            `first search after the start at ${state.total}`,
+            `${fmtMs(performance.now() - w0)} ms`,
+          ]);
+        const times: number[] = [];
+        for (const [k, id] of sample.entries()) {
+          const t0 = performance.now();
+          await op.run(id, k);
+          times.push(performance.now() - t0);
+        }
+        p50s.set(op.name, [...(p50s.get(op.name) ?? []), median(times)]);
+        rows.push([op.name, String(state.total), fmtMs(median(times)), fmtMs(percentile(times, 99))]);
+      }
+    } finally {
+      clearInterval(sampler);
+    }
+    facts.push(
+      [`start to /readyz at ${state.total}`, `${fmtMs(readyMs)} ms`],
+      [`server RSS at ${state.total}, idle / under load`, `${idle.toFixed(0)} / ${peak.toFixed(0)} MiB`],
+    );
   }
   const m = machineInfo();
-  process.stdout.write(`${txtfs}, SQLite, one account (${m.cpus} cores, ${m.node}, load ${m.load})\n`);
+  const title =
+    `${join(root, "bin/txtfs")}, ${postgres ? `PostgreSQL (durable), ${serverCount} server(s)` : "SQLite"}, ` +
+    `${accountCount} account(s) (notes spread evenly; measured on the first), ${samples} samples per operation`;
+  const machine = `${m.cpus} cores, ${m.node}, load at end ${m.load}`;
+  const table = markdownTable(["operation", "notes", "p50 ms", "p99 ms"], rows, ["l", "r", "r", "r"]);
+  const ratio = markdownTable(
+    ["operation", `p50 at ${state.total} / at ${sizes[0]}`],
+    [...p50s].map(([name, v]) => [name, `${(v.at(-1)! / v[0]!).toFixed(2)}x`]),
+    ["l", "r"],
+  );
+  const factTable = markdownTable(["measure", "value"], facts, ["l", "r"]);
+  const report = `${title}\n${machine}\n\n${table}\n\n${ratio}\n\n${factTable}\n`;
+  process.stdout.write(`${title}\n${machine}\n\n`);
   process.stdout.write(
     `${textTable(["operation", "notes", "p50 ms", "p99 ms"], rows, ["l", "r", "r", "r"])}\n\n`,
   );
   process.stdout.write(
     `${textTable(
-      ["operation", `p50 at ${sizes.at(-1)} / at ${sizes[0]}`],
-      [...results].map(([name, p50s]) => [name, `${(p50s.at(-1)! / p50s[0]!).toFixed(2)}x`]),
+      ["operation", "ratio"],
+      [...p50s].map(([n, v]) => [n, `${(v.at(-1)! / v[0]!).toFixed(2)}x`]),
       ["l", "r"],
-    )}\n`,
+    )}\n\n`,
   );
+  process.stdout.write(`${textTable(["measure", "value"], facts, ["l", "r"])}\n`);
+  if (values.out) writeFileSync(resolve(values.out), report);
 } finally {
-  await server.stop();
-  if (!values.keep) rmSync(data, { recursive: true, force: true });
+  await stopServers();
+  cluster?.stop();
+  rmSync(tmp, { recursive: true, force: true });
 }

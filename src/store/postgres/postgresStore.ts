@@ -47,6 +47,10 @@ export class PostgresStore implements Store {
   private readonly localLocks = new KeyedMutex();
   private generation = 0;
   private closed = false;
+  /** Round trips to PostgreSQL made by units of work: what a write costs beyond its commit. */
+  roundTrips = 0;
+  /** Those of the last unit of work that wrote, from its first lock to its last unlock. */
+  lastWriteRoundTrips = 0;
   private readonly log: Logger | undefined;
 
   private constructor(url: string, log?: Logger, poolSize = 10) {
@@ -86,6 +90,12 @@ export class PostgresStore implements Store {
     return store;
   }
 
+  private send(client: pg.PoolClient, query: string | pg.QueryConfig, values?: unknown[]) {
+    this.roundTrips++;
+    tripsOn.set(client, (tripsOn.get(client) ?? 0) + 1);
+    return client.query(query as string, values);
+  }
+
   private executor(
     client: pg.PoolClient,
     onWrite: () => void,
@@ -94,7 +104,7 @@ export class PostgresStore implements Store {
     const query = async (sql: string, params: readonly unknown[] = []) => {
       if (WRITE.test(sql) && !COUNTER_WRITE.test(sql)) onWrite();
       if (FEED_BUMP.test(sql)) onBump(String(params[0]));
-      return client.query({
+      return this.send(client, {
         text: numberPlaceholders(sql),
         values: escapeParams(bind(params)),
         name: statementName(sql),
@@ -137,11 +147,12 @@ export class PostgresStore implements Store {
     const touched: string[] = [];
     let wrote = false;
     const client = await this.pool.connect();
+    const startTrips = tripsOn.get(client) ?? 0;
     const locks = [...new Set(keys)].sort().map(lockId);
     let result: T;
     try {
-      for (const id of locks) await client.query("SELECT pg_advisory_lock($1)", [id]);
-      await client.query("BEGIN ISOLATION LEVEL SERIALIZABLE");
+      for (const id of locks) await this.send(client, "SELECT pg_advisory_lock($1)", [id]);
+      await this.send(client, "BEGIN ISOLATION LEVEL SERIALIZABLE");
       const sql = this.executor(
         client,
         () => {
@@ -152,19 +163,26 @@ export class PostgresStore implements Store {
       const tx = createTx(sql, (ids) => touched.push(...ids), "postgres");
       result = await fn(tx);
       await tx.beforeCommit();
-      // Delivered to every listening server when (and only if) this transaction commits.
+      // Delivered to every listening server when (and only if) this transaction commits. One
+      // round trip for both (a simple query of two statements: if either fails, neither happened).
       if (wrote)
-        await client.query("SELECT pg_notify($1, $2)", [CHANNEL, encodeChange(this.origin, touched)]);
-      await client.query("COMMIT");
+        await this.send(
+          client,
+          `SELECT pg_notify(${client.escapeLiteral(CHANNEL)}, ${client.escapeLiteral(encodeChange(this.origin, touched))}); COMMIT`,
+        );
+      else await this.send(client, "COMMIT");
     } catch (error) {
-      const broken = await client.query("ROLLBACK").then(
+      const broken = await this.send(client, "ROLLBACK").then(
         () => false,
         () => true,
       );
       await this.release(client, locks, broken);
       return { ok: false, retry: RETRYABLE.has((error as { code?: string }).code ?? ""), error };
     }
+    // Counted before the release: once back in the pool, the connection is another unit's.
+    const trips = (tripsOn.get(client) ?? 0) - startTrips + (locks.length ? 1 : 0);
     await this.release(client, locks, false);
+    if (wrote) this.lastWriteRoundTrips = trips;
     if (wrote) this.invalidate();
     if (touched.length) this.notifier.emit(touched);
     return { ok: true, value: result };
@@ -173,7 +191,7 @@ export class PostgresStore implements Store {
   /** Unlocks (a connection that cannot is destroyed: its session's locks go with it) and releases. */
   private async release(client: pg.PoolClient, locks: string[], broken: boolean): Promise<void> {
     if (!broken && locks.length) {
-      broken = await client.query("SELECT pg_advisory_unlock_all()").then(
+      broken = await this.send(client, "SELECT pg_advisory_unlock_all()").then(
         () => false,
         () => true,
       );
@@ -186,7 +204,7 @@ export class PostgresStore implements Store {
     const client = await this.pool.connect();
     try {
       // One snapshot for every statement of the unit of work, as the SQLite store's mutex gives.
-      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+      await this.send(client, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
       const result = await fn(
         createTx(
           this.executor(client, () => {}),
@@ -194,11 +212,11 @@ export class PostgresStore implements Store {
           "postgres",
         ),
       );
-      await client.query("COMMIT");
+      await this.send(client, "COMMIT");
       client.release();
       return result;
     } catch (err) {
-      const broken = await client.query("ROLLBACK").then(
+      const broken = await this.send(client, "ROLLBACK").then(
         () => false,
         () => true,
       );
@@ -270,6 +288,9 @@ export class PostgresStore implements Store {
     if (this.closed) throw new Error("store is closed");
   }
 }
+
+/** Round trips per connection: a unit of work has its connection to itself, so its own count. */
+const tripsOn = new WeakMap<pg.PoolClient, number>();
 
 const statementNames = new Map<string, string>();
 

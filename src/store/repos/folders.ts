@@ -88,16 +88,19 @@ export class FolderRepo {
     return rows.map((r) => ({ ...r }));
   }
 
-  private readAncestry(id: string): Promise<FolderRow[]> {
-    return this.sql.all(
-      `WITH RECURSIVE up(id, depth) AS (
-         SELECT id, 0 FROM folders WHERE id = ?
+  private async readAncestry(id: string): Promise<FolderRow[]> {
+    // The rows themselves go up the chain, each parent found by its key: joining the chain's ids
+    // back to folders let PostgreSQL (which cannot tell how long the chain is) hash all of them.
+    const rows = await this.sql.all<FolderRow & { up_depth: number }>(
+      `WITH RECURSIVE up AS (
+         SELECT folders.*, 0 AS up_depth FROM folders WHERE id = ?
          UNION ALL
-         SELECT f.parent_id, up.depth + 1 FROM folders f JOIN up ON f.id = up.id WHERE f.parent_id IS NOT NULL
+         SELECT folders.*, up.up_depth + 1 FROM up JOIN folders ON folders.id = up.parent_id
        )
-       SELECT folders.* FROM up JOIN folders ON folders.id = up.id ORDER BY up.depth`,
+       SELECT * FROM up ORDER BY up_depth`,
       [id],
     );
+    return rows.map(({ up_depth: _depth, ...row }) => row);
   }
 
   /** Ids of the folder and all folders below it. */
@@ -129,12 +132,14 @@ export class FolderRepo {
 
   /** Direct file counts of every folder `ownerId` owns: one row per folder, whatever it holds. */
   async fileCountsOwned(ownerId: string): Promise<Map<string, number>> {
-    const rows = await this.sql.all<{ folder_id: string; n: number }>(
-      `SELECT c.folder_id, c.files AS n FROM folders f JOIN folder_counts c ON c.folder_id = f.id
-       WHERE f.owner_id = ?`,
+    // Each folder's count looked up by its key: a join let PostgreSQL hash the whole counts table
+    // (every account's folders) once an account had a few dozen folders.
+    const rows = await this.sql.all<{ folder_id: string; n: number | null }>(
+      `SELECT f.id AS folder_id, (SELECT c.files FROM folder_counts c WHERE c.folder_id = f.id) AS n
+       FROM folders f WHERE f.owner_id = ?`,
       [ownerId],
     );
-    return new Map(rows.map((r) => [r.folder_id, Number(r.n)]));
+    return new Map(rows.filter((r) => r.n !== null).map((r) => [r.folder_id, Number(r.n)]));
   }
 
   setAiExcluded(id: string, excluded: boolean) {

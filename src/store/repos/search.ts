@@ -2,9 +2,10 @@
 // with ts_rank (migration 7). Terms are plain words (letters and digits) chosen by the caller; they
 // are never spliced into a query language unescaped.
 
-import { indexPending } from "../sqlite/searchIndex.ts";
+import { indexPending, scopeToken } from "../sqlite/searchIndex.ts";
 import type { Sql } from "../store.ts";
 import { accessWhere, type FileListFilter } from "./files.ts";
+import { snippetOf } from "./snippet.ts";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -23,6 +24,8 @@ export interface SearchQuery {
   /** Prefix-match the last term (search as you type). */
   prefixLast?: boolean;
   limit: number;
+  /** Rank at most this many of the newest matches (SEARCH_WITHIN by default; never below limit). */
+  within?: number;
   excludeIds?: readonly string[];
   /** Leave out notes directly in these folders (folders kept away from the AI, with their subtrees). */
   excludeFolderIds?: readonly string[];
@@ -48,6 +51,30 @@ function exclusions(
 
 const WORD = /^[\p{L}\p{N}]+$/u;
 
+/**
+ * How many of the newest matching notes a search ranks: its cost stays that of a rare word however
+ * common the words are and however large the store grows. Fewer matches are all ranked.
+ */
+export const SEARCH_WITHIN = 1000;
+
+/** FTS5 query text for "a note the filter sees, not excluded" (the `scope` column, searchIndex.ts). */
+function scopeMatch(
+  filter: FileListFilter,
+  q: Pick<SearchQuery, "excludeIds" | "excludeFolderIds"> = {},
+): string {
+  const any = [
+    scopeToken("o", filter.ownerId),
+    ...(filter.sharedFolderIds ?? []).map((id) => scopeToken("d", id)),
+    ...(filter.sharedFileIds ?? []).map((id) => scopeToken("n", id)),
+  ];
+  const none = [
+    ...(q.excludeIds ?? []).map((id) => scopeToken("n", id)),
+    ...(q.excludeFolderIds ?? []).map((id) => scopeToken("d", id)),
+  ];
+  const seen = `scope:(${any.join(" OR ")})`;
+  return none.length ? `(${seen} NOT scope:(${none.join(" OR ")}))` : `(${seen})`;
+}
+
 export class SearchRepo {
   private readonly sql: Sql;
   private readonly dialect: Dialect;
@@ -60,45 +87,80 @@ export class SearchRepo {
   async search(filter: FileListFilter, q: SearchQuery): Promise<SearchHit[]> {
     const terms = q.terms.filter((t) => WORD.test(t));
     if (terms.length === 0) return [];
+    const limit = Math.max(1, Math.floor(q.limit));
+    const within = Math.max(limit, Math.floor(q.within ?? SEARCH_WITHIN));
+    if (this.dialect === "sqlite") return this.searchSqlite(filter, q, terms, limit, within);
     const { where, params } = accessWhere(filter);
     exclusions(where, params, q);
-    const limit = Math.max(1, Math.floor(q.limit));
-    if (this.dialect === "sqlite") {
-      await indexPending(this.sql); // what was written and not indexed yet: a search sees every commit
-      const parts = terms.map((t, i) => `"${t}"${q.prefixLast && i === terms.length - 1 ? "*" : ""}`);
-      const match = parts.join(q.match === "all" ? " AND " : " OR ");
-      // bm25 weights per column: name, context, tags, content. Lower bm25 is better: negate it.
-      const rows = await this.sql.all<{ id: string; score: number; snippet: string }>(
-        `SELECT files.id AS id, -bm25(file_search, 8.0, 4.0, 4.0, 1.0) AS score,
-           snippet(file_search, 3, '[', ']', '…', 16) AS snippet
-         FROM file_search
-         JOIN file_search_ids ON file_search_ids.rowid = file_search.rowid
-         JOIN files ON files.id = file_search_ids.file_id
-         WHERE file_search MATCH ? AND ${where.join(" AND ")}
-         ORDER BY bm25(file_search, 8.0, 4.0, 4.0, 1.0), files.id LIMIT ${limit}`,
-        [match, ...params],
-      );
-      return rows.map((r) => ({ id: r.id, score: Number(r.score), snippet: r.snippet ?? "" }));
-    }
     const parts = terms.map(
       (t, i) => `'${t.toLowerCase()}'${q.prefixLast && i === terms.length - 1 ? ":*" : ""}`,
     );
     const tsquery = parts.join(q.match === "all" ? " & " : " | ");
-    // Rank first (index scan), then build snippets for the page only: ts_headline reads the body.
+    // The newest `within` matches the caller sees (the GIN index finds them; only their ids and
+    // tsvectors are read), then ts_rank over those alone, then snippets for the page only:
+    // ts_headline reads the body.
     const rows = await this.sql.all<{ id: string; score: number; snippet: string }>(
       `SELECT ranked.id, ranked.score,
          ts_headline('simple'::regconfig, left(f.content, 200000), to_tsquery('simple'::regconfig, ?),
            'StartSel=[, StopSel=], MaxWords=24, MinWords=8, MaxFragments=1, FragmentDelimiter=…') AS snippet
        FROM (
-         SELECT files.id AS id, ts_rank(files.search_doc, to_tsquery('simple'::regconfig, ?)) AS score
-         FROM files
-         WHERE files.search_doc @@ to_tsquery('simple'::regconfig, ?) AND ${where.join(" AND ")}
-         ORDER BY score DESC, files.id LIMIT ${limit}
+         SELECT c.id, ts_rank(c.search_doc, to_tsquery('simple'::regconfig, ?)) AS score
+         FROM (
+           SELECT files.id AS id, files.search_doc AS search_doc FROM files
+           WHERE files.search_doc @@ to_tsquery('simple'::regconfig, ?) AND ${where.join(" AND ")}
+           ORDER BY files.id DESC LIMIT ${within}
+         ) c
+         ORDER BY score DESC, c.id LIMIT ${limit}
        ) ranked JOIN files f ON f.id = ranked.id
        ORDER BY ranked.score DESC, ranked.id`,
       [tsquery, tsquery, tsquery, ...params],
     );
     return rows.map((r) => ({ id: r.id, score: Number(r.score), snippet: r.snippet ?? "" }));
+  }
+
+  /**
+   * FTS5: the caller's access and the exclusions are part of the MATCH (the `scope` column), so
+   * FTS5 yields the caller's matches only, newest first; bm25 ranks the first `within` of them in
+   * FTS5's own query, and snippets are made for the page alone (snippet.ts).
+   */
+  private async searchSqlite(
+    filter: FileListFilter,
+    q: SearchQuery,
+    terms: readonly string[],
+    limit: number,
+    within: number,
+  ): Promise<SearchHit[]> {
+    await indexPending(this.sql); // what was written and not indexed yet: a search sees every commit
+    const parts = terms.map((t, i) => `"${t}"${q.prefixLast && i === terms.length - 1 ? "*" : ""}`);
+    const match = `${scopeMatch(filter, q)} AND {name context tags content}:(${parts.join(q.match === "all" ? " AND " : " OR ")})`;
+    const { where, params } = accessWhere(filter);
+    exclusions(where, params, q);
+    // bm25 weights per column: name, context, tags, content, scope (never a word). Lower bm25 is
+    // better: negate it. The access filter is checked again on the few rows ranked.
+    const ranked = await this.sql.all<{ rowid: number; id: string; score: number }>(
+      `SELECT c.rowid AS rowid, files.id AS id, c.score AS score
+       FROM (SELECT rowid, -bm25(file_search, 8.0, 4.0, 4.0, 1.0, 0.0) AS score FROM file_search
+             WHERE file_search MATCH ? ORDER BY rowid DESC LIMIT ${within}) AS c
+       CROSS JOIN file_search_ids ON file_search_ids.rowid = c.rowid
+       CROSS JOIN files ON files.id = file_search_ids.file_id
+       WHERE ${where.join(" AND ")}
+       ORDER BY c.score DESC, files.id LIMIT ${limit}`,
+      [match, ...params],
+    );
+    if (ranked.length === 0) return [];
+    const bodies = new Map(
+      (
+        await this.sql.all<{ id: string; content: string }>(
+          `SELECT id, substr(content, 1, 200000) AS content FROM files WHERE id IN (${ranked.map(() => "?").join(",")})`,
+          ranked.map((r) => r.id),
+        )
+      ).map((r) => [r.id, r.content]),
+    );
+    return ranked.map((r) => ({
+      id: r.id,
+      score: Number(r.score),
+      snippet: snippetOf(bodies.get(r.id) ?? "", terms, q.prefixLast === true),
+    }));
   }
 
   /**
@@ -111,7 +173,10 @@ export class SearchRepo {
     if (this.dialect === "sqlite" && words.length) await indexPending(this.sql);
     const [sql, arg] =
       this.dialect === "sqlite"
-        ? ["SELECT rowid FROM file_search WHERE file_search MATCH ?", (w: string) => `"${w}"`]
+        ? [
+            "SELECT rowid FROM file_search WHERE file_search MATCH ?",
+            (w: string) => `{name context tags content}:"${w}"`,
+          ]
         : [
             "SELECT 1 FROM files WHERE search_doc @@ to_tsquery('simple'::regconfig, ?)",
             (w: string) => `'${w.toLowerCase()}'`,
@@ -140,18 +205,26 @@ export class SearchRepo {
     const { where, params } = accessWhere(filter);
     exclusions(where, params, q);
     const within = Math.floor(q.within);
-    const matches =
-      this.dialect === "sqlite"
-        ? `SELECT file_search_ids.file_id AS id FROM
-             (SELECT rowid FROM file_search WHERE file_search MATCH ? LIMIT ${within}) AS m
-             CROSS JOIN file_search_ids WHERE file_search_ids.rowid = m.rowid`
-        : `SELECT id FROM files WHERE search_doc @@ to_tsquery('simple'::regconfig, ?) LIMIT ${within}`;
-    if (this.dialect === "sqlite") await indexPending(this.sql);
+    if (this.dialect === "sqlite") {
+      await indexPending(this.sql);
+      // The caller's matches only (the scope column), so `within` counts notes it may see.
+      const rows = await this.sql.all<{ id: string }>(
+        // CROSS JOIN: SQLite keeps the tables in this order (the matches drive).
+        `SELECT files.id AS id FROM
+           (SELECT rowid FROM file_search WHERE file_search MATCH ? LIMIT ${within}) AS m
+           CROSS JOIN file_search_ids CROSS JOIN files
+         WHERE file_search_ids.rowid = m.rowid AND files.id = file_search_ids.file_id AND ${where.join(" AND ")}
+         ORDER BY files.id LIMIT ${Math.floor(q.limit)}`,
+        [`${scopeMatch(filter, q)} AND {name context tags content}:"${word}"`, ...params],
+      );
+      return rows.map((r) => r.id);
+    }
     const rows = await this.sql.all<{ id: string }>(
-      // CROSS JOIN: SQLite keeps the tables in this order (the matches drive); PostgreSQL reads it as a join.
-      `SELECT files.id AS id FROM (${matches}) AS w CROSS JOIN files
+      `SELECT files.id AS id FROM
+         (SELECT id FROM files WHERE search_doc @@ to_tsquery('simple'::regconfig, ?) LIMIT ${within}) AS w
+         CROSS JOIN files
        WHERE files.id = w.id AND ${where.join(" AND ")} ORDER BY files.id LIMIT ${Math.floor(q.limit)}`,
-      [this.dialect === "sqlite" ? `"${word}"` : `'${word.toLowerCase()}'`, ...params],
+      [`'${word.toLowerCase()}'`, ...params],
     );
     return rows.map((r) => r.id);
   }

@@ -9,6 +9,19 @@
 import type { Sql } from "../store.ts";
 
 /**
+ * The `scope` column's tokens (migration 14): who may see a note, as words FTS5 can match, so a
+ * search's MATCH holds the caller's access and FTS5 yields only the caller's notes. Ids are
+ * hex-encoded (one token each, whatever characters an id holds): `o` owner, `d` folder, `n` note.
+ */
+export function scopeToken(kind: "o" | "d" | "n", id: string): string {
+  return kind + Buffer.from(id, "utf8").toString("hex");
+}
+
+/** The same tokens written by SQLite for a row of files `f` (hex() is upper case; FTS5 folds it). */
+const SCOPE_SQL =
+  "'o' || hex(f.owner_id) || ' n' || hex(f.id) || CASE WHEN f.folder_id IS NULL THEN '' ELSE ' d' || hex(f.folder_id) END";
+
+/**
  * A background pass's transaction takes up to this many noted files, and stops once their text
  * passes INDEX_BATCH_BYTES: node:sqlite is synchronous, so a batch holds the service's event loop
  * (every request waits) for as long as it tokenizes. 500 notes of 8 KiB took ~0.5 s in one batch,
@@ -76,8 +89,8 @@ export async function indexPending(
       [last],
     );
     await sql.run(
-      `INSERT INTO file_search (rowid, name, context, tags, content)
-       SELECT s.rowid, f.name, f.context, f.tags, f.content FROM file_search_pending p
+      `INSERT INTO file_search (rowid, name, context, tags, content, scope)
+       SELECT s.rowid, f.name, f.context, f.tags, f.content, ${SCOPE_SQL} FROM file_search_pending p
          JOIN files f ON f.id = p.file_id JOIN file_search_ids s ON s.file_id = p.file_id
        WHERE p.file_id <= ?`,
       [last],

@@ -65,7 +65,7 @@ describe("the listing's queries", () => {
   it("the folders' note counts read one row per folder, never the notes", async () => {
     const q = await sqlOf((sql) => new FolderRepo(sql).fileCountsOwned("u_1"));
     expect(plan(q)).toBe(
-      "SEARCH f USING COVERING INDEX folders_owner (owner_id=?)\nSEARCH c USING PRIMARY KEY (folder_id=?)",
+      "SEARCH f USING COVERING INDEX folders_owner (owner_id=?)\nCORRELATED SCALAR SUBQUERY 1\nSEARCH c USING PRIMARY KEY (folder_id=?)",
     );
     const some = await sqlOf((sql) => new FolderRepo(sql).fileCounts(["d_1", "d_2"]));
     expect(plan(some)).toBe("SEARCH folder_counts USING PRIMARY KEY (folder_id=?)");

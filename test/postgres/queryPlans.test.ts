@@ -1,0 +1,93 @@
+// Every hot query of the service finds its rows through an index on PostgreSQL: EXPLAIN (FORMAT
+// JSON) of each, as the repositories send it, on a store with thousands of rows and fresh
+// statistics (ANALYZE), where the planner would choose a sequential scan if no index fitted. A
+// query whose cost grew with the store (a listing, a read, the feed, a search, related notes, a
+// folder count, a share check) would show a Seq Scan on one of the big tables here.
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { numberPlaceholders } from "../../src/store/postgres/placeholders.ts";
+import { PostgresStore } from "../../src/store/postgres/postgresStore.ts";
+import { fillPlanData, hotQueries, sqlOf } from "../helpers/hotQueries.ts";
+import { createDatabase, dropDatabase } from "../helpers/pgCluster.ts";
+import { testPgUrl } from "../helpers/storeUnderTest.ts";
+
+const BIG = ["files", "folders", "feed", "shares", "file_search_tags", "folder_counts", "users"];
+
+let db: string;
+let client: pg.Client;
+
+beforeAll(async () => {
+  db = await createDatabase(testPgUrl()!);
+  await (await PostgresStore.open(db)).close(); // every migration applied
+  client = new pg.Client({ connectionString: db });
+  await client.connect();
+  for (const script of fillPlanData()) await client.query(script);
+  await client.query("ANALYZE");
+}, 120_000);
+afterAll(async () => {
+  await client?.end();
+  if (db) await dropDatabase(db);
+});
+
+interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "Index Name"?: string;
+  Plans?: PlanNode[];
+}
+
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+async function explain(q: { sql: string; params: unknown[] }): Promise<PlanNode[]> {
+  const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${numberPlaceholders(q.sql)}`, q.params);
+  return nodes(rows[0]["QUERY PLAN"][0].Plan);
+}
+
+const describePlan = (all: PlanNode[]) =>
+  all.map((n) => `${n["Node Type"]} ${n["Relation Name"] ?? ""} ${n["Index Name"] ?? ""}`.trim()).join("; ");
+
+describe("PostgreSQL plans of the hot queries", () => {
+  it("the store holds enough rows for the planner to prefer a scan where no index fits", async () => {
+    const { rows } = await client.query<{ relname: string; reltuples: number }>(
+      "SELECT relname, reltuples FROM pg_class WHERE relname IN ('files', 'feed', 'shares', 'file_search_tags')",
+    );
+    for (const r of rows) expect(Number(r.reltuples), r.relname).toBeGreaterThanOrEqual(4000);
+    // The control: a query no index fits is planned as a Seq Scan on these statistics.
+    const control = await explain({ sql: "SELECT id FROM files WHERE size = ?", params: [100] });
+    expect(control.some((n) => n["Node Type"] === "Seq Scan" && n["Relation Name"] === "files")).toBe(true);
+  });
+
+  it.each(hotQueries("postgres"))("%s: no Seq Scan on a big table", async (_name, call) => {
+    const statements = await sqlOf(call);
+    expect(statements.length).toBeGreaterThan(0);
+    for (const q of statements) {
+      const plan = await explain(q);
+      const scans = plan.filter(
+        (n) => n["Node Type"] === "Seq Scan" && BIG.includes(n["Relation Name"] ?? ""),
+      );
+      expect(scans, `${q.sql}\n${describePlan(plan)}`).toEqual([]);
+    }
+  });
+
+  it("an account's top-level notes are one range of an index", async () => {
+    const [, call] = hotQueries("postgres").find(([name]) => name.startsWith("the root's notes"))!;
+    const plan = await explain((await sqlOf(call))[0]!);
+    expect(
+      plan.some((n) => n["Index Name"] === "files_owner_folder"),
+      describePlan(plan),
+    ).toBe(true);
+  });
+
+  it("a search finds its matches through the full-text index", async () => {
+    for (const [name, call] of hotQueries("postgres").filter(([name]) => name.startsWith("search"))) {
+      const q = (await sqlOf(call)).at(-1)!;
+      const plan = await explain(q);
+      expect(
+        plan.some((n) => n["Index Name"] === "files_search" || n["Index Name"] === "files_pkey"),
+        `${name}: ${describePlan(plan)}`,
+      ).toBe(true);
+    }
+  });
+});

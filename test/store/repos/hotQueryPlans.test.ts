@@ -1,0 +1,93 @@
+// Every hot query of the service finds its rows through an index on SQLite: EXPLAIN QUERY PLAN of
+// each, as the repositories send it (test/helpers/hotQueries.ts, the same list PostgreSQL's
+// test/postgres/queryPlans.test.ts explains), on a store with thousands of rows and ANALYZE's
+// statistics. A full pass over a big table shows as `SCAN <table>` (with or without an index).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SqliteStore } from "../../../src/store/sqlite/sqliteStore.ts";
+import { fillPlanData, hotQueries, sqlOf } from "../../helpers/hotQueries.ts";
+
+const BIG = /\bSCAN (files|folders|feed|shares|file_search_tags|folder_counts|file_search_ids|users)\b/;
+
+let dir: string;
+let db: DatabaseSync;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "txtfs-hot-plans-"));
+  const path = join(dir, "txtfs.db");
+  await new SqliteStore(path).close(); // every migration applied
+  db = new DatabaseSync(path);
+  db.exec("BEGIN");
+  for (const script of fillPlanData()) db.exec(script);
+  db.exec("COMMIT; ANALYZE");
+});
+afterAll(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function plan(q: { sql: string; params: unknown[] }): string {
+  const rows = db.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...(q.params as never[])) as {
+    detail: string;
+  }[];
+  return rows.map((r) => r.detail).join("\n");
+}
+
+describe("SQLite plans of the hot queries", () => {
+  it("the control: a query no index fits is a SCAN of files", () => {
+    expect(plan({ sql: "SELECT id FROM files WHERE size = ?", params: [100] })).toMatch(BIG);
+  });
+
+  it.each(hotQueries("sqlite"))("%s: no SCAN of a big table", async (_name, call) => {
+    const statements = await sqlOf(call);
+    expect(statements.length).toBeGreaterThan(0);
+    for (const q of statements) {
+      const p = plan(q);
+      expect(p, `${q.sql}\n${p}`).not.toMatch(BIG);
+    }
+  });
+
+  it("an account's top-level notes are one range of an index, not a walk of all its notes", async () => {
+    const [name, call] = hotQueries("sqlite").find(([name]) => name.startsWith("the root's notes"))!;
+    const [q] = await sqlOf(call);
+    expect(plan(q!), name).toBe("SEARCH files USING INDEX files_owner_folder (owner_id=? AND folder_id=?)");
+  });
+
+  it("the same with the statistics of a real store (100,000 notes, 1,000 a folder, none at the top level)", async () => {
+    // What ANALYZE recorded for a bench:scale store: averages per key, blind to the top level's few.
+    const real = new DatabaseSync(":memory:");
+    for (const row of db
+      .prepare(
+        "SELECT sql FROM sqlite_schema WHERE name IN ('files') OR tbl_name = 'files' AND type = 'index' AND sql IS NOT NULL",
+      )
+      .all() as { sql: string }[])
+      real.exec(row.sql);
+    real.exec(`ANALYZE; DELETE FROM sqlite_stat1;
+      INSERT INTO sqlite_stat1 VALUES ('files', 'files_owner_folder', '100000 2001 1001 1'),
+        ('files', 'files_listing', '100000 2001 ${Array(19).fill(1).join(" ")}'),
+        ('files', 'files_folder', '100000 1001 1'), ('files', 'sqlite_autoindex_files_1', '100000 1');
+      ANALYZE sqlite_schema;`);
+    const [, call] = hotQueries("sqlite").find(([name]) => name.startsWith("the root's notes"))!;
+    const [q] = await sqlOf(call);
+    const p = (
+      real.prepare(`EXPLAIN QUERY PLAN ${q!.sql}`).all(...(q!.params as never[])) as { detail: string }[]
+    )
+      .map((r) => r.detail)
+      .join("\n");
+    expect(p).toBe("SEARCH files USING INDEX files_owner_folder (owner_id=? AND folder_id=?)");
+    real.close();
+  });
+
+  it("a search's matches come from FTS5, the caller's only, ranked inside FTS5's own query", async () => {
+    for (const [name, call] of hotQueries("sqlite").filter(([name]) => name.startsWith("search"))) {
+      const q = (await sqlOf(call)).find((s) => s.sql.includes("bm25"))!;
+      const p = plan(q);
+      expect(p, `${name}\n${p}`).toMatch(/^(CO-ROUTINE|MATERIALIZE) c\b/m);
+      expect(p, `${name}\n${p}`).toMatch(/SCAN file_search VIRTUAL TABLE INDEX \d+:M/);
+      expect(q.params[0], name).toMatch(/^\(scope:\(o[0-9a-f]+/);
+    }
+  });
+});
