@@ -185,6 +185,14 @@ export function documentRules(op: Json): void {
       },
     };
   }
+  if (op["x-binary-body"] && !op.requestBody) {
+    // An attachment's bytes: any Content-Type, taken as bytes (never parsed or decoded).
+    op.requestBody = {
+      required: false,
+      description: "The file's bytes, exactly (an empty body is an empty file); any Content-Type.",
+      content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
+    };
+  }
   const json = op.requestBody?.content?.["application/json"];
   if (json?.schema) {
     constrain(json.schema);

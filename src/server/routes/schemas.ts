@@ -81,7 +81,7 @@ export const FolderUpdateBody = Type.Object(
   { additionalProperties: false },
 );
 
-const Limit = Type.Integer({ minimum: 1, maximum: 1000 });
+export const Limit = Type.Integer({ minimum: 1, maximum: 1000 });
 
 export const ListQuery = Type.Object({
   limit: Type.Optional(Limit),
