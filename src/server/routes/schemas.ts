@@ -122,6 +122,11 @@ export const ChangesQuery = Type.Object({
   cursor: Type.Optional(Type.String()),
   limit: Type.Optional(Limit),
   wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 60 })),
+  include: Type.Optional(
+    Type.Literal("attachments", {
+      description: "Also the `attachment` records (an extension of the spec; left out unless asked).",
+    }),
+  ),
 });
 
 const ShareRole = Type.Union([Type.Literal("writer"), Type.Literal("reader")]);

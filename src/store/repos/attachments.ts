@@ -101,6 +101,15 @@ export class AttachmentRepo {
     );
   }
 
+  async byIds(ids: readonly string[]): Promise<AttachmentRow[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.sql.all<AttachmentRow>(
+      `SELECT * FROM attachments WHERE id IN (${marks(ids.length)}) ORDER BY id`,
+      ids,
+    );
+    return rows.map((r) => normal(r)!);
+  }
+
   /** Attachments directly in these folders, by id. */
   async inFolders(folderIds: readonly string[]): Promise<AttachmentRow[]> {
     if (folderIds.length === 0) return [];

@@ -31,9 +31,9 @@ export function publishAttachmentDeleted(tx: Tx, id: string, before: Map<string,
   return publishItem(tx, "attachment", id, before, null, { reason: "deleted" });
 }
 
-/** A share reached (or stopped reaching) these folders: re-tell one account of their attachments. */
-export async function republishAttachments(tx: Tx, accountId: string, folderIds: readonly string[]) {
-  for (const row of await tx.attachments.inFolders(folderIds)) {
+/** A share reached (or stopped reaching) these attachments: re-tell one account of them. */
+export async function republishAttachments(tx: Tx, accountId: string, rows: readonly AttachmentRow[]) {
+  for (const row of rows) {
     const role = (await attachmentAudience(tx, row)).get(accountId);
     await publishItem(
       tx,

@@ -46,7 +46,8 @@ export function checkAttachmentName(field: string, name: string, bytes: Buffer):
   return name;
 }
 
-const mib = (n: number) => `${Math.round((n / 1024 / 1024) * 100) / 100} MiB`;
+const size = (n: number) =>
+  n >= 1024 * 1024 ? `${Math.round((n / 1024 / 1024) * 100) / 100} MiB (${n} bytes)` : `${n} bytes`;
 
 export function checkAttachmentSize(limits: AttachmentLimits, size: number): void {
   if (size > limits.maxBytes) throw attachmentTooLarge(limits);
@@ -56,7 +57,7 @@ export const attachmentTooLarge = (limits: AttachmentLimits) =>
   new ServiceError(
     413,
     "payload_too_large",
-    `The attachment exceeds the limit of ${mib(limits.maxBytes)} (${limits.maxBytes} bytes) per file.`,
+    `The attachment exceeds the limit of ${size(limits.maxBytes)} per file.`,
     "Keep each attachment under the limit, or ask the operator to raise it (txtfs serve --attachment-max-bytes).",
     { limitBytes: limits.maxBytes },
   );
@@ -67,7 +68,7 @@ export function checkQuota(limits: AttachmentLimits, usedBytes: number, addedByt
   throw new ServiceError(
     507,
     "insufficient_storage",
-    `This would take the account's attachments to ${usedBytes + addedBytes} bytes, over its quota of ${mib(limits.quotaBytes)} (${limits.quotaBytes} bytes).`,
+    `This would take the account's attachments to ${usedBytes + addedBytes} bytes, over its quota of ${size(limits.quotaBytes)}.`,
     "Delete attachments you no longer need, or ask the operator to raise the quota (txtfs serve --attachment-quota-bytes).",
     { quotaBytes: limits.quotaBytes, usedBytes },
   );
