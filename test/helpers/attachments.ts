@@ -77,7 +77,7 @@ export interface BlobTable {
 /** The blob table as stored (SQLite file or the PostgreSQL database of the test server). */
 export async function blobTable(t: TestServer): Promise<BlobTable> {
   const sql =
-    "SELECT COUNT(*) AS rows, COALESCE(SUM(length(bytes)), 0) AS bytes, COALESCE(SUM(refs), 0) AS refs FROM blobs";
+    "SELECT COUNT(*) AS rows, COALESCE(SUM(length(bytes)), 0) AS bytes, COALESCE(SUM(refs), 0) AS refs FROM blobs JOIN blob_refs USING (hash)";
   if (t.db) {
     const client = new pg.Client({ connectionString: t.db });
     await client.connect();

@@ -40,13 +40,17 @@ export class SqlBlobStore implements BlobStore {
 
   async put(bytes: Buffer): Promise<{ hash: string; size: number }> {
     const hash = sha256Hex(bytes);
-    // Known content only counts one more reference: its bytes are not sent to the database again.
-    const known = await this.sql.run("UPDATE blobs SET refs = refs + 1 WHERE hash = ?", [hash]);
+    // Known content only counts one more reference: its bytes are neither sent nor written again.
+    const known = await this.sql.run("UPDATE blob_refs SET refs = refs + 1 WHERE hash = ?", [hash]);
     if (known.changes === 0) {
       await this.sql.run(
-        `INSERT INTO blobs (hash, size, refs, bytes) VALUES (?, ?, 1, ?)
-         ON CONFLICT (hash) DO UPDATE SET refs = blobs.refs + 1`,
+        "INSERT INTO blobs (hash, size, bytes) VALUES (?, ?, ?) ON CONFLICT (hash) DO NOTHING",
         [hash, bytes.length, bytes],
+      );
+      await this.sql.run(
+        `INSERT INTO blob_refs (hash, refs) VALUES (?, 1)
+         ON CONFLICT (hash) DO UPDATE SET refs = blob_refs.refs + 1`,
+        [hash],
       );
     }
     return { hash, size: bytes.length };
@@ -69,7 +73,8 @@ export class SqlBlobStore implements BlobStore {
   }
 
   async release(hash: string): Promise<void> {
-    await this.sql.run("UPDATE blobs SET refs = refs - 1 WHERE hash = ?", [hash]);
-    await this.sql.run("DELETE FROM blobs WHERE hash = ? AND refs <= 0", [hash]);
+    await this.sql.run("UPDATE blob_refs SET refs = refs - 1 WHERE hash = ?", [hash]);
+    const last = await this.sql.run("DELETE FROM blob_refs WHERE hash = ? AND refs <= 0", [hash]);
+    if (last.changes > 0) await this.sql.run("DELETE FROM blobs WHERE hash = ?", [hash]);
   }
 }

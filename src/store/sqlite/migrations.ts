@@ -587,14 +587,18 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   `,
   },
   // attachments: every file that is not a note (issue 48), bytes exact. Their bytes live once per
-  // content in `blobs` (sha256 -> bytes, counted references: one per attachment version), so a copy
-  // or a rename costs no bytes; `attachment_versions` is their history (the current one included).
+  // content in `blobs` (sha256 -> bytes), counted in `blob_refs` (one reference per attachment
+  // version; apart, since updating a row rewrites its whole blob), so a copy or a rename costs no
+  // bytes; `attachment_versions` is their history (the current one included).
   `
   CREATE TABLE IF NOT EXISTS blobs (
     hash TEXT PRIMARY KEY,
     size INTEGER NOT NULL,
-    refs INTEGER NOT NULL,
     bytes BLOB NOT NULL
+  );
+  CREATE TABLE IF NOT EXISTS blob_refs (
+    hash TEXT PRIMARY KEY REFERENCES blobs(hash),
+    refs INTEGER NOT NULL
   );
   CREATE TABLE IF NOT EXISTS attachments (
     id TEXT PRIMARY KEY,
