@@ -178,7 +178,7 @@ describe("create, read, replace, rename, move, delete", () => {
 describe("names: the notes' rules, and .md/.txt only for bytes that are not UTF-8", () => {
   it("refuses bad names and UTF-8 notes (400), keeps a non-UTF-8 .md byte-exact; the note endpoint still refuses it", async () => {
     const before = await fullFingerprint(t, alice);
-    for (const name of ["a/b.png", "..", "x".repeat(256) + ".png", "ok\u0000.png"]) {
+    for (const name of ["a/b.png", "..", `${"x".repeat(256)}.png`, "ok\u0000.png"]) {
       const res = await bin(
         t,
         alice,

@@ -75,15 +75,23 @@ export interface BlobTable {
 }
 
 /** The blob table as stored (SQLite file or the PostgreSQL database of the test server). */
+/** Every stored content has exactly one count, and every count its content. */
+function check(table: BlobTable, counted: number): BlobTable {
+  expect(counted, "blob_refs rows = blobs rows").toBe(table.rows);
+  return table;
+}
+
 export async function blobTable(t: TestServer): Promise<BlobTable> {
   const sql =
-    "SELECT COUNT(*) AS rows, COALESCE(SUM(length(bytes)), 0) AS bytes, COALESCE(SUM(refs), 0) AS refs FROM blobs JOIN blob_refs USING (hash)";
+    // Apart, so that bytes left without a reference (or a reference without bytes) show.
+    "SELECT (SELECT COUNT(*) FROM blobs) AS rows, (SELECT COALESCE(SUM(length(bytes)), 0) FROM blobs) AS bytes, " +
+    "(SELECT COALESCE(SUM(refs), 0) FROM blob_refs) AS refs, (SELECT COUNT(*) FROM blob_refs) AS counted";
   if (t.db) {
     const client = new pg.Client({ connectionString: t.db });
     await client.connect();
     try {
       const r = (await client.query(sql.replace("length(bytes)", "octet_length(bytes)"))).rows[0];
-      return { rows: Number(r.rows), bytes: Number(r.bytes), refs: Number(r.refs) };
+      return check({ rows: Number(r.rows), bytes: Number(r.bytes), refs: Number(r.refs) }, Number(r.counted));
     } finally {
       await client.end();
     }
@@ -91,7 +99,7 @@ export async function blobTable(t: TestServer): Promise<BlobTable> {
   const db = new DatabaseSync(join(t.dataDir, "txtfs.db"), { readOnly: true });
   try {
     const r = db.prepare(sql).get() as Record<string, number>;
-    return { rows: Number(r.rows), bytes: Number(r.bytes), refs: Number(r.refs) };
+    return check({ rows: Number(r.rows), bytes: Number(r.bytes), refs: Number(r.refs) }, Number(r.counted));
   } finally {
     db.close();
   }
