@@ -59,6 +59,11 @@ describe("create, read, replace, rename, move, delete", () => {
     expect(record.status).toBe(304);
     const meRaw = await bin(t, alice, "GET", `/api/me/attachments/${a.id}/raw`);
     expect(meRaw.bytes.equals(bytes)).toBe(true);
+    // HEAD: the size without the bytes (a player or a download manager asks first).
+    const head = await bin(t, alice, "HEAD", `/api/v1/attachments/${a.id}/raw`);
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-length")).toBe(String(bytes.length));
+    expect(head.bytes.length).toBe(0);
   });
 
   it("the /api/me family creates with 200; a JSON or text Content-Type is bytes too; an empty body is an empty file", async () => {
@@ -642,5 +647,32 @@ describe("folders and listings", () => {
     expect([...p1.body.attachments, ...p2.body.attachments].map((a: { id: string }) => a.id)).toEqual(ids);
     expectError(await hal.api.get("/api/v1/attachments?cursor=zzz"), 400, "invalid_cursor");
     expectError(await hal.api.get("/api/v1/attachments?folderId=d_none"), 404, "not_found");
+  });
+});
+
+describe("one name, one item", () => {
+  it("a note may not take an attachment's name in its folder (create, rename, move, import); nothing changes", async () => {
+    const ivy = await t.user();
+    const dir = await mkdir(ivy, { name: "Mixed" });
+    await attach(t, ivy, "chart.png", Buffer.from([1, 2]), dir.id);
+    const note = await mkfile(ivy, { name: "draft.md", content: "x" });
+    const before = await fullFingerprint(t, ivy);
+    expectError(
+      await ivy.api.post("/api/v1/files", { name: "chart.png", folderId: dir.id }),
+      409,
+      "conflict",
+    );
+    expectError(
+      await ivy.api.put(`/api/v1/files/${note.id}`, { name: "chart.png", folderId: dir.id }),
+      409,
+      "conflict",
+    );
+    const imported = await ivy.api.post("/api/v1/files/import", {
+      files: [{ path: "Mixed/chart.png", content: "text" }],
+    });
+    expectError(imported, 409, "conflict");
+    expect(await fullFingerprint(t, ivy)).toBe(before);
+    // The same name elsewhere is fine.
+    expect((await ivy.api.post("/api/v1/files", { name: "chart.png" })).status).toBe(201);
   });
 });
