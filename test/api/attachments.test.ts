@@ -676,3 +676,41 @@ describe("one name, one item", () => {
     expect((await ivy.api.post("/api/v1/files", { name: "chart.png" })).status).toBe(201);
   });
 });
+
+describe("a share in the feed", () => {
+  it("sharing a folder tells the grantee of its attachments; moving one out and revoking take them back", async () => {
+    const owner = await t.user();
+    const friend = await t.user();
+    const shared = await mkdir(owner, { name: "Shared" });
+    const mine = await mkdir(owner, { name: "Mine" });
+    const pic = await attach(t, owner, "p.png", Buffer.from([1]), shared.id);
+    const doc = await attach(t, owner, "d.pdf", Buffer.from("%PDF"), shared.id);
+    const head = (await friend.api.get("/api/v1/changes?cursor=latest")).body.cursor;
+    const share = await owner.api.post(`/api/v1/folders/${shared.id}/share`, {
+      email: friend.email,
+      role: "reader",
+    });
+    expect(share.status).toBe(201);
+    const told = async (from: number) =>
+      (await friend.api.get(`/api/v1/changes?cursor=${from}&include=attachments`)).body.changes.filter(
+        (c: { kind: string }) => c.kind === "attachment",
+      );
+    const afterShare = await told(head);
+    expect(afterShare.map((c: { id: string }) => c.id).sort()).toEqual([pic.id, doc.id].sort());
+    expect(afterShare[0].attachment.role).toBe("reader");
+    const mark = (await friend.api.get("/api/v1/changes?cursor=latest")).body.cursor;
+    // Moving one out of the shared folder: a tombstone for the friend, who can no longer see it.
+    expect((await owner.api.put(`/api/v1/attachments/${doc.id}`, { folderId: mine.id })).status).toBe(200);
+    const moved = await told(mark);
+    expect(moved).toMatchObject([{ id: doc.id, deleted: true, reason: "access_revoked" }]);
+    expectError(await friend.api.get(`/api/v1/attachments/${doc.id}`), 404, "not_found");
+    const mark2 = (await friend.api.get("/api/v1/changes?cursor=latest")).body.cursor;
+    expect((await owner.api.delete(`/api/v1/shares/${share.body.share.id}`)).status).toBe(200);
+    expect(await told(mark2)).toMatchObject([{ id: pic.id, deleted: true, reason: "access_revoked" }]);
+    expectError(
+      (await bin(t, friend, "GET", `/api/v1/attachments/${pic.id}/raw`)) as never,
+      404,
+      "not_found",
+    );
+  });
+});
