@@ -221,6 +221,17 @@ describe("names: the notes' rules, and .md/.txt only for bytes that are not UTF-
       "content-type": "text/markdown",
     });
     expectError(asNote as never, 400, "invalid_encoding");
+    // A rename onto a note's name is held to the same rule, by the bytes it holds.
+    const text = await attach(t, alice, "plain.bin", Buffer.from("just text"));
+    const toMd = await alice.api.put(`/api/v1/attachments/${text.id}`, { name: "plain.md" });
+    expect(expectError(toMd, 400, "validation_failed").details[0].code).toBe("note_name");
+    const legacy = await attach(t, alice, "legacy.bin", latin1);
+    expect(
+      (await alice.api.put(`/api/v1/attachments/${legacy.id}`, { name: "legacy.txt" })).body.attachment,
+    ).toMatchObject({
+      name: "legacy.txt",
+      contentType: "text/plain",
+    });
     // Notes' listings stay notes only.
     const files = await alice.api.get("/api/v1/files?limit=1000");
     expect(files.body.files.some((f: { name: string }) => f.name === "old.md")).toBe(false);

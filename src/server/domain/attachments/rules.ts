@@ -30,11 +30,16 @@ const NOTE_NAME = /\.(md|txt)$/i;
 
 /**
  * An attachment's name: 1-255 bytes, no `/`, no NUL, not `.`/`..`; a `.md`/`.txt` name only when
- * its bytes are not UTF-8 (a text file is a note, stored through the files endpoints).
+ * its bytes are not UTF-8 (a text file is a note, stored through the files endpoints). The bytes
+ * are asked for only for such a name.
  */
-export function checkAttachmentName(field: string, name: string, bytes: Buffer): string {
+export async function checkAttachmentName(
+  field: string,
+  name: string,
+  bytes: () => Buffer | Promise<Buffer>,
+): Promise<string> {
   checkName(field, name);
-  if (NOTE_NAME.test(name) && isUtf8Text(bytes)) {
+  if (NOTE_NAME.test(name) && isUtf8Text(await bytes())) {
     throw new ServiceError(
       400,
       "validation_failed",

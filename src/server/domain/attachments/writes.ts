@@ -83,7 +83,7 @@ export async function createAttachment(
   limits: AttachmentLimits,
   input: AttachmentCreateInput,
 ): Promise<AttachmentResult> {
-  const name = checkAttachmentName("name", input.name, input.bytes);
+  const name = await checkAttachmentName("name", input.name, () => input.bytes);
   checkAttachmentSize(limits, input.bytes.length);
   const target = await attachmentTarget(tx, actor, input.folderId);
   const existing = await tx.attachments.byPlace(target.ownerId, target.folderId, name);
@@ -164,11 +164,9 @@ export async function updateAttachment(
   checkIfMatch(ifMatch, row.etag);
   const next: AttachmentRow = { ...row };
   if (patch.name !== undefined && patch.name !== row.name) {
-    // Only the name's rules: a .md/.txt name is refused for UTF-8 content, which is then a note's.
-    const bytes = /\.(md|txt)$/i.test(patch.name)
-      ? await tx.blobs.get(row.content_hash)
-      : Buffer.alloc(1, 0xff);
-    checkAttachmentName("name", patch.name, bytes ?? Buffer.alloc(0));
+    // A .md/.txt name is refused for UTF-8 content, which is then a note's.
+    const bytes = async () => (await tx.blobs.get(row.content_hash)) ?? Buffer.alloc(0);
+    await checkAttachmentName("name", patch.name, bytes);
     next.name = patch.name;
     next.content_type = contentTypeOf(patch.name);
   }
