@@ -22690,7 +22690,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url: string;
-                    events: ("file.created" | "file.updated" | "file.deleted" | "folder.created" | "folder.updated" | "folder.deleted" | "file.*" | "folder.*" | "*")[];
+                    events: ("file.created" | "file.updated" | "file.deleted" | "folder.created" | "folder.updated" | "folder.deleted" | "attachment.created" | "attachment.updated" | "attachment.deleted" | "file.*" | "folder.*" | "attachment.*" | "*")[];
                     description?: string;
                 };
             };
@@ -23159,7 +23159,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url?: string;
-                    events?: ("file.created" | "file.updated" | "file.deleted" | "folder.created" | "folder.updated" | "folder.deleted" | "file.*" | "folder.*" | "*")[];
+                    events?: ("file.created" | "file.updated" | "file.deleted" | "folder.created" | "folder.updated" | "folder.deleted" | "attachment.created" | "attachment.updated" | "attachment.deleted" | "file.*" | "folder.*" | "attachment.*" | "*")[];
                     description?: string;
                     status?: "enabled" | "disabled";
                 };

@@ -134,7 +134,7 @@ export function constrain(schema: Json | undefined, field = ""): void {
     // Lists the domain refuses empty: an import of no files, a webhook for no events.
     if ((field === "files" || field === "events") && !schema.minItems) schema.minItems = 1;
     if (field === "events" && schema.items && isType(schema.items, "string"))
-      schema.items.enum = [...EVENT_TYPES, "file.*", "folder.*", "*"];
+      schema.items.enum = [...EVENT_TYPES, "file.*", "folder.*", "attachment.*", "*"];
     if (field === "tags") {
       schema.maxItems = LIMITS.tags;
       if (schema.items && isType(schema.items, "string"))

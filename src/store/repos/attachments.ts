@@ -65,12 +65,27 @@ function normal(row: AttachmentRow | undefined): AttachmentRow | undefined {
 
 export class AttachmentRepo {
   private readonly sql: Sql;
+  /** Owners known (in this unit of work) to hold attachments or none: bulk note creates ask once. */
+  private readonly owners = new Map<string, boolean>();
 
   constructor(sql: Sql) {
     this.sql = sql;
   }
 
+  /** Does the account own any attachment? (Remembered for the unit of work; an insert sets it.) */
+  async anyOwnedBy(ownerId: string): Promise<boolean> {
+    let known = this.owners.get(ownerId);
+    if (known === undefined) {
+      known = !!(await this.sql.get("SELECT 1 AS one FROM attachments WHERE owner_id = ? LIMIT 1", [
+        ownerId,
+      ]));
+      this.owners.set(ownerId, known);
+    }
+    return known;
+  }
+
   insert(row: AttachmentRow) {
+    this.owners.set(row.owner_id, true);
     return this.sql.run(
       `INSERT INTO attachments (${COLUMNS.join(", ")}) VALUES (${marks(COLUMNS.length)})`,
       COLUMNS.map((c) => row[c]),
