@@ -2,6 +2,7 @@ import { type Command, Option } from "commander";
 import { LOG_LEVELS } from "../lib/logLevels.ts";
 import { dataDir } from "../lib/paths.ts";
 import { addAiOptions, brainOptions } from "./aiOptions.ts";
+import { parseByteSize } from "./byteSize.ts";
 import {
   fromEnv,
   logFormatOption,
@@ -38,6 +39,16 @@ export function registerServe(program: Command): void {
       process.env.TXTFS_USER,
     )
     .option("--rate-limit <points>", "points per minute per key (reads 1, writes 5)", parsePositiveInt)
+    .option(
+      "--attachment-max-bytes <size>",
+      "largest attachment (a file that is not a note), e.g. 100MiB (or TXTFS_ATTACHMENT_MAX_BYTES; default 100MiB)",
+      parseByteSize,
+    )
+    .option(
+      "--attachment-quota-bytes <size>",
+      "attachment bytes one account may own, e.g. 10GiB (or TXTFS_ATTACHMENT_QUOTA_BYTES; default 10GiB)",
+      parseByteSize,
+    )
     .option(
       "--retention-days <days>",
       "how long delete tombstones stay in the change feed",
@@ -106,7 +117,11 @@ export function registerServe(program: Command): void {
     }
     const port: number = opts.port ?? fromEnv("TXTFS_PORT", parsePort) ?? DEFAULT_PORT;
     const brain = brainOptions(opts);
+    const attachments = {
+      maxBytes: opts.attachmentMaxBytes ?? fromEnv("TXTFS_ATTACHMENT_MAX_BYTES", parseByteSize),
+      quotaBytes: opts.attachmentQuotaBytes ?? fromEnv("TXTFS_ATTACHMENT_QUOTA_BYTES", parseByteSize),
+    };
     const { runServe } = await import("./serveRun.ts");
-    await runServe({ ...opts, port, brain });
+    await runServe({ ...opts, port, brain, attachments });
   });
 }

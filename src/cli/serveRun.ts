@@ -29,6 +29,8 @@ export interface ServeCliOptions {
   idpName?: string;
   /** The operator's AI provider (serve.ts reads its flags, key file and environment). */
   brain?: Partial<BrainConfig>;
+  /** Attachments: the largest one and an account's quota, in bytes (absent: the defaults). */
+  attachments?: { maxBytes?: number; quotaBytes?: number };
 }
 
 export async function runServe(opts: ServeCliOptions): Promise<void> {
@@ -42,6 +44,7 @@ export async function runServe(opts: ServeCliOptions): Promise<void> {
     rateLimit: opts.rateLimit ? { limit: opts.rateLimit } : undefined,
     retentionDays: opts.retentionDays,
     logger,
+    attachments: definedOnly(opts.attachments),
     logRequests: opts.logRequests || process.env.TXTFS_LOG_REQUESTS === "1",
     trustProxy: opts.trustProxy,
     metrics: opts.metrics ? { token: opts.metricsToken } : false,
@@ -124,4 +127,9 @@ export async function runServe(opts: ServeCliOptions): Promise<void> {
 
 function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || host.startsWith("127.");
+}
+
+/** Leaves out what was not set, so the defaults apply to it. */
+function definedOnly(limits: ServeCliOptions["attachments"]) {
+  return Object.fromEntries(Object.entries(limits ?? {}).filter(([, v]) => v !== undefined));
 }

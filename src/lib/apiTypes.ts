@@ -56,7 +56,7 @@ export interface TxtFolder {
 export interface ChangeRecord {
   seq: number;
   /** `share`, `comment`, `suggestion` and `version` records carry `fileId` (or the shared resource). */
-  kind: "file" | "folder" | "share" | "comment" | "suggestion" | "version";
+  kind: "file" | "folder" | "share" | "comment" | "suggestion" | "version" | "attachment";
   id: string;
   deleted: boolean;
   /** For tombstones: `deleted`, or `access_revoked` when the item is no longer visible to you. */
@@ -71,6 +71,8 @@ export interface ChangeRecord {
   comment?: Record<string, unknown>;
   suggestion?: Record<string, unknown>;
   version?: Record<string, unknown>;
+  /** Only in a feed read with `include=attachments` (an extension of the spec). */
+  attachment?: Record<string, unknown>;
 }
 
 /** A version of a note (SPEC `TxtVersion`); `content` only when one version is fetched. */

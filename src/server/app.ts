@@ -10,6 +10,7 @@ import { randomBase62 } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
 import { observeStore } from "../store/observedStore.ts";
 import type { Store } from "../store/store.ts";
+import { type AttachmentLimits, DEFAULT_ATTACHMENT_LIMITS } from "./domain/attachments/rules.ts";
 import { ProviderPool } from "./domain/brain/capability.ts";
 import { type BrainConfig, DEFAULT_BRAIN_CONFIG } from "./domain/brain/config.ts";
 import { ServiceError } from "./domain/errors.ts";
@@ -28,6 +29,7 @@ import type { ServiceMetrics } from "./metrics.ts";
 import { completeRoute } from "./openapi/completeRoute.ts";
 import { registerOpenApi } from "./openapi/document.ts";
 import { referencePages } from "./reference/pages.ts";
+import { attachmentRoutes } from "./routes/attachments.ts";
 import { batchRoutes } from "./routes/batch.ts";
 import { brainRoutes } from "./routes/brain.ts";
 import { brainMediaRoutes } from "./routes/brainMedia.ts";
@@ -81,6 +83,8 @@ export interface AppOptions {
   metrics?: ServiceMetrics;
   /** Require `Authorization: Bearer <token>` on GET /metrics. */
   metricsToken?: string;
+  /** Attachments: bytes per file and per account (defaults: 100 MiB, 10 GiB). */
+  attachments?: Partial<AttachmentLimits>;
 }
 
 /** Is this request for the in-process dev identity provider (served beside the API, not by Fastify)? */
@@ -397,9 +401,11 @@ export async function buildApp(opts: AppOptions) {
   });
 
   const brain = new ProviderPool({ ...DEFAULT_BRAIN_CONFIG, ...opts.brain });
-  const deps = { store, closing, identity: hub, brain };
+  const attachments = { ...DEFAULT_ATTACHMENT_LIMITS, ...opts.attachments };
+  const deps = { store, closing, identity: hub, brain, attachments };
   await app.register(discoverRoutes(() => catalog, hub));
   await app.register(fileRoutes(deps));
+  await app.register(attachmentRoutes(deps));
   await app.register(folderRoutes(deps));
   await app.register(changeRoutes(deps));
   await app.register(shareRoutes(deps));

@@ -7,6 +7,7 @@ import { PostgresStore } from "../store/postgres/postgresStore.ts";
 import { acquireServeLock } from "../store/sqlite/serveLock.ts";
 import type { Store } from "../store/store.ts";
 import { buildApp, type RouteEntry } from "./app.ts";
+import type { AttachmentLimits } from "./domain/attachments/rules.ts";
 import type { BrainConfig } from "./domain/brain/config.ts";
 import type { RateLimitConfig } from "./http/rateLimit.ts";
 import { createDevIdp, DEV_AUDIENCE, DEV_CLIENT_ID } from "./identity/devIdp.ts";
@@ -41,6 +42,8 @@ export interface ServeOptions {
   trustProxy?: boolean | number | string[];
   /** GET /metrics, optionally behind a bearer token; false: not served. Default: served, open. */
   metrics?: { token?: string } | false;
+  /** Attachments: bytes per file and per account (see AppOptions). */
+  attachments?: Partial<AttachmentLimits>;
 }
 
 export interface RunningServer {
@@ -99,6 +102,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     metrics,
     metricsToken: opts.metrics ? opts.metrics.token : undefined,
     usageFlushMs: opts.usageFlushMs,
+    attachments: opts.attachments,
   });
   const stopMaintenance = startMaintenance(store, opts.logger, opts.retentionDays);
   const webhooks = new WebhookWorker(store, opts.logger, {

@@ -197,7 +197,9 @@ export async function copySqliteToPostgres(
         const params: unknown[] = [];
         const values = batch.map((r) => {
           const ph = t.columns.map((c) => {
-            params.push(canonical(r[c]));
+            // Bytes (an attachment's blob) go in as bytes; canonical() is for comparing them.
+            const v = r[c];
+            params.push(v instanceof Uint8Array ? Buffer.from(v) : canonical(v));
             return `$${params.length}`;
           });
           return `(${ph.join(", ")})`;

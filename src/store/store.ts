@@ -1,6 +1,8 @@
 // The persistence boundary. Domain code talks only to these interfaces; the SQLite and PostgreSQL
 // backends differ in their executor, locking and migrations, not in the repositories above it.
 
+import type { AttachmentRepo } from "./repos/attachments.ts";
+import type { BlobStore } from "./repos/blobs.ts";
 import type {
   AiUsageRepo,
   ArtifactRepo,
@@ -70,6 +72,9 @@ export interface Tx {
   readonly search: SearchRepo;
   readonly related: RelatedRepo;
   readonly stats: StatsRepo;
+  readonly attachments: AttachmentRepo;
+  /** Bytes of attachments, once per content (an object store could take them later). */
+  readonly blobs: BlobStore;
   /** Wake change-feed long-polls of these accounts once this transaction commits. */
   notify(accountIds: Iterable<string>): void;
   /** Runs `fn` inside a savepoint: if it throws, only its own writes are rolled back. */

@@ -1,3 +1,5 @@
+import { AttachmentRepo } from "./repos/attachments.ts";
+import { SqlBlobStore } from "./repos/blobs.ts";
 import {
   AiUsageRepo,
   ArtifactRepo,
@@ -69,6 +71,8 @@ export function createTx(
     search: new SearchRepo(sql, dialect),
     related: new RelatedRepo(sql),
     stats: new StatsRepo(sql),
+    attachments: new AttachmentRepo(sql),
+    blobs: new SqlBlobStore(sql, dialect),
     notify,
     beforeCommit: () => users.flushSeqs(),
     // SAVEPOINT is standard SQL (SQLite and PostgreSQL): one item of a non-atomic batch or sync

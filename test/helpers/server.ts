@@ -47,6 +47,7 @@ export async function startTestServer(
     trustProxy?: ServeOptions["trustProxy"];
     metrics?: ServeOptions["metrics"];
     usageFlushMs?: number;
+    attachments?: ServeOptions["attachments"];
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "txtfs-test-"));
@@ -69,6 +70,7 @@ export async function startTestServer(
     trustProxy: opts.trustProxy,
     metrics: opts.metrics,
     usageFlushMs: opts.usageFlushMs,
+    attachments: opts.attachments,
   });
   // In-process, so loading it costs no request (rate-limit tests count every one).
   const contract = new ContractChecker(server.openapi());

@@ -20,6 +20,8 @@ let bob: TestUser;
 let sharedId: string;
 let cursor: number;
 let versionedId: string;
+let attachmentId: string;
+const ATTACHMENT = Buffer.from([0, 1, 2, 255, 254, 0, 0x80]);
 const replay = { name: "idem.md", content: "once" };
 
 beforeAll(async () => {
@@ -69,6 +71,14 @@ beforeAll(async () => {
       }),
     );
     await bob.api.post("/api/v1/files", { name: "bobs.txt", content: "b" });
+    // An attachment: its bytes (a BLOB) must arrive as the same bytes (bytea).
+    const made = await fetch(`${t.url}/api/v1/attachments?name=bin.png`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${alice.key}` },
+      body: ATTACHMENT,
+    });
+    expect(made.status).toBe(201);
+    attachmentId = ((await made.json()) as { attachment: { id: string } }).attachment.id;
     before.aliceFiles = (await alice.api.get("/api/me/files")).body;
     before.aliceFeed = (await alice.api.get("/api/v1/changes?cursor=0&limit=1000")).body;
     before.bobShared = (await bob.api.get(`/api/v1/files/${sharedId}`)).body;
@@ -137,6 +147,10 @@ describe("txtfs admin migrate", () => {
       const versions = await t.server.store.read((tx) => tx.versions.listForFile(versionedId));
       expect(versions).toEqual(before.versions);
       expect(versions).toHaveLength(4);
+      const raw = await fetch(`${t.url}/api/v1/attachments/${attachmentId}/raw`, {
+        headers: { authorization: `Bearer ${alice.key}` },
+      });
+      expect(Buffer.from(await raw.arrayBuffer())).toEqual(ATTACHMENT);
       // The saved Idempotency-Key still replays.
       const again = await a.post("/api/v1/files", replay, { "idempotency-key": "k-1" });
       expect(again.status).toBe(201);

@@ -3,6 +3,8 @@
 // operation runs the same domain function as its single-request endpoint, so every rule holds.
 import type { Tx } from "../../store/store.ts";
 import type { Actor } from "./actor.ts";
+import { type AttachmentOpName, applyAttachmentOperation } from "./attachments/operations.ts";
+import type { AttachmentLimits } from "./attachments/rules.ts";
 import { connectFiles, disconnectFiles } from "./connections.ts";
 import { ServiceError } from "./errors.ts";
 import {
@@ -33,7 +35,8 @@ export type BatchOpName =
   | "folder.update"
   | "folder.delete"
   | "connection.create"
-  | "connection.delete";
+  | "connection.delete"
+  | AttachmentOpName;
 
 export type IdOrRef = string | { ref: string };
 
@@ -71,6 +74,9 @@ const SCOPE: Record<BatchOpName, string> = {
   "folder.delete": "folders:write",
   "connection.create": "files:write",
   "connection.delete": "files:write",
+  "attachment.create": "files:write",
+  "attachment.update": "files:write",
+  "attachment.delete": "files:write",
 };
 
 /** A file operation's result: the file's id, ETag and record. */
@@ -145,6 +151,7 @@ export async function applyOperation(
   actor: Actor,
   op: BatchOperation,
   refs: Refs,
+  limits: AttachmentLimits,
 ): Promise<Omit<OperationResult, "id" | "index" | "op">> {
   const scope = SCOPE[op.op];
   if (!actor.scopes.has(scope)) {
@@ -156,7 +163,7 @@ export async function applyOperation(
       { requiredScopes: [scope] },
     );
   }
-  if (op.ifMatch !== undefined && !op.op.startsWith("file.")) {
+  if (op.ifMatch !== undefined && !op.op.startsWith("file.") && !op.op.startsWith("attachment.")) {
     throw new ServiceError(
       400,
       "validation_failed",
@@ -226,6 +233,10 @@ export async function applyOperation(
       const r = await disconnectFiles(tx, actor, fileId, body.targetFileId as string);
       return { status: 200, itemId: fileId, body: r };
     }
+    case "attachment.create":
+    case "attachment.update":
+    case "attachment.delete":
+      return applyAttachmentOperation(tx, actor, limits, op.op, () => requireTarget(op, refs), body, ifMatch);
   }
 }
 
@@ -268,7 +279,8 @@ export async function runBatch(
   tx: Tx,
   actor: Actor,
   ops: readonly BatchOperation[],
-  atomic = true,
+  atomic: boolean,
+  limits: AttachmentLimits,
 ): Promise<BatchResponse> {
   checkBatchSize(ops.length, LIMITS.batchOps, "The batch");
   const seen = new Set<string>();
@@ -291,8 +303,8 @@ export async function runBatch(
     const id = op.id ?? String(index);
     try {
       const r = atomic
-        ? await applyOperation(tx, actor, op, refs)
-        : await tx.savepoint(() => applyOperation(tx, actor, op, refs));
+        ? await applyOperation(tx, actor, op, refs, limits)
+        : await tx.savepoint(() => applyOperation(tx, actor, op, refs, limits));
       refs.set(id, r.itemId ?? null);
       results.push({ id, index, op: op.op, ...r });
     } catch (err) {

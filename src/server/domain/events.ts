@@ -5,6 +5,7 @@ import type { ChangeRecord } from "../../lib/apiTypes.ts";
 import { nowIso } from "../../lib/time.ts";
 import type { FileMetaRow, Role } from "../../store/repos/rows.ts";
 import type { Tx } from "../../store/store.ts";
+import { republishAttachments } from "./attachments/feed.ts";
 import { appendChange, fileAudience, folderAudience } from "./feed.ts";
 import { toTxtFile, toTxtFolder } from "./records.ts";
 
@@ -86,6 +87,7 @@ export async function republishAccess(
       );
     }
     files.push(...(await tx.files.inFolders(ids, false)));
+    await republishAttachments(tx, accountId, await tx.attachments.inFolders(ids));
   } else {
     const file = await tx.files.metaById(resourceId);
     if (file) files.push(file);

@@ -156,6 +156,8 @@ export async function readChanges(
   actor: Actor,
   cursorIn: number | "latest",
   limit: number = LIMITS.pageDefault,
+  /** `attachments`: include their records (the spec's clients know a closed set of kinds). */
+  kinds: { attachments?: boolean } = {},
 ): Promise<ChangesPage> {
   const user = await tx.users.byId(actor.userId);
   if (!user) throw new Error("actor has no account row");
@@ -178,7 +180,7 @@ export async function readChanges(
     );
   }
   // From 0 a client has nothing to delete, so tombstones are left out (the state is what counts).
-  const rows = await tx.feed.since(actor.userId, cursor, limit + 1, cursor !== 0);
+  const rows = await tx.feed.since(actor.userId, cursor, limit + 1, cursor !== 0, !kinds.attachments);
   const hasMore = rows.length > limit;
   const page = rows.slice(0, limit);
   const changes = page.map((r) => ({
@@ -188,10 +190,10 @@ export async function readChanges(
   const folderIds = changes.filter((c) => c.folder).map((c) => c.id);
   const counts = await tx.folders.fileCounts(folderIds);
   for (const c of changes) if (c.folder) c.folder.fileCount = counts.get(c.id) ?? 0;
-  // With nothing new the cursor stays put; otherwise it is the last seq returned.
-  // Reading from 0 to the end skips only tombstones, so the client is then caught up to the head.
+  // At the end of the feed the cursor is the head: what this read left out (tombstones from 0,
+  // attachments not asked for) is behind it. Otherwise it is the last seq returned.
   const last = page.at(-1);
-  const next = !hasMore && cursor === 0 ? head : last ? Number(last.seq) : cursor;
+  const next = !hasMore ? head : Number(last!.seq);
   return { changes, cursor: next, hasMore };
 }
 

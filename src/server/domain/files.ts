@@ -8,6 +8,7 @@ import type { Tx } from "../../store/store.ts";
 import { requireFile, requireFolder } from "./access.ts";
 import type { Actor } from "./actor.ts";
 import { rebaseAnchors } from "./anchors.ts";
+import { refuseAttachmentName } from "./attachments/places.ts";
 import { preconditionFailed, ServiceError } from "./errors.ts";
 import { fileAudience, publishFile, publishFileDeleted } from "./feed.ts";
 import {
@@ -96,6 +97,7 @@ export async function createFile(tx: Tx, actor: Actor, input: FileCreateInput): 
   const context = checkContext("context", input.context ?? "");
   const tags = checkTags("tags", input.tags ?? []);
   const target = await targetFolder(tx, actor, input.folderId);
+  await refuseAttachmentName(tx, target.ownerId, target.folderId, name);
   const now = nowIso();
   const hash = contentHash(content);
   const file: FileRow = {
@@ -187,6 +189,8 @@ export async function updateFile(
   }
   const changed = (Object.keys(next) as (keyof FileRow)[]).some((k) => next[k] !== file[k]);
   if (!changed) return { file, role }; // an identical PUT makes no new revision
+  if (next.name !== file.name || next.folder_id !== file.folder_id)
+    await refuseAttachmentName(tx, next.owner_id, next.folder_id, next.name);
   const before = next.folder_id !== file.folder_id ? await fileAudience(tx, file) : undefined;
   next.revision = file.revision + 1;
   next.etag = etagOf(next.revision, next.content_hash);

@@ -5,6 +5,8 @@ import type { FileRow, FolderRow, Role } from "../../store/repos/rows.ts";
 import type { Tx } from "../../store/store.ts";
 import { type AccessScope, folderRoleInScope, loadScope, requireFolder, roleInScope } from "./access.ts";
 import type { Actor } from "./actor.ts";
+import { republishAttachments } from "./attachments/feed.ts";
+import { promoteAttachments } from "./attachments/writes.ts";
 import { ServiceError } from "./errors.ts";
 import { republishAccess } from "./events.ts";
 import { folderAudience, publishFile, publishFolder, publishFolderDeleted } from "./feed.ts";
@@ -140,6 +142,8 @@ export async function deleteFolder(tx: Tx, actor: Actor, id: string) {
     await publishFolder(tx, next);
     movedFolders.push(child.id);
   }
+  // Attachments move up like notes (a name the parent holds gets " (n)": attachments' names are unique).
+  const movedAttachments = await promoteAttachments(tx, id, folder.parent_id);
   const grantees = await dropSharesOn(tx, id);
   await tx.themes.delete("folder", id);
   await tx.folders.delete(id);
@@ -148,6 +152,7 @@ export async function deleteFolder(tx: Tx, actor: Actor, id: string) {
   for (const grantee of grantees) {
     for (const f of movedFolders) await republishAccess(tx, grantee, "folder", f);
     for (const f of movedFiles) await republishAccess(tx, grantee, "file", f);
+    await republishAttachments(tx, grantee, await tx.attachments.byIds(movedAttachments));
   }
   return {
     id,
@@ -155,6 +160,7 @@ export async function deleteFolder(tx: Tx, actor: Actor, id: string) {
     movedTo: folder.parent_id,
     movedFileIds: movedFiles,
     movedFolderIds: movedFolders,
+    movedAttachmentIds: movedAttachments,
     seq: seqs.get(actor.userId),
   };
 }

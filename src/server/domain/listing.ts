@@ -5,6 +5,7 @@ import type { FileMetaRow, Role } from "../../store/repos/rows.ts";
 import type { Tx } from "../../store/store.ts";
 import { loadScope, requireFolder, roleInScope, visibleTo } from "./access.ts";
 import type { Actor } from "./actor.ts";
+import { rootAttachments } from "./attachments/reads.ts";
 import { ServiceError } from "./errors.ts";
 import { listFolders } from "./folders.ts";
 import { activeIdentity } from "./identities.ts";
@@ -170,5 +171,7 @@ export async function overview(tx: Tx, actor: Actor) {
     identity: await activeIdentity(tx, actor.userId),
     folders,
     rootFiles: rootRows.map((r) => toTxtFile(r, roleInScope(scope, r) ?? "reader")),
+    // Additive: the files at the top level that are not notes (rootFiles stays notes only).
+    rootAttachments: await rootAttachments(tx, actor),
   };
 }

@@ -6,6 +6,7 @@
 // this call's own writes.
 import type { Tx } from "../../store/store.ts";
 import type { Actor } from "./actor.ts";
+import type { AttachmentLimits } from "./attachments/rules.ts";
 import {
   applyOperation,
   type BatchOperation,
@@ -31,6 +32,8 @@ export interface SyncRequest {
   cursor: number | string;
   limit?: number;
   push?: SyncPush[];
+  /** `attachments`: the pulled changes include their records (an extension of the spec). */
+  include?: "attachments";
 }
 
 export interface PushResult extends OperationResult {
@@ -94,7 +97,7 @@ async function saveConflictCopy(
   return r;
 }
 
-export async function sync(tx: Tx, actor: Actor, req: SyncRequest) {
+export async function sync(tx: Tx, actor: Actor, req: SyncRequest, limits: AttachmentLimits) {
   const parsed = parseCursor(String(req.cursor));
   // A bad or expired cursor fails the whole call before anything is pushed (400 / 410).
   const head = await readChanges(tx, actor, parsed, 1);
@@ -124,14 +127,19 @@ export async function sync(tx: Tx, actor: Actor, req: SyncRequest) {
       ifMatch: item.baseEtag,
     };
     try {
-      const r = await tx.savepoint(() => applyOperation(tx, actor, op, refs));
+      const r = await tx.savepoint(() => applyOperation(tx, actor, op, refs, limits));
       refs.set(id, r.itemId ?? null);
       if (r.seq !== undefined) own.add(r.seq);
       results.push({ id, index, op: item.op, ...r });
     } catch (err) {
       const { status, ...error } = errorOf(err);
       refs.set(id, null);
-      const isFile = item.op === "file.update" || item.op === "file.append" || item.op === "file.delete";
+      const isFile =
+        item.op === "file.update" ||
+        item.op === "file.append" ||
+        item.op === "file.delete" ||
+        item.op === "attachment.update" ||
+        item.op === "attachment.delete";
       const stale = isFile && status === 412;
       const gone = isFile && status === 404 && typeof item.target === "string";
       if (!stale && !gone) {
@@ -189,7 +197,9 @@ export async function sync(tx: Tx, actor: Actor, req: SyncRequest) {
       results.push(result);
     }
   }
-  const page = await readChanges(tx, actor, cursor, req.limit ?? LIMITS.pageDefault);
+  const page = await readChanges(tx, actor, cursor, req.limit ?? LIMITS.pageDefault, {
+    attachments: req.include === "attachments",
+  });
   const changes = page.changes.filter((c) => !own.has(c.seq));
   if (device) await tx.devices.touch(device.id, new Date().toISOString(), page.cursor);
   return {

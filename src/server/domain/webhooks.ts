@@ -19,7 +19,14 @@ export const EVENT_TYPES = [
   "folder.created",
   "folder.updated",
   "folder.deleted",
+  // Attachments (an extension of the spec): delivered only to webhooks that name them, never to `*`.
+  "attachment.created",
+  "attachment.updated",
+  "attachment.deleted",
 ] as const;
+
+/** Event types a webhook receives only when it names them (or their `kind.*`). */
+const NAMED_ONLY = /^attachment\./;
 
 /** Where deliveries may go: loopback always; other hosts only when the operator lists them. */
 export interface DestinationPolicy {
@@ -58,18 +65,24 @@ function checkUrl(raw: string, policy: DestinationPolicy): string {
 function checkEvents(events: readonly string[]): string[] {
   if (events.length === 0) throw invalid("events", 'must name at least one event type (or "*")');
   for (const [i, e] of events.entries()) {
-    const ok = e === "*" || /^(file|folder)\.\*$/.test(e) || (EVENT_TYPES as readonly string[]).includes(e);
+    const ok =
+      e === "*" || /^(file|folder|attachment)\.\*$/.test(e) || (EVENT_TYPES as readonly string[]).includes(e);
     if (!ok)
       throw invalid(
         `events[${i}]`,
-        `${JSON.stringify(e)} is not an event type (${EVENT_TYPES.join(", ")}, file.*, folder.*, *)`,
+        `${JSON.stringify(e)} is not an event type (${EVENT_TYPES.join(", ")}, file.*, folder.*, attachment.*, *)`,
       );
   }
   return [...new Set(events)];
 }
 
 export function matches(events: readonly string[], type: string): boolean {
-  return events.some((e) => e === "*" || e === type || (e.endsWith(".*") && type.startsWith(e.slice(0, -1))));
+  return events.some(
+    (e) =>
+      (e === "*" && !NAMED_ONLY.test(type)) ||
+      e === type ||
+      (e.endsWith(".*") && type.startsWith(e.slice(0, -1))),
+  );
 }
 
 export function toWebhook(row: WebhookRow) {
@@ -266,7 +279,7 @@ export async function enqueueEvent(
   const hooks = await tx.webhooks.enabledFor(accountId);
   if (hooks.length === 0) return;
   const type = `${change.kind}.${change.deleted ? "deleted" : created ? "created" : "updated"}`;
-  const item = change.file ?? change.folder;
+  const item = change.file ?? change.folder ?? (change.attachment as { name: string } | undefined);
   const payload = JSON.stringify({
     type,
     timestamp: change.changedAt,
@@ -278,6 +291,7 @@ export async function enqueueEvent(
       ...(change.etag ? { etag: change.etag } : {}),
       ...(item ? { name: item.name } : {}),
       ...(change.file ? { folderId: change.file.folderId } : {}),
+      ...(change.attachment ? { folderId: change.attachment.folderId } : {}),
       ...(change.folder ? { parentFolderId: change.folder.parentFolderId } : {}),
       ...(change.reason ? { reason: change.reason } : {}),
     },

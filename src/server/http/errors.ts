@@ -116,7 +116,8 @@ export async function handleError(error: FastifyError | Error, request: FastifyR
   // A failing readiness probe is the answer working as designed, repeated every few seconds: warn.
   // A failed AI provider call was logged (as a warning, by host and status) where it failed.
   if (err.code === "not_ready") request.log.warn({ reason: err.message }, "not ready");
-  else if (err.status >= 500 && err.code !== "ai_provider_error")
+  // A full quota (507) is the caller's state, not a failure of the server.
+  else if (err.status >= 500 && err.code !== "ai_provider_error" && err.code !== "insufficient_storage")
     request.log.error({ err: error }, "request failed");
   if (err.headers) reply.headers(err.headers);
   return reply.code(err.status).type("application/json; charset=utf-8").send(errorBody(err, request.id));

@@ -35,9 +35,15 @@ export function idempotencyKey(request: FastifyRequest): string | undefined {
 }
 
 function fingerprint(request: FastifyRequest): string {
-  const body = typeof request.body === "string" ? request.body : JSON.stringify(request.body ?? null);
+  // A raw body (an attachment's bytes) is hashed as it is: as JSON a Buffer would be a list of numbers.
+  const body = Buffer.isBuffer(request.body)
+    ? request.body
+    : typeof request.body === "string"
+      ? request.body
+      : JSON.stringify(request.body ?? null);
   return createHash("sha256")
-    .update(`${request.method}\n${request.url}\n${request.headers["if-match"] ?? ""}\n${body}`)
+    .update(`${request.method}\n${request.url}\n${request.headers["if-match"] ?? ""}\n`)
+    .update(body)
     .digest("hex");
 }
 

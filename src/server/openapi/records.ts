@@ -323,7 +323,9 @@ export const ChangeRecord = Type.Object(
   {
     seq: Type.Integer({ minimum: 1 }),
     kind: Type.Union(
-      ["file", "folder", "share", "comment", "suggestion", "version"].map((k) => Type.Literal(k)),
+      ["file", "folder", "share", "comment", "suggestion", "version", "attachment"].map((k) =>
+        Type.Literal(k),
+      ),
     ),
     id: Id,
     deleted: Type.Boolean(),

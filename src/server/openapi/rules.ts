@@ -134,7 +134,7 @@ export function constrain(schema: Json | undefined, field = ""): void {
     // Lists the domain refuses empty: an import of no files, a webhook for no events.
     if ((field === "files" || field === "events") && !schema.minItems) schema.minItems = 1;
     if (field === "events" && schema.items && isType(schema.items, "string"))
-      schema.items.enum = [...EVENT_TYPES, "file.*", "folder.*", "*"];
+      schema.items.enum = [...EVENT_TYPES, "file.*", "folder.*", "attachment.*", "*"];
     if (field === "tags") {
       schema.maxItems = LIMITS.tags;
       if (schema.items && isType(schema.items, "string"))
@@ -183,6 +183,14 @@ export function documentRules(op: Json): void {
         "text/plain": { ...text, example: "# Notes\n" },
         "text/markdown": { ...text, example: "# Notes\n" },
       },
+    };
+  }
+  if (op["x-binary-body"] && !op.requestBody) {
+    // An attachment's bytes: any Content-Type, taken as bytes (never parsed or decoded).
+    op.requestBody = {
+      required: false,
+      description: "The file's bytes, exactly (an empty body is an empty file); any Content-Type.",
+      content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
     };
   }
   const json = op.requestBody?.content?.["application/json"];

@@ -33,7 +33,7 @@ const batchDoc = op({
   headers: ["Idempotency-Key"],
 });
 
-export function batchRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
+export function batchRoutes({ store, attachments }: RouteDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
       "/api/v1/batch",
@@ -48,7 +48,7 @@ export function batchRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
         checkOperationBodies("operations", ops);
         return mutate(store, req, reply, async (tx, actor) => ({
           status: 200,
-          body: await runBatch(tx, actor, ops, req.body.atomic ?? true),
+          body: await runBatch(tx, actor, ops, req.body.atomic ?? true, attachments),
         }));
       },
     );

@@ -50,6 +50,25 @@ export const OP_BODIES: Record<BatchOpName, TSchema> = {
     { additionalProperties: false },
   ),
   "connection.delete": Type.Object({ targetFileId: IdOrRef }, { additionalProperties: false }),
+  // Attachments (an extension of the spec): their bytes as base64 in JSON.
+  "attachment.create": Type.Object(
+    {
+      name: Type.String(),
+      folderId: Type.Optional(FolderRef),
+      contentBase64: Type.String(),
+      onExisting: Type.Optional(Type.Union([Type.Literal("fail"), Type.Literal("replace")])),
+    },
+    { additionalProperties: false },
+  ),
+  "attachment.update": Type.Object(
+    {
+      name: Type.Optional(Type.String()),
+      folderId: Type.Optional(FolderRef),
+      contentBase64: Type.Optional(Type.String()),
+    },
+    { additionalProperties: false },
+  ),
+  "attachment.delete": Empty,
 };
 
 const OpName = Type.Union(Object.keys(OP_BODIES).map((k) => Type.Literal(k)));
@@ -95,6 +114,9 @@ export const SyncBody = Type.Object(
     ]),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LIMITS.pageMax })),
     push: Type.Optional(Type.Array(SyncPushItem)),
+    include: Type.Optional(
+      Type.Literal("attachments", { description: "Pull attachment records too (an extension of the spec)." }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -31,11 +31,12 @@ export function changeRoutes({ store, closing }: RouteDeps): FastifyPluginAsyncT
     };
     app.get("/api/v1/changes", opts, async (req, reply) => {
       const actor = actorOf(req);
+      const kinds = { attachments: req.query.include === "attachments" };
       const first = await store.read((tx) =>
-        readChanges(tx, actor, parseCursor(req.query.cursor), req.query.limit),
+        readChanges(tx, actor, parseCursor(req.query.cursor), req.query.limit, kinds),
       );
       // Re-reads continue from the resolved position (`latest` must not move with the head).
-      const read = () => store.read((tx) => readChanges(tx, actor, first.cursor, req.query.limit));
+      const read = () => store.read((tx) => readChanges(tx, actor, first.cursor, req.query.limit, kinds));
       const wait = req.query.wait ?? 0;
       if (first.changes.length > 0 || wait === 0) return first;
       // Long-poll: subscribe, then re-read once (a commit between the read and the subscription

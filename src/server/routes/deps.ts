@@ -1,4 +1,5 @@
 import type { Store } from "../../store/store.ts";
+import type { AttachmentLimits } from "../domain/attachments/rules.ts";
 import type { ProviderPool } from "../domain/brain/capability.ts";
 import type { IdentityHub } from "../identity/hub.ts";
 
@@ -11,4 +12,6 @@ export interface RouteDeps {
   identity: IdentityHub;
   /** The context brain's AI providers (the operator's, and users' own keys). */
   brain: ProviderPool;
+  /** Attachments: the size of one, and the quota of an account. */
+  attachments: AttachmentLimits;
 }

@@ -26,6 +26,7 @@ import {
   TxtIdentity,
   User,
 } from "../openapi/records.ts";
+import { TxtAttachment } from "./attachmentSchemas.ts";
 import type { RouteDeps } from "./deps.ts";
 import {
   ConnectBody,
@@ -57,6 +58,12 @@ const Overview = Type.Object({
   identity: Nullable(TxtIdentity),
   folders: Type.Array(TxtFolder),
   rootFiles: Type.Array(TxtFile),
+  rootAttachments: Type.Optional(
+    Type.Array(TxtAttachment, {
+      description:
+        "Additive: your top-level files that are not notes (attachments); rootFiles stays notes only.",
+    }),
+  ),
 });
 const FlatIndex = Type.Object({
   files: Type.Array(TxtFile),

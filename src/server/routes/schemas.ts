@@ -81,7 +81,7 @@ export const FolderUpdateBody = Type.Object(
   { additionalProperties: false },
 );
 
-const Limit = Type.Integer({ minimum: 1, maximum: 1000 });
+export const Limit = Type.Integer({ minimum: 1, maximum: 1000 });
 
 export const ListQuery = Type.Object({
   limit: Type.Optional(Limit),
@@ -122,6 +122,11 @@ export const ChangesQuery = Type.Object({
   cursor: Type.Optional(Type.String()),
   limit: Type.Optional(Limit),
   wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 60 })),
+  include: Type.Optional(
+    Type.Literal("attachments", {
+      description: "Also the `attachment` records (an extension of the spec; left out unless asked).",
+    }),
+  ),
 });
 
 const ShareRole = Type.Union([Type.Literal("writer"), Type.Literal("reader")]);

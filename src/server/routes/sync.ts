@@ -32,7 +32,7 @@ const syncDoc = op({
   headers: ["Idempotency-Key"],
 });
 
-export function syncRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
+export function syncRoutes({ store, attachments }: RouteDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     // files:read pulls; each pushed change needs its own write scope (checked per change).
     app.post(
@@ -48,7 +48,7 @@ export function syncRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
         checkOperationBodies("push", push);
         return mutate(store, req, reply, async (tx, actor) => ({
           status: 200,
-          body: await sync(tx, actor, { ...req.body, push }),
+          body: await sync(tx, actor, { ...req.body, push }, attachments),
         }));
       },
     );

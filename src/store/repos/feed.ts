@@ -22,10 +22,16 @@ export class FeedRepo {
     );
   }
 
-  since(accountId: string, cursor: number, limit: number, includeTombstones: boolean): Promise<FeedRow[]> {
+  since(
+    accountId: string,
+    cursor: number,
+    limit: number,
+    includeTombstones: boolean,
+    withoutAttachments = false,
+  ): Promise<FeedRow[]> {
     return this.sql.all(
       `SELECT * FROM feed WHERE account_id = ? AND seq > ? ${includeTombstones ? "" : "AND deleted = 0"}
-       ORDER BY seq LIMIT ?`,
+       ${withoutAttachments ? "AND kind <> 'attachment'" : ""} ORDER BY seq LIMIT ?`,
       [accountId, cursor, limit],
     );
   }

@@ -614,4 +614,46 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   // notes read every note of the account (100,000 notes: GET /api/me 1.6 -> 34 ms), and the folder
   // index holds every account's top-level notes under one key.
   "CREATE INDEX files_owner_folder ON files(owner_id, folder_id, id);",
+  // 16: attachments: every file that is not a note (issue 48), bytes exact. Their bytes live once per
+  // content in `blobs` (sha256 -> bytes), counted in `blob_refs` (one reference per attachment
+  // version; apart, since updating a row rewrites its whole blob), so a copy or a rename costs no
+  // bytes; `attachment_versions` is their history (the current one included).
+  `
+  CREATE TABLE IF NOT EXISTS blobs (
+    hash TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    bytes BLOB NOT NULL
+  );
+  CREATE TABLE IF NOT EXISTS blob_refs (
+    hash TEXT PRIMARY KEY REFERENCES blobs(hash),
+    refs INTEGER NOT NULL
+  );
+  CREATE TABLE IF NOT EXISTS attachments (
+    id TEXT PRIMARY KEY,
+    owner_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    folder_id TEXT REFERENCES folders(id),
+    name TEXT NOT NULL,
+    content_type TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    version_number INTEGER NOT NULL,
+    etag TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  CREATE UNIQUE INDEX IF NOT EXISTS attachments_place ON attachments(owner_id, COALESCE(folder_id, ''), name);
+  CREATE INDEX IF NOT EXISTS attachments_folder ON attachments(folder_id, id);
+  CREATE TABLE IF NOT EXISTS attachment_versions (
+    id TEXT PRIMARY KEY,
+    attachment_id TEXT NOT NULL REFERENCES attachments(id) ON DELETE CASCADE,
+    version_number INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    byte_size INTEGER NOT NULL,
+    author_user_id TEXT,
+    source TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    UNIQUE (attachment_id, version_number)
+  );
+  `,
 ];
