@@ -18,6 +18,7 @@ import type { FolderRepo } from "./repos/folders.ts";
 import type { IdempotencyRepo } from "./repos/idempotency.ts";
 import type { IdentityRepo } from "./repos/identities.ts";
 import type { KeyRepo } from "./repos/keys.ts";
+import type { LinkRepo } from "./repos/links.ts";
 import type { RateLimitRepo } from "./repos/rateLimits.ts";
 import type { RelatedRepo } from "./repos/related.ts";
 import type { SearchRepo } from "./repos/search.ts";
@@ -69,6 +70,7 @@ export interface Tx {
   readonly embeddings: EmbeddingRepo;
   readonly search: SearchRepo;
   readonly related: RelatedRepo;
+  readonly links: LinkRepo;
   readonly stats: StatsRepo;
   /** Wake change-feed long-polls of these accounts once this transaction commits. */
   notify(accountIds: Iterable<string>): void;

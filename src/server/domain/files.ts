@@ -19,6 +19,9 @@ import {
   LIMITS,
   typeFromName,
 } from "./limits.ts";
+import { forgetNote, indexNote } from "./links/linkIndex.ts";
+import { checkTagRequest, declaredTags, setPart, shownTags } from "./links/noteTags.ts";
+import { parseTags } from "./records.ts";
 import { dropSharesOn } from "./shares.ts";
 
 export type FileType = "txt" | "md";
@@ -94,7 +97,12 @@ export async function createFile(tx: Tx, actor: Actor, input: FileCreateInput): 
   const name = checkName("name", input.name);
   const content = checkContent(input.content ?? "");
   const context = checkContext("context", input.context ?? "");
-  const tags = checkTags("tags", input.tags ?? []);
+  const requested = checkTags("tags", input.tags ?? []);
+  const type = input.fileType ?? typeFromName(name);
+  const declared = type === "md" ? declaredTags(content) : [];
+  const setTags = setPart(requested, declared);
+  const tags = shownTags(setTags, declared);
+  checkTagRequest(requested, [], tags);
   const target = await targetFolder(tx, actor, input.folderId);
   const now = nowIso();
   const hash = contentHash(content);
@@ -103,7 +111,7 @@ export async function createFile(tx: Tx, actor: Actor, input: FileCreateInput): 
     owner_id: target.ownerId,
     folder_id: target.folderId,
     name,
-    type: input.fileType ?? typeFromName(name),
+    type,
     availability: input.availability ?? "cloud+local",
     context,
     tags: JSON.stringify(tags),
@@ -122,6 +130,8 @@ export async function createFile(tx: Tx, actor: Actor, input: FileCreateInput): 
     content,
   };
   await tx.files.insert(file);
+  await tx.links.putSetTags(file.id, setTags);
+  await indexNote(tx, file);
   await insertVersion(tx, file, actor);
   const seqs = await publishFile(tx, file);
   return { file, role: target.ownerId === actor.userId ? "owner" : target.role, seq: seqs.get(actor.userId) };
@@ -165,7 +175,7 @@ export async function updateFile(
   }
   if (patch.fileType !== undefined) next.type = patch.fileType;
   if (patch.context !== undefined) next.context = checkContext("context", patch.context);
-  if (patch.tags !== undefined) next.tags = JSON.stringify(checkTags("tags", patch.tags));
+  const requested = patch.tags !== undefined ? checkTags("tags", patch.tags) : undefined;
   if (patch.availability !== undefined) next.availability = patch.availability;
   if (patch.content !== undefined && patch.content !== file.content) {
     next.content = checkContent(patch.content);
@@ -185,6 +195,7 @@ export async function updateFile(
     }
     next.folder_id = target.folderId;
   }
+  const setTags = await retag(tx, file, next, requested);
   const changed = (Object.keys(next) as (keyof FileRow)[]).some((k) => next[k] !== file[k]);
   if (!changed) return { file, role }; // an identical PUT makes no new revision
   const before = next.folder_id !== file.folder_id ? await fileAudience(tx, file) : undefined;
@@ -192,12 +203,31 @@ export async function updateFile(
   next.etag = etagOf(next.revision, next.content_hash);
   next.updated_at = nextIso(file.updated_at);
   await tx.files.update(next);
+  if (setTags) await tx.links.putSetTags(next.id, setTags);
+  await indexNote(tx, next, file);
   if (next.version_number !== file.version_number) {
     await insertVersion(tx, next, actor);
     await rebaseAnchors(tx, file.id, file.content, next.content);
   }
   const seqs = await publishFile(tx, next, before);
   return { file: next, role, seq: seqs.get(actor.userId) };
+}
+
+/**
+ * The tags `next` shows once its text or the tags asked for changed (noteTags.ts has the rule);
+ * returns the set part to store, or undefined when neither changed.
+ */
+async function retag(tx: Tx, file: FileRow, next: FileRow, requested: string[] | undefined) {
+  if (requested === undefined && next.content === file.content && next.type === file.type) return undefined;
+  const declared = next.type === "md" ? declaredTags(next.content) : [];
+  const before = parseTags(file.tags);
+  // A note saved before tags were read from text has no set part of its own: all its tags were set.
+  const setTags =
+    requested !== undefined ? setPart(requested, declared) : ((await tx.links.setTags(file.id)) ?? before);
+  const shown = shownTags(setTags, declared);
+  if (requested !== undefined) checkTagRequest(requested, before, shown);
+  next.tags = JSON.stringify(shown);
+  return setTags;
 }
 
 export async function deleteFile(tx: Tx, actor: Actor, id: string, ifMatch?: IfMatch) {
@@ -207,6 +237,7 @@ export async function deleteFile(tx: Tx, actor: Actor, id: string, ifMatch?: IfM
   await tx.connections.deleteForFile(id);
   await tx.versions.deleteForFile(id);
   await dropSharesOn(tx, id);
+  await forgetNote(tx, file);
   await tx.themes.delete("file", id);
   await tx.files.delete(id);
   const seqs = await publishFileDeleted(tx, id, before);

@@ -1,0 +1,114 @@
+// Links and embeds in a note's text are connections (link on the linking note, backlink on the
+// target), resolved by Obsidian's rules and re-resolved when notes appear, are renamed, move or go;
+// the same expectations on both stores.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  expectError,
+  mkdir,
+  mkfile,
+  startTestServer,
+  type TestServer,
+  type TestUser,
+} from "../helpers/server.ts";
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(() => t.close());
+
+type Reason = { type: string; text?: string; embed?: boolean };
+
+async function connections(u: TestUser, id: string) {
+  const res = await u.api.get(`/api/me/files/${id}/connections`);
+  expect(res.status, res.text).toBe(200);
+  return res.body as {
+    connections: { file: { id: string; name: string }; score: number; reasons: Reason[] }[];
+    unresolved: { text: string; path: string; embed: boolean }[];
+  };
+}
+
+async function links(u: TestUser, id: string) {
+  const res = await u.api.get(`/api/me/files/${id}/links`);
+  expect(res.status, res.text).toBe(200);
+  return (res.body.links as { text: string; targetFileId: string | null }[]).map((l) => [
+    l.text,
+    l.targetFileId,
+  ]);
+}
+
+async function raw(u: TestUser, id: string) {
+  return (await u.api.get(`/api/v1/files/${id}/raw`)).text;
+}
+
+describe("links as connections", () => {
+  it("a wikilink is a link on the linking note and a backlink on the target, ranked above folder and text", async () => {
+    const u = await t.user();
+    const dir = await mkdir(u, { name: "garden" });
+    const target = await mkfile(u, { name: "Roses.md", content: "Roses need sun, pruning and water." });
+    const sibling = await mkfile(u, {
+      name: "Tulips.md",
+      folderId: dir.id,
+      content: "Tulips need sun, pruning and water.",
+    });
+    const a = await mkfile(u, {
+      name: "Plan.md",
+      folderId: dir.id,
+      content: "Sun, pruning and water for [[roses#Pruning|the roses]] and ![[Roses]].\n`[[Not a link]]`",
+    });
+    const mine = await connections(u, a.id);
+    expect(mine.connections[0]!.file.id).toBe(target.id);
+    expect(mine.connections[0]!.reasons.filter((r) => r.type === "link")).toEqual([
+      { type: "link", text: "[[roses#Pruning|the roses]]", embed: false },
+      { type: "link", text: "![[Roses]]", embed: true },
+    ]);
+    expect(mine.connections.map((c) => c.file.id)).toContain(sibling.id); // folder and text, below
+    expect(mine.unresolved).toEqual([]);
+    const theirs = await connections(u, target.id);
+    expect(theirs.connections[0]!.file.id).toBe(a.id);
+    expect(theirs.connections[0]!.reasons[0]).toEqual({
+      type: "backlink",
+      text: "[[roses#Pruning|the roses]]",
+      embed: false,
+    });
+  });
+
+  it("a rename never rewrites other notes: links to the old name become unresolved, and resolve again", async () => {
+    const u = await t.user();
+    const target = await mkfile(u, { name: "Alpha.md", content: "alpha" });
+    const text = "See [[Alpha]] and [Alpha](Alpha.md).";
+    const a = await mkfile(u, { name: "linker.md", content: text });
+    expect(await links(u, a.id)).toEqual([
+      ["[[Alpha]]", target.id],
+      ["[Alpha](Alpha.md)", target.id],
+    ]);
+    expect((await u.api.put(`/api/v1/files/${target.id}`, { name: "Beta.md" })).status).toBe(200);
+    expect(await raw(u, a.id)).toBe(text);
+    expect(await links(u, a.id)).toEqual([
+      ["[[Alpha]]", null],
+      ["[Alpha](Alpha.md)", null],
+    ]);
+    expect((await connections(u, a.id)).unresolved.map((l) => l.path)).toEqual(["Alpha", "Alpha.md"]);
+    const listed = (await u.api.get("/api/me/links/unresolved")).body;
+    expect(listed.links.map((l: { fileId: string; text: string }) => [l.fileId, l.text])).toEqual([
+      [a.id, "[[Alpha]]"],
+      [a.id, "[Alpha](Alpha.md)"],
+    ]);
+    // A new note with the old name takes the links; deleting it leaves them unresolved again.
+    const again = await mkfile(u, { name: "alpha.md", content: "new" });
+    expect(await links(u, a.id)).toEqual([
+      ["[[Alpha]]", again.id],
+      ["[Alpha](Alpha.md)", again.id],
+    ]);
+    expect((await u.api.delete(`/api/v1/files/${again.id}`)).status).toBe(200);
+    expect(await links(u, a.id)).toEqual([
+      ["[[Alpha]]", null],
+      ["[Alpha](Alpha.md)", null],
+    ]);
+    expect((await u.api.put(`/api/v1/files/${target.id}`, { name: "Alpha.md" })).status).toBe(200);
+    expect(await links(u, a.id)).toEqual([
+      ["[[Alpha]]", target.id],
+      ["[Alpha](Alpha.md)", target.id],
+    ]);
+  });
+});
