@@ -105,7 +105,7 @@ export function resolveLink(
           candidates.filter((n) => endsWith(n, place) && n.folders.length === place.length - 1),
         )
       : null;
-  if (segs.length > 1 || /^\s*\.\.?\//.test(path)) {
+  if (segs.length > 1 || rooted || /^\s*\.\.?\//.test(path)) {
     const hit = (!rooted && exact(join(from, segs))) || exact(join([], segs));
     if (hit) return hit.id;
   }
