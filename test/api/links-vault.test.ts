@@ -6,7 +6,7 @@ import { posix } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFrontMatter } from "../../src/server/domain/links/frontMatter.ts";
 import { parseLinks } from "../../src/server/domain/links/linkSyntax.ts";
-import { startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
+import { type Res, startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
 import { resolveByScan, type VaultNote } from "../helpers/vaultGraph.ts";
 import { generatedVault, obsidianHelpVault, type Vault } from "../helpers/vaults.ts";
 
@@ -165,7 +165,8 @@ describe("the link graph of a generated vault", () => {
     const unresolved: string[] = [];
     let cursor: string | null = null;
     do {
-      const res = await api.get(`/api/me/links/unresolved?limit=3${cursor ? `&cursor=${cursor}` : ""}`);
+      const res: Res<{ links: { fileId: string; text: string }[]; nextCursor: string | null }> =
+        await api.get(`/api/me/links/unresolved?limit=3${cursor ? `&cursor=${cursor}` : ""}`);
       expect(res.status, res.text).toBe(200);
       const pathOf = new Map([...v.ids].map(([p, id]) => [id, p]));
       for (const l of res.body.links) unresolved.push(`${pathOf.get(l.fileId)} ${l.text}`);

@@ -2,6 +2,7 @@
 // target), resolved by Obsidian's rules and re-resolved when notes appear, are renamed, move or go;
 // the same expectations on both stores.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { indexOldNotes } from "../../src/server/domain/links/indexOldNotes.ts";
 import {
   expectError,
   mkdir,
@@ -110,5 +111,24 @@ describe("links as connections", () => {
       ["[[Alpha]]", target.id],
       ["[Alpha](Alpha.md)", target.id],
     ]);
+  });
+});
+
+describe("notes saved before links were read", () => {
+  it("are indexed when the server starts its housekeeping, so links to them resolve", async () => {
+    const u = await t.user();
+    const old = await mkfile(u, { name: "Old note.md", content: "[[Older]]" });
+    const older = await mkfile(u, { name: "Older.md", content: "x" });
+    // As a store written before the link tables: the notes have no names and no links.
+    await t.server.store.transaction(async (tx) => {
+      await tx.links.deleteNote(old.id);
+      await tx.links.deleteNote(older.id);
+    });
+    const fresh = await mkfile(u, { name: "fresh.md", content: "[[Old note]]" });
+    expect(await links(u, fresh.id)).toEqual([["[[Old note]]", null]]);
+    expect(await indexOldNotes(t.server.store)).toBeGreaterThanOrEqual(2);
+    expect(await links(u, fresh.id)).toEqual([["[[Old note]]", old.id]]);
+    expect(await links(u, old.id)).toEqual([["[[Older]]", older.id]]);
+    expect(await indexOldNotes(t.server.store)).toBe(0);
   });
 });

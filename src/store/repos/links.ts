@@ -162,6 +162,15 @@ export class LinkRepo {
     );
   }
 
+  /** Notes never indexed (saved before links were read): a note indexed has its name row. */
+  async unindexed(limit: number): Promise<string[]> {
+    const rows = await this.sql.all<{ id: string }>(
+      `SELECT id FROM files WHERE NOT EXISTS (SELECT 1 FROM note_names WHERE note_names.file_id = files.id)
+       ORDER BY id LIMIT ${Math.floor(limit)}`,
+    );
+    return rows.map((r) => r.id);
+  }
+
   /** Drops the note's own rows (links from it, names, set tags); links to it stay, to re-resolve. */
   async deleteNote(fileId: string) {
     await this.sql.run("DELETE FROM note_links WHERE source_id = ?", [fileId]);
