@@ -11,6 +11,7 @@ export const DEFAULT_TOMBSTONE_RETENTION_DAYS = 90;
  * read (once: afterwards there are none).
  */
 export function startMaintenance(store: Store, log: Logger, retentionDays: number): () => void {
+  let linksIndexed = false;
   const run = async () => {
     try {
       const accounts = await store.transaction(async (tx) => {
@@ -22,8 +23,11 @@ export function startMaintenance(store: Store, log: Logger, retentionDays: numbe
         return purgeTombstones(tx, retentionDays);
       });
       if (accounts) log.info({ accounts, retentionDays }, "purged old tombstones");
-      const indexed = await indexOldNotes(store);
-      if (indexed) log.info({ notes: indexed }, "indexed the links of notes saved before links were read");
+      if (!linksIndexed) {
+        const notes = await indexOldNotes(store);
+        linksIndexed = true;
+        if (notes) log.info({ notes }, "indexed the links of notes saved before links were read");
+      }
     } catch (err) {
       log.warn({ err }, "maintenance failed");
     }

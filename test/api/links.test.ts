@@ -132,3 +132,36 @@ describe("notes saved before links were read", () => {
     expect(await indexOldNotes(t.server.store)).toBe(0);
   });
 });
+
+describe("every write path reads links", () => {
+  it("batch, sync, upload, append and a version restore keep the graph current", async () => {
+    const u = await t.user();
+    const target = await mkfile(u, { name: "Target.md", content: "t" });
+    const batch = await u.api.post("/api/v1/batch", {
+      operations: [{ id: "n", op: "file.create", body: { name: "from-batch.md", content: "[[Target]]" } }],
+    });
+    expect(batch.status, batch.text).toBe(200);
+    expect(await links(u, batch.body.results[0].itemId)).toEqual([["[[Target]]", target.id]]);
+
+    const sync = await u.api.post("/api/v1/sync", {
+      cursor: "latest",
+      push: [{ id: "p", op: "file.create", body: { name: "from-sync.md", content: "![[target]]" } }],
+    });
+    expect(sync.status, sync.text).toBe(200);
+    expect(await links(u, sync.body.pushResults[0].itemId)).toEqual([["![[target]]", target.id]]);
+
+    const up = await u.api.request("POST", "/api/v1/files/upload?name=up.md", {
+      body: "[t](Target.md)",
+      headers: { "content-type": "text/markdown" },
+    });
+    expect(up.status, up.text).toBe(201);
+    const id = up.body.file.id;
+    expect(await links(u, id)).toEqual([["[t](Target.md)", target.id]]);
+    // Version 1 had the link; version 2 has none; restoring 1 brings it back.
+    expect((await u.api.put(`/api/v1/files/${id}`, { content: "none" })).status).toBe(200);
+    expect(await links(u, id)).toEqual([]);
+    const restored = await u.api.post(`/api/v1/files/${id}/versions/1/restore`, {});
+    expect(restored.status, restored.text).toBe(200);
+    expect(await links(u, id)).toEqual([["[t](Target.md)", target.id]]);
+  });
+});

@@ -162,11 +162,15 @@ export class LinkRepo {
     );
   }
 
-  /** Notes never indexed (saved before links were read): a note indexed has its name row. */
-  async unindexed(limit: number): Promise<string[]> {
+  /**
+   * Notes never indexed (saved before links were read), in id order after `afterId`: a note
+   * indexed has its name row. Walks the files once, by key range, for the one-time backfill.
+   */
+  async unindexed(afterId: string, limit: number): Promise<string[]> {
     const rows = await this.sql.all<{ id: string }>(
-      `SELECT id FROM files WHERE NOT EXISTS (SELECT 1 FROM note_names WHERE note_names.file_id = files.id)
+      `SELECT id FROM files WHERE id > ? AND NOT EXISTS (SELECT 1 FROM note_names WHERE note_names.file_id = files.id)
        ORDER BY id LIMIT ${Math.floor(limit)}`,
+      [afterId],
     );
     return rows.map((r) => r.id);
   }
