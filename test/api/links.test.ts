@@ -3,6 +3,8 @@
 // the same expectations on both stores.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { indexOldNotes } from "../../src/server/domain/links/indexOldNotes.ts";
+import { indexNote, relinkNames } from "../../src/server/domain/links/linkIndex.ts";
+import { type AttachmentLookup, NO_ATTACHMENTS } from "../../src/server/domain/links/targets.ts";
 import {
   expectError,
   mkdir,
@@ -163,5 +165,38 @@ describe("every write path reads links", () => {
     const restored = await u.api.post(`/api/v1/files/${id}/versions/1/restore`, {});
     expect(restored.status, restored.text).toBe(200);
     expect(await links(u, id)).toEqual([["[t](Target.md)", target.id]]);
+  });
+});
+
+describe("links to files that are not notes", () => {
+  it("stay unresolved without an attachment store, and resolve through an attachment lookup", async () => {
+    const u = await t.user();
+    const note = await mkfile(u, { name: "pics.md", content: "![[pic.png]] [[pic]]" });
+    expect((await connections(u, note.id)).unresolved.map((l) => l.text)).toEqual([
+      "![[pic.png]]",
+      "[[pic]]",
+    ]);
+    // An attachment store would provide this lookup; the resolver treats its files by the same rules.
+    const lookup: AttachmentLookup = {
+      named: async (_tx, _owner, key) =>
+        key === "pic.png" ? [{ id: "a_pic", name: "pic.png", folderId: null }] : [],
+    };
+    await t.server.store.transaction(async (tx) => {
+      await indexNote(tx, (await tx.files.byId(note.id))!, undefined, lookup);
+    });
+    const listed = (await u.api.get(`/api/me/files/${note.id}/links`)).body.links;
+    expect(
+      listed.map((l: { resolved: boolean; targetFileId: null }) => [l.resolved, l.targetFileId]),
+    ).toEqual([
+      [true, null],
+      [false, null],
+    ]);
+    expect((await connections(u, note.id)).unresolved.map((l) => l.text)).toEqual(["[[pic]]"]);
+    // The attachment goes: its name's links are looked up again and find nothing.
+    await t.server.store.transaction((tx) => relinkNames(tx, u.id, ["pic.png"], NO_ATTACHMENTS));
+    expect((await connections(u, note.id)).unresolved.map((l) => l.text)).toEqual([
+      "![[pic.png]]",
+      "[[pic]]",
+    ]);
   });
 });

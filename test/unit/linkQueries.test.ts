@@ -54,6 +54,7 @@ const link = {
   name_key: "note",
   alias_key: "note",
   target_id: null,
+  attachment_id: null,
   text: "[[Note]]",
 };
 
@@ -72,7 +73,7 @@ describe("the link index's queries", () => {
       "replacing a note's names",
       (r: LinkRepo) => r.replaceNames("f_1", "u_1", [{ key: "note", alias: false }]),
     ],
-    ["retargeting a link", (r: LinkRepo) => r.setTarget("f_1", 0, "f_2")],
+    ["retargeting a link", (r: LinkRepo) => r.setTarget("f_1", 0, { targetId: "f_2", attachmentId: null })],
     ["forgetting a note", (r: LinkRepo) => r.deleteNote("f_1")],
   ])("%s: every statement searches an index, none scans", async (_what, call) => {
     const statements = await sqlOf((sql) => call(new LinkRepo(sql)));

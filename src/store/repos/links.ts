@@ -12,6 +12,8 @@ export interface LinkRow {
   name_key: string;
   alias_key: string;
   target_id: string | null;
+  /** The attachment it names (a file that is not a note), when target_id is null. */
+  attachment_id: string | null;
   text: string;
 }
 
@@ -39,18 +41,28 @@ export class LinkRepo {
     await this.sql.run("DELETE FROM note_links WHERE source_id = ?", [sourceId]);
     for (const l of links)
       await this.sql.run(
-        `INSERT INTO note_links (source_id, ord, owner_id, embed, path, name_key, alias_key, target_id, text)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [l.source_id, l.ord, l.owner_id, l.embed, l.path, l.name_key, l.alias_key, l.target_id, l.text],
+        `INSERT INTO note_links (source_id, ord, owner_id, embed, path, name_key, alias_key, target_id, attachment_id, text)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
+          l.source_id,
+          l.ord,
+          l.owner_id,
+          l.embed,
+          l.path,
+          l.name_key,
+          l.alias_key,
+          l.target_id,
+          l.attachment_id,
+          l.text,
+        ],
       );
   }
 
-  setTarget(sourceId: string, ord: number, targetId: string | null) {
-    return this.sql.run("UPDATE note_links SET target_id = ? WHERE source_id = ? AND ord = ?", [
-      targetId,
-      sourceId,
-      ord,
-    ]);
+  setTarget(sourceId: string, ord: number, target: { targetId: string | null; attachmentId: string | null }) {
+    return this.sql.run(
+      "UPDATE note_links SET target_id = ?, attachment_id = ? WHERE source_id = ? AND ord = ?",
+      [target.targetId, target.attachmentId, sourceId, ord],
+    );
   }
 
   /** The note's links in the order written (the first `limit`, when given). */
@@ -101,12 +113,12 @@ export class LinkRepo {
   async unresolved(ownerId: string, after: { sourceId: string; ord: number } | null, limit: number) {
     const rows = after
       ? await this.sql.all<LinkRow>(
-          `SELECT * FROM note_links WHERE owner_id = ? AND target_id IS NULL
+          `SELECT * FROM note_links WHERE owner_id = ? AND target_id IS NULL AND attachment_id IS NULL
              AND (source_id > ? OR (source_id = ? AND ord > ?)) ORDER BY source_id, ord LIMIT ${limit}`,
           [ownerId, after.sourceId, after.sourceId, after.ord],
         )
       : await this.sql.all<LinkRow>(
-          `SELECT * FROM note_links WHERE owner_id = ? AND target_id IS NULL ORDER BY source_id, ord LIMIT ${limit}`,
+          `SELECT * FROM note_links WHERE owner_id = ? AND target_id IS NULL AND attachment_id IS NULL ORDER BY source_id, ord LIMIT ${limit}`,
           [ownerId],
         );
     return rows.map(normal);

@@ -9,7 +9,7 @@ import type { Tx } from "../../../store/store.ts";
 import { readFrontMatter } from "./frontMatter.ts";
 import { parseLinks } from "./linkSyntax.ts";
 import { aliasKey, linkKeys, nameKey } from "./resolve.ts";
-import { LinkResolver } from "./targets.ts";
+import { type AttachmentLookup, LinkResolver, NO_ATTACHMENTS } from "./targets.ts";
 
 /** Links and aliases are read from Markdown notes only, as Obsidian does. */
 const readsLinks = (file: { type: string }) => file.type === "md";
@@ -36,13 +36,19 @@ async function reresolve(tx: Tx, resolver: LinkResolver, links: readonly LinkRow
     const source = sources.get(link.source_id);
     if (!source) continue;
     const target = await resolver.resolve(link.path, source.folder_id);
-    if (target !== link.target_id) await tx.links.setTarget(link.source_id, link.ord, target);
+    if (target.targetId !== link.target_id || target.attachmentId !== link.attachment_id)
+      await tx.links.setTarget(link.source_id, link.ord, target);
   }
 }
 
 /** After a note is created or updated (`before` is its previous row). */
-export async function indexNote(tx: Tx, file: FileRow, before?: FileRow): Promise<void> {
-  const resolver = new LinkResolver(tx, file.owner_id);
+export async function indexNote(
+  tx: Tx,
+  file: FileRow,
+  before?: FileRow,
+  attachments: AttachmentLookup = NO_ATTACHMENTS,
+): Promise<void> {
+  const resolver = new LinkResolver(tx, file.owner_id, attachments);
   const moved = !before || before.name !== file.name || before.folder_id !== file.folder_id;
   const names = namesOf(file);
   const renamed =
@@ -59,6 +65,7 @@ export async function indexNote(tx: Tx, file: FileRow, before?: FileRow): Promis
     const parsed = readsLinks(file) ? parseLinks(file.content) : [];
     for (const [ord, link] of parsed.entries()) {
       const keys = linkKeys(link.path);
+      const target = await resolver.resolve(link.path, file.folder_id);
       rows.push({
         source_id: file.id,
         ord,
@@ -67,7 +74,8 @@ export async function indexNote(tx: Tx, file: FileRow, before?: FileRow): Promis
         path: link.path,
         name_key: keys.name,
         alias_key: keys.alias,
-        target_id: await resolver.resolve(link.path, file.folder_id),
+        target_id: target.targetId,
+        attachment_id: target.attachmentId,
         text: link.text,
       });
     }
@@ -86,6 +94,23 @@ export async function indexNote(tx: Tx, file: FileRow, before?: FileRow): Promis
     ].filter((l) => l.source_id !== file.id);
     await reresolve(tx, resolver, affected);
   }
+}
+
+/**
+ * After files that are not notes appeared, were renamed or moved, or went (an attachment store's
+ * hook): links by these name keys (lower case, NFC, extension kept) find their target again.
+ */
+export async function relinkNames(
+  tx: Tx,
+  ownerId: string,
+  nameKeys: readonly string[],
+  attachments: AttachmentLookup,
+): Promise<void> {
+  await reresolve(
+    tx,
+    new LinkResolver(tx, ownerId, attachments),
+    await tx.links.byKeys(ownerId, nameKeys, []),
+  );
 }
 
 /** Before a note is deleted: its own rows go, and links to it find another note or none. */

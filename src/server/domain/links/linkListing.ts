@@ -11,13 +11,13 @@ import { LIMITS } from "../limits.ts";
 export async function unresolvedFrom(tx: Tx, actor: Actor, fileId: string) {
   await requireFile(tx, actor, fileId, "reader");
   return (await tx.links.from(fileId))
-    .filter((l) => l.target_id === null)
+    .filter((l) => l.target_id === null && l.attachment_id === null)
     .map((l) => ({ text: l.text, path: l.path, embed: l.embed === 1 }));
 }
 
 /**
  * The note's links in the order written, each with the note it names: `targetFileId` is null when
- * it names none, or one the caller cannot see (`resolved` tells which).
+ * it names none, one the caller cannot see, or an attachment (`resolved` tells which).
  */
 export async function linksFrom(tx: Tx, actor: Actor, fileId: string) {
   await requireFile(tx, actor, fileId, "reader");
@@ -33,7 +33,7 @@ export async function linksFrom(tx: Tx, actor: Actor, fileId: string) {
       text: l.text,
       path: l.path,
       embed: l.embed === 1,
-      resolved: l.target_id !== null,
+      resolved: l.target_id !== null || l.attachment_id !== null,
       targetFileId: l.target_id && visible.has(l.target_id) ? l.target_id : null,
     })),
   };

@@ -1,30 +1,50 @@
-// Where a link's target is looked for: the account's notes by name (the note_names index), and,
-// for a link to a file that is not a note (![[image.png]]), the account's other files by path.
-// Attachments are not stored yet, so NO_ATTACHMENTS finds none and such links stay unresolved;
-// the attachment store plugs in here.
+// Where a link's target is looked for: the account's notes by name or alias (the note_names
+// index), and, for a link whose name has another extension (![[image.png]]), the account's
+// attachments — files that are not notes — through an AttachmentLookup, by the same rules.
+// This service stores no attachments yet: NO_ATTACHMENTS finds none, so such links are unresolved
+// until an attachment store provides a lookup (and calls relinkNames when its files change).
 import type { Tx } from "../../../store/store.ts";
 import { linkKeys, type NoteAt, resolveLink } from "./resolve.ts";
 
-/** Finds a non-note file of the account by its path from the root (folder names, then its name). */
+/** The account's attachments, found by name like notes. */
 export interface AttachmentLookup {
-  byPath(ownerId: string, path: readonly string[]): Promise<string | null>;
+  /** Up to `limit` attachments of the account whose name, lower-cased in NFC, is `nameKey`. */
+  named(
+    tx: Tx,
+    ownerId: string,
+    nameKey: string,
+    limit: number,
+  ): Promise<{ id: string; name: string; folderId: string | null }[]>;
 }
 
-export const NO_ATTACHMENTS: AttachmentLookup = { byPath: async () => null };
+export const NO_ATTACHMENTS: AttachmentLookup = { named: async () => [] };
 
-/** Notes sharing a name or alias with a link, at most this many of each: bounds one resolution. */
+/** What a link names: a note, an attachment, or (both null) nothing. */
+export interface LinkTarget {
+  targetId: string | null;
+  attachmentId: string | null;
+}
+
+export const UNRESOLVED: LinkTarget = { targetId: null, attachmentId: null };
+
+/** Files sharing a name or alias with a link, at most this many of each: bounds one resolution. */
 const CANDIDATES = 200;
+
+const NOTE_NAME = /\.(md|txt)$/i;
+const OTHER_EXTENSION = /\.[^./\s]+$/;
 
 /** Resolves links of one account, remembering folder paths and candidates for one unit of work. */
 export class LinkResolver {
   private readonly tx: Tx;
   private readonly ownerId: string;
+  private readonly attachments: AttachmentLookup;
   private readonly paths = new Map<string, string[]>();
   private readonly found = new Map<string, NoteAt[]>();
 
-  constructor(tx: Tx, ownerId: string) {
+  constructor(tx: Tx, ownerId: string, attachments: AttachmentLookup = NO_ATTACHMENTS) {
     this.tx = tx;
     this.ownerId = ownerId;
+    this.attachments = attachments;
   }
 
   /** Folder names from the root down to `folderId` (none for the root). */
@@ -38,8 +58,8 @@ export class LinkResolver {
     return path;
   }
 
-  private async candidates(name: string, alias: string): Promise<NoteAt[]> {
-    const k = `${name}\u0000${alias}`;
+  private async notes(name: string, alias: string): Promise<NoteAt[]> {
+    const k = `note\u0000${name}\u0000${alias}`;
     let notes = this.found.get(k);
     if (!notes) {
       const ids = await this.tx.links.named(this.ownerId, name, alias, CANDIDATES);
@@ -53,13 +73,26 @@ export class LinkResolver {
     return notes;
   }
 
-  /** The note `path` names from a note in `fromFolderId`, or null. */
-  async resolve(path: string, fromFolderId: string | null): Promise<string | null> {
+  private async attachmentsNamed(name: string): Promise<NoteAt[]> {
+    const k = `attachment\u0000${name}`;
+    let files = this.found.get(k);
+    if (!files) {
+      files = [];
+      for (const a of await this.attachments.named(this.tx, this.ownerId, name, CANDIDATES))
+        files.push({ id: a.id, name: a.name, folders: await this.folderPath(a.folderId), aliases: [] });
+      this.found.set(k, files);
+    }
+    return files;
+  }
+
+  /** What `path` names from a note in `fromFolderId`: a note first, else an attachment. */
+  async resolve(path: string, fromFolderId: string | null): Promise<LinkTarget> {
     const keys = linkKeys(path);
-    return resolveLink(
-      path,
-      await this.folderPath(fromFolderId),
-      await this.candidates(keys.name, keys.alias),
-    );
+    const from = await this.folderPath(fromFolderId);
+    const note = resolveLink(path, from, await this.notes(keys.name, keys.alias));
+    if (note) return { targetId: note, attachmentId: null };
+    if (NOTE_NAME.test(keys.name) || !OTHER_EXTENSION.test(keys.name)) return UNRESOLVED;
+    const attachment = resolveLink(path, from, await this.attachmentsNamed(keys.name));
+    return attachment ? { targetId: null, attachmentId: attachment } : UNRESOLVED;
   }
 }
