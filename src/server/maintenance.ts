@@ -1,17 +1,14 @@
 import type { Logger } from "../lib/logger.ts";
 import type { Store } from "../store/store.ts";
 import { purgeTombstones } from "./domain/feed.ts";
-import { indexOldNotes } from "./domain/links/indexOldNotes.ts";
 
 export const DEFAULT_TOMBSTONE_RETENTION_DAYS = 90;
 
 /**
  * Hourly housekeeping: purge old tombstones (raising feed floors), expired idempotency keys and
- * webhook deliveries finished more than 30 days ago; index the links of notes saved before links were
- * read (once: afterwards there are none).
+ * webhook deliveries finished more than 30 days ago.
  */
 export function startMaintenance(store: Store, log: Logger, retentionDays: number): () => void {
-  let linksIndexed = false;
   const run = async () => {
     try {
       const accounts = await store.transaction(async (tx) => {
@@ -23,11 +20,6 @@ export function startMaintenance(store: Store, log: Logger, retentionDays: numbe
         return purgeTombstones(tx, retentionDays);
       });
       if (accounts) log.info({ accounts, retentionDays }, "purged old tombstones");
-      if (!linksIndexed) {
-        const notes = await indexOldNotes(store);
-        linksIndexed = true;
-        if (notes) log.info({ notes }, "indexed the links of notes saved before links were read");
-      }
     } catch (err) {
       log.warn({ err }, "maintenance failed");
     }

@@ -8,6 +8,7 @@ import { acquireServeLock } from "../store/sqlite/serveLock.ts";
 import type { Store } from "../store/store.ts";
 import { buildApp, type RouteEntry } from "./app.ts";
 import type { BrainConfig } from "./domain/brain/config.ts";
+import { indexOldNotes } from "./domain/links/indexOldNotes.ts";
 import type { RateLimitConfig } from "./http/rateLimit.ts";
 import { createDevIdp, DEV_AUDIENCE, DEV_CLIENT_ID } from "./identity/devIdp.ts";
 import type { IdentityHub } from "./identity/hub.ts";
@@ -100,6 +101,16 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     metricsToken: opts.metrics ? opts.metrics.token : undefined,
     usageFlushMs: opts.usageFlushMs,
   });
+  // Once, after an upgrade: notes saved before links were read get their links before the first
+  // request is answered, so no link to them is reported unresolved. A failure leaves them for the
+  // next start; it does not keep the service down.
+  try {
+    const indexed = await indexOldNotes(store);
+    if (indexed)
+      opts.logger.info({ notes: indexed }, "indexed the links of notes saved before links were read");
+  } catch (err) {
+    opts.logger.warn({ err }, "indexing the links of notes saved before links were read failed");
+  }
   const stopMaintenance = startMaintenance(store, opts.logger, opts.retentionDays);
   const webhooks = new WebhookWorker(store, opts.logger, {
     ...opts.webhooks,

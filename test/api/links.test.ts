@@ -117,7 +117,7 @@ describe("links as connections", () => {
 });
 
 describe("notes saved before links were read", () => {
-  it("are indexed when the server starts its housekeeping, so links to them resolve", async () => {
+  it("are indexed when the server starts, so links to them resolve", async () => {
     const u = await t.user();
     const old = await mkfile(u, { name: "Old note.md", content: "[[Older]]" });
     const older = await mkfile(u, { name: "Older.md", content: "x" });
