@@ -200,3 +200,34 @@ describe("links to files that are not notes", () => {
     ]);
   });
 });
+
+describe("who sees which links", () => {
+  it("a note's links are its readers'; a target they cannot see is resolved but not named", async () => {
+    const owner = await t.user();
+    const reader = await t.user();
+    const stranger = await t.user();
+    const hidden = await mkfile(owner, { name: "Hidden.md", content: "h" });
+    const note = await mkfile(owner, { name: "Shared.md", content: "[[Hidden]] [[Nowhere]]" });
+    const share = await owner.api.post("/api/v1/shares", {
+      fileId: note.id,
+      email: reader.email,
+      role: "reader",
+    });
+    expect(share.status, share.text).toBe(201);
+    expect(await links(owner, note.id)).toEqual([
+      ["[[Hidden]]", hidden.id],
+      ["[[Nowhere]]", null],
+    ]);
+    const seen = (await reader.api.get(`/api/me/files/${note.id}/links`)).body.links;
+    expect(
+      seen.map((l: { resolved: boolean; targetFileId: string | null }) => [l.resolved, l.targetFileId]),
+    ).toEqual([
+      [true, null],
+      [false, null],
+    ]);
+    expect((await connections(reader, note.id)).connections).toEqual([]); // Hidden is not theirs to see
+    expectError(await stranger.api.get(`/api/me/files/${note.id}/links`), 404, "not_found");
+    // Unresolved links listed are the caller's own notes' only.
+    expect((await reader.api.get("/api/me/links/unresolved")).body.links).toEqual([]);
+  });
+});
