@@ -101,8 +101,8 @@ export async function createFile(tx: Tx, actor: Actor, input: FileCreateInput): 
   const type = input.fileType ?? typeFromName(name);
   const declared = type === "md" ? declaredTags(content) : [];
   const setTags = setPart(requested, declared);
+  // A create carries content: never refused for its tags (noteTags.ts).
   const tags = shownTags(setTags, declared);
-  checkTagRequest(requested, [], tags);
   const target = await targetFolder(tx, actor, input.folderId);
   const now = nowIso();
   const hash = contentHash(content);
@@ -225,7 +225,8 @@ async function retag(tx: Tx, file: FileRow, next: FileRow, requested: string[] |
   const setTags =
     requested !== undefined ? setPart(requested, declared) : ((await tx.links.setTags(file.id)) ?? before);
   const shown = shownTags(setTags, declared);
-  if (requested !== undefined) checkTagRequest(requested, before, shown);
+  // Only a request that changes tags alone can be refused for them: a save of content never is.
+  if (requested !== undefined && next.content === file.content) checkTagRequest(requested, before, shown);
   next.tags = JSON.stringify(shown);
   return setTags;
 }

@@ -1,7 +1,9 @@
 // A note's tags are the ones set through the API (or an xattr) and the ones its own text declares
 // (front-matter `tags:` and inline #tags). The record's `tags` shows both, the set ones first, at
 // most LIMITS.tags; the note's bytes are never rewritten to add or drop a tag. docs/api.md states
-// the rule: a request may set and remove set tags, but not remove a tag the text declares.
+// the rule: a request that changes only tags may set and remove set tags, but not remove a tag the
+// text declares; a request carrying content is never refused for its tags (a save is never lost
+// to metadata): the text's tags simply stay.
 import { ServiceError } from "../errors.ts";
 import { LIMITS } from "../limits.ts";
 import { readFrontMatter } from "./frontMatter.ts";
@@ -31,8 +33,10 @@ export function shownTags(set: readonly string[], declared: readonly string[]): 
 }
 
 /**
- * A request that sets tags gets exactly what it asked for, or is refused: every tag it names is
- * shown afterwards, and no tag it dropped (shown before, not named now) still is.
+ * A request that sets only tags gets exactly what it asked for, or is refused: no tag it dropped
+ * (shown before, not named now) is still shown, and every tag it names is. The second holds by
+ * construction (set tags come first, at most LIMITS.tags of them); checked so that it cannot fail
+ * silently.
  */
 export function checkTagRequest(
   requested: readonly string[],
