@@ -70,6 +70,10 @@ describe("tags a note's text declares", () => {
     expect(saved.status, saved.text).toBe(200);
     expect(saved.body.file.tags).toEqual(["vault", "t1", "inline/sub"]);
     expect(await record(u, f.id)).toMatchObject({ content: `${FM}changed too` });
+    // The same content sent again with tags is still a save: not refused either.
+    const again = await u.api.put(`/api/v1/files/${f.id}`, { tags: ["api"], content: `${FM}changed too` });
+    expect(again.status, again.text).toBe(200);
+    expect(again.body.file.tags).toEqual(["api", "vault", "t1", "inline/sub"]);
     // Dropping a set tag is fine, and so is dropping a declared one with the text in the same request.
     const ok = await u.api.put(`/api/v1/files/${f.id}`, { tags: [], content: "no tags now" });
     expect(ok.status, ok.text).toBe(200);

@@ -195,7 +195,7 @@ export async function updateFile(
     }
     next.folder_id = target.folderId;
   }
-  const setTags = await retag(tx, file, next, requested);
+  const setTags = await retag(tx, file, next, requested, patch.content !== undefined);
   const changed = (Object.keys(next) as (keyof FileRow)[]).some((k) => next[k] !== file[k]);
   if (!changed) return { file, role }; // an identical PUT makes no new revision
   const before = next.folder_id !== file.folder_id ? await fileAudience(tx, file) : undefined;
@@ -217,7 +217,13 @@ export async function updateFile(
  * The tags `next` shows once its text or the tags asked for changed (noteTags.ts has the rule);
  * returns the set part to store, or undefined when neither changed.
  */
-async function retag(tx: Tx, file: FileRow, next: FileRow, requested: string[] | undefined) {
+async function retag(
+  tx: Tx,
+  file: FileRow,
+  next: FileRow,
+  requested: string[] | undefined,
+  carriesContent: boolean,
+) {
   if (requested === undefined && next.content === file.content && next.type === file.type) return undefined;
   const declared = next.type === "md" ? declaredTags(next.content) : [];
   const before = parseTags(file.tags);
@@ -226,7 +232,7 @@ async function retag(tx: Tx, file: FileRow, next: FileRow, requested: string[] |
     requested !== undefined ? setPart(requested, declared) : ((await tx.links.setTags(file.id)) ?? before);
   const shown = shownTags(setTags, declared);
   // Only a request that changes tags alone can be refused for them: a save of content never is.
-  if (requested !== undefined && next.content === file.content) checkTagRequest(requested, before, shown);
+  if (requested !== undefined && !carriesContent) checkTagRequest(requested, before, shown);
   next.tags = JSON.stringify(shown);
   return setTags;
 }
