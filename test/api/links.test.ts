@@ -182,6 +182,7 @@ describe("links to files that are not notes", () => {
         key === "pic.png" ? [{ id: "a_pic", name: "pic.png", folderId: null }] : [],
     };
     await t.server.store.transaction(async (tx) => {
+      await tx.links.deleteNote(note.id); // indexed afresh, as a new note is
       await indexNote(tx, (await tx.files.byId(note.id))!, undefined, lookup);
     });
     const listed = (await u.api.get(`/api/me/files/${note.id}/links`)).body.links;

@@ -36,9 +36,9 @@ export class LinkRepo {
     this.sql = sql;
   }
 
-  /** The note's links become exactly `links` (its previous ones are dropped). */
-  async replaceFrom(sourceId: string, links: readonly LinkRow[]): Promise<void> {
-    await this.sql.run("DELETE FROM note_links WHERE source_id = ?", [sourceId]);
+  /** The note's links become exactly `links` (its previous ones are dropped; `fresh`: it has none). */
+  async replaceFrom(sourceId: string, links: readonly LinkRow[], fresh = false): Promise<void> {
+    if (!fresh) await this.sql.run("DELETE FROM note_links WHERE source_id = ?", [sourceId]);
     for (const l of links)
       await this.sql.run(
         `INSERT INTO note_links (source_id, ord, owner_id, embed, path, name_key, alias_key, target_id, attachment_id, text)
@@ -124,9 +124,14 @@ export class LinkRepo {
     return rows.map(normal);
   }
 
-  /** The note's name and aliases become exactly these keys. */
-  async replaceNames(fileId: string, ownerId: string, names: readonly { key: string; alias: boolean }[]) {
-    await this.sql.run("DELETE FROM note_names WHERE file_id = ?", [fileId]);
+  /** The note's name and aliases become exactly these keys (`fresh`: it has none yet). */
+  async replaceNames(
+    fileId: string,
+    ownerId: string,
+    names: readonly { key: string; alias: boolean }[],
+    fresh = false,
+  ) {
+    if (!fresh) await this.sql.run("DELETE FROM note_names WHERE file_id = ?", [fileId]);
     const seen = new Set<string>();
     for (const n of names) {
       const k = `${n.alias ? 1 : 0}:${n.key}`;

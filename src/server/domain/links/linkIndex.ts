@@ -41,15 +41,19 @@ async function reresolve(tx: Tx, resolver: LinkResolver, links: readonly LinkRow
   }
 }
 
-/** After a note is created or updated (`before` is its previous row). */
+/** After a note is created (no `before`, no rows in the index yet) or updated (`before`: its previous row). */
 export async function indexNote(
   tx: Tx,
   file: FileRow,
   before?: FileRow,
   attachments: AttachmentLookup = NO_ATTACHMENTS,
 ): Promise<void> {
-  const resolver = new LinkResolver(tx, file.owner_id, attachments);
   const moved = !before || before.name !== file.name || before.folder_id !== file.folder_id;
+  const reread = moved || before.content !== file.content || before.type !== file.type;
+  if (!reread) return; // tags, context or availability: nothing a link reads
+  // A new note has no rows yet: nothing to replace, and nothing can link to its new id.
+  const fresh = !before;
+  const resolver = new LinkResolver(tx, file.owner_id, attachments);
   const names = namesOf(file);
   const renamed =
     !before ||
@@ -58,9 +62,9 @@ export async function indexNote(
       names,
       (await tx.links.namesOf(file.id)).map((n) => ({ key: n.name_key, alias: n.alias === 1 })),
     );
-  if (renamed) await tx.links.replaceNames(file.id, file.owner_id, names);
+  if (renamed) await tx.links.replaceNames(file.id, file.owner_id, names, fresh);
 
-  if (!before || moved || before.content !== file.content || before.type !== file.type) {
+  {
     const rows: LinkRow[] = [];
     const parsed = readsLinks(file) ? parseLinks(file.content) : [];
     for (const [ord, link] of parsed.entries()) {
@@ -79,13 +83,13 @@ export async function indexNote(
         text: link.text,
       });
     }
-    await tx.links.replaceFrom(file.id, rows);
+    await tx.links.replaceFrom(file.id, rows, fresh);
   }
 
   if (renamed) {
     // Links that named this note before, and links that its names could now win.
     const affected = [
-      ...(await tx.links.to(file.id)),
+      ...(fresh ? [] : await tx.links.to(file.id)),
       ...(await tx.links.byKeys(
         file.owner_id,
         names.filter((n) => !n.alias).map((n) => n.key),
