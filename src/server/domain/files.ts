@@ -130,7 +130,8 @@ export async function createFile(tx: Tx, actor: Actor, input: FileCreateInput): 
     content,
   };
   await tx.files.insert(file);
-  await tx.links.putSetTags(file.id, setTags);
+  // Without declared tags the shown ones are the set ones: no row needed (the fallback of retag).
+  if (declared.length) await tx.links.putSetTags(file.id, setTags);
   await indexNote(tx, file);
   await insertVersion(tx, file, actor);
   const seqs = await publishFile(tx, file);
@@ -203,7 +204,7 @@ export async function updateFile(
   next.etag = etagOf(next.revision, next.content_hash);
   next.updated_at = nextIso(file.updated_at);
   await tx.files.update(next);
-  if (setTags) await tx.links.putSetTags(next.id, setTags);
+  if (setTags) await tx.links.putSetTags(next.id, setTags.tags, setTags.needed);
   await indexNote(tx, next, file);
   if (next.version_number !== file.version_number) {
     await insertVersion(tx, next, actor);
@@ -215,7 +216,8 @@ export async function updateFile(
 
 /**
  * The tags `next` shows once its text or the tags asked for changed (noteTags.ts has the rule);
- * returns the set part to store, or undefined when neither changed.
+ * returns the set part to store (`needed`: the text declares tags, so the set part differs from
+ * what shows), or undefined when neither changed.
  */
 async function retag(
   tx: Tx,
@@ -234,7 +236,7 @@ async function retag(
   // Only a request that changes tags alone can be refused for them: a save of content never is.
   if (requested !== undefined && !carriesContent) checkTagRequest(requested, before, shown);
   next.tags = JSON.stringify(shown);
-  return setTags;
+  return { tags: setTags, needed: declared.length > 0 };
 }
 
 export async function deleteFile(tx: Tx, actor: Actor, id: string, ifMatch?: IfMatch) {

@@ -164,7 +164,10 @@ export class LinkRepo {
     return rows.map((r) => r.file_id);
   }
 
-  /** The tags set through the API, or undefined when the note has no such row (then: its `tags`). */
+  /**
+   * The tags set through the API, or undefined when the note has no row: then they are its `tags`
+   * (it declares none, or it was saved before tags were read from text).
+   */
   async setTags(fileId: string): Promise<string[] | undefined> {
     const row = await this.sql.get<{ tags: string }>("SELECT tags FROM note_set_tags WHERE file_id = ?", [
       fileId,
@@ -172,7 +175,12 @@ export class LinkRepo {
     return row ? (JSON.parse(row.tags) as string[]) : undefined;
   }
 
-  async putSetTags(fileId: string, tags: readonly string[]) {
+  /** Stores the set tags; when not `needed` (they are all the note shows) the row goes instead. */
+  async putSetTags(fileId: string, tags: readonly string[], needed = true) {
+    if (!needed) {
+      await this.sql.run("DELETE FROM note_set_tags WHERE file_id = ?", [fileId]);
+      return;
+    }
     await this.sql.run(
       "INSERT INTO note_set_tags (file_id, tags) VALUES (?, ?) ON CONFLICT (file_id) DO UPDATE SET tags = excluded.tags",
       [fileId, JSON.stringify(tags)],
