@@ -43,6 +43,7 @@ import { fileRoutes } from "./routes/files.ts";
 import { folderRoutes } from "./routes/folders.ts";
 import { identityRoutes } from "./routes/identity.ts";
 import { keyPageRoutes } from "./routes/keyPage.ts";
+import { linkRoutes } from "./routes/links.ts";
 import { mcpRoutes } from "./routes/mcp.ts";
 import { openApiRoutes } from "./routes/openapi.ts";
 import { opsRoutes } from "./routes/ops.ts";
@@ -407,6 +408,7 @@ export async function buildApp(opts: AppOptions) {
   await app.register(fileRoutes(deps));
   await app.register(attachmentRoutes(deps));
   await app.register(folderRoutes(deps));
+  await app.register(linkRoutes(deps));
   await app.register(changeRoutes(deps));
   await app.register(shareRoutes(deps));
   await app.register(versionRoutes(deps));

@@ -9,6 +9,7 @@ import type { Store } from "../store/store.ts";
 import { buildApp, type RouteEntry } from "./app.ts";
 import type { AttachmentLimits } from "./domain/attachments/rules.ts";
 import type { BrainConfig } from "./domain/brain/config.ts";
+import { indexOldNotes } from "./domain/links/indexOldNotes.ts";
 import type { RateLimitConfig } from "./http/rateLimit.ts";
 import { createDevIdp, DEV_AUDIENCE, DEV_CLIENT_ID } from "./identity/devIdp.ts";
 import type { IdentityHub } from "./identity/hub.ts";
@@ -104,6 +105,16 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     usageFlushMs: opts.usageFlushMs,
     attachments: opts.attachments,
   });
+  // Once, after an upgrade: notes saved before links were read get their links before the first
+  // request is answered, so no link to them is reported unresolved. A failure leaves them for the
+  // next start; it does not keep the service down.
+  try {
+    const indexed = await indexOldNotes(store);
+    if (indexed)
+      opts.logger.info({ notes: indexed }, "indexed the links of notes saved before links were read");
+  } catch (err) {
+    opts.logger.warn({ err }, "indexing the links of notes saved before links were read failed");
+  }
   const stopMaintenance = startMaintenance(store, opts.logger, opts.retentionDays);
   const webhooks = new WebhookWorker(store, opts.logger, {
     ...opts.webhooks,

@@ -20,6 +20,7 @@ import type { FolderRepo } from "./repos/folders.ts";
 import type { IdempotencyRepo } from "./repos/idempotency.ts";
 import type { IdentityRepo } from "./repos/identities.ts";
 import type { KeyRepo } from "./repos/keys.ts";
+import type { LinkRepo } from "./repos/links.ts";
 import type { RateLimitRepo } from "./repos/rateLimits.ts";
 import type { RelatedRepo } from "./repos/related.ts";
 import type { SearchRepo } from "./repos/search.ts";
@@ -71,6 +72,7 @@ export interface Tx {
   readonly embeddings: EmbeddingRepo;
   readonly search: SearchRepo;
   readonly related: RelatedRepo;
+  readonly links: LinkRepo;
   readonly stats: StatsRepo;
   readonly attachments: AttachmentRepo;
   /** Bytes of attachments, once per content (an object store could take them later). */

@@ -17,6 +17,7 @@ import { FolderRepo } from "./repos/folders.ts";
 import { IdempotencyRepo } from "./repos/idempotency.ts";
 import { IdentityRepo } from "./repos/identities.ts";
 import { KeyRepo } from "./repos/keys.ts";
+import { LinkRepo } from "./repos/links.ts";
 import { RateLimitRepo } from "./repos/rateLimits.ts";
 import { RelatedRepo } from "./repos/related.ts";
 import { type Dialect, SearchRepo } from "./repos/search.ts";
@@ -70,6 +71,7 @@ export function createTx(
     embeddings: new EmbeddingRepo(sql),
     search: new SearchRepo(sql, dialect),
     related: new RelatedRepo(sql),
+    links: new LinkRepo(sql),
     stats: new StatsRepo(sql),
     attachments: new AttachmentRepo(sql),
     blobs: new SqlBlobStore(sql, dialect),

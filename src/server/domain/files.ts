@@ -20,6 +20,9 @@ import {
   LIMITS,
   typeFromName,
 } from "./limits.ts";
+import { forgetNote, indexNote } from "./links/linkIndex.ts";
+import { checkTagRequest, declaredTags, setPart, shownTags } from "./links/noteTags.ts";
+import { parseTags } from "./records.ts";
 import { dropSharesOn } from "./shares.ts";
 
 export type FileType = "txt" | "md";
@@ -95,7 +98,12 @@ export async function createFile(tx: Tx, actor: Actor, input: FileCreateInput): 
   const name = checkName("name", input.name);
   const content = checkContent(input.content ?? "");
   const context = checkContext("context", input.context ?? "");
-  const tags = checkTags("tags", input.tags ?? []);
+  const requested = checkTags("tags", input.tags ?? []);
+  const type = input.fileType ?? typeFromName(name);
+  const declared = type === "md" ? declaredTags(content) : [];
+  const setTags = setPart(requested, declared);
+  // A create carries content: never refused for its tags (noteTags.ts).
+  const tags = shownTags(setTags, declared);
   const target = await targetFolder(tx, actor, input.folderId);
   await refuseAttachmentName(tx, target.ownerId, target.folderId, name);
   const now = nowIso();
@@ -105,7 +113,7 @@ export async function createFile(tx: Tx, actor: Actor, input: FileCreateInput): 
     owner_id: target.ownerId,
     folder_id: target.folderId,
     name,
-    type: input.fileType ?? typeFromName(name),
+    type,
     availability: input.availability ?? "cloud+local",
     context,
     tags: JSON.stringify(tags),
@@ -124,6 +132,9 @@ export async function createFile(tx: Tx, actor: Actor, input: FileCreateInput): 
     content,
   };
   await tx.files.insert(file);
+  // Without declared tags the shown ones are the set ones: no row needed (the fallback of retag).
+  if (declared.length) await tx.links.putSetTags(file.id, setTags);
+  await indexNote(tx, file);
   await insertVersion(tx, file, actor);
   const seqs = await publishFile(tx, file);
   return { file, role: target.ownerId === actor.userId ? "owner" : target.role, seq: seqs.get(actor.userId) };
@@ -167,7 +178,7 @@ export async function updateFile(
   }
   if (patch.fileType !== undefined) next.type = patch.fileType;
   if (patch.context !== undefined) next.context = checkContext("context", patch.context);
-  if (patch.tags !== undefined) next.tags = JSON.stringify(checkTags("tags", patch.tags));
+  const requested = patch.tags !== undefined ? checkTags("tags", patch.tags) : undefined;
   if (patch.availability !== undefined) next.availability = patch.availability;
   if (patch.content !== undefined && patch.content !== file.content) {
     next.content = checkContent(patch.content);
@@ -187,6 +198,7 @@ export async function updateFile(
     }
     next.folder_id = target.folderId;
   }
+  const setTags = await retag(tx, file, next, requested, patch.content !== undefined);
   const changed = (Object.keys(next) as (keyof FileRow)[]).some((k) => next[k] !== file[k]);
   if (!changed) return { file, role }; // an identical PUT makes no new revision
   if (next.name !== file.name || next.folder_id !== file.folder_id)
@@ -196,12 +208,39 @@ export async function updateFile(
   next.etag = etagOf(next.revision, next.content_hash);
   next.updated_at = nextIso(file.updated_at);
   await tx.files.update(next);
+  if (setTags) await tx.links.putSetTags(next.id, setTags.tags, setTags.needed);
+  await indexNote(tx, next, file);
   if (next.version_number !== file.version_number) {
     await insertVersion(tx, next, actor);
     await rebaseAnchors(tx, file.id, file.content, next.content);
   }
   const seqs = await publishFile(tx, next, before);
   return { file: next, role, seq: seqs.get(actor.userId) };
+}
+
+/**
+ * The tags `next` shows once its text or the tags asked for changed (noteTags.ts has the rule);
+ * returns the set part to store (`needed`: the text declares tags, so the set part differs from
+ * what shows), or undefined when neither changed.
+ */
+async function retag(
+  tx: Tx,
+  file: FileRow,
+  next: FileRow,
+  requested: string[] | undefined,
+  carriesContent: boolean,
+) {
+  if (requested === undefined && next.content === file.content && next.type === file.type) return undefined;
+  const declared = next.type === "md" ? declaredTags(next.content) : [];
+  const before = parseTags(file.tags);
+  // A note saved before tags were read from text has no set part of its own: all its tags were set.
+  const setTags =
+    requested !== undefined ? setPart(requested, declared) : ((await tx.links.setTags(file.id)) ?? before);
+  const shown = shownTags(setTags, declared);
+  // Only a request that changes tags alone can be refused for them: a save of content never is.
+  if (requested !== undefined && !carriesContent) checkTagRequest(requested, before, shown);
+  next.tags = JSON.stringify(shown);
+  return { tags: setTags, needed: declared.length > 0 };
 }
 
 export async function deleteFile(tx: Tx, actor: Actor, id: string, ifMatch?: IfMatch) {
@@ -211,6 +250,7 @@ export async function deleteFile(tx: Tx, actor: Actor, id: string, ifMatch?: IfM
   await tx.connections.deleteForFile(id);
   await tx.versions.deleteForFile(id);
   await dropSharesOn(tx, id);
+  await forgetNote(tx, file);
   await tx.themes.delete("file", id);
   await tx.files.delete(id);
   const seqs = await publishFileDeleted(tx, id, before);

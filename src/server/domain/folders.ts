@@ -12,6 +12,7 @@ import { republishAccess } from "./events.ts";
 import { folderAudience, publishFile, publishFolder, publishFolderDeleted } from "./feed.ts";
 import { etagOf } from "./files.ts";
 import { checkContext, checkName, checkTags } from "./limits.ts";
+import { reindexFolder, reindexPlaces } from "./links/linkIndex.ts";
 import { folderEndpoint, type TxtFile, type TxtFolder, toTxtFile, toTxtFolder } from "./records.ts";
 import { dropSharesOn } from "./shares.ts";
 
@@ -115,6 +116,9 @@ export async function updateFolder(
   next.revision = folder.revision + 1;
   next.updated_at = nextIso(folder.updated_at);
   await tx.folders.update(next);
+  // The notes below have new paths: links by path and nearest-name ties may now resolve elsewhere.
+  if (next.name !== folder.name || next.parent_id !== folder.parent_id)
+    await reindexFolder(tx, folder.owner_id, [folder.id]);
   const seqs = await publishFolder(tx, next, before);
   return { folder: next, role, seq: seqs.get(actor.userId) };
 }
@@ -147,6 +151,8 @@ export async function deleteFolder(tx: Tx, actor: Actor, id: string) {
   const grantees = await dropSharesOn(tx, id);
   await tx.themes.delete("folder", id);
   await tx.folders.delete(id);
+  await reindexPlaces(tx, folder.owner_id, movedFiles);
+  await reindexFolder(tx, folder.owner_id, movedFolders);
   const seqs = await publishFolderDeleted(tx, id, before);
   // Whoever reached the children only through this folder's shares has lost them: tell them.
   for (const grantee of grantees) {

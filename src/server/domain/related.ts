@@ -9,12 +9,15 @@ import type { Actor } from "./actor.ts";
 import { cosine } from "./brain/semantic.ts";
 import { termCounts, wordSet } from "./brain/terms.ts";
 import { LIMITS } from "./limits.ts";
+import { linkedNotes } from "./links/linkedNotes.ts";
 import { parseTags, toTxtFile } from "./records.ts";
 
 export type ConnectionReason =
   | { type: "explicit"; reason: string; createdAt: string; updatedAt: string }
   | { type: "shared_tags"; tags: string[] }
   | { type: "same_folder"; folderId: string }
+  /** A link in this note's text to the other (`text` as written), or in the other's to this one. */
+  | { type: "link" | "backlink"; text: string; embed: boolean }
   /** Telling words both notes use: `score` is their share of this note's telling words, by rarity. */
   | { type: "similar_text"; score: number; words: string[] }
   /** Cosine similarity of stored embeddings (present once the AI provider has embedded both notes). */
@@ -24,10 +27,20 @@ export type ConnectionReason =
 // folder a little. Documented in docs/api.md. The explicit weight exceeds the most any inference can
 // score (every tag shared and the same folder), so an explicit link always ranks first.
 // Similar text adds up to 2 (every salient word shared) and similar meaning up to 2 (identical vectors).
-const INFERRED = { tag: 2, folder: 1, text: 2, meaning: 2 } as const;
+// A link the text makes (either way) outweighs folder, text and meaning together: the owner wrote it.
+const SIMILAR = { tag: 2, folder: 1, text: 2, meaning: 2 } as const;
+const LINKED = SIMILAR.folder + SIMILAR.text + SIMILAR.meaning + 1;
+const INFERRED = { ...SIMILAR, link: LINKED, backlink: LINKED } as const;
 const WEIGHT = {
   ...INFERRED,
-  explicit: INFERRED.tag * LIMITS.tags + INFERRED.folder + INFERRED.text + INFERRED.meaning + 1,
+  explicit:
+    INFERRED.tag * LIMITS.tags +
+    INFERRED.folder +
+    INFERRED.text +
+    INFERRED.meaning +
+    INFERRED.link +
+    INFERRED.backlink +
+    1,
 } as const;
 
 /** How many candidates each source may bring, and how far a tag's notes are counted. */
@@ -79,6 +92,9 @@ export async function relatedFiles(tx: Tx, actor: Actor, id: string) {
     explicit.set(other, c);
     candidates.add(other);
   }
+
+  const linked = await linkedNotes(tx, id);
+  for (const other of linked.keys()) candidates.add(other);
 
   // The rarest of the note's tags bring their notes: a tag on every note says little.
   const tags = parseTags(file.tags);
@@ -153,6 +169,15 @@ export async function relatedFiles(tx: Tx, actor: Actor, id: string) {
         createdAt: link.created_at,
         updatedAt: link.updated_at,
       });
+    }
+    const links = linked.get(row.id);
+    if (links?.out.length) {
+      score += WEIGHT.link;
+      for (const l of links.out) reasons.push({ type: "link", ...l });
+    }
+    if (links?.in.length) {
+      score += WEIGHT.backlink;
+      for (const l of links.in) reasons.push({ type: "backlink", ...l });
     }
     const sharedTags = own.size ? parseTags(row.tags).filter((t) => own.has(t)) : [];
     if (sharedTags.length) {

@@ -9,6 +9,7 @@ import { connectFiles, disconnectFiles } from "../domain/connections.ts";
 import { ServiceError } from "../domain/errors.ts";
 import { createFile, deleteFile, updateFile, updatePlan } from "../domain/files.ts";
 import { importFiles } from "../domain/importer.ts";
+import { unresolvedFrom } from "../domain/links/linkListing.ts";
 import { listFilesPage, overview, writeFlatIndex } from "../domain/listing.ts";
 import { fileEndpoint, toPlan, toTxtFileDetail } from "../domain/records.ts";
 import { relatedFiles } from "../domain/related.ts";
@@ -91,8 +92,16 @@ const ImportResult = Type.Object({
     foldersCreated: Type.Integer(),
   }),
 });
+const UnresolvedLink = Type.Object({
+  text: Type.String({ description: "The link as written, e.g. `[[Note#Heading]]`." }),
+  path: Type.String({ description: "The path it names, decoded, without `#heading` or `|alias`." }),
+  embed: Type.Boolean({ description: "`![[…]]`: an embed rather than a link." }),
+});
 const Related = Type.Object({
   fileId: Type.String(),
+  unresolved: Type.Optional(
+    Type.Array(UnresolvedLink, { description: "The note's links that name no note (yet)." }),
+  ),
   connections: Type.Array(
     Type.Object({
       file: TxtFile,
@@ -415,7 +424,7 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
         verb: me ? undefined : "connections",
         area: "metadata",
         summary:
-          "Ranked related files, each with its reasons (explicit connection, shared tags, same folder).",
+          "Ranked related files, each with its reasons (explicit connection, link, backlink, shared tags, same folder, similar text), and the note's unresolved links.",
         ok: { 200: Related },
       });
       const connectDoc = op({
@@ -435,7 +444,10 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
         headers: ["Idempotency-Key"],
       });
       app.get(base, { ...read, schema: { params: IdParams, ...listDoc } }, async (req) =>
-        store.read((tx) => relatedFiles(tx, actorOf(req), req.params.id)),
+        store.read(async (tx) => ({
+          ...(await relatedFiles(tx, actorOf(req), req.params.id)),
+          unresolved: await unresolvedFrom(tx, actorOf(req), req.params.id),
+        })),
       );
       app.post(
         base,

@@ -656,4 +656,40 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     UNIQUE (attachment_id, version_number)
   );
   `,
+  // 17: links (issue 48): every link a note's text makes and the note (or attachment: no table yet, so
+  // no reference) it resolves to (both NULL = unresolved), the names and aliases notes are found by, and the tags set through the API apart
+  // from the ones a note's text declares. Looked up by key, so a save costs its own links.
+  `
+  CREATE TABLE note_links (
+    source_id TEXT NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    ord INTEGER NOT NULL,
+    owner_id TEXT NOT NULL,
+    embed INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    name_key TEXT NOT NULL,
+    alias_key TEXT NOT NULL,
+    target_id TEXT REFERENCES files(id) ON DELETE SET NULL,
+    attachment_id TEXT,
+    text TEXT NOT NULL,
+    PRIMARY KEY (source_id, ord)
+  );
+  CREATE INDEX note_links_name ON note_links(owner_id, name_key);
+  CREATE INDEX note_links_alias ON note_links(owner_id, alias_key);
+  CREATE INDEX note_links_target ON note_links(target_id);
+  CREATE INDEX note_links_attachment ON note_links(attachment_id) WHERE attachment_id IS NOT NULL;
+  CREATE INDEX note_links_unresolved ON note_links(owner_id, source_id, ord)
+    WHERE target_id IS NULL AND attachment_id IS NULL;
+  CREATE TABLE note_names (
+    owner_id TEXT NOT NULL,
+    name_key TEXT NOT NULL,
+    file_id TEXT NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    alias INTEGER NOT NULL,
+    PRIMARY KEY (owner_id, name_key, alias, file_id)
+  );
+  CREATE INDEX note_names_file ON note_names(file_id);
+  CREATE TABLE note_set_tags (
+    file_id TEXT PRIMARY KEY REFERENCES files(id) ON DELETE CASCADE,
+    tags TEXT NOT NULL
+  );
+  `,
 ];
