@@ -11,7 +11,6 @@ import type { VfsCore } from "./core.ts";
 import type { Delivery } from "./delivery/deliver.ts";
 import { journalKey } from "./delivery/journalKeys.ts";
 import { fail, isTransient, toVfsError, type VfsError } from "./errors.ts";
-import { decide, noteState } from "./lifecycle.ts";
 import type { Claims } from "./local/claims.ts";
 import { LocalHandle } from "./local/localFiles.ts";
 import type { Attributes } from "./meta/attributes.ts";
@@ -675,7 +674,7 @@ export class OpenFiles {
 
   /** Whether closing it now saves something (lifecycle.ts: dirty, or made here and never sent). */
   needsUpload(open: OpenNote): boolean {
-    const action = decide(noteState(this.c, this.delivery, open.node), "close");
+    const action = this.c.notes.of(open.node).close();
     return action === "save" || (action === "save-empty" && open.created);
   }
 }

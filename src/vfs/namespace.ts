@@ -9,7 +9,6 @@ import type { Delivery } from "./delivery/deliver.ts";
 import { dirKey, journalKey } from "./delivery/journalKeys.ts";
 import { fail, toVfsError, VfsError } from "./errors.ts";
 import type { OpenFiles } from "./handles.ts";
-import { decide, noteState } from "./lifecycle.ts";
 import type { Claims } from "./local/claims.ts";
 import { localDirKind } from "./local/localDirs.ts";
 import { LocalHandle } from "./local/localFiles.ts";
@@ -269,7 +268,7 @@ export class Namespace {
     // What an unlink does to a note depends on where it stands (lifecycle.ts): one that never left
     // is forgotten; one whose create may be on its way is deleted once it is there; otherwise the
     // delete goes in the journal (If-Match), leaving a tombstone its name can be claimed from.
-    if (node.kind === "file" && decide(noteState(this.c, this.delivery, node), "unlink") === "forget") {
+    if (node.kind === "file" && this.c.notes.of(node).unlink() === "forget") {
       if (await this.dropUnsent(node)) return;
     }
     await this.delivery.settle(node);

@@ -13,12 +13,18 @@
 // Where an await point matters for a note, the line before it says so in one line.
 import type { Journal } from "./delivery/journal.ts";
 import { journalKey } from "./delivery/journalKeys.ts";
+import { type Action, decide, type NoteEvent, type NoteState } from "./lifecycle.ts";
 import type { OpenNote } from "./openFile.ts";
-import type { FileNode } from "./tree.ts";
+import type { FileNode, RemoteEvents } from "./tree.ts";
 
-/** What a note reads of the rest of the mount: the journal (appends waiting), and whom to tell of a size change. */
+/**
+ * What a note reads of the rest of the mount: the journal (its saves waiting), whether the
+ * delivery has its entry on the way, and whom to tell of a size change.
+ */
 export interface NoteSurroundings {
   readonly journal: Pick<Journal, "get">;
+  /** Whether the journal entry `key` may be on its way to the service right now (delivery/deliver.ts). */
+  onItsWay(key: string): boolean;
   /** Its attributes changed (the kernel's cached size must go). */
   changed(node: FileNode): void;
 }
@@ -61,6 +67,21 @@ export class Note {
 
   get placeUnsent(): boolean {
     return this.placeNotSent;
+  }
+
+  /** Where it stands now (lifecycle.ts: the states and the table). */
+  get state(): NoteState {
+    return this.notes.stateOf(this.node);
+  }
+
+  /** A descriptor on it flushes or closes: `save` or `save-empty` when that journals a body. */
+  close(): Action {
+    return decide(this.state, "close");
+  }
+
+  /** Its name is unlinked: `forget` when it never left this mount (no request at all). */
+  unlink(): Action {
+    return decide(this.state, "unlink");
   }
 
   /** Its first descriptor opened: `open` is the buffer every descriptor on it shares. */
@@ -146,8 +167,12 @@ export class Note {
   }
 }
 
-/** Every note's Note, made on first need; and the notes open now or with a save journalled. */
-export class Notes {
+/**
+ * Every note's Note, made on first need; and the notes open now or with a save journalled. It
+ * answers the tree's remote events for any note, with a Note or without one (nothing of it is
+ * open or journalled then, but a rename or metadata change of it may wait in the journal).
+ */
+export class Notes implements RemoteEvents {
   readonly journal: Pick<Journal, "get">;
   private readonly surroundings: NoteSurroundings;
   private readonly openNow = new Set<Note>();
@@ -156,6 +181,32 @@ export class Notes {
   constructor(surroundings: NoteSurroundings) {
     this.surroundings = surroundings;
     this.journal = surroundings.journal;
+  }
+
+  /** Where `node` stands now, from its open buffer, its journal entry and the delivery. */
+  stateOf(node: FileNode): NoteState {
+    if (node.note?.open?.dirty) return "dirty";
+    const key = journalKey(node);
+    const entry = this.journal.get(key);
+    if (entry && !entry.delete) {
+      if (this.surroundings.onItsWay(key)) return "in-flight";
+      return node.id ? "pending-update" : "pending-create";
+    }
+    return node.id ? "clean" : "new";
+  }
+
+  /** The change feed brings a version of `node` made elsewhere: `apply-remote` or `keep-local`. */
+  remoteChange(node: FileNode): Action {
+    return this.decide(node, "remote-change");
+  }
+
+  /** The change feed says `node` was deleted elsewhere: `remove`, or `keep-and-recreate` for a save waiting. */
+  remoteDelete(node: FileNode): Action {
+    return this.decide(node, "remote-delete");
+  }
+
+  private decide(node: FileNode, event: NoteEvent): Action {
+    return decide(this.stateOf(node), event);
   }
 
   /** `node`'s Note (made now if it had none). */
