@@ -148,7 +148,7 @@ export class OpenFiles {
     return h;
   }
 
-  openNote(node: FileNode, appendOnly = false): OpenNote {
+  openNote(node: FileNode, appendOnly = false, shown?: Buffer): OpenNote {
     let open = node.note?.open;
     if (!open) {
       open = {
@@ -166,8 +166,39 @@ export class OpenFiles {
       // remote change after that makes the save a conflict (both kept), never a silent overwrite.
       open.base = this.baseAtOpen(node);
     }
+    // A descriptor of a local file going on with the note it became: it reads what it showed.
+    if (shown) open.content ??= Buffer.from(shown);
     open.refs++;
     return open;
+  }
+
+  /**
+   * A note made by create(): empty, and saved at release even if nothing is written (touch).
+   * `claimed`: the version of the note it continues (a name claimed): its content is now this
+   * empty body, saved over that version.
+   */
+  openCreated(node: FileNode, claimed: Base | undefined): OpenNote {
+    const open = this.openNote(node);
+    open.content = Buffer.alloc(0);
+    open.created = true;
+    if (claimed) {
+      open.dirty = true;
+      open.base = claimed;
+    }
+    return open;
+  }
+
+  /** `node` opened to have its whole content replaced by `content`: the old body is not fetched. */
+  openReplaced(node: FileNode, content: Buffer): OpenNote {
+    const open = this.openNote(node);
+    open.content = Buffer.from(content);
+    open.dirty = true;
+    return open;
+  }
+
+  /** One holder of `open` lets go of it; the last one closes it. */
+  letGo(open: OpenNote): void {
+    if (--open.refs <= 0) this.closedNote(open);
   }
 
   /**
@@ -592,7 +623,7 @@ export class OpenFiles {
     try {
       if (this.needsUpload(open)) await this.upload(open);
     } finally {
-      if (--open.refs <= 0) this.closedNote(open);
+      this.letGo(open);
     }
     if (h.oversize) throw fail("EFBIG");
   }

@@ -11,6 +11,7 @@
 //     journal (its put awaited: the save is on disk before the program is answered), and last the
 //     delivery (deliverSoon). A delivery answered does the reverse: journal, note, tree.
 // Where an await point matters for a note, the line before it says so in one line.
+import type { Base } from "./base.ts";
 import type { Journal } from "./delivery/journal.ts";
 import { journalKey } from "./delivery/journalKeys.ts";
 import { type Action, decide, type NoteEvent, type NoteState } from "./lifecycle.ts";
@@ -97,10 +98,39 @@ export class Note {
     this.refreshSize();
   }
 
-  /** Its descriptors went on with a local file it became (renamed aside, kept as bytes). */
-  handedAway(): void {
+  /**
+   * Its descriptors went on with a local file it became (renamed aside, kept as bytes): `open`
+   * has nothing left to save; `released`: no descriptor holds it any more either.
+   */
+  handedAway(open: OpenNote, released: boolean): void {
+    open.dirty = false;
+    if (released) open.refs = 0;
     this.openBuffer = undefined;
     this.notes.track(this, false);
+  }
+
+  /**
+   * Its save became a conflict copy while it is open: its descriptors go on with the body they
+   * were opened on (the kernel may hold its pages), and a write through them builds on it.
+   */
+  openDetached(): void {
+    const open = this.openBuffer;
+    if (!open) return;
+    open.content ??= this.journalledBody ?? null;
+    open.detached = true;
+  }
+
+  /** A save of ours landed as `base`: the open buffer's next save builds on it. */
+  openRebased(base: Base): void {
+    if (this.openBuffer) this.openBuffer.base = base;
+  }
+
+  /** A save of ours landed as `base` and the note shows it: the open buffer is the note's again. */
+  openReattached(base: Base): void {
+    const open = this.openBuffer;
+    if (!open) return;
+    open.base = base;
+    open.detached = false;
   }
 
   /** Written through a descriptor (or truncated, or appended to): stat shows `size` now. */

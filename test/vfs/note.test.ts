@@ -85,10 +85,12 @@ describe("Note", () => {
     const a = node("a.md", null);
     const b = node("b.md", "id-b");
     notes.of(a).opened(openOn(a, null, false));
-    notes.of(b).opened(openOn(b, null, true));
+    const onB = openOn(b, null, true);
+    notes.of(b).opened(onB);
     expect([...notes.open()].map((n) => n.node.name)).toEqual(["a.md", "b.md"]);
     notes.of(a).closed();
-    notes.of(b).handedAway();
+    notes.of(b).handedAway(onB, true); // its descriptors went on with a local file
+    expect([onB.dirty, onB.refs]).toEqual([false, 0]);
     expect([...notes.open()]).toEqual([]);
     expect(notes.journalledCreate("ck-a.md")).toBeUndefined();
     notes.of(a).journalledSave(Buffer.from("x"));
