@@ -1,7 +1,9 @@
 // One note's local write state, in one object: its open buffer, the body of its save waiting in the
 // journal, its renames whose journal entry is not written yet, the size stat shows while saves are
 // on their way, and whether its place still has to be sent. Only the methods below change them;
-// the parts read them through the getters (tree.ts FileNode.note, attached by Notes.of).
+// the parts read them through the getters (tree.ts FileNode.note, attached by Notes.of). Where it
+// stands (`state`) and what each event does there (`close`, `unlink`, the tree's remote events)
+// come from lifecycle.ts's table, run here.
 //
 // The rule for `await` (the JavaScript side runs one operation at a time between awaits):
 //   - every method here is synchronous, so a note's fields change in one step, never half;
