@@ -19,7 +19,7 @@ import { NoteTimes } from "./meta/noteTimes.ts";
 import { Pins } from "./meta/pins.ts";
 import { Sidecars, type SidecarTarget } from "./meta/sidecars.ts";
 import { parentAndName } from "./names.ts";
-import { Notes } from "./note.ts";
+import { type NoteSurroundings, Notes } from "./note.ts";
 import type { OpenFile, OpenSidecar } from "./openFile.ts";
 import type { VfsOptions } from "./options.ts";
 import { provisionalFolder } from "./provisionalFolder.ts";
@@ -27,7 +27,7 @@ import { Reports } from "./reports.ts";
 import { type DirNode, type FileNode, type LocalNode, type Node, Tree } from "./tree.ts";
 
 export class VfsCore {
-  readonly tree = new Tree();
+  readonly tree: Tree;
   readonly cache: ContentCache;
   readonly client: TxtfsClient;
   readonly log: Logger;
@@ -59,7 +59,8 @@ export class VfsCore {
   /** Modes and folder times: this device's (meta/deviceAttrs.ts). */
   readonly deviceAttrs: DeviceAttrs;
 
-  constructor(opts: VfsOptions) {
+  /** `delivery`: whether a journal entry is on its way now (the Notes' `in-flight`; delivery/deliver.ts). */
+  constructor(opts: VfsOptions, delivery: Pick<NoteSurroundings, "onItsWay">) {
     this.opts = opts;
     this.access = new Access(Boolean(opts.readOnly));
     this.client = opts.client;
@@ -69,7 +70,12 @@ export class VfsCore {
       this.log.error({ err }, "could not save the local-files manifest"),
     );
     this.journal = new Journal(opts.cacheDir);
-    this.notes = new Notes({ journal: this.journal, changed: (node) => this.attrsChanged(node) });
+    this.notes = new Notes({
+      journal: this.journal,
+      onItsWay: (key) => delivery.onItsWay(key),
+      changed: (node) => this.attrsChanged(node),
+    });
+    this.tree = new Tree(this.notes);
     this.alwaysLocal = new Set([...ALWAYS_LOCAL_DIRS, ...(opts.localDirs ?? [])]);
     this.times = new NoteTimes(opts.cacheDir, (err) => this.log.error({ err }, "could not save note times"));
     this.deviceAttrs = new DeviceAttrs(opts.cacheDir, (err) =>

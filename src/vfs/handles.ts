@@ -11,7 +11,6 @@ import type { VfsCore } from "./core.ts";
 import type { Delivery } from "./delivery/deliver.ts";
 import { journalKey } from "./delivery/journalKeys.ts";
 import { fail, isTransient, toVfsError, type VfsError } from "./errors.ts";
-import { decide, noteState } from "./lifecycle.ts";
 import type { Claims } from "./local/claims.ts";
 import { LocalHandle } from "./local/localFiles.ts";
 import type { Attributes } from "./meta/attributes.ts";
@@ -149,7 +148,7 @@ export class OpenFiles {
     return h;
   }
 
-  openNote(node: FileNode, appendOnly = false): OpenNote {
+  openNote(node: FileNode, appendOnly = false, shown?: Buffer): OpenNote {
     let open = node.note?.open;
     if (!open) {
       open = {
@@ -167,8 +166,39 @@ export class OpenFiles {
       // remote change after that makes the save a conflict (both kept), never a silent overwrite.
       open.base = this.baseAtOpen(node);
     }
+    // A descriptor of a local file going on with the note it became: it reads what it showed.
+    if (shown) open.content ??= Buffer.from(shown);
     open.refs++;
     return open;
+  }
+
+  /**
+   * A note made by create(): empty, and saved at release even if nothing is written (touch).
+   * `claimed`: the version of the note it continues (a name claimed): its content is now this
+   * empty body, saved over that version.
+   */
+  openCreated(node: FileNode, claimed: Base | undefined): OpenNote {
+    const open = this.openNote(node);
+    open.content = Buffer.alloc(0);
+    open.created = true;
+    if (claimed) {
+      open.dirty = true;
+      open.base = claimed;
+    }
+    return open;
+  }
+
+  /** `node` opened to have its whole content replaced by `content`: the old body is not fetched. */
+  openReplaced(node: FileNode, content: Buffer): OpenNote {
+    const open = this.openNote(node);
+    open.content = Buffer.from(content);
+    open.dirty = true;
+    return open;
+  }
+
+  /** One holder of `open` lets go of it; the last one closes it. */
+  letGo(open: OpenNote): void {
+    if (--open.refs <= 0) this.closedNote(open);
   }
 
   /**
@@ -593,7 +623,7 @@ export class OpenFiles {
     try {
       if (this.needsUpload(open)) await this.upload(open);
     } finally {
-      if (--open.refs <= 0) this.closedNote(open);
+      this.letGo(open);
     }
     if (h.oversize) throw fail("EFBIG");
   }
@@ -675,7 +705,7 @@ export class OpenFiles {
 
   /** Whether closing it now saves something (lifecycle.ts: dirty, or made here and never sent). */
   needsUpload(open: OpenNote): boolean {
-    const action = decide(noteState(this.c, this.delivery, open.node), "close");
+    const action = this.c.notes.of(open.node).close();
     return action === "save" || (action === "save-empty" && open.created);
   }
 }

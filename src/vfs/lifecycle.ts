@@ -1,7 +1,9 @@
 // A note's lifecycle: the states a note of this mount can be in, and — in one table — what each
-// event does in each state. The parts of the write path ask `decide(state, event)` and carry out
-// the action it names; none keeps its own idea of where a note stands. (After rclone's
-// vfscache/item.go, which owns one cached item's whole life, and mountpoint-s3's upload states.)
+// event does in each state. A note's Note answers where it stands (note.ts `state`, from its open
+// buffer, its journal entry and the delivery) and runs the table for each event (`close`,
+// `unlink`, `remoteChange`, `remoteDelete`); the parts carry out the action it names, none keeps
+// its own idea of where a note stands. (After rclone's vfscache/item.go, which owns one cached
+// item's whole life, and mountpoint-s3's upload states.)
 //
 // The promises this table keeps (docs/architecture.md, "the write path's invariants"):
 //   1. the bytes a program saw written are what every later read returns, here and (once
@@ -11,10 +13,6 @@
 //      for remote ones;
 //   4. a pending note is a note (xattrs, renames, deletes, pins work at once, delivered in order);
 //   5. a note keeps its identity through rewrites: a name it leaves behind is claimed (claims.ts).
-import type { VfsCore } from "./core.ts";
-import type { Delivery } from "./delivery/deliver.ts";
-import { journalKey } from "./delivery/journalKeys.ts";
-import type { FileNode } from "./tree.ts";
 
 /**
  * - `new`: made here (create), nothing written or flushed yet: nothing to send.
@@ -106,21 +104,4 @@ export const TRANSITIONS: Table = {
 /** What `event` does to a note in `state`. */
 export function decide(state: NoteState, event: NoteEvent): Action {
   return TRANSITIONS[state][event];
-}
-
-/** The state `node` is in now, from the facts the parts keep (journal, open buffers, delivery). */
-export function noteState(
-  c: Pick<VfsCore, "journal">,
-  delivery: Pick<Delivery, "onItsWay">,
-  node: FileNode,
-): NoteState {
-  const open = node.note?.open;
-  if (open?.dirty) return "dirty";
-  const key = journalKey(node);
-  const entry = c.journal.get(key);
-  if (entry && !entry.delete) {
-    if (delivery.onItsWay(key)) return "in-flight";
-    return node.id ? "pending-update" : "pending-create";
-  }
-  return node.id ? "clean" : "new";
 }

@@ -9,7 +9,6 @@ import type { Delivery } from "./delivery/deliver.ts";
 import { dirKey, journalKey } from "./delivery/journalKeys.ts";
 import { fail, toVfsError, VfsError } from "./errors.ts";
 import type { OpenFiles } from "./handles.ts";
-import { decide, noteState } from "./lifecycle.ts";
 import type { Claims } from "./local/claims.ts";
 import { localDirKind } from "./local/localDirs.ts";
 import { LocalHandle } from "./local/localFiles.ts";
@@ -30,7 +29,16 @@ export interface NamespaceParts {
   delivery: Pick<Delivery, "deliverSoon" | "onItsWay" | "reloadNote" | "settle">;
   openFiles: Pick<
     OpenFiles,
-    "addHandle" | "closedNote" | "handle" | "materialize" | "open" | "openNote" | "truncateOpen" | "upload"
+    | "addHandle"
+    | "handle"
+    | "materialize"
+    | "open"
+    | "openCreated"
+    | "openNote"
+    | "openReplaced"
+    | "letGo"
+    | "truncateOpen"
+    | "upload"
   >;
 }
 
@@ -108,15 +116,9 @@ export class Namespace {
     // (vim's backupcopy=no, git checkout, tar -x, unzip -o): its id, tags and history stay.
     const claim = await this.claims.claimName(dir, name);
     const node = this.newNote(dir, name, claim);
-    const open = this.openFiles.openNote(node);
-    open.content = Buffer.alloc(0);
-    open.created = true;
     // A new note is uploaded by the first flush after a write, or at release if nothing was written
     // (touch): one request per new note, not an empty create followed by a PUT.
-    if (claim) {
-      open.dirty = true; // its content is now this (empty) body
-      open.base = { etag: claim.etag, hash: claim.hash ?? "" };
-    }
+    const open = this.openFiles.openCreated(node, claim && { etag: claim.etag, hash: claim.hash ?? "" });
     // Its size is 0 now, not the claimed note's: the kernel appends (`>>`) at the size it is told.
     this.c.notes.of(node).refreshSize();
     this.attributes.paging(path, node);
@@ -269,7 +271,7 @@ export class Namespace {
     // What an unlink does to a note depends on where it stands (lifecycle.ts): one that never left
     // is forgotten; one whose create may be on its way is deleted once it is there; otherwise the
     // delete goes in the journal (If-Match), leaving a tombstone its name can be claimed from.
-    if (node.kind === "file" && decide(noteState(this.c, this.delivery, node), "unlink") === "forget") {
+    if (node.kind === "file" && this.c.notes.of(node).unlink() === "forget") {
       if (await this.dropUnsent(node)) return;
     }
     await this.delivery.settle(node);
@@ -442,14 +444,12 @@ export class Namespace {
       (!src.ghostOf || src.ghostOf.id === target.id)
     )
       target.pendingMeta = { ...target.pendingMeta, ...src.pendingMeta };
-    const open = this.openFiles.openNote(target);
+    // Its whole content is replaced: the old body is not needed (nor fetched).
+    const open = this.openFiles.openReplaced(target, content);
     try {
-      // Its whole content is replaced: the old body is not needed (nor fetched).
-      open.content = Buffer.from(content);
-      open.dirty = true;
       await this.openFiles.upload(open);
     } finally {
-      if (--open.refs <= 0) this.openFiles.closedNote(open);
+      this.openFiles.letGo(open);
     }
     this.attributes.attrsFrom(src, target);
     if (src.kind === "local") {
@@ -523,8 +523,7 @@ export class Namespace {
     for (const [fd, h] of openOn) {
       if (h.kind !== "local") continue;
       h.fh.close();
-      const open = this.openFiles.openNote(node);
-      open.content ??= Buffer.from(content);
+      const open = this.openFiles.openNote(node, false, content);
       this.c.handles.set(fd, { kind: "note", open, append: h.append, writable: h.fh.writable });
     }
     this.c.notes.of(node).refreshSize();
@@ -626,9 +625,7 @@ export class Namespace {
         const fh = LocalHandle.open(local.blob, h.writable);
         this.c.handles.set(fd, { kind: "local", node: local, fh, append: h.append, written: open.dirty });
       }
-      src.note?.handedAway();
-      open.dirty = false;
-      open.refs = 0;
+      this.c.notes.of(src).handedAway(open, true);
     }
     this.c.saveLocal();
     // What was written through a descriptor is on record as the file's before the rename returns.

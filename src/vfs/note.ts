@@ -1,7 +1,9 @@
 // One note's local write state, in one object: its open buffer, the body of its save waiting in the
 // journal, its renames whose journal entry is not written yet, the size stat shows while saves are
 // on their way, and whether its place still has to be sent. Only the methods below change them;
-// the parts read them through the getters (tree.ts FileNode.note, attached by Notes.of).
+// the parts read them through the getters (tree.ts FileNode.note, attached by Notes.of). Where it
+// stands (`state`) and what each event does there (`close`, `unlink`, the tree's remote events)
+// come from lifecycle.ts's table, run here.
 //
 // The rule for `await` (the JavaScript side runs one operation at a time between awaits):
 //   - every method here is synchronous, so a note's fields change in one step, never half;
@@ -11,14 +13,21 @@
 //     journal (its put awaited: the save is on disk before the program is answered), and last the
 //     delivery (deliverSoon). A delivery answered does the reverse: journal, note, tree.
 // Where an await point matters for a note, the line before it says so in one line.
+import type { Base } from "./base.ts";
 import type { Journal } from "./delivery/journal.ts";
 import { journalKey } from "./delivery/journalKeys.ts";
+import { type Action, decide, type NoteEvent, type NoteState } from "./lifecycle.ts";
 import type { OpenNote } from "./openFile.ts";
-import type { FileNode } from "./tree.ts";
+import type { FileNode, RemoteEvents } from "./tree.ts";
 
-/** What a note reads of the rest of the mount: the journal (appends waiting), and whom to tell of a size change. */
+/**
+ * What a note reads of the rest of the mount: the journal (its saves waiting), whether the
+ * delivery has its entry on the way, and whom to tell of a size change.
+ */
 export interface NoteSurroundings {
   readonly journal: Pick<Journal, "get">;
+  /** Whether the journal entry `key` may be on its way to the service right now (delivery/deliver.ts). */
+  onItsWay(key: string): boolean;
   /** Its attributes changed (the kernel's cached size must go). */
   changed(node: FileNode): void;
 }
@@ -63,6 +72,21 @@ export class Note {
     return this.placeNotSent;
   }
 
+  /** Where it stands now (lifecycle.ts: the states and the table). */
+  get state(): NoteState {
+    return this.notes.stateOf(this.node);
+  }
+
+  /** A descriptor on it flushes or closes: `save` or `save-empty` when that journals a body. */
+  close(): Action {
+    return decide(this.state, "close");
+  }
+
+  /** Its name is unlinked: `forget` when it never left this mount (no request at all). */
+  unlink(): Action {
+    return decide(this.state, "unlink");
+  }
+
   /** Its first descriptor opened: `open` is the buffer every descriptor on it shares. */
   opened(open: OpenNote): void {
     this.openBuffer = open;
@@ -76,10 +100,39 @@ export class Note {
     this.refreshSize();
   }
 
-  /** Its descriptors went on with a local file it became (renamed aside, kept as bytes). */
-  handedAway(): void {
+  /**
+   * Its descriptors went on with a local file it became (renamed aside, kept as bytes): `open`
+   * has nothing left to save; `released`: no descriptor holds it any more either.
+   */
+  handedAway(open: OpenNote, released: boolean): void {
+    open.dirty = false;
+    if (released) open.refs = 0;
     this.openBuffer = undefined;
     this.notes.track(this, false);
+  }
+
+  /**
+   * Its save became a conflict copy while it is open: its descriptors go on with the body they
+   * were opened on (the kernel may hold its pages), and a write through them builds on it.
+   */
+  openDetached(): void {
+    const open = this.openBuffer;
+    if (!open) return;
+    open.content ??= this.journalledBody ?? null;
+    open.detached = true;
+  }
+
+  /** A save of ours landed as `base`: the open buffer's next save builds on it. */
+  openRebased(base: Base): void {
+    if (this.openBuffer) this.openBuffer.base = base;
+  }
+
+  /** A save of ours landed as `base` and the note shows it: the open buffer is the note's again. */
+  openReattached(base: Base): void {
+    const open = this.openBuffer;
+    if (!open) return;
+    open.base = base;
+    open.detached = false;
   }
 
   /** Written through a descriptor (or truncated, or appended to): stat shows `size` now. */
@@ -146,8 +199,12 @@ export class Note {
   }
 }
 
-/** Every note's Note, made on first need; and the notes open now or with a save journalled. */
-export class Notes {
+/**
+ * Every note's Note, made on first need; and the notes open now or with a save journalled. It
+ * answers the tree's remote events for any note, with a Note or without one (nothing of it is
+ * open or journalled then, but a rename or metadata change of it may wait in the journal).
+ */
+export class Notes implements RemoteEvents {
   readonly journal: Pick<Journal, "get">;
   private readonly surroundings: NoteSurroundings;
   private readonly openNow = new Set<Note>();
@@ -156,6 +213,32 @@ export class Notes {
   constructor(surroundings: NoteSurroundings) {
     this.surroundings = surroundings;
     this.journal = surroundings.journal;
+  }
+
+  /** Where `node` stands now, from its open buffer, its journal entry and the delivery. */
+  stateOf(node: FileNode): NoteState {
+    if (node.note?.open?.dirty) return "dirty";
+    const key = journalKey(node);
+    const entry = this.journal.get(key);
+    if (entry && !entry.delete) {
+      if (this.surroundings.onItsWay(key)) return "in-flight";
+      return node.id ? "pending-update" : "pending-create";
+    }
+    return node.id ? "clean" : "new";
+  }
+
+  /** The change feed brings a version of `node` made elsewhere: `apply-remote` or `keep-local`. */
+  remoteChange(node: FileNode): Action {
+    return this.decide(node, "remote-change");
+  }
+
+  /** The change feed says `node` was deleted elsewhere: `remove`, or `keep-and-recreate` for a save waiting. */
+  remoteDelete(node: FileNode): Action {
+    return this.decide(node, "remote-delete");
+  }
+
+  private decide(node: FileNode, event: NoteEvent): Action {
+    return decide(this.stateOf(node), event);
   }
 
   /** `node`'s Note (made now if it had none). */

@@ -4,6 +4,7 @@ import type { LocalHandle } from "./local/localFiles.ts";
 import type { SidecarNode } from "./meta/sidecars.ts";
 import type { FileNode, LocalNode } from "./tree.ts";
 
+/** Written by its two owners only: OpenFiles (handles.ts) and its note's Note (note.ts). */
 export interface OpenNote {
   node: FileNode;
   refs: number;

@@ -154,6 +154,20 @@ function syntheticDir(name: string, parent: DirNode): DirNode {
   return { kind: "dir", name: `\0${name}`, parent, id: null, meta, children: new Map() };
 }
 
+/** What a remote change or a remote delete does to a note, by where it stands (lifecycle.ts). */
+export interface RemoteEvents {
+  /** `apply-remote` (show it) or `keep-local` (a save of ours waits: the delivery decides). */
+  remoteChange(node: FileNode): Action;
+  /** `remove`, or `keep-and-recreate` (a save of ours waits and creates it again). */
+  remoteDelete(node: FileNode): Action;
+}
+
+/** A tree with no notes written through it (a listing only): every remote event applies. */
+const NOTHING_WAITS: RemoteEvents = {
+  remoteChange: () => "apply-remote",
+  remoteDelete: () => "remove",
+};
+
 export class Tree {
   readonly root: DirNode = { kind: "dir", name: "", parent: null, id: null, meta: null, children: new Map() };
   /** The account's newest change seen (ms): the root's mtime (it has no record of its own). */
@@ -195,9 +209,12 @@ export class Tree {
   placement: (meta: TxtFile, node: FileNode | undefined) => { meta: TxtFile; parent?: DirNode } = (meta) => ({
     meta,
   });
-  /** What a remote change or delete does to a note, by its state (lifecycle.ts). */
-  lifecycle: (node: FileNode, event: "remote-change" | "remote-delete") => Action = (_, event) =>
-    event === "remote-change" ? "apply-remote" : "remove";
+  /** What a remote change or delete does to a note, by where it stands (note.ts Notes). */
+  private readonly remote: RemoteEvents;
+
+  constructor(remote: RemoteEvents = NOTHING_WAITS) {
+    this.remote = remote;
+  }
   /** One copy of the strings many records repeat (owner ids, availability): see keep(). */
   private readonly repeated = new Map<string, string>();
   /** Keys an item waits under until relayout names it (its name was taken): addChild, adoptFrom. */
@@ -401,7 +418,7 @@ export class Tree {
     const renamed = node.meta?.name !== meta.name || node.meta?.type !== meta.type;
     const contentChanged = node.meta?.contentHash !== meta.contentHash;
     let applied = false;
-    if (!own && node.meta && this.lifecycle(node, "remote-change") === "apply-remote") {
+    if (!own && node.meta && this.remote.remoteChange(node) === "apply-remote") {
       applied = true;
       // mtime follows the content: a remote edit shows its own time (and auto_cache drops stale
       // pages), a metadata-only change keeps the time shown so far.
@@ -450,7 +467,7 @@ export class Tree {
    */
   remoteDelete(id: string): void {
     const node = this.files.get(id);
-    if (node && this.lifecycle(node, "remote-delete") === "keep-and-recreate") return;
+    if (node && this.remote.remoteDelete(node) === "keep-and-recreate") return;
     this.removeFile(id);
   }
 

@@ -2,7 +2,8 @@
 // This is the facade the FUSE adapter calls; each concern lives in its own module:
 //
 //   core.ts              the state the parts share (tree, caches, journal, notes, descriptors)
-//   note.ts              one note's local write state, its only writer; the rule for `await`
+//   note.ts              one note's local write state, its only writer, where it stands (`state`)
+//                        and its events run through the table; the rule for `await`
 //   lifecycle.ts         a note's states and what each event does in each state (the table)
 //   bodies.ts            where a note's bytes come from (its journalled save, cache, service)
 //   handles.ts           open files: reads, writes, truncates, flush, fsync, close
@@ -29,7 +30,6 @@ import { Delivery } from "./delivery/deliver.ts";
 import { VfsError } from "./errors.ts";
 import { OpenFiles } from "./handles.ts";
 import { type KernelView, VfsKernelView } from "./kernelView.ts";
-import { decide, noteState } from "./lifecycle.ts";
 import { Claims } from "./local/claims.ts";
 import { isSpecial, type Owner, SpecialFiles } from "./local/specialFiles.ts";
 import { Attributes } from "./meta/attributes.ts";
@@ -63,7 +63,7 @@ export class Vfs {
    * time any operation runs.
    */
   constructor(opts: VfsOptions) {
-    const c = new VfsCore(opts);
+    const c = new VfsCore(opts, { onItsWay: (key) => delivery.onItsWay(key) });
     const conflicts: Conflicts = new Conflicts(c);
     const delivery: Delivery = new Delivery(c, {
       conflicts,
@@ -102,7 +102,6 @@ export class Vfs {
       bodies,
     });
     c.tree.onFolderTimes = (dir) => attributes.keepFolderAttrs(dir);
-    c.tree.lifecycle = (node, event) => decide(noteState(c, delivery, node), event);
     this.c = c;
     this.delivery = delivery;
     this.openFiles = openFiles;

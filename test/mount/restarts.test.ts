@@ -124,7 +124,7 @@ describe("restarts", () => {
       expect(n).toMatch(/^n[1-6]\.md$/);
       expect(await contentAt(m.api, n)).toBe("a\u00f1ejoapple");
     }
-  });
+  }, 60_000); // two mount starts, a kill -9 and two syncs
 
   it("saves left in the cache dir of an earlier URL of the service (same key, same mountpoint) are delivered from the new one", async () => {
     const { dirs, data, first } = await withService();

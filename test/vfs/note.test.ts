@@ -8,11 +8,15 @@ import type { OpenNote } from "../../src/vfs/openFile.ts";
 import type { FileNode } from "../../src/vfs/tree.ts";
 import { Tree } from "../../src/vfs/tree.ts";
 
-function setUp(entries: Record<string, Partial<JournalEntry>> = {}) {
+function setUp(entries: Record<string, Partial<JournalEntry>> = {}, onItsWay = new Set<string>()) {
   const changed: FileNode[] = [];
   const journal = { get: (key: string) => entries[key] as JournalEntry | undefined };
-  const notes = new Notes({ journal, changed: (node) => changed.push(node) });
-  const tree = new Tree();
+  const notes = new Notes({
+    journal,
+    onItsWay: (key) => onItsWay.has(key),
+    changed: (node) => changed.push(node),
+  });
+  const tree = new Tree(notes);
   const node = (name: string, id: string | null, size = 0): FileNode => ({
     kind: "file",
     name,
@@ -30,7 +34,7 @@ function setUp(entries: Record<string, Partial<JournalEntry>> = {}) {
     dirty,
     created: false,
   });
-  return { notes, node, openOn, changed };
+  return { notes, node, openOn, changed, tree };
 }
 
 describe("Note", () => {
@@ -81,10 +85,12 @@ describe("Note", () => {
     const a = node("a.md", null);
     const b = node("b.md", "id-b");
     notes.of(a).opened(openOn(a, null, false));
-    notes.of(b).opened(openOn(b, null, true));
+    const onB = openOn(b, null, true);
+    notes.of(b).opened(onB);
     expect([...notes.open()].map((n) => n.node.name)).toEqual(["a.md", "b.md"]);
     notes.of(a).closed();
-    notes.of(b).handedAway();
+    notes.of(b).handedAway(onB, true); // its descriptors went on with a local file
+    expect([onB.dirty, onB.refs]).toEqual([false, 0]);
     expect([...notes.open()]).toEqual([]);
     expect(notes.journalledCreate("ck-a.md")).toBeUndefined();
     notes.of(a).journalledSave(Buffer.from("x"));
@@ -112,5 +118,65 @@ describe("Note", () => {
     expect(note.placeUnsent).toBe(true);
     note.journalledSave(Buffer.from("x"));
     expect(note.placeUnsent).toBe(false);
+  });
+
+  it("stands where its open buffer, its journal entry and the delivery put it, and runs the table for each event", () => {
+    const made = { fileId: null, createKey: "ck-m.md" };
+    const saved = { fileId: "id-s", createKey: "ck-s.md" };
+    const sent = { fileId: "id-f", createKey: "ck-f.md" };
+    const gone = { fileId: "id-g", createKey: "ck-g.md" };
+    const { notes, node, openOn } = setUp(
+      {
+        [Journal.keyOf(made)]: { content: "x" },
+        [Journal.keyOf(saved)]: { content: "y" },
+        [Journal.keyOf(sent)]: { content: "z" },
+        [Journal.keyOf(gone)]: { delete: "file" },
+      },
+      new Set([Journal.keyOf(sent)]),
+    );
+    const fresh = notes.of(node("n.md", null));
+    const clean = notes.of(node("c.md", "id-c"));
+    const pendingCreate = notes.of(node("m.md", null));
+    const pendingUpdate = notes.of(node("s.md", "id-s"));
+    const inFlight = notes.of(node("f.md", "id-f"));
+    const deleted = notes.of(node("g.md", "id-g"));
+    expect([fresh, clean, pendingCreate, pendingUpdate, inFlight, deleted].map((n) => n.state)).toEqual([
+      "new",
+      "clean",
+      "pending-create",
+      "pending-update",
+      "in-flight",
+      "clean", // a journalled delete is its tombstone's, not the note's
+    ]);
+    expect([fresh.close(), clean.close(), pendingUpdate.close()]).toEqual(["save-empty", "none", "none"]);
+    expect([fresh.unlink(), pendingCreate.unlink(), inFlight.unlink(), clean.unlink()]).toEqual([
+      "forget",
+      "forget",
+      "settle-then-delete",
+      "delete-later",
+    ]);
+    // Unsaved writes make it dirty whatever waits in the journal.
+    clean.opened(openOn(clean.node, Buffer.from("w"), true));
+    expect(clean.state).toBe("dirty");
+    expect([clean.close(), clean.unlink()]).toEqual(["save", "settle-then-delete"]);
+  });
+
+  it("answers the tree's remote events: a change or delete of a note with a save waiting keeps the save", () => {
+    const waiting = { fileId: "id-w", createKey: "ck-w.md" };
+    const { notes, node, tree } = setUp({ [Journal.keyOf(waiting)]: { content: "mine" } });
+    const w = node("w.md", "id-w");
+    const c = node("c.md", "id-c");
+    expect([notes.remoteChange(w), notes.remoteDelete(w)]).toEqual(["keep-local", "keep-and-recreate"]);
+    expect([notes.remoteChange(c), notes.remoteDelete(c)]).toEqual(["apply-remote", "remove"]);
+    expect(w.note).toBeUndefined(); // asking made no Note
+    // The tree asks them: the kept note stays, the other goes.
+    tree.files.set("id-w", w);
+    tree.files.set("id-c", c);
+    tree.addChild(tree.root, w);
+    tree.addChild(tree.root, c);
+    tree.remoteDelete("id-w");
+    tree.remoteDelete("id-c");
+    expect(tree.files.has("id-w")).toBe(true);
+    expect(tree.files.has("id-c")).toBe(false);
   });
 });

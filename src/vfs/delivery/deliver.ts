@@ -504,16 +504,11 @@ export class Delivery {
         const open = node.note?.open;
         // Files opened before the switch go on with the body they were opened on (the kernel may
         // hold its pages): a write through them builds on it, and becomes a conflict copy too.
-        if (open && !kept) {
-          open.content ??= node.note?.journalled ?? null;
-          open.detached = true;
-        }
+        if (!kept) node.note?.openDetached();
         if (!newer) node.note?.saveLeftJournal();
         this.c.notes.of(node).refreshSize();
-        if (open && kept && (entry.content !== undefined || landedOnBase(meta, open.base))) {
-          open.base = baseOf(meta); // an open note's next save builds on it
-          open.detached = false;
-        }
+        if (open && kept && (entry.content !== undefined || landedOnBase(meta, open.base)))
+          node.note?.openReattached(baseOf(meta)); // an open note's next save builds on it
         if (!kept && !newer && !open) this.attributes.showRemoteVersion(node);
         this.attributes.rememberTimes(node);
         this.logDelivered(entry.path, "journalled write delivered");
@@ -799,7 +794,8 @@ export class Delivery {
     if (!this.c.journal.get(journalKey(node))) node.note?.saveLeftJournal();
     this.c.notes.of(node).refreshSize();
     const open = node.note?.open;
-    if (open && (body.content !== undefined || landedOnBase(meta, open.base))) open.base = baseOf(meta);
+    if (open && (body.content !== undefined || landedOnBase(meta, open.base)))
+      node.note?.openRebased(baseOf(meta));
     this.attributes.rememberTimes(node);
     this.logDelivered(entry.path, "journalled write delivered (bulk)");
   }

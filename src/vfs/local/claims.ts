@@ -33,6 +33,7 @@ export type ClaimsCore = Pick<
   | "local"
   | "log"
   | "newLocal"
+  | "notes"
   | "saveLocal"
   | "tree"
   | "writeBehind"
@@ -156,8 +157,7 @@ export class Claims {
       const fh = LocalHandle.open(local.blob, h.writable);
       this.c.handles.set(fd, { kind: "local", node: local, fh, append: h.append });
     }
-    node.note?.handedAway();
-    open.dirty = false;
+    this.c.notes.of(node).handedAway(open, false);
     if (moot) {
       node.note?.saveLeftJournal();
       await this.c.journal.done(moot);

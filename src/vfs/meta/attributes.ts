@@ -5,7 +5,6 @@ import type { Delivery } from "../delivery/deliver.ts";
 import { fail, toVfsError } from "../errors.ts";
 import { S_IFDIR, S_IFLNK, S_IFREG } from "../fileModes.ts";
 import type { OpenFiles } from "../handles.ts";
-import { noteState } from "../lifecycle.ts";
 import { type Owner, specialType } from "../local/specialFiles.ts";
 import { folderKey, type KeptAttrs, noteKey } from "../meta/deviceAttrs.ts";
 import { AVAILABILITIES, type Availability, itemsBelow } from "../meta/pins.ts";
@@ -39,6 +38,7 @@ export type AttributesCore = Pick<
   | "deviceAttrs"
   | "find"
   | "findDir"
+  | "notes"
   | "openSidecars"
   | "opts"
   | "pins"
@@ -309,8 +309,7 @@ export class Attributes {
   rememberTimes(node: FileNode): void {
     // A note made here has an id now: what this device keeps of it is kept by it.
     if (node.mode !== undefined || node.uid !== undefined || node.gid !== undefined) this.keepNoteAttrs(node);
-    if (!node.meta || node.localMtimeMs === undefined || noteState(this.c, this.delivery, node) !== "clean")
-      return;
+    if (!node.meta || node.localMtimeMs === undefined || this.c.notes.stateOf(node) !== "clean") return;
     this.c.times.set(node.meta.id, {
       hash: node.meta.contentHash,
       mtimeMs: node.localMtimeMs,
