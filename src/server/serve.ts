@@ -105,16 +105,6 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     usageFlushMs: opts.usageFlushMs,
     attachments: opts.attachments,
   });
-  // Once, after an upgrade: notes saved before links were read get their links before the first
-  // request is answered, so no link to them is reported unresolved. A failure leaves them for the
-  // next start; it does not keep the service down.
-  try {
-    const indexed = await indexOldNotes(store);
-    if (indexed)
-      opts.logger.info({ notes: indexed }, "indexed the links of notes saved before links were read");
-  } catch (err) {
-    opts.logger.warn({ err }, "indexing the links of notes saved before links were read failed");
-  }
   const stopMaintenance = startMaintenance(store, opts.logger, opts.retentionDays);
   const webhooks = new WebhookWorker(store, opts.logger, {
     ...opts.webhooks,
@@ -125,6 +115,16 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   try {
     await app.listen({ host: opts.host, port: opts.port });
     webhooks.start();
+    // Once, after an upgrade: notes saved before links were read get their links, in the
+    // background (a store of any size starts at once; until then a link to such a note shows as
+    // unresolved). A failure leaves them for the next start.
+    void indexOldNotes(store).then(
+      (indexed) => {
+        if (indexed)
+          opts.logger.info({ notes: indexed }, "indexed the links of notes saved before links were read");
+      },
+      (err) => opts.logger.warn({ err }, "indexing the links of notes saved before links were read failed"),
+    );
   } catch (err) {
     stopMaintenance();
     await store.close();

@@ -19,9 +19,10 @@ function prose(text: string): string {
   return text.replace(/^```[^\n]*\n[\s\S]*?^```[ \t]*$/gm, "");
 }
 
-/** Every `](target)` of a page's prose. */
+/** Every `](target)` of a page's prose (an example inside an inline code span is no link). */
 function links(text: string): string[] {
-  return [...prose(text).matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!);
+  const outsideCode = prose(text).replace(/`[^`\n]*`/g, "");
+  return [...outsideCode.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!);
 }
 
 /**
