@@ -633,11 +633,12 @@ export class Namespace {
   }
 
   async renameDir(src: DirNode, destDir: DirNode, name: string, target: Node | undefined): Promise<void> {
+    // POSIX rename(2): a destination inside the source is EINVAL, whatever is at the destination.
+    for (let d: DirNode | null = destDir; d; d = d.parent) if (d === src) throw fail("EINVAL");
     if (target) {
       if (target.kind !== "dir") throw fail("ENOTDIR");
       if (target.children.size > 0) throw fail("ENOTEMPTY");
     }
-    for (let d: DirNode | null = destDir; d; d = d.parent) if (d === src) throw fail("EINVAL");
     if (src.localOnly) return this.renameLocalDir(src, destDir, name, target);
     if (destDir.localOnly === "always") throw fail("EXDEV");
     await this.materialize(destDir);

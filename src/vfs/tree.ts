@@ -1,6 +1,7 @@
 // The in-memory namespace: every folder and note of the account (from one listing, kept current by
 // the change feed) plus local-only files. getattr, lookup and readdir are answered from here only.
 import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
+import { BoundedMap } from "./boundedMap.ts";
 import type { Action } from "./lifecycle.ts";
 import { disambiguated, displayName, splitPath } from "./names.ts";
 import type { Note } from "./note.ts";
@@ -184,6 +185,12 @@ export class Tree {
   readonly ghosted = new Set<string>();
   /** Notes and folders deleted here whose delete is still on its way: the feed must not bring them back. */
   readonly deleting = new Set<string>();
+  /**
+   * Notes whose delete from here was delivered, until the feed brings that delete: the feed's
+   * records of their earlier versions (the echo of our own last save) still come, and must not
+   * bring them back under the name a new note has taken since (the service never undeletes).
+   */
+  readonly deletedHere = new BoundedMap<string, true>(10_000);
   /** Every local-only file in the tree (for the manifest, without walking every folder). */
   readonly locals = new Set<LocalNode>();
   /** Every local-only folder (see DirNode.localOnly). */
@@ -394,7 +401,8 @@ export class Tree {
     let node = this.files.get(remote.id);
     const placed = this.placement(remote, node);
     const meta = this.keep(placed.meta);
-    if (this.ghosted.has(meta.id) || this.deleting.has(meta.id)) return undefined;
+    if (this.ghosted.has(meta.id) || this.deleting.has(meta.id) || this.deletedHere.has(meta.id))
+      return undefined;
     const parent = placed.parent ?? this.dirs.get(meta.folderId ?? "") ?? this.orphanParent(meta);
     if (!node) {
       node = {

@@ -112,8 +112,8 @@ describe("the vfs agrees with a reference model", () => {
     );
 
   // The kernel answers this itself before FUSE hears of it, so the FUSE mount is right; a second
-  // front end (WebDAV) calls the facade. Found by seed 11: with a note in the subfolder the facade
-  // answers ENOTEMPTY (its check of the target comes first); POSIX says EINVAL. Nothing moves.
+  // front end (WebDAV) calls the facade. Found by seed 11: POSIX says EINVAL even when the
+  // subfolder holds a note (its check comes before the target's emptiness). Nothing moves.
   describe("a folder renamed into its own subfolder is EINVAL, and nothing moves", () => {
     const intoItself = async (full: boolean) => {
       const vfs = world.vfs;
@@ -132,7 +132,7 @@ describe("the vfs agrees with a reference model", () => {
       expect(answer).toBe("EINVAL");
     };
     it("the subfolder empty", () => intoItself(false));
-    it.fails("the subfolder holding a note (vfs bug: ENOTEMPTY)", () => intoItself(true));
+    it("the subfolder holding a note", () => intoItself(true));
   });
 
   describe("regressions (shrunk sequences, pinned)", () => {

@@ -941,6 +941,7 @@ export class Delivery {
     await this.c.journal.done(entry);
     this.c.times.delete(entry.fileId!);
     this.c.tree.deleting.delete(entry.fileId!);
+    if (entry.delete === "file") this.c.tree.deletedHere.set(entry.fileId!, true);
     this.c.tree.ghosted.delete(entry.fileId!);
     this.logDelivered(entry.path, "delete delivered");
   }
