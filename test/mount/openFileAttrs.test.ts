@@ -1,0 +1,69 @@
+// Through an open descriptor: fstat answers from the open file itself, wherever its name went
+// (moved or removed by another process), and a write C held that the vfs then refused is
+// reported at fsync with the errno it was refused with.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type MountFixture, mountFixture, noteAt, q, sh } from "../helpers/mount.ts";
+
+let m: MountFixture;
+
+beforeAll(async () => {
+  m = mountFixture();
+  await m.start();
+});
+afterAll(async () => {
+  await m?.close();
+});
+
+const api = () => m.current.api;
+const py = (code: string) => sh(`python3 -c ${q(code)}`, { cwd: m.dirs.mnt, timeoutMs: 60_000 });
+
+describe("an open descriptor's attributes", () => {
+  it("fstat and lseek(SEEK_END) answer the open note's size after another process moved or removed it", async () => {
+    expect(
+      (await m.sh("mkdir fa && printf 'twelve bytes' > fa/moved.md && printf 'seven b' > fa/gone.md")).code,
+    ).toBe(0);
+    const r = await py(`import os, subprocess
+out = []
+for name, other in (("fa/moved.md", ["mv", "fa/moved.md", "fa/elsewhere.md"]), ("fa/gone.md", ["rm", "fa/gone.md"])):
+    fd = os.open(name, os.O_RDONLY)
+    subprocess.run(other, check=True)
+    try:
+        out.append(str(os.fstat(fd).st_size))
+        out.append(str(os.lseek(fd, 0, os.SEEK_END)))
+    except OSError as e:
+        out.append(e.strerror)
+    os.close(fd)
+print(" ".join(out))`);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("12 12 7 7\n");
+  });
+});
+
+describe("a held write the vfs refuses", () => {
+  it("is reported at fsync as EFBIG, the errno it was refused with, and nothing of it is kept", async () => {
+    expect((await m.sh("printf 'old\\n' > held.md")).code).toBe(0);
+    const before = await noteAt(api(), "held.md");
+    // fd1's writes are held in C (O_TRUNC: nothing to load); fd2's write past the largest note
+    // refuses the open note's save, and with it fd1's next write, which C already answered.
+    const r = await py(`import os
+fd1 = os.open("held.md", os.O_WRONLY | os.O_TRUNC)
+os.write(fd1, b"a")
+fd2 = os.open("held.md", os.O_RDWR)
+out = []
+for step in (lambda: os.pwrite(fd2, b"x", 5 * 1024 * 1024), lambda: os.write(fd1, b"b"), lambda: os.fsync(fd1), lambda: os.close(fd1), lambda: os.close(fd2)):
+    try:
+        step()
+        out.append("ok")
+    except OSError as e:
+        out.append(e.strerror)
+print(out)`);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).not.toMatch(/Input\/output error/);
+    const steps = JSON.parse(r.stdout.replaceAll("'", '"')) as string[];
+    expect(steps[0]).toBe("File too large");
+    // The held write was answered "ok" by C; the refusal shows at the fsync, as EFBIG.
+    expect(steps.slice(1, 3)).toContain("File too large");
+    await m.sync();
+    expect((await noteAt(api(), "held.md")).etag).toBe(before.etag);
+  });
+});
