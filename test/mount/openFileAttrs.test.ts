@@ -1,8 +1,10 @@
 // Through an open descriptor: fstat answers from the open file itself, wherever its name went
 // (moved or removed by another process), and a write C held that the vfs then refused is
 // reported at fsync with the errno it was refused with.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type MountFixture, mountFixture, noteAt, q, sh } from "../helpers/mount.ts";
+import { type MountFixture, mountFixture, noteAt, q, sh, updateNote } from "../helpers/mount.ts";
 
 let m: MountFixture;
 
@@ -15,6 +17,11 @@ afterAll(async () => {
 });
 
 const api = () => m.current.api;
+/** Waits for a condition another process makes true (no fixed sleeps: the machine is loaded). */
+async function until(cond: () => boolean, ms = 30_000): Promise<void> {
+  for (const end = Date.now() + ms; !cond(); await new Promise((r) => setTimeout(r, 20)))
+    if (Date.now() > end) throw new Error("timed out waiting");
+}
 const py = (code: string) => sh(`python3 -c ${q(code)}`, { cwd: m.dirs.mnt, timeoutMs: 60_000 });
 
 describe("an open descriptor's attributes", () => {
@@ -36,6 +43,37 @@ for name, other in (("fa/moved.md", ["mv", "fa/moved.md", "fa/elsewhere.md"]), (
 print(" ".join(out))`);
     expect(r.stderr).toBe("");
     expect(r.stdout).toBe("12 12 7 7\n");
+  });
+
+  it("fstat answers the open note's size after another client renamed and then deleted it on the service", async () => {
+    expect((await m.sh("printf 'twelve bytes' > fa/svc.md")).code).toBe(0);
+    const note = await noteAt(api(), "fa/svc.md");
+    const signal = join(m.dirs.base, "fa-ready");
+    const script = py(`import os, time
+fd = os.open("fa/svc.md", os.O_RDWR)
+open(${JSON.stringify(signal)}, "w").close()
+out = []
+for gone in ("fa/svc.md", "fa/svc2.md"):
+    for _ in range(600):
+        if not os.path.exists(gone): break
+        time.sleep(0.05)
+    else:
+        out.append("still there: " + gone)
+    try:
+        out.append(str(os.fstat(fd).st_size))
+    except OSError as e:
+        out.append(e.strerror)
+    if gone == "fa/svc.md":
+        open(${JSON.stringify(signal)} + "2", "w").close()
+os.close(fd)
+print(" ".join(out))`);
+    await until(() => existsSync(signal));
+    await updateNote(api(), note.id, { name: "svc2.md" });
+    await until(() => existsSync(`${signal}2`));
+    expect((await api().delete(`/api/v1/files/${note.id}`)).status).toBeLessThan(300);
+    const r = await script;
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("12 12\n");
   });
 });
 
