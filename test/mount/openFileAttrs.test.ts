@@ -45,6 +45,27 @@ print(" ".join(out))`);
     expect(r.stdout).toBe("12 12 7 7\n");
   });
 
+  it("fstat on an open sidecar answers its size after another process removed its note", async () => {
+    expect((await m.sh("mkdir -p fa && printf x > fa/side.md")).code).toBe(0);
+    // The kernel keeps a sidecar's attributes 1 s: every fstat over 2.5 s reaches the daemon at least once.
+    const r = await py(`import os, subprocess, time
+fd = os.open("fa/side.md.meta.json", os.O_RDONLY)
+size = len(os.read(fd, 1 << 20))
+subprocess.run(["rm", "fa/side.md"], check=True)
+seen = set()
+end = time.monotonic() + 2.5
+while time.monotonic() < end:
+    try:
+        seen.add(os.fstat(fd).st_size == size)
+    except OSError as e:
+        seen.add(e.strerror)
+    time.sleep(0.02)
+os.close(fd)
+print(sorted(map(str, seen)))`);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("['True']\n");
+  });
+
   it("fstat answers the open note's size after another client renamed and then deleted it on the service", async () => {
     expect((await m.sh("printf 'twelve bytes' > fa/svc.md")).code).toBe(0);
     const note = await noteAt(api(), "fa/svc.md");
