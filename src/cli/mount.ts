@@ -11,6 +11,7 @@ import type { Logger } from "../lib/logger.ts";
 import { LOG_LEVELS } from "../lib/logLevels.ts";
 import { listMounts, removeMountRecord, writeMountRecord } from "../lib/mountRegistry.ts";
 import { cacheDir, dataDir } from "../lib/paths.ts";
+import { processIdentity } from "../lib/processLiveness.ts";
 import type { BrainConfig } from "../server/domain/brain/config.ts";
 import { addAiOptions, aiOptionsTyped, brainOptions } from "./aiOptions.ts";
 import { readCliConfig, resolveCredentials } from "./credentials.ts";
@@ -349,6 +350,7 @@ export function registerMount(program: Command): void {
         return undefined;
       });
       favourMemoryFromNowOn();
+      const self = processIdentity(process.pid);
       const record = () =>
         writeMountRecord({
           pid: process.pid,
@@ -356,6 +358,7 @@ export function registerMount(program: Command): void {
           url,
           cacheDir: cache,
           startedAt: new Date(started).toISOString(),
+          ...(self ? { process: self } : {}),
           updatedAt: new Date().toISOString(),
           stats: vfs.stats(),
           conflicts: [...vfs.conflicts],

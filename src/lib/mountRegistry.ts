@@ -3,7 +3,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { configDir } from "./paths.ts";
-import { isRunningSince } from "./processLiveness.ts";
+import { isRunningSince, isSameProcess, type ProcessIdentity } from "./processLiveness.ts";
 import type { UnsentCopy } from "./refusedSaves.ts";
 
 export interface MountRecord {
@@ -12,6 +12,8 @@ export interface MountRecord {
   url: string;
   cacheDir: string;
   startedAt: string;
+  /** Who wrote the record (absent from older records: then `startedAt` is compared, with a margin). */
+  process?: ProcessIdentity;
   updatedAt: string;
   stats: Record<string, number>;
   conflicts: string[];
@@ -39,6 +41,11 @@ export function removeMountRecord(pid: number): void {
   rmSync(join(dir(), `${pid}.json`), { force: true });
 }
 
+/** The process that wrote `rec` still runs: by its start ticks when recorded, else by its start time. */
+function isRecordOwnerRunning(rec: MountRecord): boolean {
+  return rec.process ? isSameProcess(rec.pid, rec.process) : isRunningSince(rec.pid, rec.startedAt);
+}
+
 /** Records of running mounts; records left by dead (dying, zombie) processes or reused pids are dropped. */
 export function listMounts(): MountRecord[] {
   let names: string[];
@@ -51,7 +58,7 @@ export function listMounts(): MountRecord[] {
   for (const name of names.filter((n) => n.endsWith(".json"))) {
     try {
       const rec = JSON.parse(readFileSync(join(dir(), name), "utf8")) as MountRecord;
-      if (isRunningSince(rec.pid, rec.startedAt)) out.push(rec);
+      if (isRecordOwnerRunning(rec)) out.push(rec);
       else removeMountRecord(rec.pid);
     } catch {}
   }

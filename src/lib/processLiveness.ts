@@ -51,8 +51,47 @@ export function isDeadOrDying(pid: number): boolean {
   return fields === null || (fields !== undefined && dead(fields));
 }
 
+/** What names one process for as long as the machine runs: its start in clock ticks since boot, and the boot. */
+export interface ProcessIdentity {
+  /** Field 22 of /proc/PID/stat, kept as the kernel writes it: compared exactly, it cannot drift. */
+  startTicks: string;
+  /** /proc/sys/kernel/random/boot_id: ticks start again at every boot. */
+  bootId: string | null;
+}
+
+function readBootId(): string | null {
+  try {
+    return readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+/** The identity of the running process `pid`, or null without /proc (or no such process). */
+export function processIdentity(pid: number): ProcessIdentity | null {
+  const fields = statFields(pid);
+  const startTicks = fields?.[19];
+  return startTicks ? { startTicks, bootId: readBootId() } : null;
+}
+
 /**
- * The process `pid` runs (not dying, not a zombie) and started no later than `since` (the time
+ * The process `pid` runs (not dying, not a zombie) and is the one `identity` names: same start
+ * ticks, same boot. Nothing here reads a clock, so clock steps, drift or a suspended machine
+ * cannot make a running process look gone. Without /proc: kill(pid, 0).
+ */
+export function isSameProcess(pid: number, identity: ProcessIdentity): boolean {
+  const fields = statFields(pid);
+  if (fields === null) return false;
+  if (fields === undefined) return signalZero(pid);
+  if (dead(fields)) return false;
+  const bootId = readBootId();
+  if (identity.bootId && bootId && identity.bootId !== bootId) return false;
+  return fields[19] === identity.startTicks;
+}
+
+/**
+ * For records written without an identity (older txtfs): the process `pid` runs (not dying, not
+ * a zombie) and started no later than `since` (the time
  * its record says it started): so it is the one that wrote the record. Without /proc: kill(pid, 0).
  */
 export function isRunningSince(pid: number, since: string | number): boolean {

@@ -11,6 +11,7 @@ import type { VfsCore } from "./core.ts";
 import type { Delivery } from "./delivery/deliver.ts";
 import { journalKey } from "./delivery/journalKeys.ts";
 import { fail, isTransient, toVfsError, type VfsError } from "./errors.ts";
+import { ExpectedReleases } from "./expectedReleases.ts";
 import type { Claims } from "./local/claims.ts";
 import { LocalHandle } from "./local/localFiles.ts";
 import type { Attributes } from "./meta/attributes.ts";
@@ -102,6 +103,8 @@ export class OpenFiles {
    * is journalled.
    */
   private readonly releasing = new Set<Promise<void>>();
+  /** Written local files flushed (closed, probably) whose release the kernel has yet to deliver. */
+  private readonly expectedReleases = new ExpectedReleases();
 
   constructor(c: OpenFilesCore, parts: OpenFilesParts) {
     this.c = c;
@@ -336,6 +339,7 @@ export class OpenFiles {
     if (h.kind === "dir") throw fail("EISDIR");
     if (h.kind === "sidecar") return this.writeSidecar(h, data, position);
     if (h.kind === "local") {
+      this.expectedReleases.settle(fd); // written on: that flush was not its close
       const { written, size } = h.fh.write(data, position, h.append);
       h.written = true;
       h.node.size = size;
@@ -544,6 +548,9 @@ export class OpenFiles {
     const h = this.handle(fd);
     if (h.kind === "note" && h.oversize) throw fail("EFBIG");
     if (h.kind === "sidecar" && h.refused) throw fail("EINVAL", "this sidecar edit was refused");
+    // A local file that may go up as a note at its release: `txtfs sync` waits for that release.
+    if (h.kind === "local" && h.written && isNoteName(h.node.name) && this.c.tree.locals.has(h.node))
+      this.expectedReleases.expect(fd);
     // Only what was written: shells flush a new file once before writing to it, and uploading the
     // empty note then would cost a second request per new note.
     // Saves are delivered a moment later (deliverSoon): `echo x > note` is open, truncate, flush,
@@ -584,11 +591,13 @@ export class OpenFiles {
       await done;
     } finally {
       this.releasing.delete(done);
+      this.expectedReleases.settle(fd);
     }
   }
 
-  /** Once every release begun so far has ended (whatever its outcome). */
+  /** Once every release begun so far, and every one a flush announced, has ended (whatever its outcome). */
   async releasesDone(): Promise<void> {
+    await this.expectedReleases.arrived();
     await Promise.allSettled([...this.releasing]);
   }
 

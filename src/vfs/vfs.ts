@@ -370,6 +370,18 @@ export class Vfs {
     if (isSpecial(this.c.tree.lookup(path))) return Promise.reject(new VfsError("ELOOP"));
     return this.openFiles.open(path, flags);
   }
+  /**
+   * fstat: the open file's own attributes, wherever its name went since it was opened (moved,
+   * removed, its note removed under its sidecar). Undefined for a control file or a folder: by path.
+   */
+  fstat(fd: number): Stat | undefined {
+    if (this.control.ownsFd(fd)) return undefined;
+    const h = this.openFiles.handle(fd);
+    if (h.kind === "sidecar") return this.attributes.sidecarStat(h.open.sidecar, h.open.content);
+    if (h.kind === "note") return this.attributes.statOf(h.open.node);
+    if (h.kind === "local") return this.attributes.statOf(h.node);
+    return undefined;
+  }
   read(fd: number, length: number, position: number): Promise<Buffer> {
     if (this.control.ownsFd(fd)) return this.control.read(fd, length, position);
     return this.openFiles.read(fd, length, position);

@@ -3,9 +3,10 @@
 import { constants } from "node:os";
 import type { Logger } from "../../lib/logger.ts";
 import type { Vfs } from "../../vfs/vfs.ts";
+import { errnoOf } from "../errno.ts";
 import type { NodeTable } from "./nodes.ts";
 
-const { EIO, EFBIG } = constants.errno;
+const { EFBIG } = constants.errno;
 
 /** The most bytes held in C at once: a 1 MB note written in 128 KiB pieces crosses once. */
 export const HELD_WRITES_MAX_BYTES = 1024 * 1024;
@@ -49,8 +50,8 @@ export class HeldWrites {
         // Only the largest note cuts a write short (an append the kernel's stale size let by).
         if ((await this.vfs.write(fh, data, offset)) !== data.length) this.failed.set(fh, EFBIG);
       } catch (err) {
-        this.log.error({ path: this.nodes.pathOf(ino), err }, "a write held in C was refused");
-        this.failed.set(fh, EIO);
+        // The program is told why at its next fsync or close: EFBIG past the largest note, not EIO.
+        this.failed.set(fh, errnoOf(err, this.log, "write (held in C)", this.nodes.pathOf(ino)));
       }
     };
     const done = (this.landing ?? Promise.resolve()).then(apply);

@@ -1,6 +1,7 @@
 // Names and attributes: lookup, getattr, setattr, readlink, statfs. Lookups and stats of the
 // tree's notes and folders are answered from the tree without an await (the hot path).
 import { constants } from "node:os";
+import { VfsError } from "../../vfs/errors.ts";
 import type { Stat } from "../../vfs/vfs.ts";
 import { Errno, errnoOf } from "../errno.ts";
 import { HELD_WRITES_MAX_BYTES } from "../kernelCache/heldWrites.ts";
@@ -58,7 +59,18 @@ export function attrOps(ctx: OpContext): Partial<Record<number, Handler>> {
     async [Op.GETATTR](request, ino, fh?: number) {
       const path = ctx.pathOf(ino);
       const op = fh === undefined ? "getattr" : "fgetattr";
-      const st = ctx.known(path, op) ?? (await ctx.fetch(path, op));
+      let st: Stat | undefined = ctx.known(path, op);
+      if (!st) {
+        try {
+          st = await ctx.fetch(path, op);
+        } catch (err) {
+          // The name is gone but the file is open (fstat sends no handle): the open file answers.
+          const open = fh !== undefined && fh < NATIVE_FH ? fh : ctx.handles.any(ino);
+          const fromOpen = open !== undefined && err instanceof VfsError ? vfs.fstat(open) : undefined;
+          if (!fromOpen) throw err;
+          st = fromOpen;
+        }
+      }
       const node = nodes.get(ino);
       // Removed while open, kept under a hidden name until its last close: no name links to it.
       const s = node?.hidden ? { ...st, nlink: 0 } : st;

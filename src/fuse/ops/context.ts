@@ -17,6 +17,7 @@ import type { FolderNames } from "../kernelCache/folderNames.ts";
 import type { NativeOpens } from "../kernelCache/nativeOpens.ts";
 import type { KernelNode, NodeTable } from "../kernelCache/nodes.ts";
 import { KEPT_S, SHORT_S } from "../kernelCache/timeouts.ts";
+import { OpenHandles } from "./openHandles.ts";
 
 const { ENOENT } = constants.errno;
 
@@ -54,6 +55,8 @@ export class OpContext {
   readonly shown: (st: Stat) => Stat;
   readonly directIo: (path: string, flags: number) => boolean;
   readonly holding: boolean;
+  /** Our handles open on each node (files.ts opens and releases them; getattr falls back on them). */
+  readonly handles = new OpenHandles();
   private readonly tracing: boolean;
 
   constructor(parts: OpParts) {

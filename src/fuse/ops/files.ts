@@ -97,6 +97,7 @@ export function fileOps(
       const direct = ctx.directIo(path, flags);
       const hold = holdFlag(fd);
       if (node) node.opens++;
+      ctx.handles.opened(ino, fd);
       if (!readOnly && node) writing.set(fd, node);
       native.replyOpen(
         request,
@@ -132,6 +133,7 @@ export function fileOps(
       nodes.counted(node);
       node.opens++;
       node.writers++;
+      ctx.handles.opened(node.ino, fd);
       writing.set(fd, node);
       const s = ctx.told(node, path, st);
       native.replyCreate(
@@ -191,6 +193,7 @@ export function fileOps(
       ctx.trace("release", path);
       const errno = await outcome("release", path, () => (fh >= NATIVE_FH ? undefined : vfs.release(fh)));
       held.released(fh);
+      ctx.handles.released(ino, fh);
       const writer = writing.get(fh);
       if (writer) {
         writing.delete(fh);

@@ -130,7 +130,12 @@ export class Attributes {
     const sidecar = this.sidecar(path);
     if (!sidecar) throw fail("ENOENT");
     const open = this.c.openSidecars.get(sidecar.target);
-    const size = (open?.content ?? (await this.renderSidecar(sidecar.target))).length;
+    return this.sidecarStat(sidecar, open?.content ?? (await this.renderSidecar(sidecar.target)));
+  }
+
+  /** A sidecar's attributes with `content` as its body (what it renders, or what an open of it holds). */
+  sidecarStat(sidecar: SidecarNode, content: Buffer): Stat {
+    const size = content.length;
     const base = this.statOf(sidecar.target);
     const ro =
       this.c.access.readOnly || (sidecar.target.kind !== "local" && sidecar.target.meta?.role === "reader");
