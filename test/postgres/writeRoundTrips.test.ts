@@ -33,6 +33,7 @@ describe("round trips of a write on PostgreSQL", () => {
 /**
  * The account's lock, BEGIN, the note read, its update and version, its comments' and suggestions'
  * anchors, the shares (who hears of it), the feed counter and row, the webhooks, notify + COMMIT
- * (one round trip: they were two), the unlock.
+ * (one round trip: they were two), the unlock; and the note's links: its old links, names and set
+ * tags read, its links written (4, even for a note without links: to be cut).
  */
-const PUT_ROUND_TRIPS = 13;
+const PUT_ROUND_TRIPS = 17;
