@@ -126,6 +126,9 @@ function valid(schema: Json | undefined, depth = 0): fc.Arbitrary<unknown> {
         })
         .map((d) => d.toISOString())
     );
+  // Bytes in JSON: base64 of random bytes (random text would almost never be base64).
+  if (isType(s, "string") && s.contentEncoding === "base64")
+    return fc.uint8Array({ maxLength: 48 }).map((b) => Buffer.from(b).toString("base64"));
   if (isType(s, "string")) {
     const re = s.pattern ? new RegExp(s.pattern, "u") : undefined;
     const max = Math.min(s.maxLength ?? 24, 24);

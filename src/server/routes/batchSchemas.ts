@@ -2,10 +2,14 @@
 // `op` (compiled once), so an error names the operation's field: `operations[2].body.name`.
 import { type TSchema, Type } from "typebox";
 import { Compile } from "typebox/compile";
+import { BASE64_PATTERN } from "../domain/attachments/operations.ts";
 import type { BatchOpName } from "../domain/batch.ts";
 import { LIMITS } from "../domain/limits.ts";
 import { toServiceError } from "../http/errors.ts";
 import { Availability, FileType, MAX_INTEGER } from "./schemas.ts";
+
+/** An attachment's bytes in JSON. */
+const Base64 = Type.String({ contentEncoding: "base64", pattern: BASE64_PATTERN });
 
 /** An id, or `{"ref": "<operation id>"}`: the item an earlier operation of the same request created. */
 const IdOrRef = Type.Union([
@@ -55,7 +59,7 @@ export const OP_BODIES: Record<BatchOpName, TSchema> = {
     {
       name: Type.String(),
       folderId: Type.Optional(FolderRef),
-      contentBase64: Type.String(),
+      contentBase64: Base64,
       onExisting: Type.Optional(Type.Union([Type.Literal("fail"), Type.Literal("replace")])),
     },
     { additionalProperties: false },
@@ -64,7 +68,7 @@ export const OP_BODIES: Record<BatchOpName, TSchema> = {
     {
       name: Type.Optional(Type.String()),
       folderId: Type.Optional(FolderRef),
-      contentBase64: Type.Optional(Type.String()),
+      contentBase64: Type.Optional(Base64),
     },
     { additionalProperties: false },
   ),

@@ -10,7 +10,9 @@ import { createAttachment, deleteAttachment, replaceAttachment, updateAttachment
 
 export type AttachmentOpName = "attachment.create" | "attachment.update" | "attachment.delete";
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/** Standard base64 with padding, no line breaks: the schema's pattern and the check below. */
+export const BASE64_PATTERN = "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$";
+const BASE64 = new RegExp(BASE64_PATTERN);
 
 /** Strict base64 (RFC 4648 §4, padded): anything else is a 400, never bytes guessed at. */
 export function decodeBase64(field: string, text: string): Buffer {
