@@ -151,7 +151,10 @@ describe("batch and sync", () => {
         { op: "attachment.create", body: { name: "bad.png", contentBase64: "not base64!" } },
       ],
     });
-    expect(expectError(bad, 400, "validation_failed").details[0]).toMatchObject({ index: 2 });
+    expect(expectError(bad, 400, "validation_failed").details[0]).toMatchObject({
+      field: "operations[2].body.contentBase64",
+      code: "pattern",
+    });
     expect(await fullFingerprint(t, erin)).toBe(before);
     const good = await erin.api.post("/api/v1/batch", {
       operations: [
