@@ -5,7 +5,7 @@ import { nowIso } from "../../lib/time.ts";
 import type { FileMetaRow, FolderRow, Role, ShareRow } from "../../store/repos/rows.ts";
 import type { Tx } from "../../store/store.ts";
 import type { Actor } from "./actor.ts";
-import { notFound, ownerOnly, readOnly } from "./errors.ts";
+import { notFound, ownerOnly, readOnly, ServiceError } from "./errors.ts";
 
 const RANK: Record<Role, number> = { reader: 1, writer: 2, owner: 3 };
 
@@ -116,4 +116,23 @@ export async function audience(
     }
   }
   return out;
+}
+
+/**
+ * Where a new or moved note or attachment may go: a folder the actor can write, whose owner then
+ * owns it, or the actor's root.
+ */
+export async function writableTarget(tx: Tx, actor: Actor, folderId: string | null | undefined) {
+  if (!folderId) return { folderId: null, ownerId: actor.userId, role: "owner" as Role };
+  const { folder, role } = await requireFolder(tx, actor, folderId, "writer").catch((err) => {
+    throw err instanceof ServiceError && err.status === 404
+      ? new ServiceError(
+          404,
+          "not_found",
+          `folderId: no folder ${folderId} is visible to you.`,
+          "Pass the id of an existing folder, or null for the root.",
+        )
+      : err;
+  });
+  return { folderId: folder.id, ownerId: folder.owner_id, role };
 }

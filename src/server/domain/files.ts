@@ -5,7 +5,7 @@ import { newId } from "../../lib/ids.ts";
 import { nextIso, nowIso } from "../../lib/time.ts";
 import type { FileRow, Role } from "../../store/repos/rows.ts";
 import type { Tx } from "../../store/store.ts";
-import { requireFile, requireFolder } from "./access.ts";
+import { requireFile, writableTarget } from "./access.ts";
 import type { Actor } from "./actor.ts";
 import { rebaseAnchors } from "./anchors.ts";
 import { refuseAttachmentName } from "./attachments/places.ts";
@@ -78,22 +78,6 @@ async function insertVersion(tx: Tx, file: FileRow, actor: Actor): Promise<void>
   }
 }
 
-/** Where a new or moved file may go: a folder the actor can write, whose owner then owns the file. */
-async function targetFolder(tx: Tx, actor: Actor, folderId: string | null | undefined) {
-  if (!folderId) return { folderId: null, ownerId: actor.userId, role: "owner" as Role };
-  const { folder, role } = await requireFolder(tx, actor, folderId, "writer").catch((err) => {
-    throw err instanceof ServiceError && err.status === 404
-      ? new ServiceError(
-          404,
-          "not_found",
-          `folderId: no folder ${folderId} is visible to you.`,
-          "Pass the id of an existing folder, or null for the root.",
-        )
-      : err;
-  });
-  return { folderId: folder.id, ownerId: folder.owner_id, role };
-}
-
 export async function createFile(tx: Tx, actor: Actor, input: FileCreateInput): Promise<FileResult> {
   const name = checkName("name", input.name);
   const content = checkContent(input.content ?? "");
@@ -104,7 +88,7 @@ export async function createFile(tx: Tx, actor: Actor, input: FileCreateInput): 
   const setTags = setPart(requested, declared);
   // A create carries content: never refused for its tags (noteTags.ts).
   const tags = shownTags(setTags, declared);
-  const target = await targetFolder(tx, actor, input.folderId);
+  const target = await writableTarget(tx, actor, input.folderId);
   await refuseAttachmentName(tx, target.ownerId, target.folderId, name);
   const now = nowIso();
   const hash = contentHash(content);
@@ -187,7 +171,7 @@ export async function updateFile(
     next.version_number = file.version_number + 1;
   }
   if (patch.folderId !== undefined && patch.folderId !== file.folder_id) {
-    const target = await targetFolder(tx, actor, patch.folderId);
+    const target = await writableTarget(tx, actor, patch.folderId);
     if (target.ownerId !== file.owner_id) {
       throw new ServiceError(
         403,

@@ -3,7 +3,7 @@
 import type { AttachmentRow } from "../../../store/repos/attachments.ts";
 import type { Role } from "../../../store/repos/rows.ts";
 import type { Tx } from "../../../store/store.ts";
-import { atLeast, audience, folderRole, requireFolder } from "../access.ts";
+import { atLeast, audience, folderRole } from "../access.ts";
 import type { Actor } from "../actor.ts";
 import { ownerOnly, readOnly, ServiceError } from "../errors.ts";
 
@@ -29,22 +29,6 @@ export async function requireAttachment(tx: Tx, actor: Actor, id: string, needed
   if (!row || !role) throw notFound(id);
   if (!atLeast(role, needed)) throw needed === "owner" ? ownerOnly("do this") : readOnly("attachment");
   return { row, role };
-}
-
-/** Where a new or moved attachment may go: a folder the actor can write, whose owner then owns it. */
-export async function attachmentTarget(tx: Tx, actor: Actor, folderId: string | null | undefined) {
-  if (!folderId) return { folderId: null, ownerId: actor.userId, role: "owner" as Role };
-  const { folder, role } = await requireFolder(tx, actor, folderId, "writer").catch((err) => {
-    throw err instanceof ServiceError && err.status === 404
-      ? new ServiceError(
-          404,
-          "not_found",
-          `folderId: no folder ${folderId} is visible to you.`,
-          "Pass the id of an existing folder, or null for the root.",
-        )
-      : err;
-  });
-  return { folderId: folder.id, ownerId: folder.owner_id, role };
 }
 
 /** Every account that sees the attachment, with its role: who its feed records go to. */

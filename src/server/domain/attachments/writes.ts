@@ -7,11 +7,12 @@ import type { AttachmentRow } from "../../../store/repos/attachments.ts";
 import { sha256Hex } from "../../../store/repos/blobs.ts";
 import type { Role } from "../../../store/repos/rows.ts";
 import type { Tx } from "../../../store/store.ts";
+import { writableTarget } from "../access.ts";
 import type { Actor } from "../actor.ts";
 import { ServiceError } from "../errors.ts";
 import { checkIfMatch, etagOf, type IfMatch } from "../files.ts";
 import { LIMITS } from "../limits.ts";
-import { attachmentAudience, attachmentTarget, requireAttachment } from "./access.ts";
+import { attachmentAudience, requireAttachment } from "./access.ts";
 import { contentTypeOf } from "./contentTypes.ts";
 import { publishAttachment, publishAttachmentDeleted } from "./feed.ts";
 import { type AttachmentLimits, checkAttachmentName, checkAttachmentSize, checkQuota } from "./rules.ts";
@@ -85,7 +86,7 @@ export async function createAttachment(
 ): Promise<AttachmentResult> {
   const name = await checkAttachmentName("name", input.name, () => input.bytes);
   checkAttachmentSize(limits, input.bytes.length);
-  const target = await attachmentTarget(tx, actor, input.folderId);
+  const target = await writableTarget(tx, actor, input.folderId);
   const existing = await tx.attachments.byPlace(target.ownerId, target.folderId, name);
   if (existing) {
     if (input.onExisting !== "replace") throw nameTaken(name, "an attachment");
@@ -171,7 +172,7 @@ export async function updateAttachment(
     next.content_type = contentTypeOf(patch.name);
   }
   if (patch.folderId !== undefined && patch.folderId !== row.folder_id) {
-    const target = await attachmentTarget(tx, actor, patch.folderId);
+    const target = await writableTarget(tx, actor, patch.folderId);
     if (target.ownerId !== row.owner_id) {
       throw new ServiceError(
         403,
