@@ -72,13 +72,16 @@ function keepSignedIn(client: TxtfsClient, log: Logger): () => void {
 /** --serve: the service core in this process, with a local user and key made on first use. */
 async function serveLocally(data: string, log: Logger, brain: Partial<BrainConfig>) {
   const [{ startServer }, { createKey, createUser }] = await Promise.all([lazy.server(), lazy.accounts()]);
+  // The mount says the service's URL itself; the in-process service speaks only of trouble
+  // (unless the user asked for debug lines).
+  const serviceLog = log.isLevelEnabled("debug") ? log : log.child({}, { level: "warn" });
   const start = (port: number) =>
     startServer({
       host: "127.0.0.1",
       port,
       dataDir: data,
       retentionDays: 90,
-      logger: log,
+      logger: serviceLog,
       rateLimit: { limit: 1_000_000 },
       // Its one user is its operator: the provider given with --ai-* serves them whatever the plan.
       brain: { ...brain, operatorServesEveryPlan: true },

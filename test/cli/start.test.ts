@@ -235,6 +235,11 @@ describe.skipIf(lacking("fuse"))("scripts/start", { timeout: 60_000 }, () => {
       new RegExp(`^mounted ${d.mnt} \\(\\d+ ms\\)$`),
     );
     expect(lines.some((l) => /unmounted/.test(l))).toBe(true);
+    // The service's URL is said once, by the mount (not also by the in-process server's own log).
+    expect(lines.filter((l) => l.includes("127.0.0.1:"))).toEqual([
+      expect.stringMatching(/^txtfs service http:\/\/127\.0\.0\.1:\d+ \(data: /),
+      expect.stringMatching(/^export TXTFS_URL=/),
+    ]);
   });
 
   it("into a pipe: JSON log lines (for machines)", async () => {
