@@ -346,6 +346,10 @@ export function registerMount(program: Command): void {
           mountpoint,
           uptimeSeconds: (Date.now() - started) / 1000,
           ...vfs.metrics(),
+          // What `txtfs status` prints of the tree, as it is now (the record's copy is up to 2 s old).
+          stats: vfs.stats(),
+          localOnly: vfs.localOnly(),
+          conflicts: [...vfs.conflicts],
           unsent: refusals.kept(),
         }),
       ).catch((err) => {

@@ -1,7 +1,7 @@
 // txtfs status: the running mounts, and the saves waiting in cache dirs nothing is mounted from.
-// A mount's pending saves are what its daemon counts now (the same journal `txtfs sync` drains),
-// not the snapshot its record keeps (rewritten every 2 s); a daemon that does not answer is
-// counted from its journal on disk.
+// A mount's pending saves, notes, local-only files and conflicts are what its daemon counts now
+// (the same journal `txtfs sync` drains), not the snapshot its record keeps (rewritten every 2 s);
+// a daemon that does not answer is shown from that record and its journal on disk.
 import type { Command } from "commander";
 import { readJournalDamage } from "../lib/journalDamage.ts";
 import { readJournal } from "../lib/journalFiles.ts";
@@ -20,6 +20,9 @@ import {
 const LIVE_TIMEOUT_MS = 1000;
 
 interface Live {
+  stats?: MountRecord["stats"];
+  localOnly?: MountRecord["localOnly"];
+  conflicts?: MountRecord["conflicts"];
   saves?: { pending?: number };
   feed?: { unreachableSince?: string | null };
   unsent?: UnsentCopy[];
@@ -90,7 +93,7 @@ export function registerStatus(program: Command): void {
 }
 
 function printMount(m: MountRecord, live: Live): void {
-  const s = m.stats;
+  const s = live.stats ?? m.stats;
   const pending = live.saves?.pending ?? readJournal(m.cacheDir).saves.length;
   const unreachableSince = live.error ? m.unreachableSince : live.feed?.unreachableSince;
   process.stdout.write(
@@ -105,7 +108,7 @@ function printMount(m: MountRecord, live: Live): void {
     );
   if (live.journal?.fault) process.stdout.write(`  ${describeFaultForStatus(live.journal.fault)}\n`);
   for (const d of readJournalDamage(m.cacheDir)) process.stdout.write(`  ${describeDamageForStatus(d)}\n`);
-  for (const c of m.conflicts) process.stdout.write(`  conflict copy: ${c}\n`);
+  for (const c of live.conflicts ?? m.conflicts) process.stdout.write(`  conflict copy: ${c}\n`);
   // Refusals of this mount with nothing kept (a rename, a delete), then every copy still kept.
   for (const r of (m.refused ?? []).filter((r) => !r.keptAs))
     process.stdout.write(`  refused by the service: ${r.path} (${r.reason})\n`);
@@ -114,7 +117,8 @@ function printMount(m: MountRecord, live: Live): void {
   // Refused while an earlier mount of this cache dir stopped (the next sync reports them).
   for (const r of readUnreportedRefusals(m.cacheDir))
     process.stdout.write(`  ${describeRefusal(m.mountpoint, r)}\n`);
-  for (const l of m.localOnly ?? []) process.stdout.write(`  local-only: ${l.path} (${l.why})\n`);
+  for (const l of live.localOnly ?? m.localOnly ?? [])
+    process.stdout.write(`  local-only: ${l.path} (${l.why})\n`);
   for (const r of m.refusedMetadata ?? [])
     process.stdout.write(`  metadata refused: ${r.path} (${r.reason}) at ${r.at}\n`);
 }

@@ -100,6 +100,21 @@ describe("txtfs status --json", () => {
     expect(s!.live.requests.byKind["POST /api/v1/files"] ?? 0).toBeGreaterThanOrEqual(1);
   }, 90_000);
 
+  it("txtfs status shows a note and a local-only file the moment they are written", async () => {
+    const dirs = makeMountDirs("txtfs-status-");
+    later(() => removeMountDirs(dirs));
+    const m = await startMount(dirs);
+    later(() => m.stop());
+    expect((await sh("printf 'now\\n' > now.md && mkdir -p d && : > d/.DS_Store", { cwd: m.mnt })).code).toBe(
+      0,
+    );
+    // At once, not after the record's next rewrite: the daemon answers with its tree as it is.
+    const r = await runTxtfs(["status"], txtfsEnv(dirs));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^ {2}notes 1, folders 1, /m);
+    expect(r.stdout).toMatch(/^ {2}local-only: \/d\/\.DS_Store \(/m);
+  }, 30_000);
+
   it("a daemon that does not answer keeps its record's snapshot, and says why", async () => {
     const dirs = makeMountDirs("txtfs-status-");
     later(() => removeMountDirs(dirs));
