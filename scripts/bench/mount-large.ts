@@ -38,6 +38,8 @@ const HELP = `usage: node scripts/bench/mount-large.ts [options]
   --runs <n>           interleaved runs of the read figures; times are their medians (default 3)
   --base <checkout>    also run another checkout's txtfs (server and mount) as a target beside this
                        one, interleaved, and report this one against it figure by figure
+  --base-mount-only    the base target's server is this checkout's: only its mount is the base's,
+                       so the ratio is the mount's own (the service's changes left out)
   --out <file>         Markdown report (default bench-results/mount-large.md)
   --timeout <s>        watchdog: give up (and clean up) after this many seconds (default 3600)
   --no-drop-caches     never write /proc/sys/vm/drop_caches (it empties the page cache of the whole machine)`;
@@ -52,6 +54,8 @@ interface Settings {
   dropCaches: boolean;
   /** Another checkout whose bin/txtfs runs as the "base" target. */
   base: string | undefined;
+  /** The base target's server is this checkout's; only its mount is the base's. */
+  baseMountOnly: boolean;
 }
 
 function settingsFromArgs(): Settings {
@@ -65,6 +69,7 @@ function settingsFromArgs(): Settings {
       timeout: { type: "string" },
       "no-drop-caches": { type: "boolean", default: false },
       base: { type: "string" },
+      "base-mount-only": { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -86,6 +91,7 @@ function settingsFromArgs(): Settings {
       timeoutSeconds: numberOption("timeout", values.timeout, 3600, 30, true),
       dropCaches: !values["no-drop-caches"],
       base: values.base ? resolve(values.base) : undefined,
+      baseMountOnly: values["base-mount-only"],
     };
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n`);
@@ -251,6 +257,7 @@ async function makeTxtfs(
   res: SshfsResources,
   name: "txtfs" | "base" = "txtfs",
   bin = BIN,
+  serverBin = bin,
 ): Promise<Target & { importMs: number; requests: string[]; listingMs: number[] }> {
   const mnt = join(base, `${name}-mnt`);
   /** Every request the server logged, as `METHOD /path` with ids as `:id`. */
@@ -265,7 +272,7 @@ async function makeTxtfs(
     `${name} serve`,
     process.execPath,
     [
-      bin,
+      serverBin,
       "serve",
       "--host",
       "127.0.0.1",
@@ -621,7 +628,14 @@ async function main() {
     const txtfs = await makeTxtfs(base, tree, res);
     targets.push(txtfs);
     const other = settings.base
-      ? await makeTxtfs(base, tree, res, "base", join(settings.base, "bin/txtfs"))
+      ? await makeTxtfs(
+          base,
+          tree,
+          res,
+          "base",
+          join(settings.base, "bin/txtfs"),
+          settings.baseMountOnly ? BIN : undefined,
+        )
       : undefined;
     if (other) targets.push(other);
 
@@ -733,7 +747,9 @@ async function main() {
       memory,
       droppedCaches: dropCachesWorks,
       seconds: (performance.now() - started) / 1000,
-      base: settings.base ? `${settings.base} at ${await gitCommit(settings.base)}` : undefined,
+      base: settings.base
+        ? `${settings.base} at ${await gitCommit(settings.base)}${settings.baseMountOnly ? ", its mount only: both served by this checkout's server" : ""}`
+        : undefined,
     };
     const md = markdownReport(report);
     mkdirSync(dirname(settings.out), { recursive: true });

@@ -57,7 +57,9 @@ const HELP = `usage: node scripts/bench/mount.ts [options]
   --only <ids>         run only these workloads (comma-separated ids: ls-cold, append-cold, unmount, ...)
   --no-memory          skip the daemon memory phase
   --base <checkout>    also run another checkout's txtfs (server and mount) as a fourth target,
-                       interleaved with the others, and report this one against it per workload`;
+                       interleaved with the others, and report this one against it per workload
+  --base-mount-only    the base target's server is this checkout's: only its mount is the base's,
+                       so the ratio is the mount's own (the service's changes left out)`;
 
 interface Settings {
   quick: boolean;
@@ -81,6 +83,8 @@ interface Settings {
   memCacheBytes: number;
   /** Another checkout whose bin/txtfs runs as the "base" target. */
   base: string | undefined;
+  /** The base target's server is this checkout's; only its mount is the base's. */
+  baseMountOnly: boolean;
 }
 
 function settingsFromArgs(): Settings {
@@ -96,6 +100,7 @@ function settingsFromArgs(): Settings {
       only: { type: "string" },
       "no-memory": { type: "boolean", default: false },
       base: { type: "string" },
+      "base-mount-only": { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -129,6 +134,7 @@ function settingsFromArgs(): Settings {
     memCacheSize: quick ? "4M" : "32M",
     memCacheBytes: (quick ? 4 : 32) * 1024 * 1024,
     base: values.base ? resolve(values.base) : undefined,
+    baseMountOnly: values["base-mount-only"],
   };
 }
 
@@ -791,7 +797,7 @@ async function makeTxtfs(
     `${name} serve`,
     join(base, `${name}-data`),
     requests,
-    bin,
+    settings.baseMountOnly ? BIN : bin,
   );
   const ms = await importCorpus(api, corpus.files);
   log(`imported ${fmtInt(corpus.files.size)} notes into txtfs in ${Math.round(ms)} ms`);
@@ -1866,11 +1872,12 @@ function summarize(report: Report): Summary {
 }
 
 /** The base checkout and the commit it is at. */
-function baseLabel(dir: string): string {
+function baseLabel(dir: string, mountOnly: boolean): string {
+  const mode = mountOnly ? ", its mount only: both served by this checkout's server" : "";
   try {
-    return `${dir} at ${execFileSync("git", ["-C", dir, "rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim()}`;
+    return `${dir} at ${execFileSync("git", ["-C", dir, "rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim()}${mode}`;
   } catch {
-    return dir;
+    return `${dir}${mode}`;
   }
 }
 
@@ -1908,7 +1915,7 @@ function textReport(report: Report): string {
     "",
     ...(s.baseRows
       ? [
-          `against the base (${baseLabel(report.settings.base!)}):`,
+          `against the base (${baseLabel(report.settings.base!, report.settings.baseMountOnly)}):`,
           textTable(BASE_HEAD, s.baseRows, [...BASE_ALIGN]),
           "",
         ]
@@ -1943,7 +1950,7 @@ function markdownReport(report: Report): string {
     "",
     ...(s.baseRows
       ? [
-          `### Against the base (${baseLabel(report.settings.base!)})`,
+          `### Against the base (${baseLabel(report.settings.base!, report.settings.baseMountOnly)})`,
           "",
           markdownTable(BASE_HEAD, s.baseRows, [...BASE_ALIGN]),
           "",
