@@ -47,11 +47,6 @@ function writeInto(open: OpenNote, data: Buffer, at: number): void {
   open.content = backing.subarray(0, length);
 }
 
-function touched(node: FileNode, at = Date.now()): void {
-  node.localMtimeMs = at;
-  node.localCtimeMs = at;
-}
-
 function resize(content: Buffer, size: number): Buffer {
   const next = Buffer.alloc(size);
   content.copy(next, 0, 0, Math.min(size, content.length));
@@ -357,8 +352,7 @@ export class OpenFiles {
     if (at + data.length > NOTE_CONTENT_BYTES) throw this.refuseOversize(open);
     writeInto(open, data, at);
     open.dirty = true;
-    this.c.notes.of(open.node).wrote(open.content!.length);
-    touched(open.node);
+    this.c.notes.of(open.node).write(open.content!.length);
     return data.length;
   }
 
@@ -437,8 +431,7 @@ export class OpenFiles {
     if (size + data.length > NOTE_CONTENT_BYTES) throw this.refuseOversize(open);
     open.tail = Buffer.concat([open.tail!, data]);
     open.dirty = true;
-    this.c.notes.of(open.node).wrote(size + data.length);
-    touched(open.node);
+    this.c.notes.of(open.node).write(size + data.length);
     return data.length;
   }
 
@@ -467,7 +460,7 @@ export class OpenFiles {
     open.dirty = !saved;
     this.c.notes.of(node).refreshSize();
     // Its times move: the kernel drops the pages those writes left in its cache.
-    touched(node);
+    this.c.notes.of(node).touched();
     this.c.attrsChanged(node);
     return fail("EFBIG", "a note holds at most 5 MiB");
   }
@@ -508,8 +501,7 @@ export class OpenFiles {
     const content = size === 0 ? Buffer.alloc(0) : await this.editable(open);
     open.content = resize(content, size);
     open.dirty = true;
-    this.c.notes.of(open.node).wrote(size);
-    touched(open.node);
+    this.c.notes.of(open.node).write(size);
   }
 
   async ftruncate(fd: number, size: number): Promise<void> {

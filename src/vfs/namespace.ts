@@ -127,7 +127,6 @@ export class Namespace {
 
   /** A note made here under `name` in `dir`: a new one, or the continuation of `claim`. */
   newNote(dir: DirNode, name: string, claim: Claim | undefined, timesOf?: LocalNode): FileNode {
-    const now = Date.now();
     const node: FileNode = {
       kind: "file",
       name,
@@ -136,11 +135,8 @@ export class Namespace {
       meta: claim?.meta ? { ...claim.meta, name, folderId: dir.id } : null,
       remoteName: claim ? claim.name : name,
       createKey: randomUUID(),
-      localMtimeMs: timesOf?.mtimeMs ?? now,
-      localAtimeMs: timesOf?.atimeMs,
-      localCtimeMs: now,
-      pendingMeta: claim?.pendingMeta,
     };
+    this.c.notes.of(node).made(timesOf ?? { mtimeMs: Date.now() }, claim?.pendingMeta);
     this.c.tree.addChild(dir, node);
     if (claim) {
       this.c.notes.of(node).continuesClaim();
@@ -443,7 +439,7 @@ export class Namespace {
       !src.keptNote &&
       (!src.ghostOf || src.ghostOf.id === target.id)
     )
-      target.pendingMeta = { ...target.pendingMeta, ...src.pendingMeta };
+      this.c.notes.of(target).metaSet(src.pendingMeta);
     // Its whole content is replaced: the old body is not needed (nor fetched).
     const open = this.openFiles.openReplaced(target, content);
     try {
@@ -593,8 +589,8 @@ export class Namespace {
     await this.delivery.settle(src);
     const body = Buffer.from(open?.content ?? (await this.bodies.body(src)));
     const local = this.c.newLocal(destDir, name, src.mode ?? 0o644, body);
-    local.mtimeMs = src.localMtimeMs ?? local.mtimeMs;
-    local.atimeMs = src.localAtimeMs;
+    local.mtimeMs = src.note?.mtimeMs ?? local.mtimeMs;
+    local.atimeMs = src.note?.atimeMs;
     local.ctimeMs = Date.now();
     if (src.id) {
       // As unlink's tombstone: the version our own saves made, when one came after the record's.
@@ -607,12 +603,12 @@ export class Namespace {
         shownAs: src.name,
         meta: src.meta ?? undefined,
       };
-      local.pendingMeta = src.pendingMeta;
+      local.pendingMeta = src.note?.pendingMeta;
       this.c.tree.ghosted.add(src.id);
       this.c.tree.removeFile(src.id);
     } else {
       // Never sent (made by an open that has not saved it): nothing of it is on the service.
-      local.pendingMeta = src.pendingMeta;
+      local.pendingMeta = src.note?.pendingMeta;
       src.note?.saveLeftJournal();
       this.c.tree.detach(src);
     }

@@ -18,7 +18,7 @@ import type { Journal } from "./delivery/journal.ts";
 import { journalKey } from "./delivery/journalKeys.ts";
 import { type Action, decide, type NoteEvent, type NoteState } from "./lifecycle.ts";
 import type { OpenNote } from "./openFile.ts";
-import type { FileNode, RemoteEvents } from "./tree.ts";
+import type { FileNode, NoteMeta, PendingMeta, RemoteEvents } from "./tree.ts";
 
 /**
  * What a note reads of the rest of the mount: the journal (its saves waiting), whether the
@@ -45,6 +45,19 @@ export class Note {
   private sizeShown: number | undefined;
   /** It continues a note left under a name (a claim): its next save sends its name and folder too. */
   private placeNotSent = false;
+  /**
+   * The mtime shown, once anything here set it: a local write or truncate (now), utimens (what the
+   * program asked), a remote metadata-only change (pinned to what was shown). Our own deliveries
+   * never change it: a program that stat()s a note around its save (vim's "changed since reading"
+   * check) must see the same time. Cleared only when the content changes remotely.
+   */
+  private mtimeShown: number | undefined;
+  /** The ctime shown once anything here changed the note (content, times, name, mode, owner). */
+  private ctimeShown: number | undefined;
+  /** The atime a program set (utimens); otherwise the mtime. */
+  private atimeShown: number | undefined;
+  /** Context and tags set on it before the service had it: they go with its create (or next save). */
+  private metaNotSent: PendingMeta | undefined;
 
   constructor(node: FileNode, notes: Notes) {
     this.node = node;
@@ -70,6 +83,24 @@ export class Note {
 
   get placeUnsent(): boolean {
     return this.placeNotSent;
+  }
+
+  /** The mtime shown (undefined: the service's updatedAt). */
+  get mtimeMs(): number | undefined {
+    return this.mtimeShown;
+  }
+
+  get ctimeMs(): number | undefined {
+    return this.ctimeShown;
+  }
+
+  get atimeMs(): number | undefined {
+    return this.atimeShown;
+  }
+
+  /** Context and tags set here that the service has not received yet. */
+  get pendingMeta(): PendingMeta | undefined {
+    return this.metaNotSent;
   }
 
   /** Where it stands now (lifecycle.ts: the states and the table). */
@@ -135,9 +166,86 @@ export class Note {
     open.detached = false;
   }
 
-  /** Written through a descriptor (or truncated, or appended to): stat shows `size` now. */
-  wrote(size: number): void {
+  /** Written through a descriptor (or truncated, or appended to): stat shows `size` now, and times move. */
+  write(size: number, at = Date.now()): void {
     this.sizeShown = size;
+    this.touched(at);
+  }
+
+  /** Its content changed here (or what the kernel holds of it must go): mtime and ctime move. */
+  touched(at = Date.now()): void {
+    this.mtimeShown = at;
+    this.ctimeShown = at;
+  }
+
+  /** Made here now: its times (those of the local file it continues, if any) and the tags it claimed. */
+  made(times: { mtimeMs: number; atimeMs?: number }, meta: PendingMeta | undefined): void {
+    this.mtimeShown = times.mtimeMs;
+    this.atimeShown = times.atimeMs;
+    this.ctimeShown = Date.now();
+    this.metaNotSent = meta;
+  }
+
+  /** Times a program set (utimens). */
+  timesSet(mtimeMs: number, atimeMs: number, at = Date.now()): void {
+    this.mtimeShown = mtimeMs;
+    this.atimeShown = atimeMs;
+    this.ctimeShown = at;
+  }
+
+  /** Times this device kept for its content (meta/noteTimes.ts), found at start. */
+  timesKept(mtimeMs: number, atimeMs: number | undefined): void {
+    this.mtimeShown = mtimeMs;
+    this.atimeShown = atimeMs;
+  }
+
+  /** Its mtime moved past `mtimeMs`: another file showed that very time and size under its name. */
+  shownApart(mtimeMs: number): void {
+    this.mtimeShown = mtimeMs;
+  }
+
+  /** Something of it changed here besides its content (mode, owner, name): ctime moves. */
+  changedHere(at = Date.now()): void {
+    this.ctimeShown = at;
+  }
+
+  /** It shows the service's version again (its save became a conflict copy): the service's times. */
+  timesFromService(): void {
+    this.mtimeShown = undefined;
+    this.ctimeShown = undefined;
+  }
+
+  /**
+   * The feed's version `next` of it is shown: mtime follows the content (a remote edit shows its
+   * own time, so auto_cache drops stale pages; a metadata-only change keeps the time shown so far).
+   */
+  remoteShown(shown: NoteMeta, next: NoteMeta): void {
+    if (shown.contentHash !== next.contentHash) this.mtimeShown = undefined;
+    else this.mtimeShown ??= Date.parse(shown.updatedAt);
+    if (shown.etag !== next.etag) this.ctimeShown = undefined; // ctime: the service's change
+  }
+
+  /**
+   * The service answered a change of ours (a save, a rename, tags): no news to a program that read
+   * it, so the time it showed stays, though the service's updatedAt moved.
+   */
+  ownAnswerShown(shown: NoteMeta): void {
+    this.mtimeShown ??= Date.parse(shown.updatedAt);
+  }
+
+  /** Context or tags set on it before the service has it (an xattr, a temp file's going with it). */
+  metaSet(patch: PendingMeta): void {
+    this.metaNotSent = { ...this.metaNotSent, ...patch };
+  }
+
+  /** Tags set here under ones it continues (a claim's, a temp file's): those set here win. */
+  metaUnder(earlier: PendingMeta): void {
+    this.metaNotSent = { ...earlier, ...this.metaNotSent };
+  }
+
+  /** The pending context and tags `sent` went to the service (a later change of them stays). */
+  metaDelivered(sent: PendingMeta | undefined): void {
+    if (this.metaNotSent === sent) this.metaNotSent = undefined;
   }
 
   /** A save of it is in the journal: reads see `body` until it is delivered; its place went with it. */
@@ -227,9 +335,21 @@ export class Notes implements RemoteEvents {
     return node.id ? "clean" : "new";
   }
 
-  /** The change feed brings a version of `node` made elsewhere: `apply-remote` or `keep-local`. */
-  remoteChange(node: FileNode): Action {
-    return this.decide(node, "remote-change");
+  /**
+   * The change feed brings `next`, a version of `node` made elsewhere: `apply-remote` (its times
+   * follow it now) or `keep-local`.
+   */
+  remoteChange(node: FileNode, next: NoteMeta): Action {
+    const action = this.decide(node, "remote-change");
+    const shown = node.meta;
+    // A note with no Note shows the service's times: only a metadata-only change pins one.
+    if (action === "apply-remote" && shown && (node.note || shown.contentHash === next.contentHash))
+      this.of(node).remoteShown(shown, next);
+    return action;
+  }
+
+  ownAnswer(node: FileNode): void {
+    if (node.meta) this.of(node).ownAnswerShown(node.meta);
   }
 
   /** The change feed says `node` was deleted elsewhere: `remove`, or `keep-and-recreate` for a save waiting. */

@@ -155,8 +155,7 @@ export class Vfs {
     for (const node of c.tree.files.values()) {
       const kept = node.meta && c.times.get(node.meta.id, node.meta.contentHash);
       if (!kept) continue;
-      node.localMtimeMs = kept.mtimeMs;
-      node.localAtimeMs = kept.atimeMs;
+      c.notes.of(node).timesKept(kept.mtimeMs, kept.atimeMs);
     }
     onProgress?.(`${notes} notes in ${folders} folders`);
     // Folders made here first (journal), then what is kept locally inside them.

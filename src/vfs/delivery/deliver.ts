@@ -229,18 +229,19 @@ export class Delivery {
     }
     const base = node.id ? this.conflicts.ownSuccessor(node.id, given) : given;
     if (!node.id) {
+      const sent = node.note?.pendingMeta;
       meta = await this.createOnItsWay("file", node.remoteName, node.parent.id, async () => {
         const made = withoutContent(
           await this.c.client.createFile(
             // Metadata set before the first upload (cp -a copies xattrs onto the new file) goes along.
-            { name: node.remoteName, content: content ?? "", folderId: node.parent.id, ...node.pendingMeta },
+            { name: node.remoteName, content: content ?? "", folderId: node.parent.id, ...sent },
             node.createKey,
           ),
         );
         this.c.tree.bindFile(node, made);
         return made;
       });
-      node.pendingMeta = undefined; // it went with the create
+      node.note?.metaDelivered(sent); // it went with the create
       body = content ?? "";
     } else if (content === undefined) {
       throw new Error("unreachable: a journal entry with neither a body nor a move");
@@ -288,13 +289,13 @@ export class Delivery {
     move: boolean,
     superseded?: string[],
   ): Promise<{ meta: TxtFile; body: string }> {
-    const sent = node.pendingMeta;
+    const sent = node.note?.pendingMeta;
     const place = move ? this.placeOf(node) : {};
     try {
       const meta = withoutContent(
         await this.c.client.updateFile(node.id!, { content, ...sent, ...place }, { ifMatch: base?.etag }),
       );
-      if (node.pendingMeta === sent) node.pendingMeta = undefined;
+      node.note?.metaDelivered(sent);
       this.conflicts.replaced(node.id!, base, meta);
       this.c.tree.upsertFile(meta, true);
       return { meta, body: content };
@@ -682,7 +683,7 @@ export class Delivery {
           key: journalKey(node),
           rev: e.rev,
           op: "file.create",
-          body: { ...body, ...node.pendingMeta },
+          body: { ...body, ...node.note?.pendingMeta },
         });
         continue;
       }
@@ -714,7 +715,7 @@ export class Delivery {
       items.push({
         ...update,
         move,
-        body: { ...place, content: e.content, ...this.c.nodeFor(e).pendingMeta },
+        body: { ...place, content: e.content, ...this.c.nodeFor(e).note?.pendingMeta },
       });
     }
     // Appends always go in bulk: the request is kept on disk until answered, so an append whose
@@ -787,7 +788,8 @@ export class Delivery {
       this.c.tree.upsertFile(meta, ours);
     }
     if (body.content !== undefined) this.c.cache.set(meta.id, meta.etag, Buffer.from(body.content, "utf8"));
-    if (node.pendingMeta && carries(body, node.pendingMeta)) node.pendingMeta = undefined;
+    const pending = node.note?.pendingMeta;
+    if (pending && carries(body, pending)) node.note?.metaDelivered(pending);
     // Saved again (or renamed) since the bulk left: that newer save is rebased on `meta` (a copy
     // of the entry tells `done` so), otherwise the entry is delivered.
     await this.c.journal.done(entry.rev === item.rev ? entry : { ...entry }, ours ? meta : undefined);

@@ -144,8 +144,8 @@ export class Claims {
     if (node.id) this.c.tree.removeFile(node.id);
     else this.c.tree.detach(node);
     const local = this.c.newLocal(dir, node.name, node.mode ?? 0o644, content);
-    local.mtimeMs = local.ctimeMs = node.localMtimeMs ?? Date.now();
-    local.pendingMeta = node.pendingMeta; // tags set before it was delivered go along
+    local.mtimeMs = local.ctimeMs = node.note?.mtimeMs ?? Date.now();
+    local.pendingMeta = node.note?.pendingMeta; // tags set before it was delivered go along
     if (!claim) local.keptNote = true; // with a claim, ghostOf says it was a note
     this.attributes.continued(node, local);
     this.keepLocal(local, claim, "not valid UTF-8");
@@ -207,7 +207,7 @@ export class Claims {
     // A continued note takes this name and folder too (sent along with its content: newNote marks
     // it), and the context and tags set on the file (rsync -X).
     node.remoteName = src.name;
-    if (src.pendingMeta) node.pendingMeta = { ...node.pendingMeta, ...src.pendingMeta };
+    if (src.pendingMeta) this.c.notes.of(node).metaSet(src.pendingMeta);
     const base = claim ? { etag: claim.etag, hash: claim.hash ?? "" } : null;
     await this.delivery.journalSave(node, content, base);
     if (!this.c.writeBehind) await this.delivery.drain();

@@ -116,7 +116,7 @@ export class Attributes {
     const before = this.shownAt.get(path);
     if (!before && !this.paged.has(node)) return st; // no pages anywhere to be stale
     if (before && before.node !== node && before.mtimeMs === st.mtime.getTime() && before.size === st.size) {
-      if (node.kind === "file") node.localMtimeMs = st.mtime.getTime() + 1;
+      if (node.kind === "file") this.c.notes.of(node).shownApart(st.mtime.getTime() + 1);
       else node.mtimeMs = st.mtime.getTime() + 1;
       st = this.statOf(node);
     }
@@ -204,13 +204,14 @@ export class Attributes {
       const reader = node.meta?.role === "reader";
       const bits = node.mode ?? NOTE_MODE;
       mode = S_IFREG | (ro || reader ? bits & NO_WRITE : bits);
-      size = node.note?.dirtySize ?? node.meta?.size ?? 0;
-      // The time shown is this mount's (see FileNode.localMtimeMs); a remote edit shows the
-      // service's updatedAt, so the kernel's auto_cache drops stale pages exactly then.
+      const note = node.note;
+      size = note?.dirtySize ?? node.meta?.size ?? 0;
+      // The time shown is this mount's (see Note.mtimeShown); a remote edit shows the service's
+      // updatedAt, so the kernel's auto_cache drops stale pages exactly then.
       const updated = node.meta ? Date.parse(node.meta.updatedAt) : 0;
-      mtimeMs = node.localMtimeMs ?? updated;
-      ctimeMs = node.localCtimeMs ?? updated;
-      atimeMs = node.localAtimeMs;
+      mtimeMs = note?.mtimeMs ?? updated;
+      ctimeMs = note?.ctimeMs ?? updated;
+      atimeMs = note?.atimeMs;
     }
     return {
       mode,
@@ -280,9 +281,7 @@ export class Attributes {
       // Kept here (the service keeps its own updatedAt), and across restarts while the content is
       // the same (noteTimes): `rsync -a` and `make` see the times they set.
       const shown = this.statOf(node);
-      node.localMtimeMs = mtime ?? shown.mtime.getTime();
-      node.localAtimeMs = atime ?? shown.atime.getTime();
-      node.localCtimeMs = now;
+      this.c.notes.of(node).timesSet(mtime ?? shown.mtime.getTime(), atime ?? shown.atime.getTime(), now);
       this.rememberTimes(node);
     } else {
       // The service keeps no time of its own a program could set: this device keeps it (rsync -a
@@ -304,8 +303,9 @@ export class Attributes {
    */
   showRemoteVersion(node: FileNode): void {
     const before = this.statOf(node).mtime.getTime();
-    node.localMtimeMs = node.localCtimeMs = undefined;
-    if (this.statOf(node).mtime.getTime() === before) node.localMtimeMs = before + 1;
+    const note = this.c.notes.of(node);
+    note.timesFromService();
+    if (this.statOf(node).mtime.getTime() === before) note.shownApart(before + 1);
     this.c.attrsChanged(node);
     this.c.tree.onRemoteChange(node);
   }
@@ -314,12 +314,9 @@ export class Attributes {
   rememberTimes(node: FileNode): void {
     // A note made here has an id now: what this device keeps of it is kept by it.
     if (node.mode !== undefined || node.uid !== undefined || node.gid !== undefined) this.keepNoteAttrs(node);
-    if (!node.meta || node.localMtimeMs === undefined || this.c.notes.stateOf(node) !== "clean") return;
-    this.c.times.set(node.meta.id, {
-      hash: node.meta.contentHash,
-      mtimeMs: node.localMtimeMs,
-      atimeMs: node.localAtimeMs,
-    });
+    const mtimeMs = node.note?.mtimeMs;
+    if (!node.meta || mtimeMs === undefined || this.c.notes.stateOf(node) !== "clean") return;
+    this.c.times.set(node.meta.id, { hash: node.meta.contentHash, mtimeMs, atimeMs: node.note?.atimeMs });
   }
 
   /**
@@ -365,7 +362,7 @@ export class Attributes {
       this.c.saveLocal();
     } else if (node.kind === "file") {
       node.mode = bits === NOTE_MODE ? undefined : bits;
-      node.localCtimeMs = Date.now();
+      this.c.notes.of(node).changedHere();
       this.keepNoteAttrs(node);
     } else {
       node.mode = bits === FOLDER_MODE ? undefined : bits;
@@ -439,6 +436,7 @@ export class Attributes {
     node.gid = owner.gid === this.c.opts.gid ? undefined : owner.gid;
     const now = Date.now();
     if (node.kind === "local") node.ctimeMs = now;
+    else if (node.kind === "file") this.c.notes.of(node).changedHere(now);
     else node.localCtimeMs = now;
   }
 
@@ -469,7 +467,7 @@ export class Attributes {
     if (name.startsWith("user.txtfs.")) this.c.checkWritable(node);
     await this.delivery.settle(node);
     try {
-      await writeXattr(this.c.client, this.c.tree, node, name, value);
+      await writeXattr(this.c.client, this.c.tree, this.c.notes, node, name, value);
     } catch (err) {
       this.c.reports.metadataRefused(`${path} (${name})`, err);
       throw err;
