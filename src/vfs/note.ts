@@ -146,7 +146,7 @@ export class Note {
    * Its save became a conflict copy while it is open: its descriptors go on with the body they
    * were opened on (the kernel may hold its pages), and a write through them builds on it.
    */
-  openDetached(): void {
+  private openDetached(): void {
     const open = this.openBuffer;
     if (!open) return;
     open.content ??= this.journalledBody ?? null;
@@ -154,12 +154,12 @@ export class Note {
   }
 
   /** A save of ours landed as `base`: the open buffer's next save builds on it. */
-  openRebased(base: Base): void {
+  private openRebased(base: Base): void {
     if (this.openBuffer) this.openBuffer.base = base;
   }
 
   /** A save of ours landed as `base` and the note shows it: the open buffer is the note's again. */
-  openReattached(base: Base): void {
+  private openReattached(base: Base): void {
     const open = this.openBuffer;
     if (!open) return;
     open.base = base;
@@ -268,8 +268,34 @@ export class Note {
     this.sizeShown = this.notes.appendedSize(this.node);
   }
 
-  /** Its journalled save left the journal (delivered, refused, forgotten): reads go to its version again. */
-  saveLeftJournal(): void {
+  /**
+   * Event `delivered`: its journal entry reached the service. `newerWaits`: a later save of it is
+   * still in the journal (reads go on seeing that one). `conflict`: the service had moved on and
+   * ours became a conflict copy (open descriptors go on with the body they opened on). `landed`:
+   * the version ours made, which the open buffer's next save builds on; `reattach`: and the open
+   * buffer is the note's again.
+   */
+  delivered(outcome: { newerWaits: boolean; conflict?: boolean; landed?: Base; reattach?: boolean }): void {
+    if (outcome.conflict) this.openDetached();
+    if (!outcome.newerWaits) this.saveLeftJournal();
+    this.refreshSize();
+    if (!outcome.landed) return;
+    if (outcome.reattach) this.openReattached(outcome.landed);
+    else this.openRebased(outcome.landed);
+  }
+
+  /** Event `refused`: the service refused its save for good (its bytes are kept aside): stat shows the service's. */
+  refused(): void {
+    this.saveLeftJournal();
+    this.refreshSize();
+  }
+
+  /** Its journalled save was dropped unsent (unlink's `forget`, or made moot): reads go to its version again. */
+  forgotten(): void {
+    this.saveLeftJournal();
+  }
+
+  private saveLeftJournal(): void {
     this.journalledBody = undefined;
     this.notes.trackJournalled(this, false);
   }
@@ -284,12 +310,13 @@ export class Note {
     this.placeNotSent = true;
   }
 
-  renameStarted(): void {
+  /** Event `rename`: a rename of it is shown; its journal entry is being written (renameJournalled follows). */
+  rename(): void {
     this.renamesWaiting++;
   }
 
   /** A rename's journal entry is written (or failed): the journal answers for its place now. */
-  renameRecorded(): void {
+  renameJournalled(): void {
     this.renamesWaiting--;
   }
 

@@ -56,8 +56,7 @@ describe("Note", () => {
     note.closed();
     expect(note.open).toBeUndefined();
     expect(note.dirtySize).toBe(7);
-    note.saveLeftJournal();
-    note.refreshSize();
+    note.delivered({ newerWaits: false });
     expect(note.dirtySize).toBeUndefined();
     expect(changed).toEqual([a, a, a]);
   });
@@ -95,18 +94,18 @@ describe("Note", () => {
     expect(notes.journalledCreate("ck-a.md")).toBeUndefined();
     notes.of(a).journalledSave(Buffer.from("x"));
     expect(notes.journalledCreate("ck-a.md")?.node).toBe(a);
-    notes.of(a).saveLeftJournal();
+    notes.of(a).forgotten();
     expect(notes.journalledCreate("ck-a.md")).toBeUndefined();
   });
 
   it("keeps a rename shown until its journal entry is written, however many overlap", () => {
     const { notes, node } = setUp();
     const note = notes.of(node("a.md", "id-a"));
-    note.renameStarted();
-    note.renameStarted();
-    note.renameRecorded();
+    note.rename();
+    note.rename();
+    note.renameJournalled();
     expect(note.renaming).toBe(true);
-    note.renameRecorded();
+    note.renameJournalled();
     expect(note.renaming).toBe(false);
   });
 
@@ -216,5 +215,28 @@ describe("Note", () => {
     expect(note.pendingMeta).toEqual({ tags: ["a"], context: "later" });
     note.metaDelivered(note.pendingMeta);
     expect(note.pendingMeta).toBeUndefined();
+  });
+
+  it("acts on delivery: a conflict detaches the open buffer, a landed save rebases it, a newer save stays shown", () => {
+    const { notes, node, openOn } = setUp();
+    const a = node("a.md", "id-a", 3);
+    const note = notes.of(a);
+    const open = openOn(a, null, false);
+    note.opened(open);
+    note.journalledSave(Buffer.from("first"));
+    note.journalledSave(Buffer.from("second"));
+    note.delivered({ newerWaits: true, landed: { etag: "e1", hash: "h1" } });
+    expect([note.journalled?.toString(), note.dirtySize, open.base]).toEqual([
+      "second",
+      6,
+      { etag: "e1", hash: "h1" },
+    ]);
+    note.delivered({ newerWaits: false, conflict: true });
+    expect([note.journalled, open.detached, open.content?.toString()]).toEqual([undefined, true, "second"]);
+    note.delivered({ newerWaits: false, landed: { etag: "e2", hash: "h2" }, reattach: true });
+    expect([open.detached, open.base]).toEqual([false, { etag: "e2", hash: "h2" }]);
+    note.journalledSave(Buffer.from("third"));
+    note.refused();
+    expect([note.journalled, note.state]).toEqual([undefined, "clean"]);
   });
 });

@@ -76,7 +76,7 @@ export type DeliveryCore = Pick<
   | "isPending"
   | "journal"
   | "log"
-  | "newLocal"
+  | "localNodes"
   | "nodeFor"
   | "notes"
   | "parentFor"
@@ -192,7 +192,7 @@ export class Delivery {
     };
   }
 
-  /** Records bytes appended to `node` without its body (handles.ts, appendBlind): sent as `file.append`. */
+  /** Records bytes appended to `node` without its body (open/writes.ts, appendBlind): sent as `file.append`. */
   async journalAppend(node: FileNode, tail: Buffer): Promise<void> {
     await this.c.journal.put(
       { ...this.entryOf(node), content: tail.toString("utf8"), append: true, baseEtag: null },
@@ -505,11 +505,13 @@ export class Delivery {
         const open = node.note?.open;
         // Files opened before the switch go on with the body they were opened on (the kernel may
         // hold its pages): a write through them builds on it, and becomes a conflict copy too.
-        if (!kept) node.note?.openDetached();
-        if (!newer) node.note?.saveLeftJournal();
-        this.c.notes.of(node).refreshSize();
-        if (open && kept && (entry.content !== undefined || landedOnBase(meta, open.base)))
-          node.note?.openReattached(baseOf(meta)); // an open note's next save builds on it
+        const reattach = open && kept && (entry.content !== undefined || landedOnBase(meta, open.base));
+        this.c.notes.of(node).delivered({
+          newerWaits: newer !== undefined,
+          conflict: !kept,
+          landed: reattach ? baseOf(meta) : undefined,
+          reattach: true,
+        });
         if (!kept && !newer && !open) this.attributes.showRemoteVersion(node);
         this.attributes.rememberTimes(node);
         this.logDelivered(entry.path, "journalled write delivered");
@@ -543,7 +545,7 @@ export class Delivery {
     const reason = err.message;
     let keptAs: string | undefined;
     if (entry.content !== undefined) {
-      const kept = this.c.newLocal(
+      const kept = this.c.localNodes.make(
         node.parent,
         this.c.freeName(node.parent, unsentName(node.name)),
         0o644,
@@ -557,8 +559,7 @@ export class Delivery {
     );
     this.c.reports.saveRefused({ path: entry.path, reason, keptAs, at: new Date().toISOString() });
     await this.c.journal.done(entry);
-    node.note?.saveLeftJournal();
-    this.c.notes.of(node).refreshSize();
+    this.c.notes.of(node).refused();
     if (!node.id) this.c.tree.detach(node); // never created: its bytes are in the kept file
     // A refused rename: show the note where the service has it.
     if (entry.move && node.id) await this.reloadNote(node.id);
@@ -793,11 +794,12 @@ export class Delivery {
     // Saved again (or renamed) since the bulk left: that newer save is rebased on `meta` (a copy
     // of the entry tells `done` so), otherwise the entry is delivered.
     await this.c.journal.done(entry.rev === item.rev ? entry : { ...entry }, ours ? meta : undefined);
-    if (!this.c.journal.get(journalKey(node))) node.note?.saveLeftJournal();
-    this.c.notes.of(node).refreshSize();
     const open = node.note?.open;
-    if (open && (body.content !== undefined || landedOnBase(meta, open.base)))
-      node.note?.openRebased(baseOf(meta));
+    const rebase = open && (body.content !== undefined || landedOnBase(meta, open.base));
+    this.c.notes.of(node).delivered({
+      newerWaits: this.c.journal.get(journalKey(node)) !== undefined,
+      landed: rebase ? baseOf(meta) : undefined,
+    });
     this.attributes.rememberTimes(node);
     this.logDelivered(entry.path, "journalled write delivered (bulk)");
   }

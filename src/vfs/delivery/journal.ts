@@ -318,7 +318,7 @@ export class Journal {
           move: entry.move || previous?.move || undefined,
           // Keep the first base: the remote never saw the saves in between. A whole body over
           // appends still waiting supersedes them (it was written after them: `> note` after
-          // `>> note`, or built on them, handles.ts materialize) on the base it was given: the
+          // `>> note`, or built on them, open/reads.ts materialize) on the base it was given: the
           // version they were going onto.
           baseEtag: previous && !previous.append ? previous.baseEtag : entry.baseEtag,
           baseHash: previous && !previous.append ? previous.baseHash : entry.baseHash,

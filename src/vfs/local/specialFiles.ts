@@ -34,7 +34,7 @@ export interface SpecialFilesParts {
 }
 
 /** What special files use of the mount's shared state. */
-export type SpecialFilesCore = Pick<VfsCore, "checkWritable" | "find" | "findDir" | "saveLocal" | "tree">;
+export type SpecialFilesCore = Pick<VfsCore, "checkWritable" | "find" | "findDir" | "localNodes" | "tree">;
 
 export class SpecialFiles {
   private readonly attributes: SpecialFilesParts["attributes"];
@@ -94,7 +94,7 @@ export class SpecialFiles {
     // A note deleted under this name a moment ago is not continued by a later create: the name
     // was taken by something else meanwhile.
     this.claims.nameTaken(dir, name);
-    this.c.saveLocal();
+    this.c.localNodes.save();
     return node;
   }
 }

@@ -4,13 +4,13 @@ import type { VfsCore } from "../core.ts";
 import type { Delivery } from "../delivery/deliver.ts";
 import { fail, toVfsError } from "../errors.ts";
 import { S_IFDIR, S_IFLNK, S_IFREG } from "../fileModes.ts";
-import type { OpenFiles } from "../handles.ts";
 import { type Owner, specialType } from "../local/specialFiles.ts";
 import { folderKey, type KeptAttrs, noteKey } from "../meta/deviceAttrs.ts";
 import { AVAILABILITIES, type Availability, itemsBelow } from "../meta/pins.ts";
 import { type SidecarNode, sidecarAt } from "../meta/sidecars.ts";
 import { readXattr, writeXattr, xattrNames } from "../meta/xattrs.ts";
 import { parentAndName } from "../names.ts";
+import type { Saves } from "../open/saves.ts";
 import type { Stat } from "../stat.ts";
 import type { DirNode, FileNode, Node } from "../tree.ts";
 import { STATE_XATTR } from "./xattrs.ts";
@@ -24,7 +24,7 @@ const NO_WRITE = ~0o222;
 /** The parts attributes call: waiting saves settle before metadata is read or set. */
 export interface AttributesParts {
   delivery: Pick<Delivery, "onItsWay" | "settle">;
-  openFiles: Pick<OpenFiles, "needsUpload" | "upload">;
+  saves: Pick<Saves, "needsUpload" | "upload">;
 }
 
 /** What attributes use of the mount's shared state. */
@@ -43,7 +43,7 @@ export type AttributesCore = Pick<
   | "opts"
   | "pins"
   | "reports"
-  | "saveLocal"
+  | "localNodes"
   | "sidecars"
   | "times"
   | "tree"
@@ -51,13 +51,13 @@ export type AttributesCore = Pick<
 
 export class Attributes {
   private readonly delivery: AttributesParts["delivery"];
-  private readonly openFiles: AttributesParts["openFiles"];
+  private readonly saves: AttributesParts["saves"];
   readonly c: AttributesCore;
 
   constructor(c: AttributesCore, parts: AttributesParts) {
     this.c = c;
     this.delivery = parts.delivery;
-    this.openFiles = parts.openFiles;
+    this.saves = parts.saves;
   }
 
   /** getattr of anything in the tree, synchronously (the hot path); undefined for sidecars or misses. */
@@ -270,13 +270,13 @@ export class Attributes {
     // `touch new.md` (create, utimens, close): send the empty note now, so it exists remotely
     // when touch returns (the kernel does not wait for release).
     const open = node.kind === "file" ? node.note?.open : undefined;
-    if (open && this.openFiles.needsUpload(open)) await this.openFiles.upload(open);
+    if (open && this.saves.needsUpload(open)) await this.saves.upload(open);
     const now = Date.now();
     if (node.kind === "local") {
       node.mtimeMs = mtime ?? node.mtimeMs;
       node.atimeMs = atime ?? node.atimeMs;
       node.ctimeMs = now;
-      this.c.saveLocal();
+      this.c.localNodes.save();
     } else if (node.kind === "file") {
       // Kept here (the service keeps its own updatedAt), and across restarts while the content is
       // the same (noteTimes): `rsync -a` and `make` see the times they set.
@@ -359,7 +359,7 @@ export class Attributes {
   private setMode(node: Node, bits: number): void {
     if (node.kind === "local") {
       node.mode = bits;
-      this.c.saveLocal();
+      this.c.localNodes.save();
     } else if (node.kind === "file") {
       node.mode = bits === NOTE_MODE ? undefined : bits;
       this.c.notes.of(node).changedHere();
@@ -379,7 +379,7 @@ export class Attributes {
   /** What this device keeps of a folder: local ones in the manifest, others by id (a new one: once created). */
   keepFolderAttrs(dir: DirNode): void {
     if (dir.localOnly) {
-      this.c.saveLocal();
+      this.c.localNodes.save();
       return;
     }
     const key = dir === this.c.tree.root ? "root" : dir.id ? folderKey(dir.id) : undefined;
@@ -442,7 +442,7 @@ export class Attributes {
 
   /** Keeps what this device holds of `node`: where it is kept depends on its kind. */
   private keep(node: Node): void {
-    if (node.kind === "local") this.c.saveLocal();
+    if (node.kind === "local") this.c.localNodes.save();
     else if (node.kind === "file") this.keepNoteAttrs(node);
     else this.keepFolderAttrs(node);
   }
@@ -472,7 +472,7 @@ export class Attributes {
       this.c.reports.metadataRefused(`${path} (${name})`, err);
       throw err;
     }
-    if (node.kind === "local") this.c.saveLocal();
+    if (node.kind === "local") this.c.localNodes.save();
   }
 
   /** Applies a sidecar's JSON (written, or renamed onto it); a refusal is logged and kept for status. */
@@ -480,7 +480,7 @@ export class Attributes {
     await this.delivery.settle(sidecar.target);
     try {
       await this.c.sidecars.apply(sidecar.target, text);
-      if (sidecar.target.kind === "local") this.c.saveLocal();
+      if (sidecar.target.kind === "local") this.c.localNodes.save();
     } catch (err) {
       this.sidecarRefused(sidecar, err);
       throw err;
