@@ -1,4 +1,3 @@
-
 import type { TxtfsClient } from "../client/api.ts";
 import type { Logger } from "../lib/logger.ts";
 import { Access } from "./access.ts";

@@ -467,7 +467,7 @@ export class Namespace {
       if (changedElsewhere) {
         this.c.log.warn(
           { path },
-          "the note moved over another changed elsewhere meanwhile: it stays, with that change",
+          "the note moved over another changed elsewhere in between: it stays, with that change",
         );
         await this.delivery.reloadNote(src.id);
       }
@@ -479,7 +479,7 @@ export class Namespace {
   /**
    * A link, fifo or socket stays one under any name (a note's too: it never goes up); what it
    * replaces goes as an unlink would, and a later create of the name is a new note (the name was
-   * taken meanwhile).
+   * taken since).
    */
   private async renameSpecial(src: LocalNode, destDir: DirNode, name: string, target: Node | undefined) {
     if (target) await this.unlink(this.c.tree.pathOf(target));

@@ -1,18 +1,21 @@
-// One note's local write state, in one object: its open buffer, the body of its save waiting in the
-// journal, its renames whose journal entry is not written yet, the size stat shows while saves are
-// on their way, and whether its place still has to be sent. Only the methods below change them;
-// the parts read them through the getters (tree.ts FileNode.note, attached by Notes.of). Where it
-// stands (`state`) and what each event does there (`close`, `unlink`, the tree's remote events)
-// come from lifecycle.ts's table, run here.
+// One note's local state, in one object: its open buffer, the body of its save waiting in the
+// journal, its renames whose journal entry is not written yet, the size and times stat shows, the
+// context and tags set before the service had it, and whether its place still has to be sent.
+// Every field is private: the parts read them through the getters (tree.ts FileNode.note,
+// attached by Notes.of) and change them only through its events (`opened`, `write`, `close`,
+// `rename`, `unlink`, `journalledSave`, `delivered`, `refused`, `forgotten`; the tree's remote
+// events through Notes). Where it stands (`state`) and what `close`, `unlink` and the remote events
+// do there come from lifecycle.ts's table, run here; the caller does the I/O the action names.
 //
-// The rule for `await` (the JavaScript side runs one operation at a time between awaits):
+// The rule for await (the JavaScript side runs one operation at a time between awaits):
 //   - every method here is synchronous, so a note's fields change in one step, never half;
 //   - a caller that reads a note, awaits, and then acts on what it read reads again after the
-//     await (a write, a delivery or a remote change may have come between);
+//     await (a write, a delivery or a remote change may have come between); a "nothing unsaved"
+//     flag is cleared before the await, so a write across it sets it again;
 //   - one operation changes things in this order: the tree (a name shows at once), the note, the
 //     journal (its put awaited: the save is on disk before the program is answered), and last the
 //     delivery (deliverSoon). A delivery answered does the reverse: journal, note, tree.
-// Where an await point matters for a note, the line before it says so in one line.
+// Where an await matters, the line before it points here ("note.ts: the rule for await").
 import type { Base } from "./base.ts";
 import type { Journal } from "./delivery/journal.ts";
 import { journalKey } from "./delivery/journalKeys.ts";

@@ -209,7 +209,7 @@ export class Tree {
   /**
    * Where a record is to be shown: its own place, or, with `parent`, where a rename made here put
    * the note and the service has not received yet (so neither the change feed nor the answer to an
-   * earlier save moves a renamed note back meanwhile; `parent` may be a folder made here and not
+   * earlier save moves a renamed note back before then; `parent` may be a folder made here and not
    * on the service yet, which no folder id names).
    */
   placement: (meta: TxtFile, node: FileNode | undefined) => { meta: TxtFile; parent?: DirNode } = (meta) => ({

@@ -49,7 +49,7 @@ const BURST_ITEMS = BULK_ITEMS;
 
 /**
  * A note's delete waits this long in the journal before a delivery takes it (`txtfs sync`, fsync
- * and unmount take it at once): a create of the same path meanwhile calls it off and the note
+ * and unmount take it at once): a create of the same path before then calls it off and the note
  * continues (tar -x, git checkout: unlink, then create a moment later). Without it a delivery that
  * happened to start between the two would send the delete, and the note would come back as a new
  * one (new id, no tags, no history).
@@ -116,7 +116,7 @@ export class Delivery {
   private burstStart: NodeJS.Immediate | undefined;
   /** When the first save still gathering for the next delivery was made. */
   gatheringSince: number | undefined;
-  /** The running delivery of the journal (one at a time), and whether saves arrived meanwhile. */
+  /** The running delivery of the journal (one at a time), and whether saves arrived while it ran. */
   replaying: Promise<void> | undefined;
   replayAgain = false;
   unreachable = false;
@@ -204,7 +204,7 @@ export class Delivery {
 
   /**
    * One note's content to the service: a create (with its Idempotency-Key) or a PUT with If-Match.
-   * A 412 keeps both versions; a note deleted remotely meanwhile is created again. Returns the
+   * A 412 keeps both versions; a note deleted remotely since its base is created again. Returns the
    * note's record and the body it now has.
    */
   async send(
@@ -366,7 +366,7 @@ export class Delivery {
   }
 
   /**
-   * Delivers the journal (one delivery at a time; saves arriving meanwhile are taken along).
+   * Delivers the journal (one delivery at a time; saves arriving while it runs are taken along).
    * Resolves when it is empty or the service is unreachable (then it retries every 2 s).
    */
   deliver(): Promise<void> {
@@ -493,10 +493,10 @@ export class Delivery {
       try {
         const base = entry.baseEtag ? { etag: entry.baseEtag, hash: entry.baseHash ?? "" } : null;
         const { meta, body } = await this.send(node, entry.content, base, entry.move, entry.superseded);
-        // Kept as a conflict copy: the note is the remote version now. A save made meanwhile
-        // builds on ours, so it keeps our base (and becomes a copy too), never the remote's.
+        // Kept as a conflict copy: the note is the remote version now. A save made across the
+        // send (note.ts: the rule for await) builds on ours, so it keeps our base (and becomes a copy too), never the remote's.
         const kept = body === entry.content;
-        // A rename alone lands on whatever content the service has: a save made meanwhile (or
+        // A rename alone lands on whatever content the service has: a save made since (or
         // through a handle open on the note) builds on its version only if that is the content
         // it was based on; else an edit made elsewhere came between, and the save must meet it.
         const ours = kept && (entry.content !== undefined || landedOnBase(meta, base));
@@ -532,7 +532,10 @@ export class Delivery {
    * made since is a newer entry: it keeps the note in view and creates it again when delivered.
    */
   private async renamedButDeleted(entry: JournalEntry, node: FileNode): Promise<void> {
-    this.c.log.info({ path: entry.path }, "renamed here and deleted elsewhere meanwhile: the delete stands");
+    this.c.log.info(
+      { path: entry.path },
+      "renamed here and deleted elsewhere before the rename went: the delete stands",
+    );
     await this.c.journal.done(entry);
     if (node.id) this.c.tree.remoteDelete(node.id);
   }
@@ -689,7 +692,7 @@ export class Delivery {
         continue;
       }
       if (e.append) {
-        // Renamed meanwhile: the rename settles the appends first (namespace.ts), so not here.
+        // Renamed since: the rename settles the appends first (namespace.ts), so not here.
         if (!e.move && e.content)
           items.push({
             key: Journal.keyOf(e),
@@ -734,7 +737,7 @@ export class Delivery {
   async appendDelivered(entry: JournalEntry, item: BulkItem, meta: TxtFile): Promise<void> {
     const node = this.c.nodeFor(entry);
     // The version it went onto is the one this mount showed when nothing else came between (the
-    // revision moved by exactly one): a save opened meanwhile on that version builds on ours, it is
+    // revision moved by exactly one): a save opened on that version since builds on ours, it is
     // no conflict (`> note` right after `>> note`). Otherwise someone else's change came between,
     // and such a save must not silently replace it.
     const before = node.meta;
@@ -807,7 +810,7 @@ export class Delivery {
   /** A folder made here, to the service on its own (its Idempotency-Key: the create's key). */
   async sendFolder(entry: JournalEntry): Promise<void> {
     const dir = this.c.pendingDirs.get(Journal.keyOf(entry));
-    if (!dir?.parent) return this.c.journal.done(entry); // removed here meanwhile
+    if (!dir?.parent) return this.c.journal.done(entry); // removed here since it was journalled
     if (this.c.isPending(dir.parent)) return; // its own folder first
     const parentFolderId = dir.parent.id;
     await this.createOnItsWay("folder", entry.name, parentFolderId, async () =>
@@ -950,7 +953,7 @@ export class Delivery {
     this.logDelivered(entry.path, "delete delivered");
   }
 
-  /** The service kept the item (it changed remotely meanwhile, or the delete was refused): it shows again. */
+  /** The service kept the item (it changed remotely before the delete went, or the delete was refused): it shows again. */
   async deleteUndone(entry: JournalEntry, why: string): Promise<void> {
     this.c.log.warn({ path: entry.path, why }, "delete not applied; the item shows again");
     this.claims.dropTombstone(entry.fileId!);

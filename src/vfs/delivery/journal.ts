@@ -372,7 +372,7 @@ export class Journal {
 
   /**
    * The entry is finished with: it reached the service (as `delivered`), or it was not applied
-   * (kept as a conflict copy, refused, undone). If the note was saved again meanwhile, that newer
+   * (kept as a conflict copy, refused, undone). If the note was saved again while it was out, that newer
    * entry always stays: based on what was delivered (and keyed by the id a create received), or,
    * with nothing delivered, on the base it had (it builds on the same edit, so it must not
    * overwrite what the service has now either).
@@ -387,7 +387,7 @@ export class Journal {
       const current = this.entries.get(key);
       // Saved again while it was being delivered: `current` is a newer object (savedAt may be
       // equal). It becomes a fresh entry based on what was delivered, recorded before the old one
-      // goes, so the journal never looks empty meanwhile. Appended to again: what is left to append
+      // goes, so the journal never looks empty in between. Appended to again: what is left to append
       // is what came after the `appended` bytes that went.
       if (current && current !== entry && delivered) {
         const rest =

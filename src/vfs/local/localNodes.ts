@@ -86,7 +86,7 @@ export class LocalNodes {
     const dir = this.tree.lookup(parent);
     const home = dir?.kind === "dir" ? dir : this.tree.root;
     if (entry.dir) {
-      if (home.children.has(name)) return; // made on the service meanwhile (by another device)
+      if (home.children.has(name)) return; // made on the service since (by another device)
       const local: DirNode = {
         kind: "dir",
         name,

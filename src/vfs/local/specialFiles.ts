@@ -92,7 +92,7 @@ export class SpecialFiles {
     this.attributes.ownedBy(node, owner);
     this.c.tree.addChild(dir, node);
     // A note deleted under this name a moment ago is not continued by a later create: the name
-    // was taken by something else meanwhile.
+    // was taken by something else since.
     this.claims.nameTaken(dir, name);
     this.c.localNodes.save();
     return node;

@@ -75,7 +75,7 @@ export class Attributes {
   /**
    * What each path last answered, and for which item. The mount keeps one node (one kernel inode,
    * one page cache) per name, and keeps its cached pages while mtime and size stay the same: it
-   * cannot know that another note took the name meanwhile (deleted remotely, then another renamed
+   * cannot know that another note took the name since (deleted remotely, then another renamed
    * onto it). Such a note never answers with the mtime and size the path last had: its mtime moves
    * on by a millisecond, so the pages of the other note are dropped.
    * Only pages can be stale, so only paths that held an item the kernel may have pages of are

@@ -40,8 +40,8 @@ export class Reads {
   materialize(open: OpenNote): Promise<void> {
     open.materializing ??= (async () => {
       try {
-        // body() sends the journalled appends first; one journalled meanwhile (a flush through
-        // another descriptor) is not in what it fetched: fetch again after it.
+        // body() sends the journalled appends first; one journalled across its await (a flush
+        // through another descriptor; note.ts: the rule for await) is not in what it fetched: fetch again after it.
         let body = await this.bodies.body(open.node);
         while (this.c.journal.get(journalKey(open.node))?.append) body = await this.bodies.body(open.node);
         open.base = baseOf(open.node.meta);

@@ -71,7 +71,7 @@ export class Saves {
    */
   async applySidecar(open: OpenSidecar): Promise<void> {
     const text = open.content.toString("utf8");
-    open.dirty = false; // before the wait: an edit made meanwhile is applied by the next flush
+    open.dirty = false; // before the await: an edit made across it is applied by the next flush (note.ts: the rule for await)
     try {
       await this.attributes.applySidecar(open.sidecar, text);
     } catch (err) {
@@ -197,8 +197,8 @@ export class Saves {
     const node = open.node;
     if (open.tail) {
       const pending = this.c.journal.get(journalKey(node));
-      // Appended bytes go as an append, unless they are not text or the note was changed here
-      // meanwhile (renamed: its appends go first): then as a whole body.
+      // Appended bytes go as an append, unless they are not text or a save or rename of the note
+      // is journalled (its appends go first): then as a whole body.
       if (isUtf8(open.tail) && (!pending || pending.append)) {
         // Taken out of the buffer first: stat counts the journal's bytes and the buffer's.
         const tail = open.tail;
@@ -221,8 +221,8 @@ export class Saves {
     const queued = this.c.journal.get(journalKey(node));
     if (!queued && !this.c.writeBehind) {
       const sent = content.toString("utf8");
-      // Clean before the request: a write through another handle meanwhile makes it dirty again
-      // and stays in the buffer (building on this save when it landed as sent); its flush sends it.
+      // Clean before the await: a write across it makes it dirty again (note.ts: the rule for await); that write stays
+      // in the buffer, building on this save when it landed as sent, and its flush sends it.
       open.dirty = false;
       try {
         const { meta, body } = await this.delivery.send(node, sent, open.base, node.note?.placeUnsent);
@@ -241,13 +241,13 @@ export class Saves {
           "service unreachable: journalling the write",
         );
       }
-      // Journalled with what was written meanwhile.
+      // Journalled with what was written while the request was out.
       const now = open.content ?? content;
       if (!isUtf8(now)) return this.claims.becomeLocal(open, now);
       content = now;
     }
-    // Clean before the wait: a write that comes meanwhile (the journal's lock may be held by a
-    // delivery's answer) makes it dirty again, and the next flush saves its bytes.
+    // Clean before the await (the journal's lock may be held by a delivery's answer): a write
+    // across it makes it dirty again and the next flush saves it (note.ts: the rule for await).
     open.dirty = false;
     try {
       await this.delivery.journalSave(node, content, open.base);

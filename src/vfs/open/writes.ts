@@ -168,7 +168,7 @@ export class Writes {
   /**
    * The first write to a note (nothing written yet) through a handle that read it builds on what
    * that handle read, not on a version another open of the note found since: a program that read
-   * version 1, then wrote, saved over version 1 (a remote version 2 meanwhile makes it a conflict
+   * version 1, then wrote, saved over version 1 (a remote version 2 in between makes it a conflict
    * copy), whatever was opened after it.
    */
   buildOnRead(h: Extract<OpenFile, { kind: "note" }>): void {
@@ -224,7 +224,7 @@ export class Writes {
     if (open.content) return open.content;
     // The base stays what it was at open (close-to-open), whatever the body is by now.
     const body = await this.bodies.body(open.node);
-    // Another handle's write or truncate may have filled the buffer meanwhile: that one stays.
+    // Another handle's write or truncate across the await may have filled the buffer: that one stays (note.ts: the rule for await).
     open.content ??= Buffer.from(body);
     return open.content;
   }
