@@ -74,7 +74,7 @@ export class Bodies {
       let detail = await this.c.client.readFile(node.id, old?.etag);
       const current = detail ? undefined : old!.body();
       if (current) return this.c.cache.count(current, true); // 304: our copy is current
-      // ... but overwritten in the ring meanwhile: the body again (no 304 without an ETag)
+      // ... but overwritten in the ring since: the body again (no 304 without an ETag)
       detail ??= (await this.c.client.readFile(node.id))!;
       const body = this.c.cache.set(node.id, detail.etag, ownBytes(detail.content));
       this.c.tree.upsertFile(withoutContent(detail));
@@ -97,7 +97,7 @@ export class Bodies {
   /**
    * The service cannot be reached and appends to `node` wait: when the version they go onto is
    * cached, they become one save of the whole note on that version, so it reads as written here
-   * offline too (and, should the note have changed remotely meanwhile, that save is kept as a
+   * offline too (and, should the note have changed remotely since, that save is kept as a
    * conflict copy, as any save built on an older version). Otherwise `err` stands.
    */
   private async appendsAsWhole(node: FileNode, err: unknown): Promise<Buffer> {

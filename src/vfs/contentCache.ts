@@ -16,7 +16,7 @@ import { LRUCache } from "lru-cache";
 
 export interface CachedBody {
   etag: string;
-  /** Read from the ring when asked for; undefined if it was overwritten meanwhile. */
+  /** Read from the ring when asked for; undefined if it was overwritten since. */
   body(): Buffer | undefined;
 }
 

@@ -1,7 +1,3 @@
-// The state one mount's parts share: the tree, the caches, the journal and what is open. The
-// parts (delivery, open files, namespace, ...) are built on it in vfs.ts, each given the others it
-// calls; nothing here calls a part.
-import { stat } from "node:fs/promises";
 import type { TxtfsClient } from "../client/api.ts";
 import type { Logger } from "../lib/logger.ts";
 import { Access } from "./access.ts";
@@ -13,18 +9,17 @@ import { fail } from "./errors.ts";
 import { FolderPrefetch } from "./folderPrefetch.ts";
 import { ChangeFollower } from "./follower.ts";
 import { ALWAYS_LOCAL_DIRS } from "./local/localDirs.ts";
-import { LocalFiles, type ManifestEntry } from "./local/localFiles.ts";
+import { LocalFiles } from "./local/localFiles.ts";
+import { LocalNodes } from "./local/localNodes.ts";
 import { DeviceAttrs } from "./meta/deviceAttrs.ts";
 import { NoteTimes } from "./meta/noteTimes.ts";
 import { Pins } from "./meta/pins.ts";
 import { Sidecars, type SidecarTarget } from "./meta/sidecars.ts";
-import { parentAndName } from "./names.ts";
 import { type NoteSurroundings, Notes } from "./note.ts";
 import type { OpenFile, OpenSidecar } from "./openFile.ts";
 import type { VfsOptions } from "./options.ts";
-import { provisionalFolder } from "./provisionalFolder.ts";
 import { Reports } from "./reports.ts";
-import { type DirNode, type FileNode, type LocalNode, type Node, Tree } from "./tree.ts";
+import { type DirNode, type FileNode, type Node, Tree } from "./tree.ts";
 
 export class VfsCore {
   readonly tree: Tree;
@@ -58,6 +53,8 @@ export class VfsCore {
   readonly times: NoteTimes;
   /** Modes and folder times: this device's (meta/deviceAttrs.ts). */
   readonly deviceAttrs: DeviceAttrs;
+  /** The local-only files and folders and their manifest. */
+  readonly localNodes: LocalNodes;
 
   /** `delivery`: whether a journal entry is on its way now (the Notes' `in-flight`; delivery/deliver.ts). */
   constructor(opts: VfsOptions, delivery: Pick<NoteSurroundings, "onItsWay">) {
@@ -81,6 +78,7 @@ export class VfsCore {
     this.deviceAttrs = new DeviceAttrs(opts.cacheDir, (err) =>
       this.log.error({ err }, "could not save modes and folder times"),
     );
+    this.localNodes = new LocalNodes(this.tree, this.local, this.log);
     this.sidecars = new Sidecars(this.client, this.tree);
     this.tree.placement = (meta, node) => {
       if (!node) return { meta };
@@ -180,119 +178,5 @@ export class VfsCore {
   /** A folder made here whose create has not reached the service yet (its children wait for it). */
   isPending(dir: DirNode): boolean {
     return dir.createKey !== undefined && dir.id === null;
-  }
-
-  newLocal(dir: DirNode, name: string, mode: number, body?: Buffer): LocalNode {
-    const node: LocalNode = {
-      kind: "local",
-      name,
-      parent: dir,
-      blob: this.local.create(body),
-      mode,
-      size: body?.length ?? 0,
-      mtimeMs: Date.now(),
-    };
-    this.tree.addChild(dir, node);
-    this.saveLocal();
-    return node;
-  }
-
-  localEntries(): ManifestEntry[] {
-    const dirs: ManifestEntry[] = [...this.tree.localDirs].map((dir) => ({
-      path: this.tree.pathOf(dir),
-      blob: "",
-      mode: dir.mode ?? 0o755,
-      mtimeMs: dir.localMtimeMs ?? (Date.parse(dir.meta?.updatedAt ?? "") || 0),
-      atimeMs: dir.localAtimeMs,
-      uid: dir.uid,
-      gid: dir.gid,
-      dir: dir.localOnly,
-    }));
-    return dirs.concat(
-      [...this.tree.locals].map((node) => ({
-        path: this.tree.pathOf(node),
-        blob: node.blob,
-        mode: node.mode,
-        mtimeMs: node.mtimeMs,
-        atimeMs: node.atimeMs,
-        ghostOf: node.ghostOf,
-        pendingMeta: node.pendingMeta,
-        keptNote: node.keptNote,
-        link: node.link,
-        special: node.special,
-        rdev: node.rdev,
-        uid: node.uid,
-        gid: node.gid,
-      })),
-    );
-  }
-
-  /** Records the local files now (a program closed one it wrote). */
-  flushLocal(): void {
-    try {
-      this.local.flush();
-    } catch (err) {
-      this.log.error({ err }, "could not save the local-files manifest");
-    }
-  }
-
-  /** Records local files in the manifest, a moment later (see LocalFiles.save). */
-  saveLocal(): void {
-    this.local.save(() => this.localEntries());
-  }
-
-  restoreLocal(entry: ManifestEntry): void {
-    const { parent, name } = parentAndName(entry.path);
-    const dir = this.tree.lookup(parent);
-    const home = dir?.kind === "dir" ? dir : this.tree.root;
-    if (entry.dir) {
-      if (home.children.has(name)) return; // made on the service meanwhile (by another device)
-      const local: DirNode = {
-        kind: "dir",
-        name,
-        parent: home,
-        id: null,
-        meta: provisionalFolder(name, home),
-        children: new Map(),
-        localOnly: entry.dir,
-        mode: entry.mode === 0o755 ? undefined : entry.mode,
-        localMtimeMs: entry.mtimeMs || undefined,
-        localAtimeMs: entry.atimeMs,
-        uid: entry.uid,
-        gid: entry.gid,
-      };
-      this.tree.addChild(home, local);
-      return;
-    }
-    const node: LocalNode = {
-      kind: "local",
-      name,
-      parent: home,
-      blob: entry.blob,
-      mode: entry.mode,
-      size: 0,
-      mtimeMs: entry.mtimeMs,
-      atimeMs: entry.atimeMs,
-      ghostOf: entry.ghostOf,
-      pendingMeta: entry.pendingMeta,
-      keptNote: entry.keptNote,
-      uid: entry.uid,
-      gid: entry.gid,
-    };
-    if (entry.ghostOf) this.tree.ghosted.add(entry.ghostOf.id);
-    this.tree.addChild(home, node);
-    if (entry.link !== undefined || entry.special !== undefined) {
-      node.link = entry.link;
-      node.special = entry.special;
-      node.rdev = entry.rdev;
-      node.size = entry.link === undefined ? 0 : Buffer.byteLength(entry.link, "utf8");
-      return;
-    }
-    void stat(entry.blob)
-      .then((s) => {
-        node.size = s.size;
-        this.attrsChanged();
-      })
-      .catch(() => this.tree.detach(node));
   }
 }

@@ -38,7 +38,7 @@ export class FolderPrefetch {
 
   /**
    * A note of `dir` is opened (its body cached or not): a reader that came from the folder before
-   * it in listing order is walking through them, and the next one is fetched meanwhile.
+   * it in listing order is walking through them, and the next one is fetched while it reads.
    */
   opened(node: FileNode): void {
     const dir = node.parent;

@@ -6,9 +6,11 @@ import { ControlDir } from "./control/control.ts";
 import { CONTROL_DIR } from "./control/entries.ts";
 import type { VfsCore } from "./core.ts";
 import { VfsError } from "./errors.ts";
-import type { OpenFiles } from "./handles.ts";
 import type { Attributes } from "./meta/attributes.ts";
 import { SIDECAR_SUFFIX } from "./meta/sidecars.ts";
+import type { Reads } from "./open/reads.ts";
+import type { Saves } from "./open/saves.ts";
+import type { Writes } from "./open/writes.ts";
 import type { Stat } from "./stat.ts";
 
 /** A stat the kernel may keep until told, and whether a read-only open of it may be answered in C. */
@@ -65,7 +67,9 @@ export interface KernelView {
 export interface KernelViewParts {
   control: Pick<ControlDir, "ownsFd" | "notify">;
   attributes: Pick<Attributes, "statAndKind" | "statIfKnown">;
-  openFiles: Pick<OpenFiles, "writesCannotFail" | "handlesWhoseWritesCannotFail" | "readPath" | "fsyncPath">;
+  reads: Pick<Reads, "readPath">;
+  saves: Pick<Saves, "fsyncPath">;
+  writes: Pick<Writes, "writesCannotFail" | "handlesWhoseWritesCannotFail">;
 }
 
 export class VfsKernelView implements KernelView {
@@ -113,21 +117,21 @@ export class VfsKernelView implements KernelView {
   }
 
   writesCannotFail(fd: number, bytes: number): boolean {
-    return !this.parts.control.ownsFd(fd) && this.parts.openFiles.writesCannotFail(fd, bytes);
+    return !this.parts.control.ownsFd(fd) && this.parts.writes.writesCannotFail(fd, bytes);
   }
 
   handlesWhoseWritesCannotFail(path: string, bytes: number): number[] {
-    return ControlDir.owns(path) ? [] : this.parts.openFiles.handlesWhoseWritesCannotFail(path, bytes);
+    return ControlDir.owns(path) ? [] : this.parts.writes.handlesWhoseWritesCannotFail(path, bytes);
   }
 
   readPath(path: string, length: number, position: number): Promise<Buffer> {
     if (ControlDir.owns(path)) return Promise.reject(new VfsError("EBADF"));
-    return this.parts.openFiles.readPath(path, length, position);
+    return this.parts.reads.readPath(path, length, position);
   }
 
   fsyncPath(path: string): Promise<void> {
     if (ControlDir.owns(path)) return Promise.resolve();
-    return this.parts.openFiles.fsyncPath(path);
+    return this.parts.saves.fsyncPath(path);
   }
 
   onAttrsChanged(listener: (path?: string) => void): void {

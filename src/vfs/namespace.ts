@@ -8,7 +8,6 @@ import type { VfsCore } from "./core.ts";
 import type { Delivery } from "./delivery/deliver.ts";
 import { dirKey, journalKey } from "./delivery/journalKeys.ts";
 import { fail, toVfsError, VfsError } from "./errors.ts";
-import type { OpenFiles } from "./handles.ts";
 import type { Claims } from "./local/claims.ts";
 import { localDirKind } from "./local/localDirs.ts";
 import { LocalHandle } from "./local/localFiles.ts";
@@ -16,6 +15,10 @@ import { isSpecial } from "./local/specialFiles.ts";
 import type { Attributes } from "./meta/attributes.ts";
 import { sidecarAt } from "./meta/sidecars.ts";
 import { checkName, isNoteName, parentAndName } from "./names.ts";
+import type { OpenFiles } from "./open/openFiles.ts";
+import type { Reads } from "./open/reads.ts";
+import type { Saves } from "./open/saves.ts";
+import type { Writes } from "./open/writes.ts";
 import type { OpenFile } from "./openFile.ts";
 import { provisionalFolder } from "./provisionalFolder.ts";
 import type { Claim, DirNode, FileNode, LocalNode, Node } from "./tree.ts";
@@ -29,17 +32,11 @@ export interface NamespaceParts {
   delivery: Pick<Delivery, "deliverSoon" | "onItsWay" | "reloadNote" | "settle">;
   openFiles: Pick<
     OpenFiles,
-    | "addHandle"
-    | "handle"
-    | "materialize"
-    | "open"
-    | "openCreated"
-    | "openNote"
-    | "openReplaced"
-    | "letGo"
-    | "truncateOpen"
-    | "upload"
+    "addHandle" | "handle" | "open" | "openCreated" | "openNote" | "openReplaced" | "letGo"
   >;
+  reads: Pick<Reads, "materialize">;
+  saves: Pick<Saves, "upload">;
+  writes: Pick<Writes, "truncateOpen">;
 }
 
 /** What namespace operations uses of the mount's shared state. */
@@ -53,17 +50,15 @@ export type NamespaceCore = Pick<
   | "client"
   | "find"
   | "findDir"
-  | "flushLocal"
+  | "localNodes"
   | "handles"
   | "isPending"
   | "journal"
   | "local"
   | "log"
-  | "newLocal"
   | "notes"
   | "pendingDirs"
   | "placeOf"
-  | "saveLocal"
   | "tree"
   | "writeBehind"
 >;
@@ -75,6 +70,9 @@ export class Namespace {
   private readonly conflicts: NamespaceParts["conflicts"];
   private readonly delivery: NamespaceParts["delivery"];
   private readonly openFiles: NamespaceParts["openFiles"];
+  private readonly reads: NamespaceParts["reads"];
+  private readonly saves: NamespaceParts["saves"];
+  private readonly writes: NamespaceParts["writes"];
   readonly c: NamespaceCore;
 
   constructor(c: NamespaceCore, parts: NamespaceParts) {
@@ -85,6 +83,9 @@ export class Namespace {
     this.conflicts = parts.conflicts;
     this.delivery = parts.delivery;
     this.openFiles = parts.openFiles;
+    this.reads = parts.reads;
+    this.saves = parts.saves;
+    this.writes = parts.writes;
   }
 
   async create(path: string, mode: number): Promise<number> {
@@ -98,11 +99,11 @@ export class Namespace {
     if (existing || sidecarAt(dir, name)) {
       if (existing?.kind === "dir") throw fail("EISDIR");
       const fd = await this.openFiles.open(path, fsc.O_RDWR);
-      await this.openFiles.truncateOpen(this.openFiles.handle(fd), 0);
+      await this.writes.truncateOpen(this.openFiles.handle(fd), 0);
       return fd;
     }
     if (!isNoteName(name) || dir.localOnly === "always") {
-      const node = this.c.newLocal(dir, name, mode & 0o7777);
+      const node = this.c.localNodes.make(dir, name, mode & 0o7777);
       this.attributes.paging(path, node);
       return this.openFiles.addHandle({
         kind: "local",
@@ -127,7 +128,6 @@ export class Namespace {
 
   /** A note made here under `name` in `dir`: a new one, or the continuation of `claim`. */
   newNote(dir: DirNode, name: string, claim: Claim | undefined, timesOf?: LocalNode): FileNode {
-    const now = Date.now();
     const node: FileNode = {
       kind: "file",
       name,
@@ -136,11 +136,8 @@ export class Namespace {
       meta: claim?.meta ? { ...claim.meta, name, folderId: dir.id } : null,
       remoteName: claim ? claim.name : name,
       createKey: randomUUID(),
-      localMtimeMs: timesOf?.mtimeMs ?? now,
-      localAtimeMs: timesOf?.atimeMs,
-      localCtimeMs: now,
-      pendingMeta: claim?.pendingMeta,
     };
+    this.c.notes.of(node).made(timesOf ?? { mtimeMs: Date.now() }, claim?.pendingMeta);
     this.c.tree.addChild(dir, node);
     if (claim) {
       this.c.notes.of(node).continuesClaim();
@@ -180,7 +177,7 @@ export class Namespace {
         localOnly: local,
       };
       this.c.tree.addChild(dir, made);
-      this.c.saveLocal();
+      this.c.localNodes.save();
       return;
     }
     await this.materialize(dir);
@@ -225,7 +222,7 @@ export class Namespace {
     if (!dir.localOnly) this.c.access.checkFolders();
     if (dir.localOnly) {
       this.c.tree.detach(dir);
-      this.c.saveLocal();
+      this.c.localNodes.save();
       return;
     }
     if (this.c.isPending(dir) && (await this.dropUnsentDir(dir))) return;
@@ -256,7 +253,7 @@ export class Namespace {
       const note = local.ghostOf;
       if (note?.meta?.folderId !== dir.id) continue;
       local.ghostOf = undefined;
-      this.c.saveLocal();
+      this.c.localNodes.save();
       if (this.c.writeBehind) await this.deleteLater("file", note.id, note.etag, this.c.tree.pathOf(local));
       else await this.deleteRemote(note.id, note.etag);
     }
@@ -286,7 +283,7 @@ export class Namespace {
         });
       } else if (node.ghostOf) await this.deleteRemote(node.ghostOf.id, node.ghostOf.etag);
       this.c.local.remove(node.blob);
-      this.c.saveLocal();
+      this.c.localNodes.save();
       return;
     }
     if (node.id && this.deletesLater(node)) {
@@ -329,7 +326,7 @@ export class Namespace {
     const entry = this.c.journal.get(key);
     if (node.id || !entry || this.delivery.onItsWay(key) || node.note?.open) return false;
     await this.c.journal.done(entry);
-    node.note?.saveLeftJournal();
+    node.note?.forgotten();
     this.c.tree.detach(node);
     return true;
   }
@@ -382,7 +379,7 @@ export class Namespace {
       await this.attributes.applySidecar(sidecar, this.c.local.read(src.blob).toString("utf8"));
       this.c.tree.detach(src);
       this.c.local.remove(src.blob);
-      this.c.saveLocal();
+      this.c.localNodes.save();
       return;
     }
     this.c.checkWritable(src);
@@ -443,11 +440,11 @@ export class Namespace {
       !src.keptNote &&
       (!src.ghostOf || src.ghostOf.id === target.id)
     )
-      target.pendingMeta = { ...target.pendingMeta, ...src.pendingMeta };
+      this.c.notes.of(target).metaSet(src.pendingMeta);
     // Its whole content is replaced: the old body is not needed (nor fetched).
     const open = this.openFiles.openReplaced(target, content);
     try {
-      await this.openFiles.upload(open);
+      await this.saves.upload(open);
     } finally {
       this.openFiles.letGo(open);
     }
@@ -455,7 +452,7 @@ export class Namespace {
     if (src.kind === "local") {
       this.c.tree.detach(src);
       this.c.local.remove(src.blob);
-      this.c.saveLocal();
+      this.c.localNodes.save();
       if (src.ghostOf && src.ghostOf.id !== target.id) await this.deleteRemote(src.ghostOf.id, undefined);
     } else if (src.id) {
       // Its note goes as an unlink's does, after its target was written: an edit made elsewhere
@@ -470,7 +467,7 @@ export class Namespace {
       if (changedElsewhere) {
         this.c.log.warn(
           { path },
-          "the note moved over another changed elsewhere meanwhile: it stays, with that change",
+          "the note moved over another changed elsewhere in between: it stays, with that change",
         );
         await this.delivery.reloadNote(src.id);
       }
@@ -482,19 +479,19 @@ export class Namespace {
   /**
    * A link, fifo or socket stays one under any name (a note's too: it never goes up); what it
    * replaces goes as an unlink would, and a later create of the name is a new note (the name was
-   * taken meanwhile).
+   * taken since).
    */
   private async renameSpecial(src: LocalNode, destDir: DirNode, name: string, target: Node | undefined) {
     if (target) await this.unlink(this.c.tree.pathOf(target));
     this.claims.nameTaken(destDir, name);
     this.c.tree.move(src, destDir, name);
-    this.c.saveLocal();
+    this.c.localNodes.save();
   }
 
   async renameLocal(src: LocalNode, destDir: DirNode, name: string): Promise<void> {
     if (!isNoteName(name) || destDir.localOnly === "always") {
       this.c.tree.move(src, destDir, name);
-      this.c.saveLocal();
+      this.c.localNodes.save();
       return;
     }
     await this.materialize(destDir);
@@ -541,7 +538,7 @@ export class Namespace {
       const pending = this.c.journal.get(journalKey(src));
       if (src.id || pending) {
         const note = this.c.notes.of(src);
-        note.renameStarted();
+        note.rename();
         const recorded = this.c.journal.put(
           {
             fileId: src.id,
@@ -559,7 +556,7 @@ export class Namespace {
         try {
           await recorded;
         } finally {
-          note.renameRecorded();
+          note.renameJournalled();
         }
         this.delivery.deliverSoon();
       }
@@ -588,13 +585,13 @@ export class Namespace {
    */
   private async renameAside(src: FileNode, destDir: DirNode, name: string): Promise<void> {
     const open = src.note?.open;
-    if (open?.tail) await this.openFiles.materialize(open);
+    if (open?.tail) await this.reads.materialize(open);
     // Saves made before go first: the note bound to the file is the last one saved.
     await this.delivery.settle(src);
     const body = Buffer.from(open?.content ?? (await this.bodies.body(src)));
-    const local = this.c.newLocal(destDir, name, src.mode ?? 0o644, body);
-    local.mtimeMs = src.localMtimeMs ?? local.mtimeMs;
-    local.atimeMs = src.localAtimeMs;
+    const local = this.c.localNodes.make(destDir, name, src.mode ?? 0o644, body);
+    local.mtimeMs = src.note?.mtimeMs ?? local.mtimeMs;
+    local.atimeMs = src.note?.atimeMs;
     local.ctimeMs = Date.now();
     if (src.id) {
       // As unlink's tombstone: the version our own saves made, when one came after the record's.
@@ -607,13 +604,13 @@ export class Namespace {
         shownAs: src.name,
         meta: src.meta ?? undefined,
       };
-      local.pendingMeta = src.pendingMeta;
+      local.pendingMeta = src.note?.pendingMeta;
       this.c.tree.ghosted.add(src.id);
       this.c.tree.removeFile(src.id);
     } else {
       // Never sent (made by an open that has not saved it): nothing of it is on the service.
-      local.pendingMeta = src.pendingMeta;
-      src.note?.saveLeftJournal();
+      local.pendingMeta = src.note?.pendingMeta;
+      src.note?.forgotten();
       this.c.tree.detach(src);
     }
     local.uid = src.uid;
@@ -627,9 +624,9 @@ export class Namespace {
       }
       this.c.notes.of(src).handedAway(open, true);
     }
-    this.c.saveLocal();
+    this.c.localNodes.save();
     // What was written through a descriptor is on record as the file's before the rename returns.
-    if (open) this.c.flushLocal();
+    if (open) this.c.localNodes.flush();
   }
 
   async renameDir(src: DirNode, destDir: DirNode, name: string, target: Node | undefined): Promise<void> {
@@ -665,7 +662,7 @@ export class Namespace {
       await this.materialize(destDir);
       await this.promote(src);
     }
-    this.c.saveLocal();
+    this.c.localNodes.save();
   }
 
   /** A local "until-note" folder is about to hold a note: it (and its local parents) go to the service. */
@@ -700,7 +697,7 @@ export class Namespace {
       false,
     );
     this.c.attrsChanged(dir);
-    this.c.saveLocal();
+    this.c.localNodes.save();
     this.delivery.deliverSoon();
     if (!deep) return;
     for (const child of dir.children.values()) {

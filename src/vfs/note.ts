@@ -1,24 +1,27 @@
-// One note's local write state, in one object: its open buffer, the body of its save waiting in the
-// journal, its renames whose journal entry is not written yet, the size stat shows while saves are
-// on their way, and whether its place still has to be sent. Only the methods below change them;
-// the parts read them through the getters (tree.ts FileNode.note, attached by Notes.of). Where it
-// stands (`state`) and what each event does there (`close`, `unlink`, the tree's remote events)
-// come from lifecycle.ts's table, run here.
+// One note's local state, in one object: its open buffer, the body of its save waiting in the
+// journal, its renames whose journal entry is not written yet, the size and times stat shows, the
+// context and tags set before the service had it, and whether its place still has to be sent.
+// Every field is private: the parts read them through the getters (tree.ts FileNode.note,
+// attached by Notes.of) and change them only through its events (`opened`, `write`, `close`,
+// `rename`, `unlink`, `journalledSave`, `delivered`, `refused`, `forgotten`; the tree's remote
+// events through Notes). Where it stands (`state`) and what `close`, `unlink` and the remote events
+// do there come from lifecycle.ts's table, run here; the caller does the I/O the action names.
 //
-// The rule for `await` (the JavaScript side runs one operation at a time between awaits):
+// The rule for await (the JavaScript side runs one operation at a time between awaits):
 //   - every method here is synchronous, so a note's fields change in one step, never half;
 //   - a caller that reads a note, awaits, and then acts on what it read reads again after the
-//     await (a write, a delivery or a remote change may have come between);
+//     await (a write, a delivery or a remote change may have come between); a "nothing unsaved"
+//     flag is cleared before the await, so a write across it sets it again;
 //   - one operation changes things in this order: the tree (a name shows at once), the note, the
 //     journal (its put awaited: the save is on disk before the program is answered), and last the
 //     delivery (deliverSoon). A delivery answered does the reverse: journal, note, tree.
-// Where an await point matters for a note, the line before it says so in one line.
+// Where an await matters, the line before it points here ("note.ts: the rule for await").
 import type { Base } from "./base.ts";
 import type { Journal } from "./delivery/journal.ts";
 import { journalKey } from "./delivery/journalKeys.ts";
 import { type Action, decide, type NoteEvent, type NoteState } from "./lifecycle.ts";
 import type { OpenNote } from "./openFile.ts";
-import type { FileNode, RemoteEvents } from "./tree.ts";
+import type { FileNode, NoteMeta, PendingMeta, RemoteEvents } from "./tree.ts";
 
 /**
  * What a note reads of the rest of the mount: the journal (its saves waiting), whether the
@@ -45,6 +48,19 @@ export class Note {
   private sizeShown: number | undefined;
   /** It continues a note left under a name (a claim): its next save sends its name and folder too. */
   private placeNotSent = false;
+  /**
+   * The mtime shown, once anything here set it: a local write or truncate (now), utimens (what the
+   * program asked), a remote metadata-only change (pinned to what was shown). Our own deliveries
+   * never change it: a program that stat()s a note around its save (vim's "changed since reading"
+   * check) must see the same time. Cleared only when the content changes remotely.
+   */
+  private mtimeShown: number | undefined;
+  /** The ctime shown once anything here changed the note (content, times, name, mode, owner). */
+  private ctimeShown: number | undefined;
+  /** The atime a program set (utimens); otherwise the mtime. */
+  private atimeShown: number | undefined;
+  /** Context and tags set on it before the service had it: they go with its create (or next save). */
+  private metaNotSent: PendingMeta | undefined;
 
   constructor(node: FileNode, notes: Notes) {
     this.node = node;
@@ -70,6 +86,24 @@ export class Note {
 
   get placeUnsent(): boolean {
     return this.placeNotSent;
+  }
+
+  /** The mtime shown (undefined: the service's updatedAt). */
+  get mtimeMs(): number | undefined {
+    return this.mtimeShown;
+  }
+
+  get ctimeMs(): number | undefined {
+    return this.ctimeShown;
+  }
+
+  get atimeMs(): number | undefined {
+    return this.atimeShown;
+  }
+
+  /** Context and tags set here that the service has not received yet. */
+  get pendingMeta(): PendingMeta | undefined {
+    return this.metaNotSent;
   }
 
   /** Where it stands now (lifecycle.ts: the states and the table). */
@@ -115,7 +149,7 @@ export class Note {
    * Its save became a conflict copy while it is open: its descriptors go on with the body they
    * were opened on (the kernel may hold its pages), and a write through them builds on it.
    */
-  openDetached(): void {
+  private openDetached(): void {
     const open = this.openBuffer;
     if (!open) return;
     open.content ??= this.journalledBody ?? null;
@@ -123,21 +157,98 @@ export class Note {
   }
 
   /** A save of ours landed as `base`: the open buffer's next save builds on it. */
-  openRebased(base: Base): void {
+  private openRebased(base: Base): void {
     if (this.openBuffer) this.openBuffer.base = base;
   }
 
   /** A save of ours landed as `base` and the note shows it: the open buffer is the note's again. */
-  openReattached(base: Base): void {
+  private openReattached(base: Base): void {
     const open = this.openBuffer;
     if (!open) return;
     open.base = base;
     open.detached = false;
   }
 
-  /** Written through a descriptor (or truncated, or appended to): stat shows `size` now. */
-  wrote(size: number): void {
+  /** Written through a descriptor (or truncated, or appended to): stat shows `size` now, and times move. */
+  write(size: number, at = Date.now()): void {
     this.sizeShown = size;
+    this.touched(at);
+  }
+
+  /** Its content changed here (or what the kernel holds of it must go): mtime and ctime move. */
+  touched(at = Date.now()): void {
+    this.mtimeShown = at;
+    this.ctimeShown = at;
+  }
+
+  /** Made here now: its times (those of the local file it continues, if any) and the tags it claimed. */
+  made(times: { mtimeMs: number; atimeMs?: number }, meta: PendingMeta | undefined): void {
+    this.mtimeShown = times.mtimeMs;
+    this.atimeShown = times.atimeMs;
+    this.ctimeShown = Date.now();
+    this.metaNotSent = meta;
+  }
+
+  /** Times a program set (utimens). */
+  timesSet(mtimeMs: number, atimeMs: number, at = Date.now()): void {
+    this.mtimeShown = mtimeMs;
+    this.atimeShown = atimeMs;
+    this.ctimeShown = at;
+  }
+
+  /** Times this device kept for its content (meta/noteTimes.ts), found at start. */
+  timesKept(mtimeMs: number, atimeMs: number | undefined): void {
+    this.mtimeShown = mtimeMs;
+    this.atimeShown = atimeMs;
+  }
+
+  /** Its mtime moved past `mtimeMs`: another file showed that very time and size under its name. */
+  shownApart(mtimeMs: number): void {
+    this.mtimeShown = mtimeMs;
+  }
+
+  /** Something of it changed here besides its content (mode, owner, name): ctime moves. */
+  changedHere(at = Date.now()): void {
+    this.ctimeShown = at;
+  }
+
+  /** It shows the service's version again (its save became a conflict copy): the service's times. */
+  timesFromService(): void {
+    this.mtimeShown = undefined;
+    this.ctimeShown = undefined;
+  }
+
+  /**
+   * The feed's version `next` of it is shown: mtime follows the content (a remote edit shows its
+   * own time, so auto_cache drops stale pages; a metadata-only change keeps the time shown so far).
+   */
+  remoteShown(shown: NoteMeta, next: NoteMeta): void {
+    if (shown.contentHash !== next.contentHash) this.mtimeShown = undefined;
+    else this.mtimeShown ??= Date.parse(shown.updatedAt);
+    if (shown.etag !== next.etag) this.ctimeShown = undefined; // ctime: the service's change
+  }
+
+  /**
+   * The service answered a change of ours (a save, a rename, tags): no news to a program that read
+   * it, so the time it showed stays, though the service's updatedAt moved.
+   */
+  ownAnswerShown(shown: NoteMeta): void {
+    this.mtimeShown ??= Date.parse(shown.updatedAt);
+  }
+
+  /** Context or tags set on it before the service has it (an xattr, a temp file's going with it). */
+  metaSet(patch: PendingMeta): void {
+    this.metaNotSent = { ...this.metaNotSent, ...patch };
+  }
+
+  /** Tags set here under ones it continues (a claim's, a temp file's): those set here win. */
+  metaUnder(earlier: PendingMeta): void {
+    this.metaNotSent = { ...earlier, ...this.metaNotSent };
+  }
+
+  /** The pending context and tags `sent` went to the service (a later change of them stays). */
+  metaDelivered(sent: PendingMeta | undefined): void {
+    if (this.metaNotSent === sent) this.metaNotSent = undefined;
   }
 
   /** A save of it is in the journal: reads see `body` until it is delivered; its place went with it. */
@@ -160,8 +271,34 @@ export class Note {
     this.sizeShown = this.notes.appendedSize(this.node);
   }
 
-  /** Its journalled save left the journal (delivered, refused, forgotten): reads go to its version again. */
-  saveLeftJournal(): void {
+  /**
+   * Event `delivered`: its journal entry reached the service. `newerWaits`: a later save of it is
+   * still in the journal (reads go on seeing that one). `conflict`: the service had moved on and
+   * ours became a conflict copy (open descriptors go on with the body they opened on). `landed`:
+   * the version ours made, which the open buffer's next save builds on; `reattach`: and the open
+   * buffer is the note's again.
+   */
+  delivered(outcome: { newerWaits: boolean; conflict?: boolean; landed?: Base; reattach?: boolean }): void {
+    if (outcome.conflict) this.openDetached();
+    if (!outcome.newerWaits) this.saveLeftJournal();
+    this.refreshSize();
+    if (!outcome.landed) return;
+    if (outcome.reattach) this.openReattached(outcome.landed);
+    else this.openRebased(outcome.landed);
+  }
+
+  /** Event `refused`: the service refused its save for good (its bytes are kept aside): stat shows the service's. */
+  refused(): void {
+    this.saveLeftJournal();
+    this.refreshSize();
+  }
+
+  /** Its journalled save was dropped unsent (unlink's `forget`, or made moot): reads go to its version again. */
+  forgotten(): void {
+    this.saveLeftJournal();
+  }
+
+  private saveLeftJournal(): void {
     this.journalledBody = undefined;
     this.notes.trackJournalled(this, false);
   }
@@ -176,12 +313,13 @@ export class Note {
     this.placeNotSent = true;
   }
 
-  renameStarted(): void {
+  /** Event `rename`: a rename of it is shown; its journal entry is being written (renameJournalled follows). */
+  rename(): void {
     this.renamesWaiting++;
   }
 
   /** A rename's journal entry is written (or failed): the journal answers for its place now. */
-  renameRecorded(): void {
+  renameJournalled(): void {
     this.renamesWaiting--;
   }
 
@@ -227,9 +365,21 @@ export class Notes implements RemoteEvents {
     return node.id ? "clean" : "new";
   }
 
-  /** The change feed brings a version of `node` made elsewhere: `apply-remote` or `keep-local`. */
-  remoteChange(node: FileNode): Action {
-    return this.decide(node, "remote-change");
+  /**
+   * The change feed brings `next`, a version of `node` made elsewhere: `apply-remote` (its times
+   * follow it now) or `keep-local`.
+   */
+  remoteChange(node: FileNode, next: NoteMeta): Action {
+    const action = this.decide(node, "remote-change");
+    const shown = node.meta;
+    // A note with no Note shows the service's times: only a metadata-only change pins one.
+    if (action === "apply-remote" && shown && (node.note || shown.contentHash === next.contentHash))
+      this.of(node).remoteShown(shown, next);
+    return action;
+  }
+
+  ownAnswer(node: FileNode): void {
+    if (node.meta) this.of(node).ownAnswerShown(node.meta);
   }
 
   /** The change feed says `node` was deleted elsewhere: `remove`, or `keep-and-recreate` for a save waiting. */

@@ -9,6 +9,12 @@ import type { Note } from "./note.ts";
 /** What the mount keeps of a note's record: all but its URLs (`endpoint`, `raw`), never read here. */
 export type NoteMeta = Omit<TxtFile, "endpoint" | "raw">;
 
+/** Context and tags set here that the service has not received yet. */
+export interface PendingMeta {
+  context?: string;
+  tags?: string[];
+}
+
 export interface FileNode {
   kind: "file";
   name: string;
@@ -20,25 +26,12 @@ export interface FileNode {
   remoteName: string;
   /** Idempotency key of the create, so a retried upload never makes two notes. */
   createKey: string;
-  /**
-   * The mtime shown, once anything here set it: a local write or truncate (now), utimens (what the
-   * program asked), a remote metadata-only change (pinned to what was shown). Our own deliveries
-   * never change it: a program that stat()s a note around its save (vim's "changed since reading"
-   * check) must see the same time. Cleared only when the content changes remotely.
-   */
-  localMtimeMs?: number;
-  /** The ctime shown once anything here changed the note (content, times, name). */
-  localCtimeMs?: number;
-  /** The atime a program set (utimens); otherwise the mtime. */
-  localAtimeMs?: number;
   /** Permission bits set here (chmod, the create's mode): this device's (meta/deviceAttrs.ts); else 0644. */
   mode?: number;
   /** Its owner on this device, when not the mount's (made by another user, chown). */
   uid?: number;
   gid?: number;
-  /** Context and tags set on a note before its first upload (sent with the create). */
-  pendingMeta?: { context?: string; tags?: string[] };
-  /** Its local write state (note.ts): made on first need, by Notes.of only. */
+  /** Its local state (note.ts: times shown, tags waiting, what is open or journalled): made on first need, by Notes.of only. */
   note?: Note;
 }
 
@@ -63,7 +56,7 @@ export interface LocalNode {
   atimeMs?: number;
   ctimeMs?: number;
   /** Context and tags set on the file (`rsync -X`, `cp --preserve=all` set them on a temp file): they go with it when it becomes a note. */
-  pendingMeta?: { context?: string; tags?: string[] };
+  pendingMeta?: PendingMeta;
   /** A note renamed to a non-note name (vim's `note~`, `.fuse_hidden*`): still bound to its remote id. */
   ghostOf?: Claim;
   /**
@@ -91,7 +84,7 @@ export interface Claim {
   /** Its record, so a pending claimant shows its attributes (tags, context) at once. */
   meta?: NoteMeta;
   /** Tags or context set here that the note has not received yet (set while it was a local file). */
-  pendingMeta?: { context?: string; tags?: string[] };
+  pendingMeta?: PendingMeta;
 }
 
 export interface DirNode {
@@ -157,8 +150,13 @@ function syntheticDir(name: string, parent: DirNode): DirNode {
 
 /** What a remote change or a remote delete does to a note, by where it stands (lifecycle.ts). */
 export interface RemoteEvents {
-  /** `apply-remote` (show it) or `keep-local` (a save of ours waits: the delivery decides). */
-  remoteChange(node: FileNode): Action;
+  /**
+   * The feed brings `next`, made elsewhere: `apply-remote` (shown: the note's times follow it) or
+   * `keep-local` (a save of ours waits: the delivery decides). Called before `node.meta` is `next`.
+   */
+  remoteChange(node: FileNode, next: NoteMeta): Action;
+  /** The service answered a change of ours (a save, a rename, tags): the time shown stays. */
+  ownAnswer(node: FileNode): void;
   /** `remove`, or `keep-and-recreate` (a save of ours waits and creates it again). */
   remoteDelete(node: FileNode): Action;
 }
@@ -166,6 +164,7 @@ export interface RemoteEvents {
 /** A tree with no notes written through it (a listing only): every remote event applies. */
 const NOTHING_WAITS: RemoteEvents = {
   remoteChange: () => "apply-remote",
+  ownAnswer: () => {},
   remoteDelete: () => "remove",
 };
 
@@ -210,7 +209,7 @@ export class Tree {
   /**
    * Where a record is to be shown: its own place, or, with `parent`, where a rename made here put
    * the note and the service has not received yet (so neither the change feed nor the answer to an
-   * earlier save moves a renamed note back meanwhile; `parent` may be a folder made here and not
+   * earlier save moves a renamed note back before then; `parent` may be a folder made here and not
    * on the service yet, which no folder id names).
    */
   placement: (meta: TxtFile, node: FileNode | undefined) => { meta: TxtFile; parent?: DirNode } = (meta) => ({
@@ -426,21 +425,10 @@ export class Tree {
     const renamed = node.meta?.name !== meta.name || node.meta?.type !== meta.type;
     const contentChanged = node.meta?.contentHash !== meta.contentHash;
     let applied = false;
-    if (!own && node.meta && this.remote.remoteChange(node) === "apply-remote") {
-      applied = true;
-      // mtime follows the content: a remote edit shows its own time (and auto_cache drops stale
-      // pages), a metadata-only change keeps the time shown so far.
-      if (node.meta.contentHash !== meta.contentHash) node.localMtimeMs = undefined;
-      else node.localMtimeMs ??= Date.parse(node.meta.updatedAt);
-      if (node.meta.etag !== meta.etag) node.localCtimeMs = undefined; // ctime: the service's change
-    } else if (own && node.meta) {
-      // The answer to our own change (a save, a rename, tags) is no news to the kernel or to a
-      // program that read the note: the time it showed stays, though the service's updatedAt moved.
-      // (vim, having read a note made elsewhere, refuses to write it when an `mv` onto it is
-      // delivered in between: "changed since reading it".)
-      // A save kept as a conflict copy shows the service's version and time (showRemoteVersion).
-      node.localMtimeMs ??= Date.parse(node.meta.updatedAt);
-    }
+    if (!own && node.meta) applied = this.remote.remoteChange(node, meta) === "apply-remote";
+    // The answer to our own change keeps the time shown (vim, having read a note made elsewhere,
+    // refuses to write it when an `mv` onto it is delivered in between: "changed since reading it").
+    else if (own && node.meta) this.remote.ownAnswer(node);
     // The answer to our own save may carry a rename or move made elsewhere (a metadata-only change
     // is merged, not a conflict): the kernel knows the names as they were, as for a remote change.
     const foreign = !own || meta.name !== node.remoteName || moved;

@@ -6,7 +6,8 @@
 //                        and its events run through the table; the rule for `await`
 //   lifecycle.ts         a note's states and what each event does in each state (the table)
 //   bodies.ts            where a note's bytes come from (its journalled save, cache, service)
-//   handles.ts           open files: reads, writes, truncates, flush, fsync, close
+//   open/                open files: the table (openFiles.ts), reads, writes and truncates,
+//                        saves at flush, fsync and close (saves.ts)
 //   kernelView.ts        what a kernel adapter needs beyond POSIX, to keep the kernel's caches right
 //   namespace.ts         create, mkdir, rmdir, unlink, rename
 //   delivery/            the journal (log on disk), its delivery in order and in bulk, replay
@@ -28,13 +29,16 @@ import { CONTROL_DIR } from "./control/entries.ts";
 import { VfsCore } from "./core.ts";
 import { Delivery } from "./delivery/deliver.ts";
 import { VfsError } from "./errors.ts";
-import { OpenFiles } from "./handles.ts";
 import { type KernelView, VfsKernelView } from "./kernelView.ts";
 import { Claims } from "./local/claims.ts";
 import { isSpecial, type Owner, SpecialFiles } from "./local/specialFiles.ts";
 import { Attributes } from "./meta/attributes.ts";
 import { isNoteName } from "./names.ts";
 import { Namespace } from "./namespace.ts";
+import { OpenFiles } from "./open/openFiles.ts";
+import { Reads } from "./open/reads.ts";
+import { Saves } from "./open/saves.ts";
+import { Writes } from "./open/writes.ts";
 import type { VfsOptions } from "./options.ts";
 import type { RefusedSave } from "./reports.ts";
 import type { Stat } from "./stat.ts";
@@ -49,6 +53,9 @@ export class Vfs {
   private readonly c: VfsCore;
   private readonly delivery: Delivery;
   private readonly openFiles: OpenFiles;
+  private readonly reads: Reads;
+  private readonly writes: Writes;
+  private readonly saves: Saves;
   private readonly namespace: Namespace;
   private readonly attributes: Attributes;
   private readonly control: ControlDir;
@@ -78,9 +85,9 @@ export class Vfs {
     const bodies: Bodies = new Bodies(c, delivery);
     const attributes: Attributes = new Attributes(c, {
       delivery,
-      openFiles: {
-        needsUpload: (...args) => openFiles.needsUpload(...args),
-        upload: (...args) => openFiles.upload(...args),
+      saves: {
+        needsUpload: (...args) => saves.needsUpload(...args),
+        upload: (...args) => saves.upload(...args),
       },
     });
     const claims: Claims = new Claims(c, {
@@ -92,9 +99,15 @@ export class Vfs {
         newNote: (...args) => namespace.newNote(...args),
       },
     });
-    const openFiles: OpenFiles = new OpenFiles(c, { attributes, delivery, claims, bodies });
+    const openFiles = new OpenFiles(c, { attributes });
+    const reads = new Reads(c, { attributes, bodies, openFiles });
+    const saves: Saves = new Saves(c, { attributes, bodies, claims, delivery, openFiles, reads });
+    const writes = new Writes(c, { attributes, bodies, openFiles, reads, saves });
     const namespace: Namespace = new Namespace(c, {
       openFiles,
+      reads,
+      saves,
+      writes,
       attributes,
       claims,
       delivery,
@@ -105,11 +118,14 @@ export class Vfs {
     this.c = c;
     this.delivery = delivery;
     this.openFiles = openFiles;
+    this.reads = reads;
+    this.writes = writes;
+    this.saves = saves;
     this.namespace = namespace;
     this.attributes = attributes;
     this.control = new ControlDir(c, { delivery, bodies });
     this.special = new SpecialFiles(c, { attributes, claims });
-    this.kernel = new VfsKernelView(c, { control: this.control, attributes, openFiles });
+    this.kernel = new VfsKernelView(c, { control: this.control, attributes, reads, saves, writes });
   }
 
   get tree() {
@@ -155,8 +171,7 @@ export class Vfs {
     for (const node of c.tree.files.values()) {
       const kept = node.meta && c.times.get(node.meta.id, node.meta.contentHash);
       if (!kept) continue;
-      node.localMtimeMs = kept.mtimeMs;
-      node.localAtimeMs = kept.atimeMs;
+      c.notes.of(node).timesKept(kept.mtimeMs, kept.atimeMs);
     }
     onProgress?.(`${notes} notes in ${folders} folders`);
     // Folders made here first (journal), then what is kept locally inside them.
@@ -170,7 +185,7 @@ export class Vfs {
     const kept = await c.local.init();
     // Local folders before what is in them.
     kept.sort((a, b) => Number(!a.dir) - Number(!b.dir) || a.path.length - b.path.length);
-    for (const entry of kept) c.restoreLocal(entry);
+    for (const entry of kept) c.localNodes.restore(entry);
     this.attributes.restoreKept();
     // From now on a change inside a folder moves its times (what was restored above is none).
     c.tree.followsFolderTimes = true;
@@ -187,7 +202,7 @@ export class Vfs {
     await c.pins.stop();
     for (const { open } of [...c.notes.open()]) {
       if (open?.dirty)
-        await this.openFiles.upload(open).catch((err) => c.log.error({ err }, "final upload failed"));
+        await this.saves.upload(open).catch((err) => c.log.error({ err }, "final upload failed"));
     }
     await this.delivery.drain();
     c.stopped = true;
@@ -319,7 +334,7 @@ export class Vfs {
 
   /** Waits until every save is on the service, or it is found unreachable: the saves still journalled. */
   async drain(): Promise<number> {
-    await this.openFiles.releasesDone(); // a closed file's save may be made at its release
+    await this.saves.releasesDone(); // a closed file's save may be made at its release
     return this.delivery.drain();
   }
 
@@ -384,31 +399,31 @@ export class Vfs {
   }
   read(fd: number, length: number, position: number): Promise<Buffer> {
     if (this.control.ownsFd(fd)) return this.control.read(fd, length, position);
-    return this.openFiles.read(fd, length, position);
+    return this.reads.read(fd, length, position);
   }
   write(fd: number, data: Buffer, position: number): Promise<number> {
     if (this.control.ownsFd(fd)) return this.control.write(fd, data);
-    return this.openFiles.write(fd, data, position);
+    return this.writes.write(fd, data, position);
   }
   ftruncate(fd: number, size: number): Promise<void> {
     if (this.control.ownsFd(fd)) return Promise.reject(new VfsError("EINVAL"));
-    return this.openFiles.ftruncate(fd, size);
+    return this.writes.ftruncate(fd, size);
   }
   truncate(path: string, size: number): Promise<void> {
     if (ControlDir.owns(path)) return this.control.truncate(path);
-    return this.openFiles.truncate(path, size);
+    return this.writes.truncate(path, size);
   }
   flush(fd: number): Promise<void> {
     if (this.control.ownsFd(fd)) return this.control.flush(fd);
-    return this.openFiles.flush(fd);
+    return this.saves.flush(fd);
   }
   fsync(fd: number): Promise<void> {
     if (this.control.ownsFd(fd)) return Promise.resolve();
-    return this.openFiles.fsync(fd);
+    return this.saves.fsync(fd);
   }
   release(fd: number): Promise<void> {
     if (this.control.ownsFd(fd)) return this.control.release(fd);
-    return this.openFiles.release(fd);
+    return this.saves.release(fd);
   }
 
   // ---------------------------------------------------------------- names
@@ -456,7 +471,7 @@ export class Vfs {
     try {
       await op();
     } finally {
-      this.c.flushLocal(); // nothing to write unless local files changed
+      this.c.localNodes.flush(); // nothing to write unless local files changed
     }
   }
 

@@ -46,7 +46,7 @@ describe("Note", () => {
     expect(note.dirtySize).toBeUndefined();
     const open = openOn(a, Buffer.from("12345"), true);
     note.opened(open);
-    note.wrote(5);
+    note.write(5);
     expect(note.dirtySize).toBe(5);
     note.journalledSave(Buffer.from("1234567"));
     expect(note.journalled?.toString()).toBe("1234567");
@@ -56,8 +56,7 @@ describe("Note", () => {
     note.closed();
     expect(note.open).toBeUndefined();
     expect(note.dirtySize).toBe(7);
-    note.saveLeftJournal();
-    note.refreshSize();
+    note.delivered({ newerWaits: false });
     expect(note.dirtySize).toBeUndefined();
     expect(changed).toEqual([a, a, a]);
   });
@@ -95,18 +94,18 @@ describe("Note", () => {
     expect(notes.journalledCreate("ck-a.md")).toBeUndefined();
     notes.of(a).journalledSave(Buffer.from("x"));
     expect(notes.journalledCreate("ck-a.md")?.node).toBe(a);
-    notes.of(a).saveLeftJournal();
+    notes.of(a).forgotten();
     expect(notes.journalledCreate("ck-a.md")).toBeUndefined();
   });
 
   it("keeps a rename shown until its journal entry is written, however many overlap", () => {
     const { notes, node } = setUp();
     const note = notes.of(node("a.md", "id-a"));
-    note.renameStarted();
-    note.renameStarted();
-    note.renameRecorded();
+    note.rename();
+    note.rename();
+    note.renameJournalled();
     expect(note.renaming).toBe(true);
-    note.renameRecorded();
+    note.renameJournalled();
     expect(note.renaming).toBe(false);
   });
 
@@ -166,9 +165,13 @@ describe("Note", () => {
     const { notes, node, tree } = setUp({ [Journal.keyOf(waiting)]: { content: "mine" } });
     const w = node("w.md", "id-w");
     const c = node("c.md", "id-c");
-    expect([notes.remoteChange(w), notes.remoteDelete(w)]).toEqual(["keep-local", "keep-and-recreate"]);
-    expect([notes.remoteChange(c), notes.remoteDelete(c)]).toEqual(["apply-remote", "remove"]);
-    expect(w.note).toBeUndefined(); // asking made no Note
+    const edited = (n: FileNode) => ({ ...n.meta!, contentHash: "elsewhere", etag: "e2" });
+    expect([notes.remoteChange(w, edited(w)), notes.remoteDelete(w)]).toEqual([
+      "keep-local",
+      "keep-and-recreate",
+    ]);
+    expect([notes.remoteChange(c, edited(c)), notes.remoteDelete(c)]).toEqual(["apply-remote", "remove"]);
+    expect([w.note, c.note]).toEqual([undefined, undefined]); // nothing to change: no Note made
     // The tree asks them: the kept note stays, the other goes.
     tree.files.set("id-w", w);
     tree.files.set("id-c", c);
@@ -178,5 +181,62 @@ describe("Note", () => {
     tree.remoteDelete("id-c");
     expect(tree.files.has("id-w")).toBe(true);
     expect(tree.files.has("id-c")).toBe(false);
+  });
+
+  it("owns its times: a write moves them, a remote edit clears the mtime, a metadata-only change pins it", () => {
+    const { notes, node } = setUp();
+    const a = node("a.md", "id-a", 3);
+    a.meta = { ...a.meta!, contentHash: "h1", etag: "e1", updatedAt: "2026-01-01T00:00:00.000Z" };
+    const note = notes.of(a);
+    note.write(4, 1000);
+    expect([note.mtimeMs, note.ctimeMs, note.dirtySize]).toEqual([1000, 1000, 4]);
+    // A remote edit of the content: the service's times are shown again.
+    expect(notes.remoteChange(a, { ...a.meta, contentHash: "h2", etag: "e2" })).toBe("apply-remote");
+    expect([note.mtimeMs, note.ctimeMs]).toEqual([undefined, undefined]);
+    // A metadata-only change (tags) keeps the time shown so far, pinned to the record's.
+    const b = node("b.md", "id-b");
+    b.meta = { ...b.meta!, contentHash: "h1", etag: "e1", updatedAt: "2026-01-01T00:00:00.000Z" };
+    expect(b.note).toBeUndefined();
+    notes.remoteChange(b, { ...b.meta, etag: "e2", updatedAt: "2026-01-02T00:00:00.000Z" });
+    expect(b.note?.mtimeMs).toBe(Date.parse("2026-01-01T00:00:00.000Z"));
+    // Our own answer: the time shown stays.
+    note.timesSet(5, 6, 7);
+    notes.ownAnswer(a);
+    expect([note.mtimeMs, note.atimeMs, note.ctimeMs]).toEqual([5, 6, 7]);
+  });
+
+  it("owns its pending tags: a delivery clears only what it carried", () => {
+    const { notes, node } = setUp();
+    const note = notes.of(node("n.md", null));
+    note.made({ mtimeMs: 1 }, { tags: ["a"] });
+    const sent = note.pendingMeta;
+    note.metaSet({ context: "later" }); // set while the create was on its way
+    note.metaDelivered(sent);
+    expect(note.pendingMeta).toEqual({ tags: ["a"], context: "later" });
+    note.metaDelivered(note.pendingMeta);
+    expect(note.pendingMeta).toBeUndefined();
+  });
+
+  it("acts on delivery: a conflict detaches the open buffer, a landed save rebases it, a newer save stays shown", () => {
+    const { notes, node, openOn } = setUp();
+    const a = node("a.md", "id-a", 3);
+    const note = notes.of(a);
+    const open = openOn(a, null, false);
+    note.opened(open);
+    note.journalledSave(Buffer.from("first"));
+    note.journalledSave(Buffer.from("second"));
+    note.delivered({ newerWaits: true, landed: { etag: "e1", hash: "h1" } });
+    expect([note.journalled?.toString(), note.dirtySize, open.base]).toEqual([
+      "second",
+      6,
+      { etag: "e1", hash: "h1" },
+    ]);
+    note.delivered({ newerWaits: false, conflict: true });
+    expect([note.journalled, open.detached, open.content?.toString()]).toEqual([undefined, true, "second"]);
+    note.delivered({ newerWaits: false, landed: { etag: "e2", hash: "h2" }, reattach: true });
+    expect([open.detached, open.base]).toEqual([false, { etag: "e2", hash: "h2" }]);
+    note.journalledSave(Buffer.from("third"));
+    note.refused();
+    expect([note.journalled, note.state]).toEqual([undefined, "clean"]);
   });
 });

@@ -12,7 +12,7 @@ versions/PATH/      every version of the note at PATH, newest first, read-only:
                                               (same note, same id; an ordinary save).
                     setfattr -n user.txtfs.restore -v 7 PATH
                                               the service's restore of version 7 (recorded as a
-                                              restore; refused if the note changed meanwhile).
+                                              restore; refused if the note changed since).
                     setfattr -n user.txtfs.commit -v LABEL PATH
                                               labels the current version (kept for good).
 

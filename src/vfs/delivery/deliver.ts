@@ -49,7 +49,7 @@ const BURST_ITEMS = BULK_ITEMS;
 
 /**
  * A note's delete waits this long in the journal before a delivery takes it (`txtfs sync`, fsync
- * and unmount take it at once): a create of the same path meanwhile calls it off and the note
+ * and unmount take it at once): a create of the same path before then calls it off and the note
  * continues (tar -x, git checkout: unlink, then create a moment later). Without it a delivery that
  * happened to start between the two would send the delete, and the note would come back as a new
  * one (new id, no tags, no history).
@@ -76,7 +76,7 @@ export type DeliveryCore = Pick<
   | "isPending"
   | "journal"
   | "log"
-  | "newLocal"
+  | "localNodes"
   | "nodeFor"
   | "notes"
   | "parentFor"
@@ -116,7 +116,7 @@ export class Delivery {
   private burstStart: NodeJS.Immediate | undefined;
   /** When the first save still gathering for the next delivery was made. */
   gatheringSince: number | undefined;
-  /** The running delivery of the journal (one at a time), and whether saves arrived meanwhile. */
+  /** The running delivery of the journal (one at a time), and whether saves arrived while it ran. */
   replaying: Promise<void> | undefined;
   replayAgain = false;
   unreachable = false;
@@ -192,7 +192,7 @@ export class Delivery {
     };
   }
 
-  /** Records bytes appended to `node` without its body (handles.ts, appendBlind): sent as `file.append`. */
+  /** Records bytes appended to `node` without its body (open/writes.ts, appendBlind): sent as `file.append`. */
   async journalAppend(node: FileNode, tail: Buffer): Promise<void> {
     await this.c.journal.put(
       { ...this.entryOf(node), content: tail.toString("utf8"), append: true, baseEtag: null },
@@ -204,7 +204,7 @@ export class Delivery {
 
   /**
    * One note's content to the service: a create (with its Idempotency-Key) or a PUT with If-Match.
-   * A 412 keeps both versions; a note deleted remotely meanwhile is created again. Returns the
+   * A 412 keeps both versions; a note deleted remotely since its base is created again. Returns the
    * note's record and the body it now has.
    */
   async send(
@@ -229,18 +229,19 @@ export class Delivery {
     }
     const base = node.id ? this.conflicts.ownSuccessor(node.id, given) : given;
     if (!node.id) {
+      const sent = node.note?.pendingMeta;
       meta = await this.createOnItsWay("file", node.remoteName, node.parent.id, async () => {
         const made = withoutContent(
           await this.c.client.createFile(
             // Metadata set before the first upload (cp -a copies xattrs onto the new file) goes along.
-            { name: node.remoteName, content: content ?? "", folderId: node.parent.id, ...node.pendingMeta },
+            { name: node.remoteName, content: content ?? "", folderId: node.parent.id, ...sent },
             node.createKey,
           ),
         );
         this.c.tree.bindFile(node, made);
         return made;
       });
-      node.pendingMeta = undefined; // it went with the create
+      node.note?.metaDelivered(sent); // it went with the create
       body = content ?? "";
     } else if (content === undefined) {
       throw new Error("unreachable: a journal entry with neither a body nor a move");
@@ -288,13 +289,13 @@ export class Delivery {
     move: boolean,
     superseded?: string[],
   ): Promise<{ meta: TxtFile; body: string }> {
-    const sent = node.pendingMeta;
+    const sent = node.note?.pendingMeta;
     const place = move ? this.placeOf(node) : {};
     try {
       const meta = withoutContent(
         await this.c.client.updateFile(node.id!, { content, ...sent, ...place }, { ifMatch: base?.etag }),
       );
-      if (node.pendingMeta === sent) node.pendingMeta = undefined;
+      node.note?.metaDelivered(sent);
       this.conflicts.replaced(node.id!, base, meta);
       this.c.tree.upsertFile(meta, true);
       return { meta, body: content };
@@ -365,7 +366,7 @@ export class Delivery {
   }
 
   /**
-   * Delivers the journal (one delivery at a time; saves arriving meanwhile are taken along).
+   * Delivers the journal (one delivery at a time; saves arriving while it runs are taken along).
    * Resolves when it is empty or the service is unreachable (then it retries every 2 s).
    */
   deliver(): Promise<void> {
@@ -492,10 +493,10 @@ export class Delivery {
       try {
         const base = entry.baseEtag ? { etag: entry.baseEtag, hash: entry.baseHash ?? "" } : null;
         const { meta, body } = await this.send(node, entry.content, base, entry.move, entry.superseded);
-        // Kept as a conflict copy: the note is the remote version now. A save made meanwhile
-        // builds on ours, so it keeps our base (and becomes a copy too), never the remote's.
+        // Kept as a conflict copy: the note is the remote version now. A save made across the
+        // send (note.ts: the rule for await) builds on ours, so it keeps our base (and becomes a copy too), never the remote's.
         const kept = body === entry.content;
-        // A rename alone lands on whatever content the service has: a save made meanwhile (or
+        // A rename alone lands on whatever content the service has: a save made since (or
         // through a handle open on the note) builds on its version only if that is the content
         // it was based on; else an edit made elsewhere came between, and the save must meet it.
         const ours = kept && (entry.content !== undefined || landedOnBase(meta, base));
@@ -504,11 +505,13 @@ export class Delivery {
         const open = node.note?.open;
         // Files opened before the switch go on with the body they were opened on (the kernel may
         // hold its pages): a write through them builds on it, and becomes a conflict copy too.
-        if (!kept) node.note?.openDetached();
-        if (!newer) node.note?.saveLeftJournal();
-        this.c.notes.of(node).refreshSize();
-        if (open && kept && (entry.content !== undefined || landedOnBase(meta, open.base)))
-          node.note?.openReattached(baseOf(meta)); // an open note's next save builds on it
+        const reattach = open && kept && (entry.content !== undefined || landedOnBase(meta, open.base));
+        this.c.notes.of(node).delivered({
+          newerWaits: newer !== undefined,
+          conflict: !kept,
+          landed: reattach ? baseOf(meta) : undefined,
+          reattach: true,
+        });
         if (!kept && !newer && !open) this.attributes.showRemoteVersion(node);
         this.attributes.rememberTimes(node);
         this.logDelivered(entry.path, "journalled write delivered");
@@ -529,7 +532,10 @@ export class Delivery {
    * made since is a newer entry: it keeps the note in view and creates it again when delivered.
    */
   private async renamedButDeleted(entry: JournalEntry, node: FileNode): Promise<void> {
-    this.c.log.info({ path: entry.path }, "renamed here and deleted elsewhere meanwhile: the delete stands");
+    this.c.log.info(
+      { path: entry.path },
+      "renamed here and deleted elsewhere before the rename went: the delete stands",
+    );
     await this.c.journal.done(entry);
     if (node.id) this.c.tree.remoteDelete(node.id);
   }
@@ -542,7 +548,7 @@ export class Delivery {
     const reason = err.message;
     let keptAs: string | undefined;
     if (entry.content !== undefined) {
-      const kept = this.c.newLocal(
+      const kept = this.c.localNodes.make(
         node.parent,
         this.c.freeName(node.parent, unsentName(node.name)),
         0o644,
@@ -556,8 +562,7 @@ export class Delivery {
     );
     this.c.reports.saveRefused({ path: entry.path, reason, keptAs, at: new Date().toISOString() });
     await this.c.journal.done(entry);
-    node.note?.saveLeftJournal();
-    this.c.notes.of(node).refreshSize();
+    this.c.notes.of(node).refused();
     if (!node.id) this.c.tree.detach(node); // never created: its bytes are in the kept file
     // A refused rename: show the note where the service has it.
     if (entry.move && node.id) await this.reloadNote(node.id);
@@ -682,12 +687,12 @@ export class Delivery {
           key: journalKey(node),
           rev: e.rev,
           op: "file.create",
-          body: { ...body, ...node.pendingMeta },
+          body: { ...body, ...node.note?.pendingMeta },
         });
         continue;
       }
       if (e.append) {
-        // Renamed meanwhile: the rename settles the appends first (namespace.ts), so not here.
+        // Renamed since: the rename settles the appends first (namespace.ts), so not here.
         if (!e.move && e.content)
           items.push({
             key: Journal.keyOf(e),
@@ -714,7 +719,7 @@ export class Delivery {
       items.push({
         ...update,
         move,
-        body: { ...place, content: e.content, ...this.c.nodeFor(e).pendingMeta },
+        body: { ...place, content: e.content, ...this.c.nodeFor(e).note?.pendingMeta },
       });
     }
     // Appends always go in bulk: the request is kept on disk until answered, so an append whose
@@ -732,7 +737,7 @@ export class Delivery {
   async appendDelivered(entry: JournalEntry, item: BulkItem, meta: TxtFile): Promise<void> {
     const node = this.c.nodeFor(entry);
     // The version it went onto is the one this mount showed when nothing else came between (the
-    // revision moved by exactly one): a save opened meanwhile on that version builds on ours, it is
+    // revision moved by exactly one): a save opened on that version since builds on ours, it is
     // no conflict (`> note` right after `>> note`). Otherwise someone else's change came between,
     // and such a save must not silently replace it.
     const before = node.meta;
@@ -787,15 +792,17 @@ export class Delivery {
       this.c.tree.upsertFile(meta, ours);
     }
     if (body.content !== undefined) this.c.cache.set(meta.id, meta.etag, Buffer.from(body.content, "utf8"));
-    if (node.pendingMeta && carries(body, node.pendingMeta)) node.pendingMeta = undefined;
+    const pending = node.note?.pendingMeta;
+    if (pending && carries(body, pending)) node.note?.metaDelivered(pending);
     // Saved again (or renamed) since the bulk left: that newer save is rebased on `meta` (a copy
     // of the entry tells `done` so), otherwise the entry is delivered.
     await this.c.journal.done(entry.rev === item.rev ? entry : { ...entry }, ours ? meta : undefined);
-    if (!this.c.journal.get(journalKey(node))) node.note?.saveLeftJournal();
-    this.c.notes.of(node).refreshSize();
     const open = node.note?.open;
-    if (open && (body.content !== undefined || landedOnBase(meta, open.base)))
-      node.note?.openRebased(baseOf(meta));
+    const rebase = open && (body.content !== undefined || landedOnBase(meta, open.base));
+    this.c.notes.of(node).delivered({
+      newerWaits: this.c.journal.get(journalKey(node)) !== undefined,
+      landed: rebase ? baseOf(meta) : undefined,
+    });
     this.attributes.rememberTimes(node);
     this.logDelivered(entry.path, "journalled write delivered (bulk)");
   }
@@ -803,7 +810,7 @@ export class Delivery {
   /** A folder made here, to the service on its own (its Idempotency-Key: the create's key). */
   async sendFolder(entry: JournalEntry): Promise<void> {
     const dir = this.c.pendingDirs.get(Journal.keyOf(entry));
-    if (!dir?.parent) return this.c.journal.done(entry); // removed here meanwhile
+    if (!dir?.parent) return this.c.journal.done(entry); // removed here since it was journalled
     if (this.c.isPending(dir.parent)) return; // its own folder first
     const parentFolderId = dir.parent.id;
     await this.createOnItsWay("folder", entry.name, parentFolderId, async () =>
@@ -946,7 +953,7 @@ export class Delivery {
     this.logDelivered(entry.path, "delete delivered");
   }
 
-  /** The service kept the item (it changed remotely meanwhile, or the delete was refused): it shows again. */
+  /** The service kept the item (it changed remotely before the delete went, or the delete was refused): it shows again. */
   async deleteUndone(entry: JournalEntry, why: string): Promise<void> {
     this.c.log.warn({ path: entry.path, why }, "delete not applied; the item shows again");
     this.claims.dropTombstone(entry.fileId!);

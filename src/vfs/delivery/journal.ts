@@ -318,7 +318,7 @@ export class Journal {
           move: entry.move || previous?.move || undefined,
           // Keep the first base: the remote never saw the saves in between. A whole body over
           // appends still waiting supersedes them (it was written after them: `> note` after
-          // `>> note`, or built on them, handles.ts materialize) on the base it was given: the
+          // `>> note`, or built on them, open/reads.ts materialize) on the base it was given: the
           // version they were going onto.
           baseEtag: previous && !previous.append ? previous.baseEtag : entry.baseEtag,
           baseHash: previous && !previous.append ? previous.baseHash : entry.baseHash,
@@ -372,7 +372,7 @@ export class Journal {
 
   /**
    * The entry is finished with: it reached the service (as `delivered`), or it was not applied
-   * (kept as a conflict copy, refused, undone). If the note was saved again meanwhile, that newer
+   * (kept as a conflict copy, refused, undone). If the note was saved again while it was out, that newer
    * entry always stays: based on what was delivered (and keyed by the id a create received), or,
    * with nothing delivered, on the base it had (it builds on the same edit, so it must not
    * overwrite what the service has now either).
@@ -387,7 +387,7 @@ export class Journal {
       const current = this.entries.get(key);
       // Saved again while it was being delivered: `current` is a newer object (savedAt may be
       // equal). It becomes a fresh entry based on what was delivered, recorded before the old one
-      // goes, so the journal never looks empty meanwhile. Appended to again: what is left to append
+      // goes, so the journal never looks empty in between. Appended to again: what is left to append
       // is what came after the `appended` bytes that went.
       if (current && current !== entry && delivered) {
         const rest =

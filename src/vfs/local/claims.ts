@@ -26,15 +26,13 @@ export interface ClaimsParts {
 export type ClaimsCore = Pick<
   VfsCore,
   | "client"
-  | "flushLocal"
+  | "localNodes"
   | "handles"
   | "isPending"
   | "journal"
   | "local"
   | "log"
-  | "newLocal"
   | "notes"
-  | "saveLocal"
   | "tree"
   | "writeBehind"
 >;
@@ -104,7 +102,7 @@ export class Claims {
   private takeGhost(local: LocalNode): Claim {
     const claim = local.ghostOf!;
     local.ghostOf = undefined;
-    this.c.saveLocal();
+    this.c.localNodes.save();
     // Tags or context set on the file while it stood for the note go on with the note.
     return local.pendingMeta ? { ...claim, pendingMeta: local.pendingMeta } : claim;
   }
@@ -143,15 +141,15 @@ export class Claims {
       : undefined;
     if (node.id) this.c.tree.removeFile(node.id);
     else this.c.tree.detach(node);
-    const local = this.c.newLocal(dir, node.name, node.mode ?? 0o644, content);
-    local.mtimeMs = local.ctimeMs = node.localMtimeMs ?? Date.now();
-    local.pendingMeta = node.pendingMeta; // tags set before it was delivered go along
+    const local = this.c.localNodes.make(dir, node.name, node.mode ?? 0o644, content);
+    local.mtimeMs = local.ctimeMs = node.note?.mtimeMs ?? Date.now();
+    local.pendingMeta = node.note?.pendingMeta; // tags set before it was delivered go along
     if (!claim) local.keptNote = true; // with a claim, ghostOf says it was a note
     this.attributes.continued(node, local);
     this.keepLocal(local, claim, "not valid UTF-8");
     // The program is told its save succeeded when this returns: the file is on record before the
     // saves it makes moot leave the journal, so a kill -9 at any moment keeps one or the other.
-    this.c.flushLocal();
+    this.c.localNodes.flush();
     for (const [fd, h] of this.c.handles) {
       if (h.kind !== "note" || h.open !== open) continue;
       const fh = LocalHandle.open(local.blob, h.writable);
@@ -159,7 +157,7 @@ export class Claims {
     }
     this.c.notes.of(node).handedAway(open, false);
     if (moot) {
-      node.note?.saveLeftJournal();
+      node.note?.forgotten();
       await this.c.journal.done(moot);
       // Its move went with that save: the service still has the note where it was, and a note
       // made there next would be a second of that name. It moves now (as a kept note's rename does).
@@ -201,13 +199,13 @@ export class Claims {
     await this.namespace.materialize(dir);
     this.c.tree.detach(src);
     this.c.local.remove(src.blob);
-    this.c.saveLocal();
+    this.c.localNodes.save();
     const node = this.namespace.newNote(dir, src.name, claim, src);
     this.attributes.continued(src, node);
     // A continued note takes this name and folder too (sent along with its content: newNote marks
     // it), and the context and tags set on the file (rsync -X).
     node.remoteName = src.name;
-    if (src.pendingMeta) node.pendingMeta = { ...node.pendingMeta, ...src.pendingMeta };
+    if (src.pendingMeta) this.c.notes.of(node).metaSet(src.pendingMeta);
     const base = claim ? { etag: claim.etag, hash: claim.hash ?? "" } : null;
     await this.delivery.journalSave(node, content, base);
     if (!this.c.writeBehind) await this.delivery.drain();
@@ -235,7 +233,7 @@ export class Claims {
       if (revisionOf(moved.etag) === revisionOf(claim.etag) + 1)
         this.conflicts.replaced(claim.id, { etag: claim.etag, hash: claim.hash ?? "" }, moved);
       if (node.ghostOf?.id === claim.id) node.ghostOf = { ...node.ghostOf, name: node.name, meta: moved };
-      this.c.saveLocal();
+      this.c.localNodes.save();
     } catch (err) {
       this.c.log.warn(
         { err, path: this.c.tree.pathOf(node) },
@@ -251,7 +249,7 @@ export class Claims {
       if (claim.pendingMeta) node.pendingMeta = { ...claim.pendingMeta, ...node.pendingMeta };
       this.c.tree.ghosted.add(claim.id);
     }
-    this.c.saveLocal();
+    this.c.localNodes.save();
     this.c.log.warn({ path: this.c.tree.pathOf(node), why }, "kept as a local-only file");
   }
 }

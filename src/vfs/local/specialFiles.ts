@@ -34,7 +34,7 @@ export interface SpecialFilesParts {
 }
 
 /** What special files use of the mount's shared state. */
-export type SpecialFilesCore = Pick<VfsCore, "checkWritable" | "find" | "findDir" | "saveLocal" | "tree">;
+export type SpecialFilesCore = Pick<VfsCore, "checkWritable" | "find" | "findDir" | "localNodes" | "tree">;
 
 export class SpecialFiles {
   private readonly attributes: SpecialFilesParts["attributes"];
@@ -92,9 +92,9 @@ export class SpecialFiles {
     this.attributes.ownedBy(node, owner);
     this.c.tree.addChild(dir, node);
     // A note deleted under this name a moment ago is not continued by a later create: the name
-    // was taken by something else meanwhile.
+    // was taken by something else since.
     this.claims.nameTaken(dir, name);
-    this.c.saveLocal();
+    this.c.localNodes.save();
     return node;
   }
 }

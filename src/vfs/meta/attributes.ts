@@ -4,13 +4,13 @@ import type { VfsCore } from "../core.ts";
 import type { Delivery } from "../delivery/deliver.ts";
 import { fail, toVfsError } from "../errors.ts";
 import { S_IFDIR, S_IFLNK, S_IFREG } from "../fileModes.ts";
-import type { OpenFiles } from "../handles.ts";
 import { type Owner, specialType } from "../local/specialFiles.ts";
 import { folderKey, type KeptAttrs, noteKey } from "../meta/deviceAttrs.ts";
 import { AVAILABILITIES, type Availability, itemsBelow } from "../meta/pins.ts";
 import { type SidecarNode, sidecarAt } from "../meta/sidecars.ts";
 import { readXattr, writeXattr, xattrNames } from "../meta/xattrs.ts";
 import { parentAndName } from "../names.ts";
+import type { Saves } from "../open/saves.ts";
 import type { Stat } from "../stat.ts";
 import type { DirNode, FileNode, Node } from "../tree.ts";
 import { STATE_XATTR } from "./xattrs.ts";
@@ -24,7 +24,7 @@ const NO_WRITE = ~0o222;
 /** The parts attributes call: waiting saves settle before metadata is read or set. */
 export interface AttributesParts {
   delivery: Pick<Delivery, "onItsWay" | "settle">;
-  openFiles: Pick<OpenFiles, "needsUpload" | "upload">;
+  saves: Pick<Saves, "needsUpload" | "upload">;
 }
 
 /** What attributes use of the mount's shared state. */
@@ -43,7 +43,7 @@ export type AttributesCore = Pick<
   | "opts"
   | "pins"
   | "reports"
-  | "saveLocal"
+  | "localNodes"
   | "sidecars"
   | "times"
   | "tree"
@@ -51,13 +51,13 @@ export type AttributesCore = Pick<
 
 export class Attributes {
   private readonly delivery: AttributesParts["delivery"];
-  private readonly openFiles: AttributesParts["openFiles"];
+  private readonly saves: AttributesParts["saves"];
   readonly c: AttributesCore;
 
   constructor(c: AttributesCore, parts: AttributesParts) {
     this.c = c;
     this.delivery = parts.delivery;
-    this.openFiles = parts.openFiles;
+    this.saves = parts.saves;
   }
 
   /** getattr of anything in the tree, synchronously (the hot path); undefined for sidecars or misses. */
@@ -75,7 +75,7 @@ export class Attributes {
   /**
    * What each path last answered, and for which item. The mount keeps one node (one kernel inode,
    * one page cache) per name, and keeps its cached pages while mtime and size stay the same: it
-   * cannot know that another note took the name meanwhile (deleted remotely, then another renamed
+   * cannot know that another note took the name since (deleted remotely, then another renamed
    * onto it). Such a note never answers with the mtime and size the path last had: its mtime moves
    * on by a millisecond, so the pages of the other note are dropped.
    * Only pages can be stale, so only paths that held an item the kernel may have pages of are
@@ -116,7 +116,7 @@ export class Attributes {
     const before = this.shownAt.get(path);
     if (!before && !this.paged.has(node)) return st; // no pages anywhere to be stale
     if (before && before.node !== node && before.mtimeMs === st.mtime.getTime() && before.size === st.size) {
-      if (node.kind === "file") node.localMtimeMs = st.mtime.getTime() + 1;
+      if (node.kind === "file") this.c.notes.of(node).shownApart(st.mtime.getTime() + 1);
       else node.mtimeMs = st.mtime.getTime() + 1;
       st = this.statOf(node);
     }
@@ -204,13 +204,14 @@ export class Attributes {
       const reader = node.meta?.role === "reader";
       const bits = node.mode ?? NOTE_MODE;
       mode = S_IFREG | (ro || reader ? bits & NO_WRITE : bits);
-      size = node.note?.dirtySize ?? node.meta?.size ?? 0;
-      // The time shown is this mount's (see FileNode.localMtimeMs); a remote edit shows the
-      // service's updatedAt, so the kernel's auto_cache drops stale pages exactly then.
+      const note = node.note;
+      size = note?.dirtySize ?? node.meta?.size ?? 0;
+      // The time shown is this mount's (see Note.mtimeShown); a remote edit shows the service's
+      // updatedAt, so the kernel's auto_cache drops stale pages exactly then.
       const updated = node.meta ? Date.parse(node.meta.updatedAt) : 0;
-      mtimeMs = node.localMtimeMs ?? updated;
-      ctimeMs = node.localCtimeMs ?? updated;
-      atimeMs = node.localAtimeMs;
+      mtimeMs = note?.mtimeMs ?? updated;
+      ctimeMs = note?.ctimeMs ?? updated;
+      atimeMs = note?.atimeMs;
     }
     return {
       mode,
@@ -269,20 +270,18 @@ export class Attributes {
     // `touch new.md` (create, utimens, close): send the empty note now, so it exists remotely
     // when touch returns (the kernel does not wait for release).
     const open = node.kind === "file" ? node.note?.open : undefined;
-    if (open && this.openFiles.needsUpload(open)) await this.openFiles.upload(open);
+    if (open && this.saves.needsUpload(open)) await this.saves.upload(open);
     const now = Date.now();
     if (node.kind === "local") {
       node.mtimeMs = mtime ?? node.mtimeMs;
       node.atimeMs = atime ?? node.atimeMs;
       node.ctimeMs = now;
-      this.c.saveLocal();
+      this.c.localNodes.save();
     } else if (node.kind === "file") {
       // Kept here (the service keeps its own updatedAt), and across restarts while the content is
       // the same (noteTimes): `rsync -a` and `make` see the times they set.
       const shown = this.statOf(node);
-      node.localMtimeMs = mtime ?? shown.mtime.getTime();
-      node.localAtimeMs = atime ?? shown.atime.getTime();
-      node.localCtimeMs = now;
+      this.c.notes.of(node).timesSet(mtime ?? shown.mtime.getTime(), atime ?? shown.atime.getTime(), now);
       this.rememberTimes(node);
     } else {
       // The service keeps no time of its own a program could set: this device keeps it (rsync -a
@@ -304,8 +303,9 @@ export class Attributes {
    */
   showRemoteVersion(node: FileNode): void {
     const before = this.statOf(node).mtime.getTime();
-    node.localMtimeMs = node.localCtimeMs = undefined;
-    if (this.statOf(node).mtime.getTime() === before) node.localMtimeMs = before + 1;
+    const note = this.c.notes.of(node);
+    note.timesFromService();
+    if (this.statOf(node).mtime.getTime() === before) note.shownApart(before + 1);
     this.c.attrsChanged(node);
     this.c.tree.onRemoteChange(node);
   }
@@ -314,12 +314,9 @@ export class Attributes {
   rememberTimes(node: FileNode): void {
     // A note made here has an id now: what this device keeps of it is kept by it.
     if (node.mode !== undefined || node.uid !== undefined || node.gid !== undefined) this.keepNoteAttrs(node);
-    if (!node.meta || node.localMtimeMs === undefined || this.c.notes.stateOf(node) !== "clean") return;
-    this.c.times.set(node.meta.id, {
-      hash: node.meta.contentHash,
-      mtimeMs: node.localMtimeMs,
-      atimeMs: node.localAtimeMs,
-    });
+    const mtimeMs = node.note?.mtimeMs;
+    if (!node.meta || mtimeMs === undefined || this.c.notes.stateOf(node) !== "clean") return;
+    this.c.times.set(node.meta.id, { hash: node.meta.contentHash, mtimeMs, atimeMs: node.note?.atimeMs });
   }
 
   /**
@@ -362,10 +359,10 @@ export class Attributes {
   private setMode(node: Node, bits: number): void {
     if (node.kind === "local") {
       node.mode = bits;
-      this.c.saveLocal();
+      this.c.localNodes.save();
     } else if (node.kind === "file") {
       node.mode = bits === NOTE_MODE ? undefined : bits;
-      node.localCtimeMs = Date.now();
+      this.c.notes.of(node).changedHere();
       this.keepNoteAttrs(node);
     } else {
       node.mode = bits === FOLDER_MODE ? undefined : bits;
@@ -382,7 +379,7 @@ export class Attributes {
   /** What this device keeps of a folder: local ones in the manifest, others by id (a new one: once created). */
   keepFolderAttrs(dir: DirNode): void {
     if (dir.localOnly) {
-      this.c.saveLocal();
+      this.c.localNodes.save();
       return;
     }
     const key = dir === this.c.tree.root ? "root" : dir.id ? folderKey(dir.id) : undefined;
@@ -439,12 +436,13 @@ export class Attributes {
     node.gid = owner.gid === this.c.opts.gid ? undefined : owner.gid;
     const now = Date.now();
     if (node.kind === "local") node.ctimeMs = now;
+    else if (node.kind === "file") this.c.notes.of(node).changedHere(now);
     else node.localCtimeMs = now;
   }
 
   /** Keeps what this device holds of `node`: where it is kept depends on its kind. */
   private keep(node: Node): void {
-    if (node.kind === "local") this.c.saveLocal();
+    if (node.kind === "local") this.c.localNodes.save();
     else if (node.kind === "file") this.keepNoteAttrs(node);
     else this.keepFolderAttrs(node);
   }
@@ -469,12 +467,12 @@ export class Attributes {
     if (name.startsWith("user.txtfs.")) this.c.checkWritable(node);
     await this.delivery.settle(node);
     try {
-      await writeXattr(this.c.client, this.c.tree, node, name, value);
+      await writeXattr(this.c.client, this.c.tree, this.c.notes, node, name, value);
     } catch (err) {
       this.c.reports.metadataRefused(`${path} (${name})`, err);
       throw err;
     }
-    if (node.kind === "local") this.c.saveLocal();
+    if (node.kind === "local") this.c.localNodes.save();
   }
 
   /** Applies a sidecar's JSON (written, or renamed onto it); a refusal is logged and kept for status. */
@@ -482,7 +480,7 @@ export class Attributes {
     await this.delivery.settle(sidecar.target);
     try {
       await this.c.sidecars.apply(sidecar.target, text);
-      if (sidecar.target.kind === "local") this.c.saveLocal();
+      if (sidecar.target.kind === "local") this.c.localNodes.save();
     } catch (err) {
       this.sidecarRefused(sidecar, err);
       throw err;

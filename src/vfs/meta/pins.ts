@@ -29,7 +29,7 @@ export class Pins {
   private refreshing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
-  /** Bumped by every local change of a state (a remote copy loaded meanwhile is then stale). */
+  /** Bumped by every local change of a state (a remote copy loaded across it is then stale). */
   private changes = 0;
 
   constructor(opts: { client: TxtfsClient; cacheDir: string; deviceId?: string; logger: Logger }) {

@@ -4,6 +4,7 @@
 import { ApiError, type TxtfsClient, withoutContent } from "../../client/api.ts";
 import type { TxtFolder } from "../../lib/apiTypes.ts";
 import { fail, toVfsError } from "../errors.ts";
+import type { Notes } from "../note.ts";
 import type { Node, NoteMeta, Tree } from "../tree.ts";
 
 const P = "user.txtfs.";
@@ -48,7 +49,8 @@ export async function readXattr(client: TxtfsClient, node: Node, name: string): 
   const meta: NoteMeta | TxtFolder | null = node.kind === "local" ? null : node.meta;
   if (!meta) {
     // Not on the service (yet): what was set here.
-    const pending = node.kind === "dir" ? undefined : node.pendingMeta;
+    const pending =
+      node.kind === "dir" ? undefined : node.kind === "local" ? node.pendingMeta : node.note?.pendingMeta;
     if (name === `${P}context`) return Buffer.from(pending?.context ?? "", "utf8");
     if (name === `${P}tags`) return Buffer.from((pending?.tags ?? []).join(","), "utf8");
     return null;
@@ -119,6 +121,7 @@ export function parseTagsValue(text: string): string[] {
 export async function writeXattr(
   client: TxtfsClient,
   tree: Tree,
+  notes: Pick<Notes, "of">,
   node: Node,
   name: string,
   value: Buffer,
@@ -141,7 +144,8 @@ export async function writeXattr(
     const badTag = (t: string) => !t.trim() || [...t.trim()].length > 64 || /[,\u0000-\u001f\u007f]/.test(t);
     if (patch.context !== undefined && [...patch.context].length > 4000) throw fail("EINVAL", "context");
     if (patch.tags && (patch.tags.length > 16 || patch.tags.some(badTag))) throw fail("EINVAL", "tags");
-    node.pendingMeta = { ...node.pendingMeta, ...patch };
+    if (node.kind === "local") node.pendingMeta = { ...node.pendingMeta, ...patch };
+    else notes.of(node).metaSet(patch);
     return;
   }
   try {
