@@ -16,7 +16,6 @@ import type { Claims } from "./local/claims.ts";
 import { LocalHandle } from "./local/localFiles.ts";
 import type { Attributes } from "./meta/attributes.ts";
 import type { SidecarNode } from "./meta/sidecars.ts";
-import { isNoteName } from "./names.ts";
 import type { OpenFile, OpenNote, OpenSidecar } from "./openFile.ts";
 import type { FileNode } from "./tree.ts";
 
@@ -78,6 +77,7 @@ export type OpenFilesCore = Pick<
   | "flushLocal"
   | "handles"
   | "journal"
+  | "keptLocal"
   | "local"
   | "log"
   | "nextFd"
@@ -549,7 +549,12 @@ export class OpenFiles {
     if (h.kind === "note" && h.oversize) throw fail("EFBIG");
     if (h.kind === "sidecar" && h.refused) throw fail("EINVAL", "this sidecar edit was refused");
     // A local file that may go up as a note at its release: `txtfs sync` waits for that release.
-    if (h.kind === "local" && h.written && isNoteName(h.node.name) && this.c.tree.locals.has(h.node))
+    if (
+      h.kind === "local" &&
+      h.written &&
+      !this.c.keptLocal(h.node.parent, h.node.name) &&
+      this.c.tree.locals.has(h.node)
+    )
       this.expectedReleases.expect(fd);
     // Only what was written: shells flush a new file once before writing to it, and uploading the
     // empty note then would cost a second request per new note.
@@ -613,7 +618,13 @@ export class OpenFiles {
       const node = h.node;
       const lastHandle = ![...this.c.handles.values()].some((o) => o.kind === "local" && o.node === node);
       const kept = node.parent.localOnly === "always";
-      if (h.written && lastHandle && !kept && isNoteName(node.name) && this.c.tree.locals.has(node)) {
+      if (
+        h.written &&
+        lastHandle &&
+        !kept &&
+        !this.c.keptLocal(node.parent, node.name) &&
+        this.c.tree.locals.has(node)
+      ) {
         await this.claims.adoptLocal(node, node.ghostOf);
       }
       return;

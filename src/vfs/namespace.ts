@@ -57,6 +57,7 @@ export type NamespaceCore = Pick<
   | "handles"
   | "isPending"
   | "journal"
+  | "keptLocal"
   | "local"
   | "log"
   | "newLocal"
@@ -101,7 +102,7 @@ export class Namespace {
       await this.openFiles.truncateOpen(this.openFiles.handle(fd), 0);
       return fd;
     }
-    if (!isNoteName(name) || dir.localOnly === "always") {
+    if (this.c.keptLocal(dir, name) || dir.localOnly === "always") {
       const node = this.c.newLocal(dir, name, mode & 0o7777);
       this.attributes.paging(path, node);
       return this.openFiles.addHandle({
@@ -492,7 +493,7 @@ export class Namespace {
   }
 
   async renameLocal(src: LocalNode, destDir: DirNode, name: string): Promise<void> {
-    if (!isNoteName(name) || destDir.localOnly === "always") {
+    if (this.c.keptLocal(destDir, name) || destDir.localOnly === "always") {
       this.c.tree.move(src, destDir, name);
       this.c.saveLocal();
       return;
@@ -534,7 +535,7 @@ export class Namespace {
     if (destDir.localOnly === "always") throw fail("EXDEV");
     await this.materialize(destDir);
     this.claims.nameTaken(destDir, name);
-    if (isNoteName(name) && (this.c.writeBehind || !src.id)) {
+    if (!this.c.keptLocal(destDir, name) && (this.c.writeBehind || !src.id)) {
       // Shown at once; the journal sends the new name and folder in order with the note's saves
       // (a note not created yet is simply created under its new name).
       this.placeLocally(src, destDir, name);
@@ -565,7 +566,7 @@ export class Namespace {
       }
       return;
     }
-    if (!isNoteName(name)) return this.renameAside(src, destDir, name);
+    if (this.c.keptLocal(destDir, name)) return this.renameAside(src, destDir, name);
     await this.delivery.settle(src);
     if (!src.id) {
       // Not uploaded yet (nothing was written): it will be created under its new name.
