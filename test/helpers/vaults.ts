@@ -88,7 +88,10 @@ export function generatedAttachments(): Map<string, Buffer> {
   ]);
   return new Map([
     ["diagram.png", png],
-    ["Attachments/photo 1.jpg", Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x00, 0xff, 0xd9])],
+    [
+      "Attachments/photo 1.jpg",
+      Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x00, 0xff, 0xd9]),
+    ],
     ["Food & drink/logo.svg", Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><circle r="4"/></svg>\n')],
   ]);
 }
@@ -108,7 +111,9 @@ const TEST_VAULT_DEFAULT = "/work/vaults/obsidian-help";
  * a copy of Obsidian's help vault (`en/` of github.com/obsidianmd/obsidian-help) at
  * /work/vaults/obsidian-help. Its notes (`.md`/`.txt` outside dot-folders) and its other files.
  */
-export function vaultFolder(): { dir: string; notes: Vault; others: Map<string, Buffer> } | { missing: string } {
+export function vaultFolder():
+  | { dir: string; notes: Vault; others: Map<string, Buffer> }
+  | { missing: string } {
   const dir = process.env.TXTFS_TEST_VAULT ?? TEST_VAULT_DEFAULT;
   if (!existsSync(dir) || !statSync(dir).isDirectory())
     return { missing: `no vault folder at ${dir} (set TXTFS_TEST_VAULT to a copy of a real vault)` };
