@@ -40,6 +40,21 @@ interface VaultCase {
   sample: (paths: string[]) => string[];
   /** At least this many notes have front-matter tags. */
   tagged: number;
+  /** How the vault is copied into mount A (a bash command). */
+  copy: (src: string, dst: string) => string;
+  /** Also checks a rename's effect on the links (the generated vault, whose names it knows). */
+  renames?: boolean;
+}
+
+const cpR = (src: string, dst: string) => `cp -r ${q(src)}/. ${q(dst)}/`;
+const rsyncA = (src: string, dst: string) => `rsync -a ${q(src)}/ ${q(dst)}/`;
+
+function generatedSource() {
+  const dir = mkdtempSync(join(tmpdir(), "txtfs-vault-"));
+  const notes = generatedVault();
+  const others = generatedAttachments();
+  writeVault(dir, notes, others);
+  return { dir, notes, others, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 const real = vaultFolder();
@@ -47,16 +62,19 @@ if ("missing" in real) process.stderr.write(`[skip] the real-vault mount test is
 
 const CASES: VaultCase[] = [
   {
-    name: "a vault generated with a real vault's shapes",
-    source: () => {
-      const dir = mkdtempSync(join(tmpdir(), "txtfs-vault-"));
-      const notes = generatedVault();
-      const others = generatedAttachments();
-      writeVault(dir, notes, others);
-      return { dir, notes, others, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-    },
+    name: "a vault generated with a real vault's shapes, by cp -r",
+    source: generatedSource,
     sample: (paths) => paths,
     tagged: 3,
+    copy: cpR,
+    renames: true,
+  },
+  {
+    name: "a vault generated with a real vault's shapes, by rsync -a",
+    source: generatedSource,
+    sample: (paths) => paths,
+    tagged: 3,
+    copy: rsyncA,
   },
   ...("missing" in real
     ? []
@@ -67,6 +85,7 @@ const CASES: VaultCase[] = [
           // Every 7th note: enough to see the layout hold on a vault made by people.
           sample: (paths: string[]) => paths.filter((_, i) => i % 7 === 0),
           tagged: 0,
+          copy: cpR,
         },
       ]),
 ];
@@ -119,8 +138,8 @@ describe.each(CASES)("$name", (vc) => {
     src?.cleanup?.();
   });
 
-  it("cp -r into mount A: every note on the service and on mount B, byte for byte", async () => {
-    const r = await sh(`cp -r ${q(src.dir)}/. ${q(a.mnt)}/`, { timeoutMs: 300_000 });
+  it("copied into mount A: every note on the service and on mount B, byte for byte", async () => {
+    const r = await sh(vc.copy(src.dir, a.mnt), { timeoutMs: 300_000 });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     await requestSync(dirsA.cache, 300_000);
@@ -224,6 +243,29 @@ describe.each(CASES)("$name", (vc) => {
         .sort(),
     );
   }, 300_000);
+
+  it.runIf(vc.renames)(
+    "a rename rewrites no other note; the links to the old name show as unresolved",
+    async () => {
+      const r = await sh(`mv ${q("Food & drink/Café menu.md")} ${q("Food & drink/Menu.md")}`, { cwd: a.mnt });
+      expect(r.code, r.stderr).toBe(0);
+      await requestSync(dirsA.cache, 60_000);
+      const notes = new Map(src.notes);
+      notes.set("Food & drink/Menu.md", notes.get("Food & drink/Café menu.md")!);
+      notes.delete("Food & drink/Café menu.md");
+      const expected = [...expectedGraph(notes)]
+        .flatMap(([p, links]) => links.filter(([, to]) => to === null).map(([text]) => `${p}\t${text}`))
+        .sort();
+      expect(expected).toContain("Home.md\t![[Café menu#Drinks]]");
+      await until("mount B's .txtfs/links/unresolved to show the rename", async () => {
+        const all = await sh("cat .txtfs/links/unresolved", { cwd: b.mnt, timeoutMs: 30_000 });
+        return JSON.stringify(all.stdout.split("\n").filter(Boolean).sort()) === JSON.stringify(expected);
+      });
+      const home = await sh("cat Home.md", { cwd: b.mnt });
+      expect(home.stdout).toBe(src.notes.get("Home.md"));
+    },
+    120_000,
+  );
 
   it("front-matter tags show in user.txtfs.tags on mount B", async () => {
     const tagged = paths().filter((p) => p.endsWith(".md") && readFrontMatter(src.notes.get(p)!).tags.length);
