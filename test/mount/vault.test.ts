@@ -13,9 +13,9 @@ import { requestSync } from "../../src/lib/mountControl.ts";
 import { readFrontMatter } from "../../src/server/domain/links/frontMatter.ts";
 import { runTxtfs } from "../helpers/cli.ts";
 import {
-  flatIndex,
   type MountDirs,
   makeMountDirs,
+  notePaths,
   q,
   type RunningMount,
   removeMountDirs,
@@ -90,17 +90,6 @@ const CASES: VaultCase[] = [
       ]),
 ];
 
-/** Path from the vault root of every note on the service -> its id. */
-async function servicePaths(m: RunningMount): Promise<Map<string, string>> {
-  const idx = await flatIndex(m.api);
-  const folders = new Map(idx.folders.map((f: any) => [f.id, f]));
-  const pathOf = (folderId: string | null, name: string): string => {
-    const f: any = folderId ? folders.get(folderId) : undefined;
-    return f ? pathOf(f.parentFolderId ?? null, `${f.name}/${name}`) : name;
-  };
-  return new Map(idx.files.map((f: any) => [pathOf(f.folderId, f.name), f.id]));
-}
-
 /** Waits (polling, bounded) until `test` holds. */
 async function until(what: string, test: () => Promise<boolean>, ms = 120_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -143,7 +132,7 @@ describe.each(CASES)("$name", (vc) => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     await requestSync(dirsA.cache, 300_000);
-    noteIds = await servicePaths(a);
+    noteIds = await notePaths(a.api);
     expect([...noteIds.keys()].sort()).toEqual(paths());
     for (const [path, text] of src.notes) {
       const res = await a.api.get(`/api/v1/files/${noteIds.get(path)}/raw`);
@@ -307,7 +296,7 @@ describe("a tag the note's text declares", () => {
       expect(r.stdout).toBe("rc=1\n");
       r = await sh("getfattr --only-values -n user.txtfs.tags tagged.md", { cwd: m.mnt });
       expect(r.stdout).toBe("extra,vault,t1");
-      const [id] = (await servicePaths(m)).values();
+      const [id] = (await notePaths(m.api)).values();
       expect((await m.api.get(`/api/v1/files/${id}`)).body.tags).toEqual(["extra", "vault", "t1"]);
       await until("status to name the refusal", async () =>
         /metadata refused: \/tagged\.md \(user\.txtfs\.tags\) \(tags: 'vault', 't1' are declared by the note's own text/.test(
