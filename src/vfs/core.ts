@@ -12,7 +12,7 @@ import { dirKey } from "./delivery/journalKeys.ts";
 import { fail } from "./errors.ts";
 import { FolderPrefetch } from "./folderPrefetch.ts";
 import { ChangeFollower } from "./follower.ts";
-import { ALWAYS_LOCAL_DIRS } from "./local/localDirs.ts";
+import { ALWAYS_LOCAL_DIRS, type LocalDirKind, localDirKind } from "./local/localDirs.ts";
 import { LocalFiles, type ManifestEntry } from "./local/localFiles.ts";
 import { IGNORE_FILE, MountExcludes } from "./local/mountExcludes.ts";
 import { DeviceAttrs } from "./meta/deviceAttrs.ts";
@@ -135,6 +135,16 @@ export class VfsCore {
     if (!isNoteName(name)) return true;
     const path = dir === this.tree.root ? `/${name}` : `${this.tree.pathOf(dir)}/${name}`;
     return this.excludes.match(path, false) !== undefined;
+  }
+
+  /**
+   * The kind of local folder a folder named `name` made in (or moved to) `dir` is, if any: one
+   * the exclude list matches keeps everything inside here, as `.git` does (local/localDirs.ts).
+   */
+  localDirKindOf(dir: DirNode, name: string): LocalDirKind | undefined {
+    const path = dir === this.tree.root ? `/${name}` : `${this.tree.pathOf(dir)}/${name}`;
+    if (this.excludes.match(path, true)) return "always";
+    return localDirKind(name, dir.localOnly, this.alwaysLocal);
   }
 
   /** `name`, or `name.1`, `name.2`... whichever is free in `dir`. */

@@ -59,6 +59,7 @@ export type NamespaceCore = Pick<
   | "journal"
   | "keptLocal"
   | "local"
+  | "localDirKindOf"
   | "log"
   | "newLocal"
   | "notes"
@@ -167,7 +168,7 @@ export class Namespace {
     this.c.checkWritable(dir);
     checkName(name);
     if (dir.children.has(name)) throw fail("EEXIST");
-    const local = localDirKind(name, dir.localOnly, this.c.alwaysLocal);
+    const local = this.c.localDirKindOf(dir, name);
     if (!local) this.c.access.checkFolders(); // what stays on this machine needs no scope (materialize)
     if (local) {
       // Kept on this machine (see localDirs.ts): git init, .obsidian, node_modules.
@@ -660,7 +661,7 @@ export class Namespace {
     if (target?.kind === "dir") await this.rmdir(this.c.tree.pathOf(target));
     src.meta = provisionalFolder(name, destDir); // a folder is shown under its record's name
     this.c.tree.move(src, destDir, name);
-    const kind = localDirKind(name, destDir.localOnly, this.c.alwaysLocal);
+    const kind = this.c.localDirKindOf(destDir, name);
     if (kind) src.localOnly = kind;
     else {
       await this.materialize(destDir);

@@ -290,11 +290,11 @@ export class Vfs {
       const path = this.c.tree.pathOf(node);
       const excluded = () => this.c.excludes.match(path, false)?.pattern;
       let why: string;
-      if (node.parent.localOnly === "always") why = "inside a folder whose content stays local";
+      if (excluded() !== undefined) why = `excluded by ${excluded()}`;
+      else if (node.parent.localOnly === "always") why = "inside a folder whose content stays local";
       else if (node.link !== undefined) why = "a symbolic link: the service has none";
       else if (node.special)
         why = `a ${node.special === "device" ? "device node" : node.special}: the service has none`;
-      else if (excluded() !== undefined) why = `excluded by ${excluded()}`;
       else if (isNoteName(node.name)) why = "not valid UTF-8 (a note is text)";
       else why = "not a .md or .txt name";
       return { path, why };

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runTxtfs } from "../helpers/cli.ts";
 import {
+  flatIndex,
   isMounted,
   type MountFixture,
   makeMountDirs,
@@ -54,6 +55,8 @@ describe("the exclude list", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("mine\nwip\ntemp\napple\nkept\n");
     expect(await servicePaths()).toEqual(["shared.md"]);
+    // The excluded folder itself is not on the service either: not even its name leaves here.
+    expect((await flatIndex(m.current.api)).folders).toEqual([]);
     const status = await statusShowing(/excluded by scratch\.md/);
     expect(status).toContain("local-only: /private/diary.md (excluded by private/)");
     expect(status).toContain("local-only: /plan.draft.md (excluded by *.draft.md)");
@@ -64,7 +67,7 @@ describe("the exclude list", () => {
     );
   }, 60_000);
 
-  it("an excluded file renamed to a name that is not excluded goes up; a note renamed into an excluded name leaves this mount", async () => {
+  it("an excluded file renamed to a name that is not excluded goes up; a note moved into an excluded folder leaves the service", async () => {
     let r = await m.sh("mv plan.draft.md plan.md && cat plan.md");
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("wip\n");
@@ -72,9 +75,9 @@ describe("the exclude list", () => {
     r = await m.sh("mv shared.md private/shared.md && cat private/shared.md && ls");
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("kept\nplan.md\nprivate\nscratch.md\n");
-    // As a rename to any local name (`mv a.md a.md~`): the note stays on the service, hidden
-    // here, so that a new file under its old name continues it (local/claims.ts).
-    expect(await servicePaths()).toEqual(["plan.md", "shared.md"]);
+    // An excluded folder keeps what is in it here, as `.git` does: `mv` of a note into it is
+    // EXDEV, so mv copies it there and deletes the note.
+    expect(await servicePaths()).toEqual(["plan.md"]);
   }, 60_000);
 
   it("a file written under an excluded name stays local after its close, and after a remount", async () => {
@@ -83,7 +86,7 @@ describe("the exclude list", () => {
     await m.remount({ args: ["--exclude", "private/", "--exclude", "*.draft.md"] });
     r = await m.sh("cat notes.draft.md private/diary.md");
     expect(r.stdout).toBe("one\ntwo\nmine\n");
-    expect(await servicePaths()).toEqual(["plan.md", "shared.md"]);
+    expect(await servicePaths()).toEqual(["plan.md"]);
   }, 60_000);
 
   it("an edit of .txtfsignore applies to the next file made", async () => {
@@ -91,7 +94,7 @@ describe("the exclude list", () => {
       "printf '*.md\\n!keep.md\\n' > .txtfsignore && echo a > lost.md && echo b > keep.md",
     );
     expect(r.code).toBe(0);
-    expect(await servicePaths()).toEqual(["keep.md", "plan.md", "shared.md"]);
+    expect(await servicePaths()).toEqual(["keep.md", "plan.md"]);
     expect((await m.sh("cat lost.md")).stdout).toBe("a\n");
   }, 60_000);
 });
