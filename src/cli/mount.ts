@@ -47,6 +47,7 @@ const lazy = {
   memory: () => import("../lib/memoryMode.ts"),
   notify: () => import("../lib/sdNotify.ts"),
   watch: () => import("../lib/mountWatch.ts"),
+  excludes: () => import("../vfs/local/excludes.ts"),
 };
 
 /** Refresh the signed-in access token this long before it expires (a mount outlives tokens). */
@@ -162,6 +163,14 @@ export function registerMount(program: Command): void {
         .argParser((v: string, prev: string[]) => [...prev, v])
         .default([] as string[], "none"),
     )
+    .addOption(
+      new Option(
+        "--exclude <pattern>",
+        "files matching PATTERN stay on this machine (.gitignore syntax; repeatable; also read from .txtfsignore at the mount root; see docs/mount.md)",
+      )
+        .argParser((v: string, prev: string[]) => [...prev, v])
+        .default([] as string[], "editor swap/backup files, .DS_Store, ._*, Thumbs.db, desktop.ini"),
+    )
     .option(
       "--show-control-dir",
       "list .txtfs/ (history, tags, related notes, search, comments) in the root folder; it is always reachable by its path",
@@ -179,6 +188,15 @@ export function registerMount(program: Command): void {
         );
       // Everything given is checked before any network call, mount or detaching: a bad option is
       // one line and exit 2, and nothing is mounted.
+      const { ExcludePatternError, parseExclude } = await lazy.excludes();
+      for (const pattern of opts.exclude as string[]) {
+        try {
+          parseExclude(pattern);
+        } catch (err) {
+          if (err instanceof ExcludePatternError) throw new UsageError(`--exclude: ${err.message}`);
+          throw err;
+        }
+      }
       const creds = resolveCredentials(opts, await readCliConfig());
       if (aiOptionsTyped(mount) && !opts.serve)
         throw new UsageError(
@@ -301,6 +319,7 @@ export function registerMount(program: Command): void {
         pollWait: opts.pollWait,
         writeBehind: !opts.writeThrough,
         localDirs: opts.localDir,
+        excludes: opts.exclude,
         mountpoint,
         showControlDir: Boolean(opts.showControlDir),
       });
@@ -371,6 +390,7 @@ export function registerMount(program: Command): void {
           conflicts: [...vfs.conflicts],
           refused: [...vfs.refused],
           localOnly: vfs.localOnly(),
+          excludeProblems: vfs.excludeProblems(),
           unreachableSince: vfs.unreachableSince(),
           refusedMetadata: vfs.refusedMetadata(),
           unsent: refusals.kept(),

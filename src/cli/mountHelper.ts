@@ -24,6 +24,7 @@ const VALUES: Record<string, string> = {
   gid: "--gid",
   poll_wait: "--poll-wait",
   local_dir: "--local-dir",
+  exclude: "--exclude",
   log_file: "--log-file",
   log_level: "--log-level",
 };

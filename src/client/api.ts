@@ -382,6 +382,40 @@ export class TxtfsClient {
     });
   }
 
+  /** The note's links and embeds in the order written, each with the note it names (null: none). */
+  fileLinks(id: string) {
+    return this.json<{
+      fileId: string;
+      links: { text: string; path: string; embed: boolean; resolved: boolean; targetFileId: string | null }[];
+    }>({ method: "GET", path: `/api/me/files/${id}/links` });
+  }
+
+  /** The links naming the note (up to 1000; `hasMore` when there are more). */
+  fileBacklinks(id: string) {
+    return this.json<{
+      fileId: string;
+      backlinks: { fileId: string; text: string; path: string; embed: boolean }[];
+      hasMore: boolean;
+    }>({ method: "GET", path: `/api/me/files/${id}/backlinks` });
+  }
+
+  /** One page of the account's unresolved links, by note then position. */
+  unresolvedLinks(cursor?: string) {
+    const query = `limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+    return this.json<{
+      links: {
+        fileId: string;
+        name: string;
+        folderId: string | null;
+        text: string;
+        path: string;
+        embed: boolean;
+      }[];
+      nextCursor: string | null;
+      hasMore: boolean;
+    }>({ method: "GET", path: `/api/me/links/unresolved?${query}` });
+  }
+
   // ---------------------------------------------------------------- history, search, comments (.txtfs/)
 
   /** A note's versions, newest first, without bodies (one page of up to 1000: every version kept). */

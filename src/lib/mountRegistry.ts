@@ -20,6 +20,8 @@ export interface MountRecord {
   /** Saves the service refused (kept as local files) and the local-only files, with the reason. */
   refused?: { path: string; reason: string; keptAs?: string; at: string }[];
   localOnly?: { path: string; why: string }[];
+  /** The `.txtfsignore` lines skipped as not patterns. */
+  excludeProblems?: string[];
   /** Since when the service cannot be reached (null: it answers). */
   unreachableSince?: string | null;
   /** The last sidecar or xattr write refused per path (EINVAL), with the rule it broke. */

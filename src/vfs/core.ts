@@ -8,13 +8,15 @@ import { dirKey } from "./delivery/journalKeys.ts";
 import { fail } from "./errors.ts";
 import { FolderPrefetch } from "./folderPrefetch.ts";
 import { ChangeFollower } from "./follower.ts";
-import { ALWAYS_LOCAL_DIRS } from "./local/localDirs.ts";
+import { ALWAYS_LOCAL_DIRS, type LocalDirKind, localDirKind } from "./local/localDirs.ts";
 import { LocalFiles } from "./local/localFiles.ts";
 import { LocalNodes } from "./local/localNodes.ts";
+import { IGNORE_FILE, MountExcludes } from "./local/mountExcludes.ts";
 import { DeviceAttrs } from "./meta/deviceAttrs.ts";
 import { NoteTimes } from "./meta/noteTimes.ts";
 import { Pins } from "./meta/pins.ts";
 import { Sidecars, type SidecarTarget } from "./meta/sidecars.ts";
+import { isNoteName } from "./names.ts";
 import { type NoteSurroundings, Notes } from "./note.ts";
 import type { OpenFile, OpenSidecar } from "./openFile.ts";
 import type { VfsOptions } from "./options.ts";
@@ -50,6 +52,8 @@ export class VfsCore {
   /** Refused saves and metadata, reachability: what `txtfs sync` and `txtfs status` report. */
   readonly reports: Reports;
   readonly alwaysLocal: ReadonlySet<string>;
+  /** What stays on this machine by pattern (the defaults, `.txtfsignore`, `--exclude`). */
+  readonly excludes: MountExcludes;
   readonly times: NoteTimes;
   /** Modes and folder times: this device's (meta/deviceAttrs.ts). */
   readonly deviceAttrs: DeviceAttrs;
@@ -74,6 +78,18 @@ export class VfsCore {
     });
     this.tree = new Tree(this.notes);
     this.alwaysLocal = new Set([...ALWAYS_LOCAL_DIRS, ...(opts.localDirs ?? [])]);
+    this.excludes = new MountExcludes({
+      patterns: opts.excludes ?? [],
+      ignoreFile: () => {
+        const node = this.tree.root.children.get(IGNORE_FILE);
+        if (node?.kind !== "local" || !node.blob) return undefined;
+        return {
+          version: `${node.blob} ${node.size} ${node.mtimeMs}`,
+          read: () => this.local.read(node.blob),
+        };
+      },
+      log: this.log,
+    });
     this.times = new NoteTimes(opts.cacheDir, (err) => this.log.error({ err }, "could not save note times"));
     this.deviceAttrs = new DeviceAttrs(opts.cacheDir, (err) =>
       this.log.error({ err }, "could not save modes and folder times"),
@@ -108,6 +124,26 @@ export class VfsCore {
       log: this.log,
       cacheSize: opts.cacheSize,
     });
+  }
+
+  /**
+   * Whether a file named `name` in `dir` stays on this machine: not a note's name, or excluded
+   * (local/mountExcludes.ts). Where a file may go up, this is asked; nothing else decides.
+   */
+  keptLocal(dir: DirNode, name: string): boolean {
+    if (!isNoteName(name)) return true;
+    const path = dir === this.tree.root ? `/${name}` : `${this.tree.pathOf(dir)}/${name}`;
+    return this.excludes.match(path, false) !== undefined;
+  }
+
+  /**
+   * The kind of local folder a folder named `name` made in (or moved to) `dir` is, if any: one
+   * the exclude list matches keeps everything inside here, as `.git` does (local/localDirs.ts).
+   */
+  localDirKindOf(dir: DirNode, name: string): LocalDirKind | undefined {
+    const path = dir === this.tree.root ? `/${name}` : `${this.tree.pathOf(dir)}/${name}`;
+    if (this.excludes.match(path, true)) return "always";
+    return localDirKind(name, dir.localOnly, this.alwaysLocal);
   }
 
   /** `name`, or `name.1`, `name.2`... whichever is free in `dir`. */

@@ -49,7 +49,7 @@ export function toVfsError(err: unknown): VfsError {
       case 404:
         return new VfsError("ENOENT", err.message, { cause: err });
       case 409:
-        return new VfsError(err.code === "folder_cycle" ? "EINVAL" : "EIO", err.message, { cause: err });
+        return new VfsError(conflictErrno(err.code), err.message, { cause: err });
       case 412:
         return new VfsError("ESTALE", err.message, { cause: err });
       case 413:
@@ -60,6 +60,18 @@ export function toVfsError(err: unknown): VfsError {
   }
   if (err instanceof NetworkError) return new VfsError("EIO", err.message, { cause: err });
   return new VfsError("EIO", err instanceof Error ? err.message : String(err), { cause: err });
+}
+
+/**
+ * A 409's errno by its code. A tag the note's own text declares cannot be removed by anyone
+ * through metadata (only by editing the text): EPERM, "Operation not permitted", as for an
+ * attribute the file itself forbids changing; not EACCES (no permission would help) nor EBUSY
+ * (retrying never helps). Tags that would not all show are a value refused: EINVAL.
+ */
+function conflictErrno(code: string | undefined): Errno {
+  if (code === "tag_declared_by_note") return "EPERM";
+  if (code === "folder_cycle" || code === "too_many_tags") return "EINVAL";
+  return "EIO";
 }
 
 /** A failure that may pass: the service unreachable, overloaded or failing for now. */

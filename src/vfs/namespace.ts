@@ -54,7 +54,9 @@ export type NamespaceCore = Pick<
   | "handles"
   | "isPending"
   | "journal"
+  | "keptLocal"
   | "local"
+  | "localDirKindOf"
   | "log"
   | "notes"
   | "pendingDirs"
@@ -102,7 +104,7 @@ export class Namespace {
       await this.writes.truncateOpen(this.openFiles.handle(fd), 0);
       return fd;
     }
-    if (!isNoteName(name) || dir.localOnly === "always") {
+    if (this.c.keptLocal(dir, name) || dir.localOnly === "always") {
       const node = this.c.localNodes.make(dir, name, mode & 0o7777);
       this.attributes.paging(path, node);
       return this.openFiles.addHandle({
@@ -163,7 +165,7 @@ export class Namespace {
     this.c.checkWritable(dir);
     checkName(name);
     if (dir.children.has(name)) throw fail("EEXIST");
-    const local = localDirKind(name, dir.localOnly, this.c.alwaysLocal);
+    const local = this.c.localDirKindOf(dir, name);
     if (!local) this.c.access.checkFolders(); // what stays on this machine needs no scope (materialize)
     if (local) {
       // Kept on this machine (see localDirs.ts): git init, .obsidian, node_modules.
@@ -489,7 +491,7 @@ export class Namespace {
   }
 
   async renameLocal(src: LocalNode, destDir: DirNode, name: string): Promise<void> {
-    if (!isNoteName(name) || destDir.localOnly === "always") {
+    if (this.c.keptLocal(destDir, name) || destDir.localOnly === "always") {
       this.c.tree.move(src, destDir, name);
       this.c.localNodes.save();
       return;
@@ -531,7 +533,7 @@ export class Namespace {
     if (destDir.localOnly === "always") throw fail("EXDEV");
     await this.materialize(destDir);
     this.claims.nameTaken(destDir, name);
-    if (isNoteName(name) && (this.c.writeBehind || !src.id)) {
+    if (!this.c.keptLocal(destDir, name) && (this.c.writeBehind || !src.id)) {
       // Shown at once; the journal sends the new name and folder in order with the note's saves
       // (a note not created yet is simply created under its new name).
       this.placeLocally(src, destDir, name);
@@ -562,7 +564,7 @@ export class Namespace {
       }
       return;
     }
-    if (!isNoteName(name)) return this.renameAside(src, destDir, name);
+    if (this.c.keptLocal(destDir, name)) return this.renameAside(src, destDir, name);
     await this.delivery.settle(src);
     if (!src.id) {
       // Not uploaded yet (nothing was written): it will be created under its new name.
@@ -656,7 +658,7 @@ export class Namespace {
     if (target?.kind === "dir") await this.rmdir(this.c.tree.pathOf(target));
     src.meta = provisionalFolder(name, destDir); // a folder is shown under its record's name
     this.c.tree.move(src, destDir, name);
-    const kind = localDirKind(name, destDir.localOnly, this.c.alwaysLocal);
+    const kind = this.c.localDirKindOf(destDir, name);
     if (kind) src.localOnly = kind;
     else {
       await this.materialize(destDir);

@@ -22,6 +22,8 @@ export interface VfsOptions {
   deviceId?: string;
   /** More folder names whose content stays local (see localDirs.ts). */
   localDirs?: string[];
+  /** More exclude patterns (`--exclude`, checked by the CLI): see local/excludes.ts. */
+  excludes?: string[];
   /** Where the mount is: absolute symlink targets into `.txtfs/` (ln -s "$PWD/note.md") are found by it. */
   mountpoint?: string;
   /** List `.txtfs/` in the root folder (it is always reachable by its path). */

@@ -34,11 +34,14 @@ export class Reports {
     }
   }
 
-  /** A sidecar or xattr write refused with EINVAL: logged with its reason, kept for `txtfs status`. */
+  /**
+   * A sidecar or xattr write refused with EINVAL (a bad value) or EPERM (a tag the note's text
+   * declares): logged with its reason, kept for `txtfs status`.
+   */
   metadataRefused(path: string, err: unknown): void {
-    if (!(err instanceof VfsError) || err.errno !== "EINVAL") return;
-    const reason = err.message === "EINVAL" ? "not an accepted value" : err.message;
-    this.log.warn({ path, reason }, "metadata write refused (EINVAL); nothing was changed");
+    if (!(err instanceof VfsError) || (err.errno !== "EINVAL" && err.errno !== "EPERM")) return;
+    const reason = err.message === err.errno ? "not an accepted value" : err.message;
+    this.log.warn({ path, reason, errno: err.errno }, "metadata write refused; nothing was changed");
     this.refusedMeta.delete(path); // the newest last
     this.refusedMeta.set(path, { reason, at: new Date().toISOString() });
   }

@@ -301,19 +301,25 @@ export class Vfs {
 
   /** Every local-only file and why it is not a note on the service (`txtfs status`). */
   localOnly(): { path: string; why: string }[] {
-    return [...this.c.tree.locals].map((node) => ({
-      path: this.c.tree.pathOf(node),
-      why:
-        node.parent.localOnly === "always"
-          ? "inside a folder whose content stays local"
-          : node.link !== undefined
-            ? "a symbolic link: the service has none"
-            : node.special
-              ? `a ${node.special === "device" ? "device node" : node.special}: the service has none`
-              : isNoteName(node.name)
-                ? "not valid UTF-8 (a note is text)"
-                : "not a .md or .txt name",
-    }));
+    return [...this.c.tree.locals].map((node) => {
+      const path = this.c.tree.pathOf(node);
+      const excluded = () => this.c.excludes.match(path, false)?.pattern;
+      let why: string;
+      if (excluded() !== undefined) why = `excluded by ${excluded()}`;
+      else if (node.parent.localOnly === "always") why = "inside a folder whose content stays local";
+      else if (node.link !== undefined) why = "a symbolic link: the service has none";
+      else if (node.special)
+        why = `a ${node.special === "device" ? "device node" : node.special}: the service has none`;
+      else if (isNoteName(node.name)) why = "not valid UTF-8 (a note is text)";
+      else why = "not a .md or .txt name";
+      return { path, why };
+    });
+  }
+
+  /** The `.txtfsignore` lines that are not patterns (skipped), for `txtfs status`. */
+  excludeProblems(): string[] {
+    this.c.excludes.match("/", true); // reads the file again if it changed
+    return [...this.c.excludes.problems];
   }
 
   /**

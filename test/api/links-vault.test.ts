@@ -1,13 +1,12 @@
 // The link graph through the API equals the one an independent resolver (test/helpers/vaultGraph.ts,
 // a scan of every note instead of the service's name index) computes from the files: on a vault
 // generated with a real vault's shapes, through renames, folder moves and deletes; and on
-// Obsidian's own help vault when a copy is on this machine. Both stores.
+// Obsidian's own help vault when a copy is on this machine; backlinks are the same graph read the
+// other way. Both stores.
 import { posix } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readFrontMatter } from "../../src/server/domain/links/frontMatter.ts";
-import { parseLinks } from "../../src/server/domain/links/linkSyntax.ts";
 import { type Res, startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
-import { resolveByScan, type VaultNote } from "../helpers/vaultGraph.ts";
+import { expectedGraph } from "../helpers/vaultGraph.ts";
 import { generatedVault, obsidianHelpVault, type Vault } from "../helpers/vaults.ts";
 
 let t: TestServer;
@@ -39,23 +38,6 @@ async function load(vault: Vault): Promise<Loaded> {
   return { user, vault, ids, folders };
 }
 
-/** note path -> its links as [text, target path or null], computed from the files alone. */
-function expectedGraph(vault: Vault): Map<string, [string, string | null][]> {
-  const notes: VaultNote[] = [...vault].map(([path, text]) => ({
-    path,
-    aliases: path.endsWith(".md") ? readFrontMatter(text).aliases : [],
-  }));
-  const graph = new Map<string, [string, string | null][]>();
-  for (const [path, text] of vault) {
-    const links = path.endsWith(".md") ? parseLinks(text) : [];
-    graph.set(
-      path,
-      links.map((l) => [l.text, resolveByScan(l.path, path, notes)]),
-    );
-  }
-  return graph;
-}
-
 /** The same, through GET /api/me/files/:id/links. */
 async function servedGraph(v: Loaded): Promise<Map<string, [string, string | null][]>> {
   const pathOf = new Map([...v.ids].map(([p, id]) => [id, p]));
@@ -79,7 +61,25 @@ async function expectSameGraph(v: Loaded) {
   const expected = expectedGraph(v.vault);
   for (const [path, links] of expected) expect(served.get(path), path).toEqual(links);
   expect([...served.keys()].sort()).toEqual([...expected.keys()].sort());
+  await expectSameBacklinks(v, expected);
   return expected;
+}
+
+/** GET /api/me/files/:id/backlinks of every note: the expected graph read the other way. */
+async function expectSameBacklinks(v: Loaded, expected: Map<string, [string, string | null][]>) {
+  const pathOf = new Map([...v.ids].map(([p, id]) => [id, p]));
+  const inverted = new Map<string, string[]>([...v.ids.keys()].map((p) => [p, []]));
+  for (const [source, links] of expected)
+    for (const [text, target] of links) if (target) inverted.get(target)?.push(`${source} ${text}`);
+  for (const [path, id] of v.ids) {
+    const res = await v.user.api.get(`/api/me/files/${id}/backlinks`);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.hasMore).toBe(false);
+    const served = res.body.backlinks.map(
+      (l: { fileId: string; text: string }) => `${pathOf.get(l.fileId)} ${l.text}`,
+    );
+    expect(served.sort(), `backlinks of ${path}`).toEqual(inverted.get(path)!.sort());
+  }
 }
 
 /** Moves every path under `from/` (or `from` itself) to `to`, in the vault and the id maps. */
@@ -177,6 +177,18 @@ describe("the link graph of a generated vault", () => {
         .flatMap(([p, links]) => links.filter(([, to]) => to === null).map(([text]) => `${p} ${text}`))
         .sort(),
     );
+  });
+
+  it("backlinks of a note the caller cannot see are a 404, and list only notes the caller sees", async () => {
+    const owner = await t.user();
+    const other = await t.user();
+    const target = await owner.api.post("/api/v1/files", { name: "Target.md", content: "me" });
+    expect(target.status).toBe(201);
+    expect((await other.api.get(`/api/me/files/${target.body.file.id}/backlinks`)).status).toBe(404);
+    // Another account's note naming the same name links to its own notes, never to this one.
+    await other.api.post("/api/v1/files", { name: "Linker.md", content: "[[Target]]" });
+    const res = await owner.api.get(`/api/me/files/${target.body.file.id}/backlinks`);
+    expect(res.body).toEqual({ fileId: target.body.file.id, backlinks: [], hasMore: false });
   });
 
   it("a bad cursor is a clear 400", async () => {

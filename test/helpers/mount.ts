@@ -264,6 +264,17 @@ export async function flatIndex(api: Api): Promise<FlatIndex> {
   return res.body;
 }
 
+/** Every note on the service by its path from the root ("a/b/c.md") -> its id. */
+export async function notePaths(api: Api): Promise<Map<string, string>> {
+  const idx = await flatIndex(api);
+  const folders = new Map(idx.folders.map((f: any) => [f.id, f]));
+  const pathOf = (folderId: string | null, name: string): string => {
+    const f: any = folderId ? folders.get(folderId) : undefined;
+    return f ? pathOf(f.parentFolderId ?? null, `${f.name}/${name}`) : name;
+  };
+  return new Map(idx.files.map((f: any) => [pathOf(f.folderId, f.name), f.id]));
+}
+
 /** Resolves a mount path ("a/b/c.md") to its API record through the flat index. */
 export async function findByPath(api: Api, path: string): Promise<any | undefined> {
   const index = await flatIndex(api);

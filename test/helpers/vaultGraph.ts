@@ -2,6 +2,8 @@
 // resolves by scanning every note of the vault (the service uses its name index), written from the
 // rules in docs/api.md rather than from src/server/domain/links/resolve.ts.
 import { posix } from "node:path";
+import { readFrontMatter } from "../../src/server/domain/links/frontMatter.ts";
+import { parseLinks } from "../../src/server/domain/links/linkSyntax.ts";
 
 export interface VaultNote {
   /** Path from the vault root, e.g. `Folder/Sub/Note name.md`. */
@@ -79,4 +81,25 @@ function pick(hits: VaultNote[], sourceDir: string): string | null {
     return a.path < b.path ? -1 : 1;
   });
   return sorted[0]?.path ?? null;
+}
+
+/**
+ * note path -> its links as [text as written, target note path or null], computed from the files
+ * alone (the link syntax and front-matter are read by the service's parsers; which note a link
+ * names is this file's own resolver).
+ */
+export function expectedGraph(vault: ReadonlyMap<string, string>): Map<string, [string, string | null][]> {
+  const notes: VaultNote[] = [...vault].map(([path, text]) => ({
+    path,
+    aliases: path.endsWith(".md") ? readFrontMatter(text).aliases : [],
+  }));
+  const graph = new Map<string, [string, string | null][]>();
+  for (const [path, text] of vault) {
+    const links = path.endsWith(".md") ? parseLinks(text) : [];
+    graph.set(
+      path,
+      links.map((l) => [l.text, resolveByScan(l.path, path, notes)]),
+    );
+  }
+  return graph;
 }

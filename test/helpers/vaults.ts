@@ -4,8 +4,8 @@
 // machine (never in the repository: TXTFS_OBSIDIAN_HELP names a checkout or a git directory of
 // github.com/obsidianmd/obsidian-help; its `en/` folder is the vault).
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 
 /** Path from the vault root -> the note's text. */
 export type Vault = Map<string, string>;
@@ -78,4 +78,59 @@ export function obsidianHelpVault(): { vault: Vault } | { missing: string } {
     for (const p of paths) vault.set(p.slice(3), git("show", `HEAD:${p}`));
   }
   return vault.size ? { vault } : { missing: `no notes under en/ in ${where}` };
+}
+
+/** Files that are not notes beside the generated vault's notes (what its embeds name, and more). */
+export function generatedAttachments(): Map<string, Buffer> {
+  const png = Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 131 + 7) % 256)),
+  ]);
+  return new Map([
+    ["diagram.png", png],
+    [
+      "Attachments/photo 1.jpg",
+      Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x00, 0xff, 0xd9]),
+    ],
+    ["Food & drink/logo.svg", Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><circle r="4"/></svg>\n')],
+  ]);
+}
+
+/** Writes a vault's notes and other files under `dir`. */
+export function writeVault(dir: string, notes: Vault, others: ReadonlyMap<string, Buffer> = new Map()): void {
+  for (const [path, bytes] of [...notes, ...others]) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), bytes);
+  }
+}
+
+const TEST_VAULT_DEFAULT = "/work/vaults/obsidian-help";
+
+/**
+ * A real vault as a folder on this machine (never in the repository): TXTFS_TEST_VAULT, by default
+ * a copy of Obsidian's help vault (`en/` of github.com/obsidianmd/obsidian-help) at
+ * /work/vaults/obsidian-help. Its notes (`.md`/`.txt` outside dot-folders) and its other files.
+ */
+export function vaultFolder():
+  | { dir: string; notes: Vault; others: Map<string, Buffer> }
+  | { missing: string } {
+  const dir = process.env.TXTFS_TEST_VAULT ?? TEST_VAULT_DEFAULT;
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    return { missing: `no vault folder at ${dir} (set TXTFS_TEST_VAULT to a copy of a real vault)` };
+  const notes: Vault = new Map();
+  const others = new Map<string, Buffer>();
+  const walk = (sub: string) => {
+    for (const e of readdirSync(join(dir, sub), { withFileTypes: true })) {
+      const rel = sub ? `${sub}/${e.name}` : e.name;
+      if (e.isDirectory()) {
+        if (!e.name.startsWith(".")) walk(rel);
+      } else if (e.isFile()) {
+        const bytes = readFileSync(join(dir, rel));
+        if (/\.(md|txt)$/i.test(e.name)) notes.set(rel, bytes.toString("utf8"));
+        else others.set(rel, bytes);
+      }
+    }
+  };
+  walk("");
+  return notes.size ? { dir, notes, others } : { missing: `no notes in ${dir}` };
 }

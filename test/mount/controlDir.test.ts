@@ -43,7 +43,7 @@ describe("the control directory", () => {
     const r = await m.sh("stat -c %F .txtfs && ls .txtfs && head -1 .txtfs/README");
     expect(r.stderr).toBe("");
     expect(r.stdout).toBe(
-      "directory\nREADME\ncomments\nrelated\nsearch\ntags\nversions\ntxtfs control directory\n",
+      "directory\nREADME\ncomments\nlinks\nrelated\nsearch\ntags\nversions\ntxtfs control directory\n",
     );
   });
 
@@ -89,7 +89,7 @@ describe("the control directory", () => {
     expect(r.stdout).toMatch(/mv: .*Operation not permitted/);
     expect(r.stdout).toMatch(/rmdir: .*Read-only file system/);
     const after = await m.sh("ls .txtfs");
-    expect(after.stdout).toBe("README\ncomments\nrelated\nsearch\ntags\nversions\n");
+    expect(after.stdout).toBe("README\ncomments\nlinks\nrelated\nsearch\ntags\nversions\n");
   });
 });
 

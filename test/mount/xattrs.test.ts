@@ -131,7 +131,7 @@ describe("xattrs on notes", () => {
     expect(out).toMatch(/metadata refused: \/x\/meta\.md \(user\.txtfs\.tags\) \(tags: not a JSON array\)/);
     expect(out).toMatch(/metadata refused: \/x\/meta\.md\.meta\.json \(tags\)/);
     expect(m.current.stderr()).toMatch(
-      /"path":"\/x\/meta\.md\.meta\.json","reason":"tags","msg":"metadata write refused/,
+      /"path":"\/x\/meta\.md\.meta\.json","reason":"tags","errno":"EINVAL","msg":"metadata write refused/,
     );
     const after = await fileNow();
     expect([after.tags, after.etag]).toEqual([before.tags, before.etag]);

@@ -1,7 +1,7 @@
 // The link graph's loose ends: every unresolved link of the caller's notes (an extension of the spec).
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { linksFrom, listUnresolved } from "../domain/links/linkListing.ts";
+import { linksFrom, linksTo, listUnresolved } from "../domain/links/linkListing.ts";
 import { actorOf } from "../http/mutation.ts";
 import { op } from "../openapi/describe.ts";
 import type { RouteDeps } from "./deps.ts";
@@ -46,6 +46,19 @@ const NoteLinks = Type.Object({
   ),
 });
 
+const Backlinks = Type.Object({
+  fileId: Type.String(),
+  backlinks: Type.Array(
+    Type.Object({
+      fileId: Type.String({ description: "The note whose text holds the link." }),
+      text: Type.String({ description: "The link as written, e.g. `[[Note#Heading|shown]]`." }),
+      path: Type.String({ description: "The path it names, decoded, without `#heading` or `|alias`." }),
+      embed: Type.Boolean(),
+    }),
+  ),
+  hasMore: Type.Boolean({ description: "More than 1000 links name the note: the first 1000 are listed." }),
+});
+
 export function linkRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     const doc = op({
@@ -61,6 +74,18 @@ export function linkRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
       ok: { 200: NoteLinks },
       errors: [404],
     });
+    const backlinksDoc = op({
+      id: "getFileBacklinks",
+      area: "metadata",
+      summary: "The links in your notes that name this note, by linking note then position (up to 1000).",
+      ok: { 200: Backlinks },
+      errors: [404],
+    });
+    app.get(
+      "/api/me/files/:id/backlinks",
+      { ...read, schema: { params: IdParams, ...backlinksDoc } },
+      async (req) => store.read((tx) => linksTo(tx, actorOf(req), req.params.id)),
+    );
     app.get("/api/me/files/:id/links", { ...read, schema: { params: IdParams, ...linksDoc } }, async (req) =>
       store.read((tx) => linksFrom(tx, actorOf(req), req.params.id)),
     );

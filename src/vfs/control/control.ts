@@ -16,6 +16,7 @@ import type { FileNode } from "../tree.ts";
 import type { Area } from "./area.ts";
 import { Comments } from "./comments.ts";
 import { CONTROL_PATH, controlParts, type Entry } from "./entries.ts";
+import { Links } from "./links.ts";
 import { README } from "./readme.ts";
 import { RelatedNotes } from "./related.ts";
 import { Search } from "./search.ts";
@@ -57,6 +58,7 @@ export class ControlDir {
     this.versions = new Versions(c, parts);
     this.areas = {
       comments: new Comments(c, parts),
+      links: new Links(c, parts),
       related: new RelatedNotes(c, parts),
       search: new Search(c),
       tags: new Tags(c, parts),

@@ -32,6 +32,14 @@ related/PATH/       the note's related notes, ranked: "01 name.md -> ../../../fo
                     rm .txtfs/related/PATH/"01 name.md" disconnects an explicit connection
                                               (inferred ones cannot be removed: EPERM)
 
+links/unresolved    every link in your notes that names no note: "NOTE<TAB>[[LINK TEXT]]" a line
+                    (after a rename, the links to the old name show here: edit them to fix).
+links/PATH/to/      the notes the note at PATH links to, in the order first written:
+                    "01 name.md -> ../../../../folder/name.md"
+links/PATH/from/    the notes linking to it (backlinks), by path
+links/PATH/unresolved   its own links that name no note, one a line. Read-only: a link is
+                    changed by editing the note that holds it.
+
 search/QUERY/       ls .txtfs/search/'two words'/  ranked symlinks to the notes containing every
                     word (the last one may be a prefix); one request per listing.
 

@@ -11,7 +11,6 @@ import { fail, isTransient, toVfsError } from "../errors.ts";
 import type { Claims } from "../local/claims.ts";
 import { LocalHandle } from "../local/localFiles.ts";
 import type { Attributes } from "../meta/attributes.ts";
-import { isNoteName } from "../names.ts";
 import type { OpenNote, OpenSidecar } from "../openFile.ts";
 import type { FileNode } from "../tree.ts";
 import { ExpectedReleases } from "./expectedReleases.ts";
@@ -29,7 +28,16 @@ export interface SavesParts {
 
 export type SavesCore = Pick<
   VfsCore,
-  "localNodes" | "handles" | "journal" | "local" | "log" | "notes" | "openSidecars" | "tree" | "writeBehind"
+  | "localNodes"
+  | "handles"
+  | "journal"
+  | "keptLocal"
+  | "local"
+  | "log"
+  | "notes"
+  | "openSidecars"
+  | "tree"
+  | "writeBehind"
 >;
 
 export class Saves {
@@ -101,7 +109,12 @@ export class Saves {
     if (h.kind === "note" && h.oversize) throw fail("EFBIG");
     if (h.kind === "sidecar" && h.refused) throw fail("EINVAL", "this sidecar edit was refused");
     // A local file that may go up as a note at its release: `txtfs sync` waits for that release.
-    if (h.kind === "local" && h.written && isNoteName(h.node.name) && this.c.tree.locals.has(h.node))
+    if (
+      h.kind === "local" &&
+      h.written &&
+      !this.c.keptLocal(h.node.parent, h.node.name) &&
+      this.c.tree.locals.has(h.node)
+    )
       this.expectedReleases.expect(fd);
     // Only what was written: shells flush a new file once before writing to it, and uploading the
     // empty note then would cost a second request per new note.
@@ -165,7 +178,13 @@ export class Saves {
       const node = h.node;
       const lastHandle = ![...this.c.handles.values()].some((o) => o.kind === "local" && o.node === node);
       const kept = node.parent.localOnly === "always";
-      if (h.written && lastHandle && !kept && isNoteName(node.name) && this.c.tree.locals.has(node)) {
+      if (
+        h.written &&
+        lastHandle &&
+        !kept &&
+        !this.c.keptLocal(node.parent, node.name) &&
+        this.c.tree.locals.has(node)
+      ) {
         await this.claims.adoptLocal(node, node.ghostOf);
       }
       return;

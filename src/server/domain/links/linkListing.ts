@@ -1,5 +1,5 @@
 // Links as the API lists them: a note's own links with the notes they name (GET
-// /api/me/files/:id/links), its unresolved ones (in its connections answer), and every unresolved
+// /api/me/files/:id/links), the links naming it (GET /api/me/files/:id/backlinks), its unresolved ones (in its connections answer), and every unresolved
 // link of the account, paged (GET /api/me/links/unresolved; later the mount's .txtfs/links/unresolved).
 import type { Tx } from "../../../store/store.ts";
 import { loadScope, requireFile, roleInScope } from "../access.ts";
@@ -36,6 +36,29 @@ export async function linksFrom(tx: Tx, actor: Actor, fileId: string) {
       resolved: l.target_id !== null || l.attachment_id !== null,
       targetFileId: l.target_id && visible.has(l.target_id) ? l.target_id : null,
     })),
+  };
+}
+
+/** The most links to one note an answer lists (a hub note's backlinks; `hasMore` says there are more). */
+const BACKLINKS_MAX = 1000;
+
+/**
+ * The links in other notes (and the note itself) that name this note, by linking note then
+ * position: only from notes the caller can see.
+ */
+export async function linksTo(tx: Tx, actor: Actor, fileId: string) {
+  await requireFile(tx, actor, fileId, "reader");
+  const rows = await tx.links.to(fileId, BACKLINKS_MAX + 1);
+  const page = rows.slice(0, BACKLINKS_MAX);
+  const scope = await loadScope(tx, actor);
+  const sources = await tx.files.metaByIds([...new Set(page.map((l) => l.source_id))]);
+  const visible = new Set(sources.filter((s) => roleInScope(scope, s)).map((s) => s.id));
+  return {
+    fileId,
+    backlinks: page
+      .filter((l) => visible.has(l.source_id))
+      .map((l) => ({ fileId: l.source_id, text: l.text, path: l.path, embed: l.embed === 1 })),
+    hasMore: rows.length > BACKLINKS_MAX,
   };
 }
 
