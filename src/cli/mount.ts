@@ -368,6 +368,7 @@ export function registerMount(program: Command): void {
           // What `txtfs status` prints of the tree, as it is now (the record's copy is up to 2 s old).
           stats: vfs.stats(),
           localOnly: vfs.localOnly(),
+          excludeProblems: vfs.excludeProblems(),
           conflicts: [...vfs.conflicts],
           unsent: refusals.kept(),
         }),

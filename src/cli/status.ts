@@ -22,6 +22,7 @@ const LIVE_TIMEOUT_MS = 1000;
 interface Live {
   stats?: MountRecord["stats"];
   localOnly?: MountRecord["localOnly"];
+  excludeProblems?: MountRecord["excludeProblems"];
   conflicts?: MountRecord["conflicts"];
   saves?: { pending?: number };
   feed?: { unreachableSince?: string | null };
@@ -119,7 +120,7 @@ function printMount(m: MountRecord, live: Live): void {
     process.stdout.write(`  ${describeRefusal(m.mountpoint, r)}\n`);
   for (const l of live.localOnly ?? m.localOnly ?? [])
     process.stdout.write(`  local-only: ${l.path} (${l.why})\n`);
-  for (const p of m.excludeProblems ?? []) process.stdout.write(`  ${p}\n`);
+  for (const p of live.excludeProblems ?? m.excludeProblems ?? []) process.stdout.write(`  ${p}\n`);
   for (const r of m.refusedMetadata ?? [])
     process.stdout.write(`  metadata refused: ${r.path} (${r.reason}) at ${r.at}\n`);
 }
