@@ -70,7 +70,7 @@ function keepSignedIn(client: TxtfsClient, log: Logger): () => void {
 }
 
 /** --serve: the service core in this process, with a local user and key made on first use. */
-async function serveLocally(data: string, log: Logger, brain: Partial<BrainConfig>) {
+export async function serveLocally(data: string, log: Logger, brain: Partial<BrainConfig>) {
   const [{ startServer }, { createKey, createUser }] = await Promise.all([lazy.server(), lazy.accounts()]);
   const start = (port: number) =>
     startServer({
