@@ -8,9 +8,10 @@ type Doc = Record<string, Record<string, string>>;
 
 export class DeadProps {
   private readonly doc: Doc;
-  private readonly file: string;
+  /** Where they are kept; undefined: in memory only. */
+  private readonly file: string | undefined;
 
-  constructor(file: string) {
+  constructor(file: string | undefined) {
     this.file = file;
     this.doc = readJson<Doc>(file, {});
   }

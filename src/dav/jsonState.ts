@@ -3,7 +3,9 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
-export function readJson<T>(file: string, empty: T): T {
+/** The document in `file` (none: in memory only, `empty`). */
+export function readJson<T>(file: string | undefined, empty: T): T {
+  if (file === undefined) return empty;
   try {
     return JSON.parse(readFileSync(file, "utf8")) as T;
   } catch (err) {
@@ -12,7 +14,8 @@ export function readJson<T>(file: string, empty: T): T {
   }
 }
 
-export function writeJson(file: string, value: unknown): void {
+export function writeJson(file: string | undefined, value: unknown): void {
+  if (file === undefined) return;
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.tmp`;
   const fd = openSync(tmp, "w", 0o600);

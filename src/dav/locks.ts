@@ -23,10 +23,11 @@ export const MAX_LOCK_SECONDS = 7 * 24 * 3600;
 export class Locks {
   private locks: Lock[];
 
-  private readonly file: string;
+  /** Where they are kept; undefined: in memory only. */
+  private readonly file: string | undefined;
   private readonly now: () => number;
 
-  constructor(file: string, now: () => number = Date.now) {
+  constructor(file: string | undefined, now: () => number = Date.now) {
     this.file = file;
     this.now = now;
     this.locks = readJson<Lock[]>(file, []);
