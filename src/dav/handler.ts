@@ -80,6 +80,7 @@ export async function handleDav(
   } catch (err) {
     answer = failure(err, method, raw.url ?? "/", ctx.log);
   }
+  ctx.log.debug({ method, url: raw.url, status: answer.status, dest: raw.headers.destination }, "WebDAV");
   write(res, answer);
 }
 

@@ -17,7 +17,9 @@ export async function put(req: DavRequest): Promise<Answer> {
   checkMatch(req, entry, false);
   await backend.write(req.path, req.body);
   const after = await backend.stat(req.path);
-  return { status: entry ? 204 : 201, headers: after ? { ETag: after.etag } : {} };
+  // The new ETag and time: davfs2 takes them as its cached copy's, with no request to learn them.
+  const headers = after ? { ETag: after.etag, "Last-Modified": after.mtime.toUTCString() } : {};
+  return { status: entry ? 204 : 201, headers };
 }
 
 export async function mkcol(req: DavRequest): Promise<Answer> {
