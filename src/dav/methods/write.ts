@@ -18,7 +18,9 @@ export async function put(req: DavRequest): Promise<Answer> {
   await backend.write(req.path, req.body);
   const after = await backend.stat(req.path);
   // The new ETag and time: davfs2 takes them as its cached copy's, with no request to learn them.
-  const headers = after ? { ETag: after.etag, "Last-Modified": after.mtime.toUTCString() } : {};
+  const headers: Answer["headers"] = after
+    ? { ETag: after.etag, "Last-Modified": after.mtime.toUTCString() }
+    : {};
   return { status: entry ? 204 : 201, headers };
 }
 
