@@ -24,6 +24,8 @@ export interface DavBackend {
   remove(path: string, collection: boolean): Promise<void>;
   /** Renames a file or collection; a file at `to` is replaced (identity of `from` kept). */
   rename(from: string, to: string): Promise<void>;
+  /** Sets a file's modification time (a client's X-OC-Mtime); absent: times are the back end's own. */
+  setModified?(path: string, mtime: Date): Promise<void>;
   /** Space left and used, for quota-available-bytes / quota-used-bytes; undefined: not known. */
   quota(): Promise<{ available: number; used: number } | undefined>;
   /** Properties the back end keeps itself (txtfs's context, tags, ...): name -> XML text of the value. */

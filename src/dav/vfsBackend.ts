@@ -99,6 +99,10 @@ export class VfsBackend implements DavBackend {
     return this.vfs.rename(from, to);
   }
 
+  setModified(path: string, mtime: Date): Promise<void> {
+    return this.vfs.utimens(path, undefined, mtime.getTime());
+  }
+
   async quota() {
     const s = await this.vfs.statfs();
     return { available: s.bavail * s.frsize, used: (s.blocks - s.bfree) * s.frsize };

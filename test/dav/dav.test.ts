@@ -131,6 +131,32 @@ describe("txtfs dav --serve", () => {
     expect((await noteAt(dav.api, "kept.md")).id).toBe(id);
   });
 
+  it("shows .txtfs/ where the protocol allows: readable by its path, not listed in /", async () => {
+    const readme = await dav.dav("GET", "/.txtfs/README");
+    expect(readme.status).toBe(200);
+    expect(readme.text).toContain("txtfs control directory");
+    const inside = await dav.dav("PROPFIND", "/.txtfs/", { headers: { depth: "1" } });
+    expect(inside.status).toBe(207);
+    expect(inside.text).toContain("<D:href>/.txtfs/versions/</D:href>");
+    const root = await dav.dav("PROPFIND", "/", { headers: { depth: "1" } });
+    expect(root.text).not.toContain(".txtfs");
+    expect((await dav.dav("PUT", "/.txtfs/README", { body: "x" })).status).toBe(403);
+  });
+
+  it("takes a client's X-OC-Mtime as the file's time", async () => {
+    const put = await dav.dav("PUT", "/dated.md", {
+      body: "dated\n",
+      headers: { "x-oc-mtime": "1700000000" },
+    });
+    expect(put.status).toBe(201);
+    expect(put.headers.get("x-oc-mtime")).toBe("accepted");
+    const got = await dav.dav("PROPFIND", "/dated.md", {
+      headers: { depth: "0" },
+      body: propget("<D:getlastmodified/>"),
+    });
+    expect(got.text).toContain("<D:getlastmodified>Tue, 14 Nov 2023 22:13:20 GMT</D:getlastmodified>");
+  });
+
   it("answers a CORS preflight from Obsidian's origins, with Authorization allowed", async () => {
     for (const origin of ["app://obsidian.md", "capacitor://localhost", "http://localhost"]) {
       const pre = await dav.dav("OPTIONS", "/", {

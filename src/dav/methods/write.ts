@@ -16,12 +16,22 @@ export async function put(req: DavRequest): Promise<Answer> {
   mustHold(req, locksOnChange(req, req.path, false));
   checkMatch(req, entry, false);
   await backend.write(req.path, req.body);
+  const mtime = clientMtime(req);
+  if (mtime && backend.setModified) await backend.setModified(req.path, mtime);
   const after = await backend.stat(req.path);
   // The new ETag and time: davfs2 takes them as its cached copy's, with no request to learn them.
   const headers: Answer["headers"] = after
     ? { ETag: after.etag, "Last-Modified": after.mtime.toUTCString() }
     : {};
+  if (mtime && backend.setModified) headers["X-OC-MTime"] = "accepted";
   return { status: entry ? 204 : 201, headers };
+}
+
+/** X-OC-Mtime (ownCloud's, which rclone and others send): the file's time, seconds since the epoch. */
+function clientMtime(req: DavRequest): Date | undefined {
+  const h = header(req, "x-oc-mtime");
+  if (h === undefined || !/^\d+(\.\d+)?$/.test(h.trim())) return undefined;
+  return new Date(Number(h) * 1000);
 }
 
 export async function mkcol(req: DavRequest): Promise<Answer> {
