@@ -412,7 +412,15 @@ export async function buildApp(opts: AppOptions) {
 
   const brain = new ProviderPool({ ...DEFAULT_BRAIN_CONFIG, ...opts.brain });
   const attachments = { ...DEFAULT_ATTACHMENT_LIMITS, ...opts.attachments };
-  dav = new DavService({ store, usage, hub, attachments, log: opts.logger, stateDir: opts.davStateDir });
+  dav = new DavService({
+    store,
+    usage,
+    hub,
+    attachments,
+    limiter,
+    log: opts.logger,
+    stateDir: opts.davStateDir,
+  });
   const deps = { store, closing, identity: hub, brain, attachments };
   await app.register(discoverRoutes(() => catalog, hub));
   await app.register(fileRoutes(deps));

@@ -135,3 +135,31 @@ describe("/dav/ on txtfs serve", () => {
     expect(await fullFingerprint(t, owner)).toBe(before);
   });
 });
+
+describe("/dav/ and the rate limit", () => {
+  it("spends the caller's API points: past the limit, 429 with Retry-After, and nothing is written", async () => {
+    const limited = await startTestServer({ rateLimit: { limit: 12, anonymousLimit: 3 } });
+    try {
+      const user = await limited.user();
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const r = await davRequest(`${limited.url}/dav/`, user.key, "PUT", `/n${i}.md`, { body: `${i}\n` });
+        statuses.push(r.status);
+      }
+      expect(statuses).toEqual([201, 201, 429, 429]); // writes cost 5 points of 12
+      const refused = await davRequest(`${limited.url}/dav/`, user.key, "PUT", "/late.md", {
+        body: "late\n",
+      });
+      expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
+      const index = await limited.client(user.key).get("/api/me/files");
+      expect(index.body.files.map((f: { name: string }) => f.name).sort()).toEqual(["n0.md", "n1.md"]);
+      // Without a key, the address's smaller allowance.
+      const anon: number[] = [];
+      for (let i = 0; i < 4; i++)
+        anon.push((await davRequest(`${limited.url}/dav/`, "", "GET", "/", { anonymous: true })).status);
+      expect(anon).toEqual([401, 401, 401, 429]);
+    } finally {
+      await limited.close();
+    }
+  });
+});
