@@ -57,7 +57,7 @@ describe.skipIf(!davfs2 || !isMountable())("davfs2 over txtfs dav", () => {
     if (dirs) await removeMountDirs(dirs);
   });
 
-  it("vim, sed -i, cp -r, rsync -a, mv and rm -rf: the bytes are on the service", {
+  it("vim, sed -i, cp -r, rsync -a, mv, rm -rf and git checkout: the bytes are on the service", {
     timeout: 120_000,
   }, async () => {
     const run = await sh(
@@ -75,6 +75,9 @@ describe.skipIf(!davfs2 || !isMountable())("davfs2 over txtfs dav", () => {
         "rsync -a src/ synced/",
         "mv copy moved",
         "mkdir trash && printf 'bye\\n' > trash/bye.md && rm -rf trash",
+        "mkdir repo && cd repo && git init -q . && printf 'v1\\n' > r.md && git add r.md",
+        "git -c user.email=t@x -c user.name=t commit -qm one && printf 'v2\\n' > r.md",
+        "git -c user.email=t@x -c user.name=t commit -qam two && git checkout -q HEAD~1 -- r.md && cd ..",
       ].join("\n"),
       { cwd: dirs.mnt, timeoutMs: 90_000 },
     );
@@ -92,10 +95,11 @@ describe.skipIf(!davfs2 || !isMountable())("davfs2 over txtfs dav", () => {
     expect(await contentAt(api, "src/two.txt")).toBe("two\n");
     expect(await findByPath(api, "copy")).toBeUndefined();
     expect(await findByPath(api, "trash")).toBeUndefined();
+    expect(await contentAt(api, "repo/r.md")).toBe("v1\n"); // git checkout's rewrite; .git/ stays local
     // No editor's swap or backup file became a note.
     const index = (await api.get("/api/me/files")).body;
     expect(index.files.map((f: { name: string }) => f.name).sort()).toEqual(
-      ["note.md", "one.md", "one.md", "one.md", "two.txt", "two.txt", "two.txt"].sort(),
+      ["note.md", "one.md", "one.md", "one.md", "r.md", "two.txt", "two.txt", "two.txt"].sort(),
     );
   });
 });
