@@ -16,6 +16,8 @@ export interface DavBackend {
   stat(path: string): Promise<DavEntry | undefined>;
   /** The names in a collection. */
   list(path: string): Promise<string[]>;
+  /** The names and entries of a collection at once, where that is cheaper than list + stat. */
+  entries?(path: string): Promise<[string, DavEntry][]>;
   read(path: string): Promise<Buffer>;
   /** Creates or replaces the file's bytes; resolves once they are kept (journalled or stored). */
   write(path: string, data: Buffer): Promise<void>;

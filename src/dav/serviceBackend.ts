@@ -33,6 +33,12 @@ type Found =
   | { kind: "file"; file: TxtFile }
   | { kind: "attachment"; attachment: TxtAttachment };
 
+interface Children {
+  folders: Map<string, TxtFolder>;
+  files: Map<string, TxtFile>;
+  attachments: Map<string, TxtAttachment>;
+}
+
 const NOTE_NAME = /\.(md|txt)$/i;
 const prop = (local: string) => `{${TXTFS_NS}}${local}`;
 const FILE_PROPS = ["context", "tags", "id"].map(prop);
@@ -51,6 +57,7 @@ export class ServiceBackend implements DavBackend {
   private readonly store: Store;
   private readonly actor: Actor;
   private readonly limits: AttachmentLimits;
+  private readonly listings = new Map<string | null, Children>();
 
   constructor(store: Store, actor: Actor, limits: AttachmentLimits) {
     this.store = store;
@@ -66,10 +73,15 @@ export class ServiceBackend implements DavBackend {
       return await this.store.transaction(fn);
     } catch (err) {
       throw davErrorOf(err);
+    } finally {
+      if (write) this.listings.clear(); // what was read before a change is not what is there now
     }
   }
 
-  private async children(tx: Tx, folderId: string | null) {
+  /** A folder's (or the root's) content, read once per request: a request asks for it many times. */
+  private async children(tx: Tx, folderId: string | null): Promise<Children> {
+    const kept = this.listings.get(folderId);
+    if (kept) return kept;
     const dir = await readDirectory(tx, this.actor, folderId ?? "root");
     let attachments: TxtAttachment[];
     if (folderId === null) attachments = await rootAttachments(tx, this.actor);
@@ -82,7 +94,14 @@ export class ServiceBackend implements DavBackend {
         cursor = page.nextCursor;
       }
     }
-    return { folders: dir.folders as TxtFolder[], files: dir.files as TxtFile[], attachments };
+    const byName = <T extends { name: string }>(items: T[]) => new Map(items.map((x) => [x.name, x]));
+    const listing: Children = {
+      folders: byName(dir.folders as TxtFolder[]),
+      files: byName(dir.files as TxtFile[]),
+      attachments: byName(attachments),
+    };
+    this.listings.set(folderId, listing);
+    return listing;
   }
 
   /** What is at `path` (walking from the caller's root), or undefined. */
@@ -92,16 +111,16 @@ export class ServiceBackend implements DavBackend {
     let found: Found = { kind: "root" };
     for (const [i, name] of names.entries()) {
       const { folders, files, attachments } = await this.children(tx, folderId);
-      const folder = folders.find((f) => f.name === name);
+      const folder = folders.get(name);
       if (folder) {
         found = { kind: "folder", folder };
         folderId = folder.id;
         continue;
       }
       if (i < names.length - 1) return undefined;
-      const file = files.find((f) => f.name === name);
+      const file = files.get(name);
       if (file) return { kind: "file", file };
-      const attachment = attachments.find((a) => a.name === name);
+      const attachment = attachments.get(name);
       return attachment ? { kind: "attachment", attachment } : undefined;
     }
     return found;
@@ -116,49 +135,35 @@ export class ServiceBackend implements DavBackend {
 
   async stat(path: string): Promise<DavEntry | undefined> {
     const found = await this.run(false, (tx) => this.find(tx, path));
-    if (!found) return undefined;
-    const epoch = new Date(0);
-    switch (found.kind) {
-      case "root":
-        return { collection: true, size: 0, mtime: epoch, ctime: epoch, etag: '"root"' };
-      case "folder": {
-        const f = found.folder;
-        return {
-          collection: true,
-          size: 0,
-          mtime: new Date(f.updatedAt),
-          ctime: new Date(f.createdAt),
-          etag: `"${f.id}"`,
-        };
-      }
-      case "file": {
-        const f = found.file;
-        return {
-          collection: false,
-          size: f.size,
-          mtime: new Date(f.updatedAt),
-          ctime: new Date(f.createdAt),
-          etag: f.etag,
-        };
-      }
-      case "attachment": {
-        const a = found.attachment;
-        return {
-          collection: false,
-          size: a.size,
-          mtime: new Date(a.updatedAt),
-          ctime: new Date(a.createdAt),
-          etag: a.etag,
-        };
-      }
-    }
+    return found && entryOf(found);
+  }
+
+  /** A collection's entries with their attributes, in one unit of work (PROPFIND depth 1). */
+  entries(path: string): Promise<[string, DavEntry][]> {
+    return this.run(false, async (tx) => {
+      const { folders, files, attachments } = await this.children(tx, await this.folderIdOf(tx, path));
+      return [
+        ...[...folders.values()].map((folder): [string, DavEntry] => [
+          folder.name,
+          entryOf({ kind: "folder", folder }),
+        ]),
+        ...[...files.values()].map((file): [string, DavEntry] => [
+          file.name,
+          entryOf({ kind: "file", file }),
+        ]),
+        ...[...attachments.values()].map((attachment): [string, DavEntry] => [
+          attachment.name,
+          entryOf({ kind: "attachment", attachment }),
+        ]),
+      ];
+    });
   }
 
   list(path: string): Promise<string[]> {
     return this.run(false, async (tx) => {
       const id = await this.folderIdOf(tx, path);
       const { folders, files, attachments } = await this.children(tx, id);
-      return [...folders, ...files, ...attachments].map((x) => x.name);
+      return [...folders.keys(), ...files.keys(), ...attachments.keys()];
     });
   }
 
@@ -289,6 +294,44 @@ export class ServiceBackend implements DavBackend {
           : { context: value };
       await updateFile(tx, this.actor, found.file.id, patch);
     });
+  }
+}
+
+function entryOf(found: Found): DavEntry {
+  const epoch = new Date(0);
+  switch (found.kind) {
+    case "root":
+      return { collection: true, size: 0, mtime: epoch, ctime: epoch, etag: '"root"' };
+    case "folder": {
+      const f = found.folder;
+      return {
+        collection: true,
+        size: 0,
+        mtime: new Date(f.updatedAt),
+        ctime: new Date(f.createdAt),
+        etag: `"${f.id}"`,
+      };
+    }
+    case "file": {
+      const f = found.file;
+      return {
+        collection: false,
+        size: f.size,
+        mtime: new Date(f.updatedAt),
+        ctime: new Date(f.createdAt),
+        etag: f.etag,
+      };
+    }
+    case "attachment": {
+      const a = found.attachment;
+      return {
+        collection: false,
+        size: a.size,
+        mtime: new Date(a.updatedAt),
+        ctime: new Date(a.createdAt),
+        etag: a.etag,
+      };
+    }
   }
 }
 

@@ -41,10 +41,14 @@ export async function propfind(req: DavRequest): Promise<Answer> {
     const queue = [req.path];
     while (queue.length) {
       const dir = queue.shift()!;
-      for (const name of await backend.list(dir)) {
-        const path = join(dir, name);
-        const entry = await backend.stat(path).catch(() => undefined);
+      const listed = backend.entries
+        ? await backend.entries(dir)
+        : await Promise.all(
+            (await backend.list(dir)).map(async (n) => [n, await backend.stat(join(dir, n))] as const),
+          );
+      for (const [name, entry] of listed) {
         if (!entry) continue; // gone since it was listed
+        const path = join(dir, name);
         found.push([path, entry]);
         if (found.length > INFINITY_BOUND)
           throw new DavError(403, "too many resources for depth infinity", "propfind-finite-depth");
