@@ -32,11 +32,14 @@ export class DeadProps {
     this.save();
   }
 
-  /** What was at `from` and below is now at `to` (MOVE); `copy` keeps the originals (COPY). */
-  carry(from: string, to: string, copy: boolean): void {
+  /**
+   * What was at `from` (and below it, when `deep`) is now at `to`: MOVE, or COPY with `copy` (the
+   * originals stay). A COPY of depth 0 takes the collection's own properties only.
+   */
+  carry(from: string, to: string, copy: boolean, deep = true): void {
     this.forget(to, false);
     for (const path of Object.keys(this.doc)) {
-      if (!isWithin(path, from)) continue;
+      if (!(deep ? isWithin(path, from) : path === from)) continue;
       const moved = to + path.slice(from.length);
       this.doc[moved] = { ...this.doc[path] };
       if (!copy) delete this.doc[path];

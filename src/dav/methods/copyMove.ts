@@ -37,7 +37,7 @@ export async function copyOrMove(req: DavRequest, move: boolean): Promise<Answer
     site.props.carry(req.path, dest, false);
   } else {
     await copyTree(site, req.path, dest, entry.collection, depth === "infinity");
-    site.props.carry(req.path, dest, true);
+    site.props.carry(req.path, dest, true, depth === "infinity");
   }
   return { status: existing ? 204 : 201 };
 }
