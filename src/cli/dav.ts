@@ -120,7 +120,7 @@ export function registerDav(program: Command): void {
       // A WebDAV client sends the key as its password: a sign-in's rotating token cannot be it.
       if (!url || !key)
         throw new UsageError(
-          "txtfs dav needs a service and an API key: --url and --key-file (or TXTFS_URL/TXTFS_API_KEY, or the config file), or --serve",
+          "no service to serve: pass --url and an API key (--key-file, TXTFS_URL/TXTFS_API_KEY, or the config file), or --serve; a txtfs login sign-in cannot be a WebDAV password",
         );
       const cache =
         opts.cacheDir ??

@@ -2,15 +2,8 @@
 // caller (their key, its scopes, their roles). Notes for .md/.txt names, attachments for every
 // other file; only the caller's own tree is reachable (another user's notes have no path here).
 
-import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
 import type { Actor } from "../server/domain/actor.ts";
-import {
-  attachmentBytes,
-  getAttachment,
-  listAttachments,
-  rootAttachments,
-} from "../server/domain/attachments/reads.ts";
-import type { TxtAttachment } from "../server/domain/attachments/records.ts";
+import { attachmentBytes, getAttachment } from "../server/domain/attachments/reads.ts";
 import type { AttachmentLimits } from "../server/domain/attachments/rules.ts";
 import {
   createAttachment,
@@ -20,24 +13,13 @@ import {
 } from "../server/domain/attachments/writes.ts";
 import { ServiceError } from "../server/domain/errors.ts";
 import { createFile, deleteFile, getFile, updateFile } from "../server/domain/files.ts";
-import { createFolder, deleteFolder, readDirectory, updateFolder } from "../server/domain/folders.ts";
+import { createFolder, deleteFolder, updateFolder } from "../server/domain/folders.ts";
 import type { Store, Tx } from "../store/store.ts";
 import type { DavBackend, DavEntry } from "./backend.ts";
 import { DavError } from "./errors.ts";
 import { nameOf, parentOf } from "./paths.ts";
+import { entryOf, ServiceTree } from "./serviceTree.ts";
 import { esc, TXTFS_NS } from "./xml.ts";
-
-type Found =
-  | { kind: "root" }
-  | { kind: "folder"; folder: TxtFolder }
-  | { kind: "file"; file: TxtFile }
-  | { kind: "attachment"; attachment: TxtAttachment };
-
-interface Children {
-  folders: Map<string, TxtFolder>;
-  files: Map<string, TxtFile>;
-  attachments: Map<string, TxtAttachment>;
-}
 
 const NOTE_NAME = /\.(md|txt)$/i;
 const prop = (local: string) => `{${TXTFS_NS}}${local}`;
@@ -48,8 +30,6 @@ const WRITABLE = ["context", "tags"].map(prop);
 function davErrorOf(err: unknown): unknown {
   if (!(err instanceof ServiceError)) return err;
   if (err.status === 401) return new DavError(403, err.message);
-  if (err.status === 422 || err.status === 400)
-    return new DavError(err.status === 422 ? 422 : 400, err.message);
   return new DavError(err.status, err.message);
 }
 
@@ -57,12 +37,13 @@ export class ServiceBackend implements DavBackend {
   private readonly store: Store;
   private readonly actor: Actor;
   private readonly limits: AttachmentLimits;
-  private readonly listings = new Map<string | null, Children>();
+  private readonly tree: ServiceTree;
 
   constructor(store: Store, actor: Actor, limits: AttachmentLimits) {
     this.store = store;
     this.actor = actor;
     this.limits = limits;
+    this.tree = new ServiceTree(actor);
   }
 
   private async run<T>(write: boolean, fn: (tx: Tx) => Promise<T>): Promise<T> {
@@ -74,74 +55,22 @@ export class ServiceBackend implements DavBackend {
     } catch (err) {
       throw davErrorOf(err);
     } finally {
-      if (write) this.listings.clear(); // what was read before a change is not what is there now
+      if (write) this.tree.forget(); // what was read before a change is not what is there now
     }
-  }
-
-  /** A folder's (or the root's) content, read once per request: a request asks for it many times. */
-  private async children(tx: Tx, folderId: string | null): Promise<Children> {
-    const kept = this.listings.get(folderId);
-    if (kept) return kept;
-    const dir = await readDirectory(tx, this.actor, folderId ?? "root");
-    let attachments: TxtAttachment[];
-    if (folderId === null) attachments = await rootAttachments(tx, this.actor);
-    else {
-      attachments = [];
-      for (let cursor: string | undefined; ; ) {
-        const page = await listAttachments(tx, this.actor, { folderId, cursor, limit: 1000 });
-        attachments.push(...page.attachments);
-        if (!page.hasMore || !page.nextCursor) break;
-        cursor = page.nextCursor;
-      }
-    }
-    const byName = <T extends { name: string }>(items: T[]) => new Map(items.map((x) => [x.name, x]));
-    const listing: Children = {
-      folders: byName(dir.folders as TxtFolder[]),
-      files: byName(dir.files as TxtFile[]),
-      attachments: byName(attachments),
-    };
-    this.listings.set(folderId, listing);
-    return listing;
-  }
-
-  /** What is at `path` (walking from the caller's root), or undefined. */
-  private async find(tx: Tx, path: string): Promise<Found | undefined> {
-    const names = path.split("/").filter(Boolean);
-    let folderId: string | null = null;
-    let found: Found = { kind: "root" };
-    for (const [i, name] of names.entries()) {
-      const { folders, files, attachments } = await this.children(tx, folderId);
-      const folder = folders.get(name);
-      if (folder) {
-        found = { kind: "folder", folder };
-        folderId = folder.id;
-        continue;
-      }
-      if (i < names.length - 1) return undefined;
-      const file = files.get(name);
-      if (file) return { kind: "file", file };
-      const attachment = attachments.get(name);
-      return attachment ? { kind: "attachment", attachment } : undefined;
-    }
-    return found;
-  }
-
-  private async folderIdOf(tx: Tx, path: string): Promise<string | null> {
-    const found = await this.find(tx, path);
-    if (found?.kind === "root") return null;
-    if (found?.kind === "folder") return found.folder.id;
-    throw new DavError(409, "the parent collection does not exist");
   }
 
   async stat(path: string): Promise<DavEntry | undefined> {
-    const found = await this.run(false, (tx) => this.find(tx, path));
+    const found = await this.run(false, (tx) => this.tree.find(tx, path));
     return found && entryOf(found);
   }
 
   /** A collection's entries with their attributes, in one unit of work (PROPFIND depth 1). */
   entries(path: string): Promise<[string, DavEntry][]> {
     return this.run(false, async (tx) => {
-      const { folders, files, attachments } = await this.children(tx, await this.folderIdOf(tx, path));
+      const { folders, files, attachments } = await this.tree.children(
+        tx,
+        await this.tree.folderIdOf(tx, path),
+      );
       return [
         ...[...folders.values()].map((folder): [string, DavEntry] => [
           folder.name,
@@ -161,15 +90,15 @@ export class ServiceBackend implements DavBackend {
 
   list(path: string): Promise<string[]> {
     return this.run(false, async (tx) => {
-      const id = await this.folderIdOf(tx, path);
-      const { folders, files, attachments } = await this.children(tx, id);
+      const id = await this.tree.folderIdOf(tx, path);
+      const { folders, files, attachments } = await this.tree.children(tx, id);
       return [...folders.keys(), ...files.keys(), ...attachments.keys()];
     });
   }
 
   read(path: string): Promise<Buffer> {
     return this.run(false, async (tx) => {
-      const found = await this.find(tx, path);
+      const found = await this.tree.find(tx, path);
       if (found?.kind === "file")
         return Buffer.from((await getFile(tx, this.actor, found.file.id)).file.content, "utf8");
       if (found?.kind === "attachment") {
@@ -182,7 +111,7 @@ export class ServiceBackend implements DavBackend {
 
   write(path: string, data: Buffer): Promise<void> {
     return this.run(true, async (tx) => {
-      const found = await this.find(tx, path);
+      const found = await this.tree.find(tx, path);
       if (found?.kind === "file") {
         await updateFile(tx, this.actor, found.file.id, { content: noteText(data) });
         return;
@@ -191,7 +120,7 @@ export class ServiceBackend implements DavBackend {
         await replaceAttachment(tx, this.actor, this.limits, found.attachment.id, data);
         return;
       }
-      const folderId = await this.folderIdOf(tx, parentOf(path));
+      const folderId = await this.tree.folderIdOf(tx, parentOf(path));
       const name = nameOf(path);
       if (NOTE_NAME.test(name)) await createFile(tx, this.actor, { name, folderId, content: noteText(data) });
       else await createAttachment(tx, this.actor, this.limits, { name, folderId, bytes: data });
@@ -200,14 +129,14 @@ export class ServiceBackend implements DavBackend {
 
   mkdir(path: string): Promise<void> {
     return this.run(true, async (tx) => {
-      const parentFolderId = await this.folderIdOf(tx, parentOf(path));
+      const parentFolderId = await this.tree.folderIdOf(tx, parentOf(path));
       await createFolder(tx, this.actor, { name: nameOf(path), parentFolderId });
     });
   }
 
   remove(path: string): Promise<void> {
     return this.run(true, async (tx) => {
-      const found = await this.find(tx, path);
+      const found = await this.tree.find(tx, path);
       if (!found) throw new DavError(404);
       if (found.kind === "root") throw new DavError(403, "the root cannot be deleted");
       if (found.kind === "folder") await deleteFolder(tx, this.actor, found.folder.id);
@@ -218,11 +147,11 @@ export class ServiceBackend implements DavBackend {
 
   rename(from: string, to: string): Promise<void> {
     return this.run(true, async (tx) => {
-      const found = await this.find(tx, from);
+      const found = await this.tree.find(tx, from);
       if (!found || found.kind === "root") throw new DavError(404);
-      const folderId = await this.folderIdOf(tx, parentOf(to));
+      const folderId = await this.tree.folderIdOf(tx, parentOf(to));
       const name = nameOf(to);
-      const target = await this.find(tx, to);
+      const target = await this.tree.find(tx, to);
       // A note moved over a note (a client's save: PUT to a temp name, MOVE over) is the target's
       // new content: the target keeps its id, history and links, and the temp name goes.
       if (found.kind === "file" && target?.kind === "file") {
@@ -267,7 +196,7 @@ export class ServiceBackend implements DavBackend {
   }
 
   async ownProperties(path: string): Promise<Map<string, string>> {
-    const found = await this.run(false, (tx) => this.find(tx, path));
+    const found = await this.run(false, (tx) => this.tree.find(tx, path));
     const out = new Map<string, string>();
     if (found?.kind !== "file") return out;
     out.set(prop("context"), esc(found.file.context));
@@ -278,7 +207,7 @@ export class ServiceBackend implements DavBackend {
 
   setOwnProperty(path: string, name: string, text: string | undefined): Promise<void> {
     return this.run(true, async (tx) => {
-      const found = await this.find(tx, path);
+      const found = await this.tree.find(tx, path);
       if (found?.kind !== "file") throw new DavError(403, "only a note has context and tags here");
       const value = text?.trim() ?? "";
       const patch =
@@ -294,44 +223,6 @@ export class ServiceBackend implements DavBackend {
           : { context: value };
       await updateFile(tx, this.actor, found.file.id, patch);
     });
-  }
-}
-
-function entryOf(found: Found): DavEntry {
-  const epoch = new Date(0);
-  switch (found.kind) {
-    case "root":
-      return { collection: true, size: 0, mtime: epoch, ctime: epoch, etag: '"root"' };
-    case "folder": {
-      const f = found.folder;
-      return {
-        collection: true,
-        size: 0,
-        mtime: new Date(f.updatedAt),
-        ctime: new Date(f.createdAt),
-        etag: `"${f.id}"`,
-      };
-    }
-    case "file": {
-      const f = found.file;
-      return {
-        collection: false,
-        size: f.size,
-        mtime: new Date(f.updatedAt),
-        ctime: new Date(f.createdAt),
-        etag: f.etag,
-      };
-    }
-    case "attachment": {
-      const a = found.attachment;
-      return {
-        collection: false,
-        size: a.size,
-        mtime: new Date(a.updatedAt),
-        ctime: new Date(a.createdAt),
-        etag: a.etag,
-      };
-    }
   }
 }
 
