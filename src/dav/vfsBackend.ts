@@ -82,8 +82,11 @@ export class VfsBackend implements DavBackend {
       if (!NOTE_NAME.test(path)) await this.vfs.fsync(fd);
       released = true;
       await this.vfs.release(fd);
-    } finally {
+    } catch (err) {
       if (!released) await this.vfs.release(fd).catch(() => undefined);
+      // A refused PUT (too large, say) leaves nothing behind: the empty file it made goes again.
+      if (!exists) await this.vfs.unlink(path).catch(() => undefined);
+      throw err;
     }
   }
 

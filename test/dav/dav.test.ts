@@ -6,6 +6,7 @@ import { runTxtfs } from "../helpers/cli.ts";
 import { basicAuth, type RunningDav, startDav } from "../helpers/dav.ts";
 import {
   contentAt,
+  findByPath,
   type MountDirs,
   makeMountDirs,
   noteAt,
@@ -200,6 +201,17 @@ describe("txtfs dav --serve", () => {
     expect((await dav.dav("PATCH", "/bad.md", { body: "x" })).status).toBe(405);
     expect((await dav.dav("GET", "/bad.md")).text).toBe("keep\n");
     await expect.poll(() => contentAt(dav.api, "bad.md"), { timeout: 15_000 }).toBe("keep\n");
+  });
+
+  it("a PUT too large for a note is 413 and leaves nothing: no empty note, the old bytes kept", async () => {
+    const big = "a".repeat(6_000_000);
+    expect((await dav.dav("PUT", "/huge.md", { body: big })).status).toBe(413);
+    expect((await dav.dav("GET", "/huge.md")).status).toBe(404);
+    expect((await dav.dav("PUT", "/grown.md", { body: "small\n" })).status).toBe(201);
+    expect((await dav.dav("PUT", "/grown.md", { body: big })).status).toBe(413);
+    expect((await dav.dav("GET", "/grown.md")).text).toBe("small\n");
+    await expect.poll(() => contentAt(dav.api, "grown.md"), { timeout: 15_000 }).toBe("small\n");
+    expect(await findByPath(dav.api, "huge.md")).toBeUndefined();
   });
 
   it("keeps locks and dead properties across a restart", async () => {
