@@ -24,6 +24,8 @@ export interface DavBackend {
   mkdir(path: string): Promise<void>;
   /** Removes a file or an empty collection. */
   remove(path: string, collection: boolean): Promise<void>;
+  /** Throws what `remove` would (403, ...) without removing: a DELETE of a tree asks for every item first. */
+  checkRemovable?(path: string): Promise<void>;
   /** Renames a file or collection; a file at `to` is replaced (identity of `from` kept). */
   rename(from: string, to: string): Promise<void>;
   /** Sets a file's modification time (a client's X-OC-Mtime); absent: times are the back end's own. */

@@ -2,6 +2,7 @@
 // caller (their key, its scopes, their roles). Notes for .md/.txt names, attachments for every
 // other file; only the caller's own tree is reachable (another user's notes have no path here).
 
+import { atLeast } from "../server/domain/access.ts";
 import type { Actor } from "../server/domain/actor.ts";
 import { attachmentBytes, getAttachment } from "../server/domain/attachments/reads.ts";
 import type { AttachmentLimits } from "../server/domain/attachments/rules.ts";
@@ -18,7 +19,7 @@ import type { Store, Tx } from "../store/store.ts";
 import type { DavBackend, DavEntry } from "./backend.ts";
 import { DavError } from "./errors.ts";
 import { nameOf, parentOf } from "./paths.ts";
-import { entryOf, ServiceTree } from "./serviceTree.ts";
+import { entryOf, isVirtual, ServiceTree } from "./serviceTree.ts";
 import { esc, TXTFS_NS } from "./xml.ts";
 
 const NOTE_NAME = /\.(md|txt)$/i;
@@ -120,7 +121,7 @@ export class ServiceBackend implements DavBackend {
         await replaceAttachment(tx, this.actor, this.limits, found.attachment.id, data);
         return;
       }
-      const folderId = await this.tree.folderIdOf(tx, parentOf(path));
+      const folderId = await this.tree.folderIdOf(tx, parentOf(path), true);
       const name = nameOf(path);
       if (NOTE_NAME.test(name)) await createFile(tx, this.actor, { name, folderId, content: noteText(data) });
       else await createAttachment(tx, this.actor, this.limits, { name, folderId, bytes: data });
@@ -129,7 +130,7 @@ export class ServiceBackend implements DavBackend {
 
   mkdir(path: string): Promise<void> {
     return this.run(true, async (tx) => {
-      const parentFolderId = await this.tree.folderIdOf(tx, parentOf(path));
+      const parentFolderId = await this.tree.folderIdOf(tx, parentOf(path), true);
       await createFolder(tx, this.actor, { name: nameOf(path), parentFolderId });
     });
   }
@@ -139,9 +140,30 @@ export class ServiceBackend implements DavBackend {
       const found = await this.tree.find(tx, path);
       if (!found) throw new DavError(404);
       if (found.kind === "root") throw new DavError(403, "the root cannot be deleted");
+      if (found.kind === "folder" && isVirtual(found.folder.id))
+        throw new DavError(403, "a folder of Shared with me/ is not yours to delete");
       if (found.kind === "folder") await deleteFolder(tx, this.actor, found.folder.id);
       else if (found.kind === "file") await deleteFile(tx, this.actor, found.file.id);
       else await deleteAttachment(tx, this.actor, found.attachment.id);
+    });
+  }
+
+  checkRemovable(path: string): Promise<void> {
+    return this.run(true, async (tx) => {
+      const found = await this.tree.find(tx, path);
+      if (!found) throw new DavError(404);
+      if (found.kind === "root") throw new DavError(403, "the root cannot be deleted");
+      if (found.kind === "folder" && isVirtual(found.folder.id))
+        throw new DavError(403, "a folder of Shared with me/ is not yours to delete");
+      // Deleting is the owner's, for folders, notes and attachments alike (domain/access.ts).
+      const role =
+        found.kind === "folder"
+          ? found.folder.role
+          : found.kind === "file"
+            ? found.file.role
+            : found.attachment.role;
+      if (!atLeast(role, "owner"))
+        throw new DavError(403, `deleting this is its owner's; your role is ${role}`);
     });
   }
 
@@ -149,7 +171,9 @@ export class ServiceBackend implements DavBackend {
     return this.run(true, async (tx) => {
       const found = await this.tree.find(tx, from);
       if (!found || found.kind === "root") throw new DavError(404);
-      const folderId = await this.tree.folderIdOf(tx, parentOf(to));
+      if (found.kind === "folder" && isVirtual(found.folder.id))
+        throw new DavError(403, "a folder of Shared with me/ cannot be moved");
+      const folderId = await this.tree.folderIdOf(tx, parentOf(to), true);
       const name = nameOf(to);
       const target = await this.tree.find(tx, to);
       // A note moved over a note (a client's save: PUT to a temp name, MOVE over) is the target's

@@ -118,6 +118,41 @@ describe("/dav/ on txtfs serve", () => {
     expect(await fullFingerprint(t, alice)).toBe(aliceBefore);
   });
 
+  it("reaches what others share under Shared with me/OWNER/: a reader is refused changes (403), a writer saves", async () => {
+    const owner = await t.user();
+    const reader = await t.user();
+    const writer = await t.user();
+    const folder = (await owner.api.post("/api/v1/folders", { name: "team", parentFolderId: null })).body
+      .folder;
+    expect(
+      (await owner.api.post("/api/v1/files", { name: "plan.md", folderId: folder.id, content: "the plan\n" }))
+        .status,
+    ).toBe(201);
+    for (const [who, role] of [
+      [reader, "reader"],
+      [writer, "writer"],
+    ] as const)
+      expect(
+        (await owner.api.post("/api/v1/shares", { folderId: folder.id, email: who.email, role })).status,
+      ).toBe(201);
+    const shared = `/Shared%20with%20me/${encodeURIComponent(owner.email)}/team`;
+    const root = await dav(reader, "PROPFIND", "/", { headers: { depth: "1" } });
+    expect(root.text).toContain("<D:href>/dav/Shared%20with%20me/</D:href>");
+    expect((await dav(reader, "GET", `${shared}/plan.md`)).text).toBe("the plan\n");
+    const before = await fullFingerprint(t, owner);
+    expect((await dav(reader, "PUT", `${shared}/plan.md`, { body: "mine now\n" })).status).toBe(403);
+    expect((await dav(reader, "PUT", `${shared}/new.md`, { body: "new\n" })).status).toBe(403);
+    expect((await dav(reader, "DELETE", `${shared}/plan.md`)).status).toBe(403);
+    expect((await dav(reader, "MKCOL", "/Shared%20with%20me/mine")).status).toBe(403);
+    expect((await dav(reader, "DELETE", "/Shared%20with%20me/")).status).toBe(403);
+    expect(await fullFingerprint(t, owner)).toBe(before);
+    // A writer saves; deleting stays the owner's, and a refused DELETE of a tree removes nothing.
+    expect((await dav(writer, "PUT", `${shared}/plan.md`, { body: "the plan, revised\n" })).status).toBe(204);
+    expect((await dav(writer, "DELETE", "/Shared%20with%20me/")).status).toBe(403);
+    expect((await dav(writer, "DELETE", shared)).status).toBe(403);
+    expect(await contentAt(owner.api, "team/plan.md")).toBe("the plan, revised\n");
+  });
+
   it("a read-only key reads but changes nothing (403)", async () => {
     const owner = await t.user();
     // A second key of the same account, minted with the read scope only.

@@ -59,13 +59,31 @@ export async function del(req: DavRequest): Promise<Answer> {
   return { status: 204 };
 }
 
-/** Removes a file or a collection and everything in it, with its locks and dead properties. */
+/**
+ * Removes a file or a collection and everything in it, with its locks and dead properties. Where
+ * the back end can tell beforehand what it would refuse, everything is asked first: a DELETE that
+ * is refused removes nothing, rather than what came before the refusal.
+ */
 export async function removeTree(site: DavSite, path: string, collection: boolean): Promise<void> {
+  if (site.backend.checkRemovable) await checkTree(site, path, collection);
+  await removeAll(site, path, collection);
+}
+
+async function checkTree(site: DavSite, path: string, collection: boolean): Promise<void> {
+  await site.backend.checkRemovable!(path);
+  if (!collection) return;
+  for (const name of await site.backend.list(path)) {
+    const entry = await site.backend.stat(join(path, name));
+    if (entry) await checkTree(site, join(path, name), entry.collection);
+  }
+}
+
+async function removeAll(site: DavSite, path: string, collection: boolean): Promise<void> {
   if (collection) {
     for (const name of await site.backend.list(path)) {
       const child = join(path, name);
       const entry = await site.backend.stat(child);
-      if (entry) await removeTree(site, child, entry.collection);
+      if (entry) await removeAll(site, child, entry.collection);
     }
   }
   await site.backend.remove(path, collection);
