@@ -211,8 +211,12 @@ export class ServiceBackend implements DavBackend {
     });
   }
 
-  async quota() {
-    return undefined;
+  /** The account's attachment quota (what the service bounds; notes have a count, not a byte quota). */
+  quota() {
+    return this.run(false, async (tx) => {
+      const used = await tx.attachments.bytesOwned(this.actor.userId);
+      return { available: Math.max(0, this.limits.quotaBytes - used), used };
+    });
   }
 
   ownPropertyNames(collection: boolean) {

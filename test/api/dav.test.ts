@@ -75,6 +75,12 @@ describe("/dav/ on txtfs serve", () => {
     const pic = list.body.attachments.find((a: any) => a.name === "pic.png");
     expect(pic).toBeDefined();
     expect((await bin(t, alice, "GET", `/api/v1/attachments/${pic.id}/raw`)).bytes.equals(png)).toBe(true);
+    const quota = await dav(alice, "PROPFIND", "/", {
+      headers: { depth: "0" },
+      body: '<D:propfind xmlns:D="DAV:"><D:prop><D:quota-used-bytes/><D:quota-available-bytes/></D:prop></D:propfind>',
+    });
+    expect(quota.text).toContain(`<D:quota-used-bytes>${png.length}</D:quota-used-bytes>`);
+    expect(quota.text).toMatch(/<D:quota-available-bytes>\d+<\/D:quota-available-bytes>/);
     const before = await fullFingerprint(t, alice);
     const bad = await dav(alice, "PUT", "/work/broken.md", { body: Buffer.from([0x66, 0xff, 0xfe]) });
     expect(bad.status).toBe(415);
