@@ -18,12 +18,18 @@ export function tokensOf(req: DavRequest): Set<string> {
   return lists ? submittedTokens(lists) : new Set();
 }
 
-/** 423 unless the request holds a token of each lock (`locks`: what the change touches). */
+/**
+ * 423 unless the request holds, for each locked resource the change touches (`locks`), the token of
+ * one of its locks: several locks on one resource are shared ones, and each holder may write.
+ */
 export function mustHold(req: DavRequest, locks: Lock[]): void {
   if (!locks.length) return;
   const held = tokensOf(req);
-  const missing = locks.find((l) => !held.has(l.token));
-  if (missing) throw new DavError(423, `${missing.path} is locked`, "lock-token-submitted");
+  const byResource = new Map<string, Lock[]>();
+  for (const l of locks) byResource.set(l.path, [...(byResource.get(l.path) ?? []), l]);
+  for (const [path, on] of byResource)
+    if (!on.some((l) => held.has(l.token)))
+      throw new DavError(423, `${path} is locked`, "lock-token-submitted");
 }
 
 /** The locks a change of `path` (its bytes, properties, or its being made or removed) touches. */

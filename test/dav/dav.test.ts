@@ -214,6 +214,23 @@ describe("txtfs dav --serve", () => {
     expect(await findByPath(dav.api, "huge.md")).toBeUndefined();
   });
 
+  it("lets each holder of a shared lock write; an exclusive lock conflicts with them (423)", async () => {
+    expect((await dav.dav("PUT", "/shared.md", { body: "v0\n" })).status).toBe(201);
+    const shared = LOCK_BODY.replace("<D:exclusive/>", "<D:shared/>");
+    const a = (await dav.dav("LOCK", "/shared.md", { body: shared })).headers.get("lock-token")!;
+    const b = (await dav.dav("LOCK", "/shared.md", { body: shared })).headers.get("lock-token")!;
+    expect(a).not.toBe(b);
+    expect((await dav.dav("LOCK", "/shared.md", { body: LOCK_BODY })).status).toBe(423);
+    expect((await dav.dav("PUT", "/shared.md", { body: "nobody\n" })).status).toBe(423);
+    expect((await dav.dav("PUT", "/shared.md", { body: "by a\n", headers: { if: `(${a})` } })).status).toBe(
+      204,
+    );
+    expect((await dav.dav("PUT", "/shared.md", { body: "by b\n", headers: { if: `(${b})` } })).status).toBe(
+      204,
+    );
+    await expect.poll(() => contentAt(dav.api, "shared.md"), { timeout: 15_000 }).toBe("by b\n");
+  });
+
   it("keeps locks and dead properties across a restart", async () => {
     expect((await dav.dav("PUT", "/locked.md", { body: "locked\n" })).status).toBe(201);
     const lock = await dav.dav("LOCK", "/locked.md", { body: LOCK_BODY, headers: { timeout: "Second-600" } });
