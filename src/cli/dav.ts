@@ -152,7 +152,11 @@ export function registerDav(program: Command): void {
       await vfs.start((message) => process.stderr.write(`txtfs: ${message}\n`));
       const server = dav.createDavServer({ site: site.vfsSite(vfs, cache), key, log, tls });
       const served = await dav.listen(server, host, port, Boolean(tls));
-      process.stdout.write(`txtfs dav ${served} (cache: ${cache})\n`);
+      // A key that cannot write serves read-only: said here, not found out by a refused save.
+      const readOnlyBecause = vfs.readOnlyBecause;
+      process.stdout.write(
+        `txtfs dav ${served} (cache: ${cache})${readOnlyBecause ? ` read-only: ${readOnlyBecause}` : ""}\n`,
+      );
       let stopping = false;
       const stop = async (signal: string) => {
         if (stopping) return;

@@ -80,6 +80,7 @@ it("--insecure-listen serves plain HTTP beyond loopback, still behind the key", 
 
 it("--read-only refuses every change with 403 and changes nothing", async () => {
   const { d } = await dav(["--read-only"]);
+  expect(d.stdout()).toMatch(/^txtfs dav \S+ \(cache: .*\) read-only: /m);
   expect((await d.dav("PUT", "/new.md", { body: "no\n" })).status).toBe(403);
   expect((await d.dav("MKCOL", "/dir")).status).toBe(403);
   expect((await d.dav("PROPFIND", "/", { headers: { depth: "1" } })).status).toBe(207);
