@@ -7,6 +7,7 @@ import { registerAdmin } from "./admin.ts";
 import { registerBrain } from "./brain.ts";
 import { endQuietlyOnClosedPipe } from "./closedPipe.ts";
 import { registerCompletion } from "./completion.ts";
+import { registerDav } from "./dav.ts";
 import { takeKeyArgument } from "./keyArgument.ts";
 import { registerLogin } from "./login.ts";
 import { registerMcp } from "./mcp.ts";
@@ -37,6 +38,7 @@ const program = new Command()
 registerServe(program);
 registerAdmin(program);
 registerMount(program);
+registerDav(program);
 registerPin(program);
 registerLogin(program);
 registerBrain(program);

@@ -71,7 +71,7 @@ function keepSignedIn(client: TxtfsClient, log: Logger): () => void {
 }
 
 /** --serve: the service core in this process, with a local user and key made on first use. */
-async function serveLocally(data: string, log: Logger, brain: Partial<BrainConfig>) {
+export async function serveLocally(data: string, log: Logger, brain: Partial<BrainConfig>) {
   const [{ startServer }, { createKey, createUser }] = await Promise.all([lazy.server(), lazy.accounts()]);
   // The mount says the service's URL itself; the in-process service speaks only of trouble
   // (unless the user asked for debug lines).

@@ -10,6 +10,7 @@ import { randomBase62 } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
 import { observeStore } from "../store/observedStore.ts";
 import type { Store } from "../store/store.ts";
+import { DavService, isDavPath } from "./davService.ts";
 import { type AttachmentLimits, DEFAULT_ATTACHMENT_LIMITS } from "./domain/attachments/rules.ts";
 import { ProviderPool } from "./domain/brain/capability.ts";
 import { type BrainConfig, DEFAULT_BRAIN_CONFIG } from "./domain/brain/config.ts";
@@ -86,6 +87,8 @@ export interface AppOptions {
   metricsToken?: string;
   /** Attachments: bytes per file and per account (defaults: 100 MiB, 10 GiB). */
   attachments?: Partial<AttachmentLimits>;
+  /** Where `/dav/` keeps each user's WebDAV locks and dead properties (undefined: in memory). */
+  davStateDir?: string;
 }
 
 /** Is this request for the in-process dev identity provider (served beside the API, not by Fastify)? */
@@ -172,13 +175,19 @@ export async function buildApp(opts: AppOptions) {
   const { metrics } = opts;
   const store = metrics ? observeStore(opts.store, metrics.storeObserver) : opts.store;
   const hub: IdentityHub = opts.identity ?? { cipher: createVaultCipher(randomBytes(32)) };
+  // `/dav/` is answered before Fastify's routes (davService.ts); made once the key usage exists.
+  let dav: DavService | undefined;
   const app = Fastify({
     // The dev identity provider (oidc-provider, a Koa app) answers its own paths on the same port.
     // Fastify sets its keep-alive timeout only on servers it makes itself: Node's 5 s closed idle
     // connections that clients were about to reuse (ECONNRESET on a loaded machine).
     serverFactory: (handler) => {
       const server = createServer((req, res) =>
-        devIdpPath(hub, req.url) ? hub.devIdp!.handle(req, res) : handler(req, res),
+        devIdpPath(hub, req.url)
+          ? hub.devIdp!.handle(req, res)
+          : dav && isDavPath(req.url)
+            ? void dav.handle(req, res)
+            : handler(req, res),
       );
       server.keepAliveTimeout = KEEP_ALIVE_MS;
       return server;
@@ -403,6 +412,15 @@ export async function buildApp(opts: AppOptions) {
 
   const brain = new ProviderPool({ ...DEFAULT_BRAIN_CONFIG, ...opts.brain });
   const attachments = { ...DEFAULT_ATTACHMENT_LIMITS, ...opts.attachments };
+  dav = new DavService({
+    store,
+    usage,
+    hub,
+    attachments,
+    limiter,
+    log: opts.logger,
+    stateDir: opts.davStateDir,
+  });
   const deps = { store, closing, identity: hub, brain, attachments };
   await app.register(discoverRoutes(() => catalog, hub));
   await app.register(fileRoutes(deps));

@@ -1,0 +1,42 @@
+// One WebDAV request as the methods see it, and the answer they give back (written by handler.ts).
+import type { IncomingHttpHeaders } from "node:http";
+import type { DavBackend } from "./backend.ts";
+import type { DeadProps } from "./deadProps.ts";
+import type { Locks } from "./locks.ts";
+
+/** What one user reaches: their tree, and the locks and dead properties kept for it. */
+export interface DavSite {
+  backend: DavBackend;
+  locks: Locks;
+  props: DeadProps;
+}
+
+export interface DavRequest {
+  method: string;
+  /** The back-end path of the request URL. */
+  path: string;
+  /** The request URL's path (for error bodies and Content-Location). */
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  /** Where the tree is served: "/" or "/dav/"; hrefs begin with it. */
+  prefix: string;
+  site: DavSite;
+}
+
+export interface Answer {
+  status: number;
+  headers?: Record<string, string | number>;
+  body?: Buffer | string;
+}
+
+export function header(req: DavRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v.join(", ") : v;
+}
+
+export const xmlAnswer = (status: number, xml: string, headers: Answer["headers"] = {}): Answer => ({
+  status,
+  headers: { "Content-Type": 'application/xml; charset="utf-8"', ...headers },
+  body: xml,
+});

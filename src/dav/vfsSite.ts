@@ -1,0 +1,15 @@
+// The site `txtfs dav` serves: the vfs, with locks and dead properties kept in its cache dir.
+import { join } from "node:path";
+import type { Vfs } from "../vfs/vfs.ts";
+import { DeadProps } from "./deadProps.ts";
+import { Locks } from "./locks.ts";
+import type { DavSite } from "./request.ts";
+import { VfsBackend } from "./vfsBackend.ts";
+
+export function vfsSite(vfs: Vfs, cacheDir: string): DavSite {
+  return {
+    backend: new VfsBackend(vfs),
+    locks: new Locks(join(cacheDir, "dav", "locks.json")),
+    props: new DeadProps(join(cacheDir, "dav", "properties.json")),
+  };
+}
