@@ -188,6 +188,36 @@ try {
     return { notes: state.total - before, seconds: (performance.now() - t0) / 1000 };
   };
 
+  /** Prints the figures so far (`last`: the whole run's) and writes them to --out. */
+  function report(last: boolean) {
+    const m = machineInfo();
+    const title =
+      `${join(root, "bin/txtfs")}, ${postgres ? `PostgreSQL (durable), ${serverCount} server(s)` : "SQLite"}, ` +
+      `${accountCount} account(s) (notes spread evenly; measured on the first), ${samples} samples per operation`;
+    const machine = `${m.cpus} cores, ${m.node}, load at end ${m.load}`;
+    const table = markdownTable(["operation", "notes", "p50 ms", "p99 ms"], rows, ["l", "r", "r", "r"]);
+    const ratio = markdownTable(
+      ["operation", `p50 at ${state.total} / at ${sizes[0]}`],
+      [...p50s].map(([name, v]) => [name, `${(v.at(-1)! / v[0]!).toFixed(2)}x`]),
+      ["l", "r"],
+    );
+    const factTable = markdownTable(["measure", "value"], facts, ["l", "r"]);
+    const markdown = `${title}\n${machine}\n\n${table}\n\n${ratio}\n\n${factTable}\n`;
+    process.stdout.write(`${last ? "" : "(so far) "}${title}\n${machine}\n\n`);
+    process.stdout.write(
+      `${textTable(["operation", "notes", "p50 ms", "p99 ms"], rows, ["l", "r", "r", "r"])}\n\n`,
+    );
+    process.stdout.write(
+      `${textTable(
+        ["operation", "ratio"],
+        [...p50s].map(([n, v]) => [n, `${(v.at(-1)! / v[0]!).toFixed(2)}x`]),
+        ["l", "r"],
+      )}\n\n`,
+    );
+    process.stdout.write(`${textTable(["measure", "value"], facts, ["l", "r"])}\n`);
+    if (values.out) writeFileSync(resolve(values.out), markdown);
+  }
+
   const rows: string[][] = [];
   let topics: number | undefined;
   const p50s = new Map<string, number[]>();
@@ -373,33 +403,9 @@ try {
       [`start to /readyz at ${state.total}`, `${fmtMs(readyMs)} ms`],
       [`server RSS at ${state.total}, idle / under load`, `${idle.toFixed(0)} / ${peak.toFixed(0)} MiB`],
     );
+    // After every size, so that a run stopped before its largest keeps what it measured.
+    report(size === sizes.at(-1));
   }
-  const m = machineInfo();
-  const title =
-    `${join(root, "bin/txtfs")}, ${postgres ? `PostgreSQL (durable), ${serverCount} server(s)` : "SQLite"}, ` +
-    `${accountCount} account(s) (notes spread evenly; measured on the first), ${samples} samples per operation`;
-  const machine = `${m.cpus} cores, ${m.node}, load at end ${m.load}`;
-  const table = markdownTable(["operation", "notes", "p50 ms", "p99 ms"], rows, ["l", "r", "r", "r"]);
-  const ratio = markdownTable(
-    ["operation", `p50 at ${state.total} / at ${sizes[0]}`],
-    [...p50s].map(([name, v]) => [name, `${(v.at(-1)! / v[0]!).toFixed(2)}x`]),
-    ["l", "r"],
-  );
-  const factTable = markdownTable(["measure", "value"], facts, ["l", "r"]);
-  const report = `${title}\n${machine}\n\n${table}\n\n${ratio}\n\n${factTable}\n`;
-  process.stdout.write(`${title}\n${machine}\n\n`);
-  process.stdout.write(
-    `${textTable(["operation", "notes", "p50 ms", "p99 ms"], rows, ["l", "r", "r", "r"])}\n\n`,
-  );
-  process.stdout.write(
-    `${textTable(
-      ["operation", "ratio"],
-      [...p50s].map(([n, v]) => [n, `${(v.at(-1)! / v[0]!).toFixed(2)}x`]),
-      ["l", "r"],
-    )}\n\n`,
-  );
-  process.stdout.write(`${textTable(["measure", "value"], facts, ["l", "r"])}\n`);
-  if (values.out) writeFileSync(resolve(values.out), report);
 } finally {
   await stopServers();
   cluster?.stop();
