@@ -98,6 +98,12 @@ async function call(url: string, key: string, method: string, path: string, body
     body: body ? JSON.stringify(body) : undefined,
   });
   if (res.status === 304) return { status: 304, body: undefined, etag: res.headers.get("etag") ?? "" };
+  // The search index still catching up (after a fill or an upgrade): wait as a client would.
+  if (res.status === 503 && res.headers.get("retry-after")) {
+    log(`${method} ${path}: 503, retrying after ${res.headers.get("retry-after")} s`);
+    await new Promise((r) => setTimeout(r, Number(res.headers.get("retry-after")) * 1000));
+    return call(url, key, method, path, body, headers);
+  }
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${(await res.text()).slice(0, 300)}`);
   // biome-ignore lint/suspicious/noExplicitAny: the service's JSON, read field by field
   return { status: res.status, body: (await res.json()) as any, etag: res.headers.get("etag") ?? "" };
@@ -142,8 +148,9 @@ try {
   let state: State;
   if (existsSync(statePath)) {
     state = JSON.parse(readFileSync(statePath, "utf8"));
-    if (state.accounts.length !== accountCount)
-      throw new Error(`${data} holds ${state.accounts.length} accounts, not ${accountCount}`);
+    // The accounts asked for and the reader.
+    if (state.accounts.length !== accountCount + 1)
+      throw new Error(`${data} holds ${state.accounts.length - 1} accounts, not ${accountCount}`);
     log(`reusing ${data}: ${state.total} notes`);
   } else {
     log(`creating ${accountCount + 1} accounts`);
