@@ -53,6 +53,6 @@ export function refuseWhileBehind(err: unknown): never {
     `Search is not available yet: ${err.message}.`,
     "Retry after Retry-After: the index catches up in the background (after an upgrade, a few minutes per 100,000 notes).",
     undefined,
-    { "Retry-After": "10" },
+    { "Retry-After": "2" },
   );
 }
