@@ -185,6 +185,7 @@ try {
           state.sample.push(...res.body.files.map((f: { id: string }) => f.id));
         state.made[a] = from + n;
         state.total += n;
+        save(); // after every import (one transaction each), so a run stopped mid-fill resumes exactly
       }
       if (state.total % 20_000 < 1000 * accountCount || state.total >= size)
         log(
