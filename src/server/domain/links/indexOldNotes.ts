@@ -24,5 +24,8 @@ export async function indexOldNotes(store: Store): Promise<number> {
     done += indexed;
     if (last === undefined) return done;
     after = last;
+    // The event loop's next turn first: a request waiting commits this work before it reads, and
+    // windows queued back to back would all be committed ahead of it.
+    await new Promise((resolve) => setImmediate(resolve));
   }
 }
