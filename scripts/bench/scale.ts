@@ -27,7 +27,8 @@ import {
   startChild,
   textTable,
 } from "./lib.ts";
-import { type Account, createAccounts, note, topicWord, vocabulary } from "./scaleData.ts";
+import { createAccounts, note } from "./scaleData.ts";
+import { call, operations, type State, topicsAt } from "./scaleOps.ts";
 
 const here = resolve(import.meta.dirname, "../..");
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
@@ -87,31 +88,6 @@ async function serve(txtfsRoot: string, args: string[]): Promise<Server & { read
   return { child, url, readyMs: performance.now() - t0 };
 }
 
-async function call(url: string, key: string, method: string, path: string, body?: unknown, headers = {}) {
-  const res = await fetch(url + path, {
-    method,
-    headers: {
-      authorization: `Bearer ${key}`,
-      ...(body ? { "content-type": "application/json" } : {}),
-      ...headers,
-    },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  if (res.status === 304) return { status: 304, body: undefined, etag: res.headers.get("etag") ?? "" };
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${(await res.text()).slice(0, 300)}`);
-  // biome-ignore lint/suspicious/noExplicitAny: the service's JSON, read field by field
-  return { status: res.status, body: (await res.json()) as any, etag: res.headers.get("etag") ?? "" };
-}
-
-/** What a kept data dir remembers between runs: the accounts and the notes made so far. */
-interface State {
-  accounts: Account[];
-  /** Notes made per account so far, in order (all of account 0's: the samples come from them). */
-  made: number[];
-  sample: string[];
-  total: number;
-}
-
 const tmp = mkdtempSync(join(tmpdir(), "txtfs-bench-scale-"));
 const data = values.keep ? resolve(values.keep) : join(tmp, "data");
 mkdirSync(data, { recursive: true });
@@ -142,8 +118,9 @@ try {
   let state: State;
   if (existsSync(statePath)) {
     state = JSON.parse(readFileSync(statePath, "utf8"));
-    if (state.accounts.length !== accountCount)
-      throw new Error(`${data} holds ${state.accounts.length} accounts, not ${accountCount}`);
+    // The accounts asked for and the reader.
+    if (state.accounts.length !== accountCount + 1)
+      throw new Error(`${data} holds ${state.accounts.length - 1} accounts, not ${accountCount}`);
     log(`reusing ${data}: ${state.total} notes`);
   } else {
     log(`creating ${accountCount + 1} accounts`);
@@ -151,8 +128,6 @@ try {
     const accounts = await createAccounts(fillRoot, { dataDir: data, db }, 0, accountCount + 1);
     state = { accounts, made: accounts.map(() => 0), sample: [], total: 0 };
   }
-  const owner = state.accounts[0]!;
-  const reader = state.accounts.at(-1)!;
   const save = () => writeFileSync(statePath, JSON.stringify(state));
 
   const start = async (txtfsRoot: string) => {
@@ -178,6 +153,7 @@ try {
           state.sample.push(...res.body.files.map((f: { id: string }) => f.id));
         state.made[a] = from + n;
         state.total += n;
+        save(); // after every import (one transaction each), so a run stopped mid-fill resumes exactly
       }
       if (state.total % 20_000 < 1000 * accountCount || state.total >= size)
         log(
@@ -187,6 +163,36 @@ try {
     save();
     return { notes: state.total - before, seconds: (performance.now() - t0) / 1000 };
   };
+
+  /** Prints the figures so far (`last`: the whole run's) and writes them to --out. */
+  function report(last: boolean) {
+    const m = machineInfo();
+    const title =
+      `${join(root, "bin/txtfs")}, ${postgres ? `PostgreSQL (durable), ${serverCount} server(s)` : "SQLite"}, ` +
+      `${accountCount} account(s) (notes spread evenly; measured on the first), ${samples} samples per operation`;
+    const machine = `${m.cpus} cores, ${m.node}, load at end ${m.load}`;
+    const table = markdownTable(["operation", "notes", "p50 ms", "p99 ms"], rows, ["l", "r", "r", "r"]);
+    const ratio = markdownTable(
+      ["operation", `p50 at ${state.total} / at ${sizes[0]}`],
+      [...p50s].map(([name, v]) => [name, `${(v.at(-1)! / v[0]!).toFixed(2)}x`]),
+      ["l", "r"],
+    );
+    const factTable = markdownTable(["measure", "value"], facts, ["l", "r"]);
+    const markdown = `${title}\n${machine}\n\n${table}\n\n${ratio}\n\n${factTable}\n`;
+    process.stdout.write(`${last ? "" : "(so far) "}${title}\n${machine}\n\n`);
+    process.stdout.write(
+      `${textTable(["operation", "notes", "p50 ms", "p99 ms"], rows, ["l", "r", "r", "r"])}\n\n`,
+    );
+    process.stdout.write(
+      `${textTable(
+        ["operation", "ratio"],
+        [...p50s].map(([n, v]) => [n, `${(v.at(-1)! / v[0]!).toFixed(2)}x`]),
+        ["l", "r"],
+      )}\n\n`,
+    );
+    process.stdout.write(`${textTable(["measure", "value"], facts, ["l", "r"])}\n`);
+    if (values.out) writeFileSync(resolve(values.out), markdown);
+  }
 
   const rows: string[][] = [];
   let topics: number | undefined;
@@ -200,148 +206,13 @@ try {
     // A restart at this size: the time to /readyz (with --migrate-from: this txtfs's migrations).
     await stopServers();
     const readyMs = await start(root);
-    const url = servers[0]!.url;
     const urls = servers.map((s) => s.url);
     const pid = servers[0]!.child.pid;
     await new Promise((r) => setTimeout(r, 2000));
     const idle = rssMiB(pid);
 
-    // The owner's second note is in f1/sub1/deep1: that folder is shared with the reader, whose
-    // read of the note checks the share through it.
-    const inShared = state.sample[1]!;
-    if (!existsSync(join(data, "bench-scale-shared"))) {
-      const folderId = (await call(url, owner.key, "GET", `/api/v1/files/${inShared}`)).body.folderId;
-      await call(url, owner.key, "POST", `/api/v1/folders/${folderId}/share`, {
-        email: reader.email,
-        role: "reader",
-      });
-      writeFileSync(join(data, "bench-scale-shared"), folderId);
-    }
-    const sample = Array.from({ length: samples }, (_, k) => state.sample[k * 2]!);
-    // 200 of the owner's notes (cycled when it has fewer), apart from the sampled ones.
-    const syncTargets = Array.from({ length: 200 }, (_, i) => state.sample[(60 + i) % state.sample.length]!);
-    // Edits keep each note's text and add a line, so its words (the rare-word search's) stay.
-    const etags = new Map<string, string>();
-    const texts = new Map<string, string>();
-    for (const id of new Set([...sample, ...syncTargets])) {
-      const r = await call(url, owner.key, "GET", `/api/v1/files/${id}`);
-      etags.set(id, r.etag);
-      texts.set(id, r.body.content);
-    }
-    // Rare words of the owner's topics (40 notes each) that its notes hold at the smallest size.
-    topics ??= Math.max(1, Math.min(40, Math.floor(state.made[0]! / 40)));
-    const rareWord = (k: number) => topicWord(k % topics!, 3);
-    let deepCursor: string | undefined;
-    {
-      // A cursor half-way through the owner's listing, found by pages of 1,000 (at most 50).
-      let cursor: string | undefined;
-      const pages = Math.min(50, Math.floor(state.made[0]! / 2000));
-      for (let p = 0; p < pages; p++) {
-        const page = (
-          await call(url, owner.key, "GET", `/api/v1/files?limit=1000${cursor ? `&cursor=${cursor}` : ""}`)
-        ).body;
-        cursor = page.nextCursor ?? cursor;
-      }
-      deepCursor = cursor;
-    }
-    const created: string[] = [];
-    let server = 0;
-    const any = () => urls[server++ % urls.length]!; // with two servers, requests alternate
-    const ops: { name: string; run: (id: string, k: number) => Promise<unknown> }[] = [
-      {
-        name: "listing page, first (100)",
-        run: () => call(any(), owner.key, "GET", "/api/v1/files?limit=100"),
-      },
-      {
-        name: "listing page, deep cursor",
-        run: () =>
-          call(
-            any(),
-            owner.key,
-            "GET",
-            `/api/v1/files?limit=100${deepCursor ? `&cursor=${deepCursor}` : ""}`,
-          ),
-      },
-      { name: "GET /api/me", run: () => call(any(), owner.key, "GET", "/api/me") },
-      { name: "read", run: (id) => call(any(), owner.key, "GET", `/api/v1/files/${id}`) },
-      {
-        name: "304",
-        run: async (id) => {
-          const r = await call(any(), owner.key, "GET", `/api/v1/files/${id}`, undefined, {
-            "if-none-match": etags.get(id),
-          });
-          if (r.status !== 304) throw new Error(`304 expected, got ${r.status}`);
-        },
-      },
-      {
-        name: "PUT",
-        run: (id, k) =>
-          call(any(), owner.key, "PUT", `/api/v1/files/${id}`, {
-            content: `${texts.get(id)}\nedited ${size} ${k}`,
-          }),
-      },
-      {
-        name: "create",
-        run: async (_id, k) =>
-          created.push(
-            (
-              await call(any(), owner.key, "POST", "/api/v1/files", {
-                name: `made-${size}-${k}-${Date.now()}.md`,
-                content: `made ${k}`,
-              })
-            ).body.file.id,
-          ),
-      },
-      {
-        name: "rename",
-        run: (_id, k) =>
-          call(any(), owner.key, "PUT", `/api/v1/files/${created[k]}`, {
-            name: `renamed-${size}-${k}-${Date.now()}.md`,
-          }),
-      },
-      { name: "delete", run: (_id, k) => call(any(), owner.key, "DELETE", `/api/v1/files/${created[k]}`) },
-      {
-        name: "changes, old cursor",
-        run: () => call(any(), owner.key, "GET", "/api/v1/changes?cursor=0&limit=100"),
-      },
-      {
-        name: "changes, fresh cursor",
-        run: () => call(any(), owner.key, "GET", "/api/v1/changes?cursor=latest&limit=100"),
-      },
-      {
-        name: "search, a rare word",
-        run: async (_id, k) => {
-          const r = await call(any(), owner.key, "GET", `/api/v1/search?q=${rareWord(k)}`);
-          if (r.body.results.length === 0) throw new Error(`no note holds ${rareWord(k)}`);
-        },
-      },
-      {
-        name: "search, two common words",
-        run: () => call(any(), owner.key, "GET", `/api/v1/search?q=${vocabulary[0]}%20${vocabulary[1]}`),
-      },
-      {
-        name: "related notes",
-        run: (id) => call(any(), owner.key, "GET", `/api/v1/files/${id}/connections`),
-      },
-      {
-        name: "share check (reader, deep folder)",
-        run: () => call(any(), reader.key, "GET", `/api/v1/files/${inShared}`),
-      },
-      {
-        name: "sync, 200 pushes",
-        run: (_id, k) =>
-          call(any(), owner.key, "POST", "/api/v1/sync", {
-            cursor: "latest",
-            limit: 1,
-            push: syncTargets.map((target, i) => ({
-              id: `s${i}`,
-              op: "file.update",
-              target,
-              body: { content: `${texts.get(target)}\nsynced ${size} ${k} ${i}` },
-            })),
-          }),
-      },
-    ];
+    topics ??= topicsAt(state);
+    const { sample, ops } = await operations({ urls, data, state, samples, size, topics });
     let peak = idle;
     const sampler = setInterval(() => {
       for (const s of servers) peak = Math.max(peak, rssMiB(s.child.pid));
@@ -373,33 +244,9 @@ try {
       [`start to /readyz at ${state.total}`, `${fmtMs(readyMs)} ms`],
       [`server RSS at ${state.total}, idle / under load`, `${idle.toFixed(0)} / ${peak.toFixed(0)} MiB`],
     );
+    // After every size, so that a run stopped before its largest keeps what it measured.
+    report(size === sizes.at(-1));
   }
-  const m = machineInfo();
-  const title =
-    `${join(root, "bin/txtfs")}, ${postgres ? `PostgreSQL (durable), ${serverCount} server(s)` : "SQLite"}, ` +
-    `${accountCount} account(s) (notes spread evenly; measured on the first), ${samples} samples per operation`;
-  const machine = `${m.cpus} cores, ${m.node}, load at end ${m.load}`;
-  const table = markdownTable(["operation", "notes", "p50 ms", "p99 ms"], rows, ["l", "r", "r", "r"]);
-  const ratio = markdownTable(
-    ["operation", `p50 at ${state.total} / at ${sizes[0]}`],
-    [...p50s].map(([name, v]) => [name, `${(v.at(-1)! / v[0]!).toFixed(2)}x`]),
-    ["l", "r"],
-  );
-  const factTable = markdownTable(["measure", "value"], facts, ["l", "r"]);
-  const report = `${title}\n${machine}\n\n${table}\n\n${ratio}\n\n${factTable}\n`;
-  process.stdout.write(`${title}\n${machine}\n\n`);
-  process.stdout.write(
-    `${textTable(["operation", "notes", "p50 ms", "p99 ms"], rows, ["l", "r", "r", "r"])}\n\n`,
-  );
-  process.stdout.write(
-    `${textTable(
-      ["operation", "ratio"],
-      [...p50s].map(([n, v]) => [n, `${(v.at(-1)! / v[0]!).toFixed(2)}x`]),
-      ["l", "r"],
-    )}\n\n`,
-  );
-  process.stdout.write(`${textTable(["measure", "value"], facts, ["l", "r"])}\n`);
-  if (values.out) writeFileSync(resolve(values.out), report);
 } finally {
   await stopServers();
   cluster?.stop();

@@ -3,6 +3,8 @@
 //
 //   node scripts/bench/stores.ts            (npm run bench:stores) 5 s per run, 2 interleaved rounds
 //   node scripts/bench/stores.ts --quick    smoke run, 1 s per run, 1 round
+//   node scripts/bench/stores.ts --root ../other-checkout   the same against another commit's txtfs
+//   node scripts/bench/stores.ts --workloads put            only the PUTs
 //
 // PostgreSQL is a throwaway cluster (Debian's binaries, 127.0.0.1, a temp dir) with its default,
 // durable settings (fsync on), as SQLite runs with synchronous=FULL. Workloads: GET 304, GET of a
@@ -30,7 +32,7 @@ import {
   textTable,
 } from "./lib.ts";
 
-const root = resolve(import.meta.dirname, "../..");
+const here = resolve(import.meta.dirname, "../..");
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
 const { values } = parseArgs({
@@ -40,13 +42,16 @@ const { values } = parseArgs({
     connections: { type: "string" },
     rounds: { type: "string" },
     out: { type: "string" },
+    workloads: { type: "string" }, // a comma list of 304, get, put (all by default)
+    root: { type: "string" }, // another checkout whose txtfs to measure (to compare two commits)
   },
 });
+const root = values.root ? resolve(values.root) : here;
 const quick = values.quick;
 const durationSeconds = numberOption("duration", values.duration, quick ? 1 : 5, 0.2);
 const connections = numberOption("connections", values.connections, 10, 2, true);
 const rounds = numberOption("rounds", values.rounds, quick ? 1 : 2, 1, true);
-const out = resolve(root, values.out ?? "bench-results/stores.md");
+const out = resolve(here, values.out ?? "bench-results/stores.md");
 
 const NOTE = "# A 4 KB note\n\n".padEnd(4096, "notes as files, served over HTTP. ");
 /** The note as it appears inside a JSON body (newlines escaped). */
@@ -63,7 +68,11 @@ const WORKLOADS: { id: WorkloadId; label: string }[] = [
   { id: "304", label: "GET 304 (If-None-Match)" },
   { id: "get", label: "GET 4 KB note" },
   { id: "put", label: "PUT 4 KB note" },
-];
+].filter((w) => !values.workloads || values.workloads.split(",").includes(w.id)) as {
+  id: WorkloadId;
+  label: string;
+}[];
+if (WORKLOADS.length === 0) throw new Error("--workloads: a comma list of 304, get, put");
 
 interface Target {
   server: ChildServer;

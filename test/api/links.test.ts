@@ -116,6 +116,60 @@ describe("links as connections", () => {
   });
 });
 
+describe("saves that add and drop link, alias and tag syntax", () => {
+  // A save whose old and new text hold none skips the index: these prove the index stays exact.
+  const put = async (u: TestUser, id: string, body: object) => {
+    const res = await u.api.put(`/api/v1/files/${id}`, body);
+    expect(res.status, res.text).toBe(200);
+    return res.body.file as { tags: string[] };
+  };
+
+  it("a note's links follow its text through edits with and without links", async () => {
+    const u = await t.user();
+    const target = await mkfile(u, { name: "Roses.md", content: "roses" });
+    const a = await mkfile(u, { name: "Plan.md", content: "plain" });
+    expect(await links(u, a.id)).toEqual([]);
+    await put(u, a.id, { content: "plain, edited" });
+    expect(await links(u, a.id)).toEqual([]);
+    await put(u, a.id, { content: "see [[Roses]]" });
+    expect(await links(u, a.id)).toEqual([["[[Roses]]", target.id]]);
+    await put(u, a.id, { content: "plain again" });
+    expect(await links(u, a.id)).toEqual([]);
+    await put(u, a.id, { content: "plain, edited again" });
+    expect(await links(u, a.id)).toEqual([]);
+    expect((await connections(u, target.id)).connections.map((c) => c.file.id)).not.toContain(a.id);
+  });
+
+  it("an alias added and dropped by edits wins and loses the links that name it", async () => {
+    const u = await t.user();
+    const b = await mkfile(u, { name: "Other.md", content: "plain" });
+    const c = await mkfile(u, { name: "linker.md", content: "see [[Nick]]" });
+    expect(await links(u, c.id)).toEqual([["[[Nick]]", null]]);
+    await put(u, b.id, { content: "plain, edited" });
+    expect(await links(u, c.id)).toEqual([["[[Nick]]", null]]);
+    await put(u, b.id, { content: "---\naliases: [Nick]\n---\nnamed" });
+    expect(await links(u, c.id)).toEqual([["[[Nick]]", b.id]]);
+    await put(u, b.id, { content: "---\naliases: [Nick]\n---\nnamed, edited" });
+    expect(await links(u, c.id)).toEqual([["[[Nick]]", b.id]]);
+    await put(u, b.id, { content: "no front matter" });
+    expect(await links(u, c.id)).toEqual([["[[Nick]]", null]]);
+    await put(u, b.id, { content: "no front matter, edited" });
+    expect(await links(u, c.id)).toEqual([["[[Nick]]", null]]);
+  });
+
+  it("declared tags come and go with the text; the set ones stay", async () => {
+    const u = await t.user();
+    const d = await mkfile(u, { name: "d.md", content: "#alpha text", tags: ["set"] });
+    expect(d.tags).toEqual(["set", "alpha"]);
+    expect((await put(u, d.id, { content: "no tags" })).tags).toEqual(["set"]);
+    expect((await put(u, d.id, { content: "still none" })).tags).toEqual(["set"]);
+    expect((await put(u, d.id, { tags: ["other"] })).tags).toEqual(["other"]);
+    expect((await put(u, d.id, { content: "#beta now" })).tags).toEqual(["other", "beta"]);
+    expect((await put(u, d.id, { content: "none again" })).tags).toEqual(["other"]);
+    expect((await u.api.get(`/api/v1/files/${d.id}`)).body.tags).toEqual(["other"]);
+  });
+});
+
 describe("notes saved before links were read", () => {
   it("are indexed when the server starts, so links to them resolve", async () => {
     const u = await t.user();

@@ -49,6 +49,14 @@ export function hotQueries(dialect: Dialect): [string, (sql: Sql) => Promise<unk
       (sql) => new FileRepo(sql, dialect).list({ ...own, folderId: "d_100040" }),
     ],
     ["the root's notes (GET /api/me)", (sql) => new FileRepo(sql, dialect).list({ ...own, folderId: null })],
+    [
+      "an import's names in a folder",
+      (sql) => new FileRepo(sql, dialect).named("u_1", "d_100040", ["n40.md", "n4040.md", "new.md"]),
+    ],
+    [
+      "an import's names at the top level",
+      (sql) => new FileRepo(sql, dialect).named("u_1", null, ["n7.md", "new.md"]),
+    ],
     ["changes feed", (sql) => new FeedRepo(sql).since("u_1", 100, 100, false)],
     ["changes feed with tombstones", (sql) => new FeedRepo(sql).since("u_1", 100, 100, true)],
     [

@@ -80,6 +80,29 @@ describe("PostgreSQL plans of the hot queries", () => {
     ).toBe(true);
   });
 
+  it("an import finds the files of its names by name, not by reading each folder it writes to", async () => {
+    // A folder of 10 notes is cheaper to read whole: the planner is shown one of 5,000 (rolled back).
+    await client.query("BEGIN");
+    try {
+      await client.query(`INSERT INTO files (id, owner_id, folder_id, name, type, availability, tags, size,
+          content_hash, revision, version_number, etag, created_at, updated_at, content)
+        SELECT 'f_big' || i, 'u_1', 'd_100040', 'big' || i || '.md', 'md', 'cloud', '[]', 1, 'h', 1, 1, 'e',
+          't', 't', 'x' FROM generate_series(1, 5000) AS i`);
+      await client.query("ANALYZE files");
+      for (const [name, call] of hotQueries("postgres").filter(([name]) =>
+        name.startsWith("an import's names"),
+      )) {
+        const plan = await explain((await sqlOf(call))[0]!);
+        expect(
+          plan.some((n) => n["Index Name"] === "files_folder_name"),
+          `${name}: ${describePlan(plan)}`,
+        ).toBe(true);
+      }
+    } finally {
+      await client.query("ROLLBACK");
+    }
+  });
+
   it("a search finds its matches through the full-text index", async () => {
     for (const [name, call] of hotQueries("postgres").filter(([name]) => name.startsWith("search"))) {
       const q = (await sqlOf(call)).at(-1)!;

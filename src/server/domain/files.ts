@@ -192,7 +192,7 @@ export async function updateFile(
   next.etag = etagOf(next.revision, next.content_hash);
   next.updated_at = nextIso(file.updated_at);
   await tx.files.update(next);
-  if (setTags) await tx.links.putSetTags(next.id, setTags.tags, setTags.needed);
+  if (setTags?.write) await tx.links.putSetTags(next.id, setTags.tags, setTags.needed);
   await indexNote(tx, next, file);
   if (next.version_number !== file.version_number) {
     await insertVersion(tx, next, actor);
@@ -205,7 +205,7 @@ export async function updateFile(
 /**
  * The tags `next` shows once its text or the tags asked for changed (noteTags.ts has the rule);
  * returns the set part to store (`needed`: the text declares tags, so the set part differs from
- * what shows), or undefined when neither changed.
+ * what shows; `write: false`: there is nothing to store), or undefined when neither changed.
  */
 async function retag(
   tx: Tx,
@@ -217,14 +217,22 @@ async function retag(
   if (requested === undefined && next.content === file.content && next.type === file.type) return undefined;
   const declared = next.type === "md" ? declaredTags(next.content) : [];
   const before = parseTags(file.tags);
-  // A note saved before tags were read from text has no set part of its own: all its tags were set.
+  // Only a note whose text declares tags has a row of set tags (createFile and this keep it so); a
+  // note saved before tags were read from text has none either: all its tags were set.
+  const hadRow = file.type === "md" && declaredTags(file.content).length > 0;
   const setTags =
-    requested !== undefined ? setPart(requested, declared) : ((await tx.links.setTags(file.id)) ?? before);
+    requested !== undefined
+      ? setPart(requested, declared)
+      : hadRow
+        ? ((await tx.links.setTags(file.id)) ?? before)
+        : before;
   const shown = shownTags(setTags, declared);
   // Only a request that changes tags alone can be refused for them: a save of content never is.
   if (requested !== undefined && !carriesContent) checkTagRequest(requested, before, shown);
   next.tags = JSON.stringify(shown);
-  return { tags: setTags, needed: declared.length > 0 };
+  // Without declared tags before or after there is no row to drop, nor one to write.
+  if (!hadRow && declared.length === 0) return { write: false } as const;
+  return { write: true, tags: setTags, needed: declared.length > 0 } as const;
 }
 
 export async function deleteFile(tx: Tx, actor: Actor, id: string, ifMatch?: IfMatch) {

@@ -23,14 +23,15 @@ export interface ImportItem {
  */
 export type OnExisting = "update" | "skip" | "copy" | "fail";
 
-function copyName(name: string, taken: ReadonlyMap<string, unknown>): string {
+/** `note (n).md`: the n-th name a copy of `note.md` may take. */
+function copyCandidate(name: string, n: number): string {
   const dot = name.lastIndexOf(".");
   const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ""];
-  for (let n = 1; ; n++) {
-    const candidate = `${stem} (${n})${ext}`;
-    if (!taken.has(candidate)) return candidate;
-  }
+  return `${stem} (${n})${ext}`;
 }
+
+/** Names looked up per query (bound parameters stay well under both stores' limits). */
+const LOOKUP_BATCH = 500;
 
 export interface ImportInput {
   files: ImportItem[];
@@ -49,7 +50,12 @@ export async function importFiles(tx: Tx, actor: Actor, input: ImportInput) {
     );
   }
   const onExisting = input.onExisting ?? "update";
-  const base = input.folderId ? (await requireFolder(tx, actor, input.folderId, "writer")).folder.id : null;
+  const baseFolder = input.folderId
+    ? (await requireFolder(tx, actor, input.folderId, "writer")).folder
+    : null;
+  const base = baseFolder?.id ?? null;
+  // Files under the base folder are its owner's (a shared folder's too); at the top level, the actor's.
+  const ownerId = baseFolder?.owner_id ?? actor.userId;
   const folderCache = new Map<string, string | null>([["", base]]);
   const createdFolders: { path: string; id: string }[] = [];
 
@@ -78,22 +84,10 @@ export async function importFiles(tx: Tx, actor: Actor, input: ImportInput) {
     return parent;
   };
 
-  // Existing files by name, per folder, loaded once per folder (imports can be large).
-  const namesByFolder = new Map<string | null, Map<string, FileMetaRow>>();
-  const namesIn = async (folderId: string | null) => {
-    let names = namesByFolder.get(folderId);
-    if (!names) {
-      const rows = folderId
-        ? await tx.files.inFolders([folderId], false)
-        : ((await tx.files.list({ ownerId: actor.userId, folderId: null })) as FileMetaRow[]);
-      names = new Map();
-      for (const r of rows) if (!names.has(r.name)) names.set(r.name, r);
-      namesByFolder.set(folderId, names);
-    }
-    return names;
-  };
-
-  const results: { path: string; id: string; name: string; status: string; etag: string }[] = [];
+  // Every item checked and its folder found first, so that each folder's existing files of the
+  // import's names are looked up at once (by name: an import's cost is its own files, not the
+  // folders' sizes).
+  const planned: { item: ImportItem; name: string; folderId: string | null }[] = [];
   for (const [index, item] of input.files.entries()) {
     const field = `files[${index}].path`;
     // A path is relative, one name per segment, and ends in the file's name: `/etc/x.md`, `a//b.md`
@@ -110,8 +104,40 @@ export async function importFiles(tx: Tx, actor: Actor, input: ImportInput) {
     if (item.context !== undefined) checkContext(`files[${index}].context`, item.context);
     if (item.tags !== undefined) checkTags(`files[${index}].tags`, item.tags);
     const name = parts.pop()!;
-    const folderId = await folderFor(parts);
-    const existing = (await namesIn(folderId)).get(name);
+    planned.push({ item, name, folderId: await folderFor(parts) });
+  }
+
+  // Existing files by name, per folder (the first by id when a name is taken twice).
+  const namesByFolder = new Map<string | null, Map<string, FileMetaRow>>();
+  const wanted = new Map<string | null, Set<string>>();
+  for (const { name, folderId } of planned) {
+    if (!wanted.has(folderId)) wanted.set(folderId, new Set());
+    wanted.get(folderId)!.add(name);
+  }
+  for (const [folderId, wantedNames] of wanted) {
+    const names = new Map<string, FileMetaRow>();
+    const all = [...wantedNames];
+    for (let i = 0; i < all.length; i += LOOKUP_BATCH)
+      for (const r of await tx.files.named(ownerId, folderId, all.slice(i, i + LOOKUP_BATCH)))
+        if (!names.has(r.name)) names.set(r.name, r);
+    namesByFolder.set(folderId, names);
+  }
+
+  // onExisting "copy": the first `note (n).md` neither this import nor the folder holds.
+  const copyName = async (folderId: string | null, name: string, names: Map<string, FileMetaRow>) => {
+    for (let n = 1; ; n++) {
+      const candidate = copyCandidate(name, n);
+      if (names.has(candidate)) continue;
+      const [taken] = await tx.files.named(ownerId, folderId, [candidate]);
+      if (!taken) return candidate;
+      names.set(candidate, taken);
+    }
+  };
+
+  const results: { path: string; id: string; name: string; status: string; etag: string }[] = [];
+  for (const [index, { item, name, folderId }] of planned.entries()) {
+    const names = namesByFolder.get(folderId)!;
+    const existing = names.get(name);
     if (existing && onExisting === "fail") {
       throw new ServiceError(
         409,
@@ -136,14 +162,14 @@ export async function importFiles(tx: Tx, actor: Actor, input: ImportInput) {
         tags: item.tags,
         fileType: item.fileType,
       });
+      names.set(name, file);
       const status = file.revision === existing.revision ? "unchanged" : "updated";
       results.push({ path: item.path, id: file.id, name, status, etag: file.etag });
       continue;
     }
-    const names = await namesIn(folderId);
     const copy = existing !== undefined; // onExisting "copy": keep both
     const { file } = await createFile(tx, actor, {
-      name: copy ? copyName(name, names) : name,
+      name: copy ? await copyName(folderId, name, names) : name,
       content: item.content,
       context: item.context,
       tags: item.tags,

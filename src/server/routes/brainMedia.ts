@@ -194,7 +194,7 @@ export function brainMediaRoutes(deps: RouteDeps): FastifyPluginAsyncTypebox {
       "/api/v1/search",
       {
         config: { scope: "files:read" },
-        schema: { querystring: SearchQuery, response: responses(200, SearchResult) },
+        schema: { querystring: SearchQuery, response: responses(200, SearchResult, 503) },
       },
       async (req) => store.read((tx) => searchNotes(tx, actorOf(req), req.query)),
     );

@@ -170,6 +170,21 @@ export class FileRepo {
     );
   }
 
+  /**
+   * The files of one owner's folder (null: its top level) with any of these names, through
+   * files_folder_name (migration 18): an import looks up its own names, never the whole folder.
+   */
+  named(ownerId: string, folderId: string | null, names: readonly string[]): Promise<FileMetaRow[]> {
+    if (names.length === 0) return Promise.resolve([]);
+    const inFolder = folderId === null ? "folder_id IS NULL" : "folder_id = ?";
+    // SQLite's planner, seeing small folders, would rather walk one: named, as a folder can be big.
+    const from = this.dialect === "sqlite" ? "files INDEXED BY files_folder_name" : "files";
+    return this.sql.all(
+      `SELECT ${FILE_META_COLUMNS} FROM ${from} WHERE ${inFolder} AND name IN (${placeholders(names.length)}) AND owner_id = ? ORDER BY id`,
+      [...(folderId === null ? [] : [folderId]), ...names, ownerId],
+    );
+  }
+
   delete(id: string) {
     return this.sql.run("DELETE FROM files WHERE id = ?", [id]);
   }

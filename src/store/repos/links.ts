@@ -188,16 +188,18 @@ export class LinkRepo {
   }
 
   /**
-   * Notes never indexed (saved before links were read), in id order after `afterId`: a note
-   * indexed has its name row. Walks the files once, by key range, for the one-time backfill.
+   * Of the next `window` notes in id order after `afterId`, those never indexed (saved before links
+   * were read: a note indexed has its name row), and the last id looked at (undefined: none left).
+   * A window at a time, by key range: a store whose notes are all indexed is walked in short
+   * transactions, not in one query holding the connection for the whole store at every start.
    */
-  async unindexed(afterId: string, limit: number): Promise<string[]> {
-    const rows = await this.sql.all<{ id: string }>(
-      `SELECT id FROM files WHERE id > ? AND NOT EXISTS (SELECT 1 FROM note_names WHERE note_names.file_id = files.id)
-       ORDER BY id LIMIT ${Math.floor(limit)}`,
+  async unindexed(afterId: string, window: number): Promise<{ ids: string[]; last: string | undefined }> {
+    const rows = await this.sql.all<{ id: string; indexed: number | boolean }>(
+      `SELECT w.id AS id, EXISTS (SELECT 1 FROM note_names WHERE note_names.file_id = w.id) AS indexed
+       FROM (SELECT id FROM files WHERE id > ? ORDER BY id LIMIT ${Math.floor(window)}) AS w ORDER BY w.id`,
       [afterId],
     );
-    return rows.map((r) => r.id);
+    return { ids: rows.filter((r) => !Number(r.indexed)).map((r) => r.id), last: rows.at(-1)?.id };
   }
 
   /** Drops the note's own rows (links from it, names, set tags); links to it stay, to re-resolve. */

@@ -2,7 +2,7 @@
 // with ts_rank (migration 7). Terms are plain words (letters and digits) chosen by the caller; they
 // are never spliced into a query language unescaped.
 
-import { indexPending, scopeToken } from "../sqlite/searchIndex.ts";
+import { catchUp, scopeToken } from "../sqlite/searchIndex.ts";
 import type { Sql } from "../store.ts";
 import { accessWhere, type FileListFilter } from "./files.ts";
 import { snippetOf } from "./snippet.ts";
@@ -130,7 +130,7 @@ export class SearchRepo {
     limit: number,
     within: number,
   ): Promise<SearchHit[]> {
-    await indexPending(this.sql); // what was written and not indexed yet: a search sees every commit
+    await catchUp(this.sql, true); // what was written and not indexed yet: a search sees every commit
     const parts = terms.map((t, i) => `"${t}"${q.prefixLast && i === terms.length - 1 ? "*" : ""}`);
     const match = `${scopeMatch(filter, q)} AND {name context tags content}:(${parts.join(q.match === "all" ? " AND " : " OR ")})`;
     const { where, params } = accessWhere(filter);
@@ -170,7 +170,7 @@ export class SearchRepo {
   async documentFrequency(terms: readonly string[], cap: number): Promise<Map<string, number>> {
     const words = [...new Set(terms.filter((t) => WORD.test(t)))];
     const out = new Map<string, number>();
-    if (this.dialect === "sqlite" && words.length) await indexPending(this.sql);
+    if (this.dialect === "sqlite" && words.length) await catchUp(this.sql, false);
     const [sql, arg] =
       this.dialect === "sqlite"
         ? [
@@ -206,7 +206,7 @@ export class SearchRepo {
     exclusions(where, params, q);
     const within = Math.floor(q.within);
     if (this.dialect === "sqlite") {
-      await indexPending(this.sql);
+      await catchUp(this.sql, false);
       // The caller's matches only (the scope column), so `within` counts notes it may see.
       const rows = await this.sql.all<{ id: string }>(
         // CROSS JOIN: SQLite keeps the tables in this order (the matches drive).

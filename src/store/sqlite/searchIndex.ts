@@ -32,6 +32,41 @@ export const INDEX_BATCH = 500;
 export const INDEX_BATCH_BYTES = 256 * 1024;
 
 /**
+ * The most noted files a search brings into the index itself before it looks (a write's, an
+ * import's: ~1-2 s of tokenizing at most). A larger backlog (an upgrade re-indexes every note) is
+ * the background pass's, in batches: in one go it held the event loop for minutes.
+ */
+export const SEARCH_CATCH_UP = 2000;
+
+/** A search that would first have to index more than SEARCH_CATCH_UP noted files. */
+export class SearchIndexBehind extends Error {
+  readonly pending: number;
+  constructor(pending: number) {
+    super(`the full-text index is catching up: more than ${pending - 1} notes are not indexed yet`);
+    this.pending = pending;
+  }
+}
+
+/**
+ * Indexes what is still noted, if that is at most SEARCH_CATCH_UP files, so that what follows sees
+ * every commit. A larger backlog: `strict` (a search, whose answer must be whole) throws
+ * SearchIndexBehind; otherwise (candidates for related notes) the index is used as it is.
+ */
+export async function catchUp(sql: Sql, strict: boolean): Promise<void> {
+  const row = await sql.get<{ n: number }>(
+    "SELECT count(*) AS n FROM (SELECT 1 FROM file_search_pending LIMIT ?)",
+    [SEARCH_CATCH_UP + 1],
+  );
+  const pending = Number(row?.n ?? 0);
+  if (pending === 0) return;
+  if (pending <= SEARCH_CATCH_UP) {
+    await indexPending(sql);
+    return;
+  }
+  if (strict) throw new SearchIndexBehind(pending);
+}
+
+/**
  * Brings the index up to date for up to `limit` noted files (all of them by default), or fewer
  * once the text taken passes `maxBytes` (always at least one), in one savepoint (its own
  * transaction outside one). Returns how many it did. Set-based, a few statements for the whole

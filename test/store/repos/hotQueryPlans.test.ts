@@ -56,6 +56,17 @@ describe("SQLite plans of the hot queries", () => {
     expect(plan(q!), name).toBe("SEARCH files USING INDEX files_owner_folder (owner_id=? AND folder_id=?)");
   });
 
+  it("an import finds the files of its names by name, not by reading each folder it writes to", async () => {
+    for (const [name, call] of hotQueries("sqlite").filter(([name]) =>
+      name.startsWith("an import's names"),
+    )) {
+      const [q] = await sqlOf(call);
+      expect(plan(q!), name).toMatch(
+        /^SEARCH files USING INDEX files_folder_name \(folder_id[=\s\w?]* AND name=\? AND owner_id=\?\)/,
+      );
+    }
+  });
+
   it("the same with the statistics of a real store (100,000 notes, 1,000 a folder, none at the top level)", async () => {
     // What ANALYZE recorded for a bench:scale store: averages per key, blind to the top level's few.
     const real = new DatabaseSync(":memory:");

@@ -86,7 +86,7 @@ describe("the link index's queries", () => {
     }
   });
 
-  it("the one-time backfill walks the files by key range, probing the name index per note", async () => {
+  it("the backfill at each start walks the files a window at a time, probing the name index per note", async () => {
     const [q] = await sqlOf((sql) => new LinkRepo(sql).unindexed("f_1", 200));
     const p = plan(q!);
     expect(p).toMatch(/SEARCH files USING (COVERING )?INDEX \S+ \(id>\?\)/);

@@ -7,7 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { indexPending } from "../../../src/store/sqlite/searchIndex.ts";
+import { SearchRepo } from "../../../src/store/repos/search.ts";
+import { indexPending, SEARCH_CATCH_UP, SearchIndexBehind } from "../../../src/store/sqlite/searchIndex.ts";
 import { SqliteStore } from "../../../src/store/sqlite/sqliteStore.ts";
 import type { Sql } from "../../../src/store/store.ts";
 
@@ -122,5 +123,37 @@ describe("the full-text index after the commit", () => {
     } finally {
       await store.close();
     }
+  });
+
+  it("a search indexes a write's backlog itself, never a whole store's: past SEARCH_CATCH_UP it refuses", async () => {
+    const repo = new SearchRepo(sqlOf(db), "sqlite");
+    const own = { ownerId: "u1" };
+    const search = (word: string) => repo.search(own, { terms: [word], match: "all", limit: 5 });
+    db.exec("BEGIN");
+    for (let i = 0; i < SEARCH_CATCH_UP; i++)
+      addFile(`f${String(i).padStart(5, "0")}`, `n${i}.md`, `wordy ${i}`);
+    db.exec("COMMIT");
+    expect((await search("wordy")).length).toBe(5); // all 2,000 indexed by the search itself
+    expect(noted()).toEqual([]);
+
+    // An upgrade notes every file again (migration 14): more than a search may take on.
+    db.exec("INSERT OR IGNORE INTO file_search_pending (file_id) SELECT id FROM files");
+    addFile("late", "late.md", "zanzibar");
+    const err = await search("zanzibar").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SearchIndexBehind);
+    expect(noted()).toHaveLength(SEARCH_CATCH_UP + 1); // nothing indexed, nothing lost
+    // Related notes' candidates use the index as it is meanwhile, without indexing either.
+    expect(await repo.documentFrequency(["zanzibar", "wordy"], 100)).toEqual(
+      new Map([
+        ["zanzibar", 0],
+        ["wordy", 100],
+      ]),
+    );
+    expect(noted()).toHaveLength(SEARCH_CATCH_UP + 1);
+    // Once the background pass has brought the backlog under the bound, a search is whole again.
+    await indexPending(sqlOf(db), 1000);
+    expect(noted()).toHaveLength(SEARCH_CATCH_UP + 1 - 1000);
+    expect((await search("zanzibar")).map((h) => h.id)).toEqual(["late"]);
+    expect(noted()).toEqual([]);
   });
 });

@@ -1,10 +1,11 @@
 // GET /api/v1/search?q= (an extension of the spec): ranked full-text search over every note the
 // caller can see, with snippets. Lexical (FTS5 bm25 / tsvector ts_rank): no model involved.
 import type { FileMetaRow } from "../../../store/repos/rows.ts";
+import { SearchIndexBehind } from "../../../store/sqlite/searchIndex.ts";
 import type { Tx } from "../../../store/store.ts";
 import { loadScope, roleInScope, visibleTo } from "../access.ts";
 import type { Actor } from "../actor.ts";
-import { invalid } from "../errors.ts";
+import { invalid, ServiceError } from "../errors.ts";
 import { checkMaxChars } from "../limits.ts";
 import { toTxtFile } from "../records.ts";
 import { BRAIN_LIMITS } from "./config.ts";
@@ -21,12 +22,14 @@ export async function searchNotes(
   const limit = input.limit ?? BRAIN_LIMITS.searchDefault;
   const scope = await loadScope(tx, actor);
   // A folder filter is applied after ranking; ask for more so a page still fills.
-  const hits = await tx.search.search(visibleTo(scope), {
-    terms,
-    match: "all",
-    prefixLast: true,
-    limit: input.folderId ? limit * 5 : limit,
-  });
+  const hits = await tx.search
+    .search(visibleTo(scope), {
+      terms,
+      match: "all",
+      prefixLast: true,
+      limit: input.folderId ? limit * 5 : limit,
+    })
+    .catch(refuseWhileBehind);
   const metas = new Map(
     ((await tx.files.metaByIds(hits.map((h) => h.id))) as FileMetaRow[]).map((f) => [f.id, f]),
   );
@@ -39,4 +42,17 @@ export async function searchNotes(
     if (results.length >= limit) break;
   }
   return { query: q, terms, results };
+}
+
+/** A search answers whole or not at all: while the index catches up, 503 and when to retry. */
+export function refuseWhileBehind(err: unknown): never {
+  if (!(err instanceof SearchIndexBehind)) throw err;
+  throw new ServiceError(
+    503,
+    "search_index_catching_up",
+    `Search is not available yet: ${err.message}.`,
+    "Retry after Retry-After: the index catches up in the background (after an upgrade, a few minutes per 100,000 notes).",
+    undefined,
+    { "Retry-After": "2" },
+  );
 }

@@ -8,6 +8,7 @@ import type { Actor } from "../actor.ts";
 import { parseTags } from "../records.ts";
 import { BRAIN_LIMITS } from "./config.ts";
 import { excludedFolders, isExcluded } from "./exclusions.ts";
+import { refuseWhileBehind } from "./search.ts";
 import { salientTerms } from "./terms.ts";
 
 export interface Workspace {
@@ -51,7 +52,9 @@ export async function rankForText(
   const terms = salientTerms(text);
   const out: string[] = [];
   if (terms.length) {
-    const hits = await tx.search.search(filter, { terms, match: "any", limit, excludeIds, excludeFolderIds });
+    const hits = await tx.search
+      .search(filter, { terms, match: "any", limit, excludeIds, excludeFolderIds })
+      .catch(refuseWhileBehind);
     out.push(...hits.map((h) => h.id));
   }
   if (out.length < limit) {

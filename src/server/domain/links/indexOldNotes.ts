@@ -5,23 +5,27 @@
 import type { Store } from "../../../store/store.ts";
 import { indexNote } from "./linkIndex.ts";
 
-const PER_TRANSACTION = 200;
+/** Notes looked at per transaction (most are indexed already: a probe of the name index each). */
+const WINDOW = 500;
 
 /** Indexes every note not indexed yet; returns how many. */
 export async function indexOldNotes(store: Store): Promise<number> {
   let done = 0;
   let after = "";
   for (;;) {
-    const ids = await store.transaction(async (tx) => {
-      const found = await tx.links.unindexed(after, PER_TRANSACTION);
-      for (const id of found) {
+    const { last, indexed } = await store.transaction(async (tx) => {
+      const window = await tx.links.unindexed(after, WINDOW);
+      for (const id of window.ids) {
         const file = await tx.files.byId(id);
         if (file) await indexNote(tx, file);
       }
-      return found;
+      return { last: window.last, indexed: window.ids.length };
     });
-    done += ids.length;
-    if (ids.length < PER_TRANSACTION) return done;
-    after = ids.at(-1)!;
+    done += indexed;
+    if (last === undefined) return done;
+    after = last;
+    // The event loop's next turn first: a request waiting commits this work before it reads, and
+    // windows queued back to back would all be committed ahead of it.
+    await new Promise((resolve) => setImmediate(resolve));
   }
 }

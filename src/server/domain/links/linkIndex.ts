@@ -14,13 +14,18 @@ import { type AttachmentLookup, LinkResolver, NO_ATTACHMENTS } from "./targets.t
 /** Links and aliases are read from Markdown notes only, as Obsidian does. */
 const readsLinks = (file: { type: string }) => file.type === "md";
 
+const aliasesOf = (file: FileRow) => (readsLinks(file) ? readFrontMatter(file.content).aliases : []);
+const linksOf = (file: FileRow) => (readsLinks(file) ? parseLinks(file.content) : []);
+
 function namesOf(file: FileRow): { key: string; alias: boolean }[] {
-  const aliases = readsLinks(file) ? readFrontMatter(file.content).aliases : [];
   return [
     { key: nameKey(file.name), alias: false },
-    ...aliases.map((a) => ({ key: aliasKey(a), alias: true })),
+    ...aliasesOf(file).map((a) => ({ key: aliasKey(a), alias: true })),
   ];
 }
+
+const sameList = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
 
 const sameNames = (a: { key: string; alias: boolean }[], b: { key: string; alias: boolean }[]) => {
   const s = (x: { key: string; alias: boolean }[]) =>
@@ -55,18 +60,22 @@ export async function indexNote(
   const fresh = !before;
   const resolver = new LinkResolver(tx, file.owner_id, attachments);
   const names = namesOf(file);
+  // The index holds what the previous text said (every save writes it), so an edit that keeps the
+  // name and the aliases keeps the name rows, and one with no link before or after keeps no link
+  // rows: neither is read nor written (a PostgreSQL round trip each).
   const renamed =
     !before ||
     moved ||
-    !sameNames(
-      names,
-      (await tx.links.namesOf(file.id)).map((n) => ({ key: n.name_key, alias: n.alias === 1 })),
-    );
+    (!sameList(aliasesOf(before), aliasesOf(file)) &&
+      !sameNames(
+        names,
+        (await tx.links.namesOf(file.id)).map((n) => ({ key: n.name_key, alias: n.alias === 1 })),
+      ));
   if (renamed) await tx.links.replaceNames(file.id, file.owner_id, names, fresh);
 
-  {
+  const parsed = linksOf(file);
+  if (!before || parsed.length || linksOf(before).length) {
     const rows: LinkRow[] = [];
-    const parsed = readsLinks(file) ? parseLinks(file.content) : [];
     for (const [ord, link] of parsed.entries()) {
       const keys = linkKeys(link.path);
       const target = await resolver.resolve(link.path, file.folder_id);
