@@ -16,6 +16,10 @@
 //     journal (its put awaited: the save is on disk before the program is answered), and last the
 //     delivery (deliverSoon). A delivery answered does the reverse: journal, note, tree.
 // Where an await matters, the line before it points here ("note.ts: the rule for await").
+//
+// Attachments (issue 48; designed, not built: docs/mount-internals.md, "Attachments through the
+// journal") are to be Notes of another kind, not siblings: the same owner of the open buffer,
+// journalled bytes, size, times and renames, the same table, their bytes journalled by reference.
 import type { Base } from "./base.ts";
 import type { Journal } from "./delivery/journal.ts";
 import { journalKey } from "./delivery/journalKeys.ts";
@@ -239,11 +243,6 @@ export class Note {
   /** Context or tags set on it before the service has it (an xattr, a temp file's going with it). */
   metaSet(patch: PendingMeta): void {
     this.metaNotSent = { ...this.metaNotSent, ...patch };
-  }
-
-  /** Tags set here under ones it continues (a claim's, a temp file's): those set here win. */
-  metaUnder(earlier: PendingMeta): void {
-    this.metaNotSent = { ...earlier, ...this.metaNotSent };
   }
 
   /** The pending context and tags `sent` went to the service (a later change of them stays). */
