@@ -37,6 +37,15 @@ export interface NoteSurroundings {
   onItsWay(key: string): boolean;
   /** Its attributes changed (the kernel's cached size must go). */
   changed(node: FileNode): void;
+  /** The times this device kept for its current content (meta/noteTimes.ts), if any. */
+  keptTimes(node: FileNode): { mtimeMs: number; atimeMs?: number } | undefined;
+}
+
+/** The times a note shows where this mount set them (undefined: the service's). */
+export interface TimesShown {
+  readonly mtimeMs?: number;
+  readonly ctimeMs?: number;
+  readonly atimeMs?: number;
 }
 
 export class Note {
@@ -200,7 +209,7 @@ export class Note {
     this.ctimeShown = at;
   }
 
-  /** Times this device kept for its content (meta/noteTimes.ts), found at start. */
+  /** Times this device kept for its content (meta/noteTimes.ts), applied when its Note is made. */
   timesKept(mtimeMs: number, atimeMs: number | undefined): void {
     this.mtimeShown = mtimeMs;
     this.atimeShown = atimeMs;
@@ -390,10 +399,23 @@ export class Notes implements RemoteEvents {
     return decide(this.stateOf(node), event);
   }
 
-  /** `node`'s Note (made now if it had none). */
+  /**
+   * `node`'s Note (made now if it had none). A new one starts from the times this device kept for
+   * its content: applied here, not at start, so a mount of 100,000 notes with kept times (rsync -a)
+   * makes no Note for a note nothing touches.
+   */
   of(node: FileNode): Note {
-    node.note ??= new Note(node, this);
-    return node.note;
+    if (node.note) return node.note;
+    const note = new Note(node, this);
+    const kept = this.surroundings.keptTimes(node);
+    if (kept) note.timesKept(kept.mtimeMs, kept.atimeMs);
+    node.note = note;
+    return note;
+  }
+
+  /** The times `node` shows where this mount set them: its Note's, else those kept for its content. */
+  timesOf(node: FileNode): TimesShown | undefined {
+    return node.note ?? this.surroundings.keptTimes(node);
   }
 
   /** The notes with descriptors open on them. */

@@ -8,17 +8,14 @@ import type { TxtFile, TxtFolder } from "../../lib/apiTypes.ts";
 import { type Base, baseOf } from "../base.ts";
 import type { Conflicts } from "../conflicts.ts";
 import type { VfsCore } from "../core.ts";
-import {
-  BULK_ITEMS,
-  type Bulk,
-} from "../delivery/bulk.ts";
+import { BULK_ITEMS, type Bulk } from "../delivery/bulk.ts";
 import { Journal, type JournalEntry } from "../delivery/journal.ts";
 import { fail, isTransient } from "../errors.ts";
 import type { Claims } from "../local/claims.ts";
 import type { Attributes } from "../meta/attributes.ts";
 import { unsentName } from "../names.ts";
 import type { Namespace } from "../namespace.ts";
-import type { FileNode, Node, } from "../tree.ts";
+import type { FileNode, Node } from "../tree.ts";
 import { BulkDelivery } from "./bulkDelivery.ts";
 import { Deletes } from "./deletes.ts";
 import { dirKey, journalKey } from "./journalKeys.ts";
