@@ -9,7 +9,8 @@ export interface HttpRequest {
   /** Path and query, appended to the base URL's path. */
   path: string;
   headers: Record<string, string>;
-  body?: string;
+  /** Text (JSON), or bytes exactly as given (an attachment's). */
+  body?: string | Buffer;
   signal: AbortSignal;
 }
 

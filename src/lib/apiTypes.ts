@@ -52,6 +52,29 @@ export interface TxtFolder {
   files?: (TxtFile & { content: string })[];
 }
 
+/**
+ * An attachment (an extension of the spec): any file that is not a note, bytes exact, by folder
+ * and name (docs/api.md, "Attachments"). The server's own type is domain/attachments/records.ts.
+ */
+export interface TxtAttachment {
+  id: string;
+  name: string;
+  folderId: string | null;
+  contentType: string;
+  size: number;
+  contentHash: string;
+  etag: string;
+  revision: number;
+  versionNumber: number;
+  createdAt: string;
+  updatedAt: string;
+  endpoint: string;
+  raw: string;
+  access: "owner" | "shared";
+  role: Role;
+  ownerId: string;
+}
+
 /** One record of the change feed (GET /api/v1/changes): metadata only, never bodies. */
 export interface ChangeRecord {
   seq: number;

@@ -75,6 +75,7 @@ export class VfsCore {
       journal: this.journal,
       onItsWay: (key) => delivery.onItsWay(key),
       changed: (node) => this.attrsChanged(node),
+      keptTimes: (node) => (node.meta ? this.times.get(node.meta.id, node.meta.contentHash) : undefined),
     });
     this.tree = new Tree(this.notes);
     this.alwaysLocal = new Set([...ALWAYS_LOCAL_DIRS, ...(opts.localDirs ?? [])]);

@@ -13,6 +13,7 @@ export type Errno =
   | "EROFS"
   | "EINVAL"
   | "EFBIG"
+  | "EDQUOT"
   | "E2BIG"
   | "EIO"
   | "ESTALE"
@@ -54,6 +55,8 @@ export function toVfsError(err: unknown): VfsError {
         return new VfsError("ESTALE", err.message, { cause: err });
       case 413:
         return new VfsError("EFBIG", err.message, { cause: err });
+      case 507: // the account's attachments over its quota
+        return new VfsError("EDQUOT", err.message, { cause: err });
       default:
         return new VfsError("EIO", err.message, { cause: err });
     }
@@ -74,9 +77,11 @@ function conflictErrno(code: string | undefined): Errno {
   return "EIO";
 }
 
-/** A failure that may pass: the service unreachable, overloaded or failing for now. */
+/**
+ * A failure that may pass: the service unreachable, overloaded or failing for now. A full quota
+ * (507) is the account's state, not the service's failure: sent again, it is refused again.
+ */
 export function isTransient(err: unknown): boolean {
-  return (
-    err instanceof NetworkError || (err instanceof ApiError && (err.status >= 500 || err.status === 429))
-  );
+  if (err instanceof NetworkError) return true;
+  return err instanceof ApiError && ((err.status >= 500 && err.status !== 507) || err.status === 429);
 }

@@ -592,8 +592,9 @@ export class Namespace {
     await this.delivery.settle(src);
     const body = Buffer.from(open?.content ?? (await this.bodies.body(src)));
     const local = this.c.localNodes.make(destDir, name, src.mode ?? 0o644, body);
-    local.mtimeMs = src.note?.mtimeMs ?? local.mtimeMs;
-    local.atimeMs = src.note?.atimeMs;
+    const times = this.c.notes.timesOf(src);
+    local.mtimeMs = times?.mtimeMs ?? local.mtimeMs;
+    local.atimeMs = times?.atimeMs;
     local.ctimeMs = Date.now();
     if (src.id) {
       // As unlink's tombstone: the version our own saves made, when one came after the record's.

@@ -16,6 +16,10 @@
 //     journal (its put awaited: the save is on disk before the program is answered), and last the
 //     delivery (deliverSoon). A delivery answered does the reverse: journal, note, tree.
 // Where an await matters, the line before it points here ("note.ts: the rule for await").
+//
+// Attachments (issue 48; designed, not built: docs/mount-internals.md, "Attachments through the
+// journal") are to be Notes of another kind, not siblings: the same owner of the open buffer,
+// journalled bytes, size, times and renames, the same table, their bytes journalled by reference.
 import type { Base } from "./base.ts";
 import type { Journal } from "./delivery/journal.ts";
 import { journalKey } from "./delivery/journalKeys.ts";
@@ -33,6 +37,15 @@ export interface NoteSurroundings {
   onItsWay(key: string): boolean;
   /** Its attributes changed (the kernel's cached size must go). */
   changed(node: FileNode): void;
+  /** The times this device kept for its current content (meta/noteTimes.ts), if any. */
+  keptTimes(node: FileNode): { mtimeMs: number; atimeMs?: number } | undefined;
+}
+
+/** The times a note shows where this mount set them (undefined: the service's). */
+export interface TimesShown {
+  readonly mtimeMs?: number;
+  readonly ctimeMs?: number;
+  readonly atimeMs?: number;
 }
 
 export class Note {
@@ -196,7 +209,7 @@ export class Note {
     this.ctimeShown = at;
   }
 
-  /** Times this device kept for its content (meta/noteTimes.ts), found at start. */
+  /** Times this device kept for its content (meta/noteTimes.ts), applied when its Note is made. */
   timesKept(mtimeMs: number, atimeMs: number | undefined): void {
     this.mtimeShown = mtimeMs;
     this.atimeShown = atimeMs;
@@ -239,11 +252,6 @@ export class Note {
   /** Context or tags set on it before the service has it (an xattr, a temp file's going with it). */
   metaSet(patch: PendingMeta): void {
     this.metaNotSent = { ...this.metaNotSent, ...patch };
-  }
-
-  /** Tags set here under ones it continues (a claim's, a temp file's): those set here win. */
-  metaUnder(earlier: PendingMeta): void {
-    this.metaNotSent = { ...earlier, ...this.metaNotSent };
   }
 
   /** The pending context and tags `sent` went to the service (a later change of them stays). */
@@ -391,10 +399,23 @@ export class Notes implements RemoteEvents {
     return decide(this.stateOf(node), event);
   }
 
-  /** `node`'s Note (made now if it had none). */
+  /**
+   * `node`'s Note (made now if it had none). A new one starts from the times this device kept for
+   * its content: applied here, not at start, so a mount of 100,000 notes with kept times (rsync -a)
+   * makes no Note for a note nothing touches.
+   */
   of(node: FileNode): Note {
-    node.note ??= new Note(node, this);
-    return node.note;
+    if (node.note) return node.note;
+    const note = new Note(node, this);
+    const kept = this.surroundings.keptTimes(node);
+    if (kept) note.timesKept(kept.mtimeMs, kept.atimeMs);
+    node.note = note;
+    return note;
+  }
+
+  /** The times `node` shows where this mount set them: its Note's, else those kept for its content. */
+  timesOf(node: FileNode): TimesShown | undefined {
+    return node.note ?? this.surroundings.keptTimes(node);
   }
 
   /** The notes with descriptors open on them. */

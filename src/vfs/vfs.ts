@@ -168,11 +168,6 @@ export class Vfs {
     const notes = files.length;
     const folders = index.folders.length;
     c.times.load();
-    for (const node of c.tree.files.values()) {
-      const kept = node.meta && c.times.get(node.meta.id, node.meta.contentHash);
-      if (!kept) continue;
-      c.notes.of(node).timesKept(kept.mtimeMs, kept.atimeMs);
-    }
     onProgress?.(`${notes} notes in ${folders} folders`);
     // Folders made here first (journal), then what is kept locally inside them.
     this.delivery.restoreJournal(await c.journal.load());

@@ -1,7 +1,7 @@
 // Several programs writing one note at the same moment, with no pauses between them, each through
 // its own descriptor: as on a local disk, every writer's bytes must be there once they all closed,
 // on the mount and, once delivered, on the service. (The narrower windows in which a save marked
-// another descriptor's write as saved are pinned down in test/vfs/handles.test.ts, "another handle".)
+// another descriptor's write as saved are pinned down in test/vfs/open/saves.test.ts, "another handle".)
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contentAt, type MountFixture, mountFixture } from "../helpers/mount.ts";
 

@@ -8,13 +8,18 @@ import type { OpenNote } from "../../src/vfs/openFile.ts";
 import type { FileNode } from "../../src/vfs/tree.ts";
 import { Tree } from "../../src/vfs/tree.ts";
 
-function setUp(entries: Record<string, Partial<JournalEntry>> = {}, onItsWay = new Set<string>()) {
+function setUp(
+  entries: Record<string, Partial<JournalEntry>> = {},
+  onItsWay = new Set<string>(),
+  kept = new Map<string, { mtimeMs: number; atimeMs?: number }>(),
+) {
   const changed: FileNode[] = [];
   const journal = { get: (key: string) => entries[key] as JournalEntry | undefined };
   const notes = new Notes({
     journal,
     onItsWay: (key) => onItsWay.has(key),
     changed: (node) => changed.push(node),
+    keptTimes: (node) => kept.get(node.id ?? ""),
   });
   const tree = new Tree(notes);
   const node = (name: string, id: string | null, size = 0): FileNode => ({
@@ -238,5 +243,18 @@ describe("Note", () => {
     note.journalledSave(Buffer.from("third"));
     note.refused();
     expect([note.journalled, note.state]).toEqual([undefined, "clean"]);
+  });
+
+  it("starts from the times kept for its content when it is made; without one, stat reads them as they are kept", () => {
+    const kept = new Map([["id-k", { mtimeMs: 1234, atimeMs: 99 }]]);
+    const { notes, node } = setUp({}, new Set(), kept);
+    const k = node("k.md", "id-k");
+    expect(notes.timesOf(k)).toEqual({ mtimeMs: 1234, atimeMs: 99 });
+    expect(k.note).toBeUndefined(); // reading made no Note
+    const note = notes.of(k);
+    expect([note.mtimeMs, note.atimeMs, note.ctimeMs]).toEqual([1234, 99, undefined]);
+    note.write(1, 5000); // from now on the Note's own
+    expect(notes.timesOf(k)?.mtimeMs).toBe(5000);
+    expect(notes.timesOf(node("other.md", "id-o"))).toBeUndefined();
   });
 });

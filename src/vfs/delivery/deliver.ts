@@ -1,39 +1,26 @@
+// The journal's delivery: when a round goes (saves gather, a burst starts at once, sync, fsync and
+// unmount drain, an operation that needs a note on the service settles it), in order, and a note's
+// save sent one by one with what its answer means (a conflict copy, a refusal, a re-create). Bulk
+// requests are bulkDelivery.ts, deletes deletes.ts, what a restart finds restoreJournal.ts.
 import { randomUUID } from "node:crypto";
-import { ApiError, type FolderRef, withoutContent } from "../../client/api.ts";
+import { ApiError, withoutContent } from "../../client/api.ts";
 import type { TxtFile, TxtFolder } from "../../lib/apiTypes.ts";
-import { contentHash } from "../../lib/contentHash.ts";
 import { type Base, baseOf } from "../base.ts";
 import type { Conflicts } from "../conflicts.ts";
 import type { VfsCore } from "../core.ts";
-import {
-  BULK_ITEMS,
-  type Bulk,
-  type BulkItem,
-  type BulkResult,
-  bulksOf,
-  DRAIN_BULK_ITEMS,
-  pushBulk,
-} from "../delivery/bulk.ts";
+import { BULK_ITEMS, type Bulk } from "../delivery/bulk.ts";
 import { Journal, type JournalEntry } from "../delivery/journal.ts";
 import { fail, isTransient } from "../errors.ts";
 import type { Claims } from "../local/claims.ts";
 import type { Attributes } from "../meta/attributes.ts";
-import { carries } from "../meta/xattrs.ts";
 import { unsentName } from "../names.ts";
 import type { Namespace } from "../namespace.ts";
-import { provisionalFolder } from "../provisionalFolder.ts";
-import { type DirNode, type FileNode, type Node, revisionOf } from "../tree.ts";
+import type { FileNode, Node } from "../tree.ts";
+import { BulkDelivery } from "./bulkDelivery.ts";
+import { Deletes } from "./deletes.ts";
 import { dirKey, journalKey } from "./journalKeys.ts";
-
-/**
- * Whether a rename or move sent alone (no If-Match: a rename never conflicts) landed on the content
- * `base` had: only then is the version it made one our later saves may build on. Otherwise an edit
- * made elsewhere came between, and a save built on `base` must meet it as a conflict, not write
- * over it (the note keeps theirs, ours becomes a copy).
- */
-function landedOnBase(meta: TxtFile, base: Base | undefined): boolean {
-  return !!base?.hash && meta.contentHash === base.hash;
-}
+import { landedOnBase } from "./landedOnBase.ts";
+import { restoreJournal } from "./restoreJournal.ts";
 
 const DELIVERY_QUIET_MS = 20;
 
@@ -91,17 +78,31 @@ export type DeliveryCore = Pick<
 
 export class Delivery {
   private readonly attributes: DeliveryParts["attributes"];
-  private readonly claims: DeliveryParts["claims"];
   private readonly conflicts: DeliveryParts["conflicts"];
   private readonly namespace: DeliveryParts["namespace"];
   readonly c: DeliveryCore;
+  /** Deletes made here, delivered (deletes.ts). */
+  private readonly deletes: Deletes;
+  /** The journal delivered in bulk (bulkDelivery.ts). */
+  private readonly bulk: BulkDelivery;
 
   constructor(c: DeliveryCore, parts: DeliveryParts) {
     this.c = c;
     this.attributes = parts.attributes;
-    this.claims = parts.claims;
     this.conflicts = parts.conflicts;
     this.namespace = parts.namespace;
+    this.deletes = new Deletes(c, { claims: parts.claims, conflicts: parts.conflicts, delivery: this });
+    this.bulk = new BulkDelivery(c, {
+      attributes: parts.attributes,
+      conflicts: parts.conflicts,
+      deletes: this.deletes,
+      delivery: this,
+    });
+  }
+
+  /** Whether `txtfs sync`, fsync, unmount or settle waits for the journal (bulk requests then carry more). */
+  get drainWaiting(): boolean {
+    return this.draining > 0;
   }
 
   /** The daemon is stopping: no delivery is started any more. */
@@ -457,7 +458,7 @@ export class Delivery {
   }
 
   private async replayRound(before: Set<JournalEntry>, atStart: Set<JournalEntry>): Promise<boolean> {
-    if (!(await this.replayInBulk(before))) return false;
+    if (!(await this.bulk.replayInBulk(before))) return false;
     for (const entry of this.c.journal.pending()) {
       if (!before.has(entry)) {
         // Saved while the round went: the next round takes it (in bulk, with others). Left for
@@ -467,10 +468,10 @@ export class Delivery {
       }
       if (entry.delete) {
         try {
-          await this.sendDelete(entry);
+          await this.deletes.send(entry);
         } catch (err) {
           if (isTransient(err)) return false;
-          await this.deleteUndone(entry, (err as Error).message);
+          await this.deletes.undone(entry, (err as Error).message);
         }
         continue;
       }
@@ -484,7 +485,7 @@ export class Delivery {
         continue;
       }
       if (entry.append && !entry.move) {
-        if (!(await this.appendAlone(entry))) return false;
+        if (!(await this.bulk.appendAlone(entry))) return false;
         continue;
       }
       const node = this.c.nodeFor(entry);
@@ -568,245 +569,6 @@ export class Delivery {
     if (entry.move && node.id) await this.reloadNote(node.id);
   }
 
-  /**
-   * An append left after the bulk round (its bulk was refused as a whole): alone, still as a bulk
-   * request kept on disk until answered. False when the service is unreachable.
-   */
-  async appendAlone(entry: JournalEntry): Promise<boolean> {
-    const node = this.c.nodeFor(entry);
-    const item: BulkItem = {
-      key: Journal.keyOf(entry),
-      rev: entry.rev,
-      op: "file.append",
-      target: entry.fileId!,
-      body: { content: entry.content ?? "" },
-    };
-    const bulk: Bulk = { idempotencyKey: randomUUID(), items: [item] };
-    this.c.journal.setInflightBulk(bulk);
-    let r: BulkResult | undefined;
-    try {
-      r = (await pushBulk(this.c.client, bulk)).find((x) => x.item.key === item.key);
-    } catch (err) {
-      if (isTransient(err)) return false;
-      this.c.journal.setInflightBulk(undefined);
-      await this.refused(entry, node, err as Error);
-      return true;
-    }
-    this.c.journal.setInflightBulk(undefined);
-    if (r?.meta) await this.appendDelivered(entry, r.item, r.meta);
-    else if (r?.gone) await this.appendToDeleted(entry);
-    else
-      await this.refused(
-        entry,
-        node,
-        new Error(`the service refused the append (${r?.status ?? "no answer"})`),
-      );
-    return true;
-  }
-
-  /**
-   * The bulk request about to go (kept on disk until answered), or none once its answer is applied:
-   * the feed's records of what it creates wait until then (createsOnTheirWay.ts).
-   */
-  private bulkOnItsWay(bulk: Bulk | undefined): void {
-    this.c.journal.setInflightBulk(bulk);
-    this.c.createsOnTheirWay.setBulk(bulk);
-    if (!bulk) this.c.follower.releaseHeld();
-  }
-
-  /**
-   * Bursts of saves go up in bulk (journalSync.ts): new notes and edits of existing ones. False
-   * when the service is unreachable (the bulk on its way is then sent again, unchanged).
-   */
-  async replayInBulk(taken: Iterable<JournalEntry>): Promise<boolean> {
-    const waiting = this.c.journal.inflightBulk<Bulk>();
-    for (const bulk of waiting ? [waiting] : this.nextBulks(taken)) {
-      let results: BulkResult[];
-      this.bulkOnItsWay(bulk);
-      try {
-        results = await pushBulk(this.c.client, bulk);
-      } catch (err) {
-        if (isTransient(err)) return false;
-        // Refused as a whole (nothing was applied): the saves go one by one.
-        this.c.log.debug({ err }, "bulk delivery refused; delivering one by one");
-        this.bulkOnItsWay(undefined);
-        return true;
-      }
-      for (const r of results) {
-        // Not the entry of a line done since the request was made (a bulk sent again after a
-        // restart: its answer is about saves already delivered, not about those made after).
-        const entry = this.c.journal.ofItem(r.item.key, r.item.rev);
-        if (entry?.delete) {
-          if (r.status < 300 || r.gone) await this.deleteDelivered(entry);
-          else if (r.conflict) await this.deleteUndone(entry, "it changed remotely since it was read");
-        } else if (entry?.folder) {
-          if (r.folder) await this.folderMade(entry, r.folder);
-        } else if (entry && r.item.op === "file.append") {
-          // (The entry may be a whole body by now, written over the appends while they went.)
-          if (r.meta) await this.appendDelivered(entry, r.item, r.meta);
-          else if (r.gone) await this.appendToDeleted(entry);
-        } else if (entry && r.meta) await this.applyBulkItem(entry, r.item, r.meta);
-      }
-      this.bulkOnItsWay(undefined);
-    }
-    return true;
-  }
-
-  /** The journal's new notes, edits, renames and deletes, as bulk requests (none for fewer than two). */
-  nextBulks(taken: Iterable<JournalEntry>): Bulk[] {
-    const items: BulkItem[] = [];
-    for (const e of taken) {
-      if (e.delete) {
-        const base = e.delete === "file" ? this.deleteBase(e) : undefined;
-        items.push({
-          key: Journal.keyOf(e),
-          rev: e.rev,
-          op: `${e.delete}.delete`,
-          target: e.fileId!,
-          baseEtag: base,
-        });
-        continue;
-      }
-      if (e.folder) {
-        const dir = this.c.pendingDirs.get(Journal.keyOf(e));
-        const parentFolderId = dir?.parent && this.refTo(dir.parent);
-        if (dir)
-          items.push({
-            key: Journal.keyOf(e),
-            rev: e.rev,
-            op: "folder.create",
-            body: { name: e.name, parentFolderId },
-          });
-        continue;
-      }
-      if (!e.fileId) {
-        if (e.content === undefined) continue;
-        const node = this.c.nodeFor(e);
-        const body = { name: node.remoteName, content: e.content, folderId: this.refTo(node.parent) };
-        items.push({
-          key: journalKey(node),
-          rev: e.rev,
-          op: "file.create",
-          body: { ...body, ...node.note?.pendingMeta },
-        });
-        continue;
-      }
-      if (e.append) {
-        // Renamed since: the rename settles the appends first (namespace.ts), so not here.
-        if (!e.move && e.content)
-          items.push({
-            key: Journal.keyOf(e),
-            rev: e.rev,
-            op: "file.append",
-            target: e.fileId,
-            body: { content: e.content },
-          });
-        continue;
-      }
-      if (!e.baseEtag) continue;
-      const base = this.conflicts.ownSuccessor(e.fileId, { etag: e.baseEtag, hash: e.baseHash ?? "" })!;
-      const update = {
-        key: Journal.keyOf(e),
-        rev: e.rev,
-        op: "file.update" as const,
-        target: e.fileId,
-        baseEtag: base.etag,
-      };
-      // A rename alone never conflicts; with an edit it carries the edit's base (on a conflict the
-      // one-by-one path renames, then keeps both versions).
-      const place = e.move ? { name: e.name, folderId: this.refTo(this.c.nodeFor(e).parent) } : {};
-      const move = e.move && e.content === undefined;
-      items.push({
-        ...update,
-        move,
-        body: { ...place, content: e.content, ...this.c.nodeFor(e).note?.pendingMeta },
-      });
-    }
-    // Appends always go in bulk: the request is kept on disk until answered, so an append whose
-    // answer was lost is sent again as the same request and never applied twice.
-    if (items.length < 2 && !items.some((i) => i.op === "file.append")) return [];
-    return bulksOf(items, this.draining > 0 ? DRAIN_BULK_ITEMS : BULK_ITEMS);
-  }
-
-  /** A folder in a bulk request: its id, or a reference to the item of the same request creating it. */
-  refTo(dir: DirNode): FolderRef {
-    return this.c.isPending(dir) ? { ref: dirKey(dir) } : dir.id;
-  }
-
-  /** Bytes appended in bulk are on the service: the note is `meta` now; appends made since stay in line. */
-  async appendDelivered(entry: JournalEntry, item: BulkItem, meta: TxtFile): Promise<void> {
-    const node = this.c.nodeFor(entry);
-    // The version it went onto is the one this mount showed when nothing else came between (the
-    // revision moved by exactly one): a save opened on that version since builds on ours, it is
-    // no conflict (`> note` right after `>> note`). Otherwise someone else's change came between,
-    // and such a save must not silently replace it.
-    const before = node.meta;
-    const next = !!before && revisionOf(meta.etag) === revisionOf(before.etag) + 1;
-    if (next) this.conflicts.replaced(meta.id, baseOf(before), meta);
-    // The version it went onto is cached: the one it made is that plus these bytes, unless someone
-    // else's change came between (then its hash differs, and the note is fetched when read).
-    const onto = before && this.c.cache.fresh(meta.id, before.etag);
-    if (onto && item.body?.content !== undefined) {
-      const made = Buffer.concat([onto, Buffer.from(item.body.content, "utf8")]);
-      if (contentHash(made) === meta.contentHash) this.c.cache.set(meta.id, meta.etag, made);
-    }
-    this.c.tree.upsertFile(meta, true);
-    await this.c.journal.done(entry.rev === item.rev ? entry : { ...entry }, meta, item.body?.content);
-    this.c.notes.of(node).refreshSize();
-    // They went onto a version this mount had not shown: the kernel may hold a size short of it.
-    if (!next && !this.c.notes.appendsOnTheirWay(node)) this.attributes.showRemoteVersion(node);
-    this.attributes.rememberTimes(node);
-    this.logDelivered(entry.path, "journalled append delivered (bulk)");
-  }
-
-  /**
-   * The note appended to was deleted remotely: the appended bytes are all this mount has of it, so
-   * they become the note again (as a save to a deleted note does: nothing written here is lost).
-   */
-  async appendToDeleted(entry: JournalEntry): Promise<void> {
-    const node = this.c.nodeFor(entry);
-    this.c.log.warn(
-      { path: entry.path },
-      "note appended to was deleted remotely; saving the appended text as it",
-    );
-    await this.c.journal.done(entry);
-    if (node.id) this.c.tree.removeFile(node.id);
-    node.id = null;
-    node.meta = null;
-    node.createKey = randomUUID();
-    this.c.tree.addChild(node.parent, node, true); // beside another of its name (see send)
-    await this.journalSave(node, Buffer.from(entry.content ?? "", "utf8"), null);
-  }
-
-  /** A save the service took in bulk: the note now has `meta`; a newer save of it stays in line. */
-  async applyBulkItem(entry: JournalEntry, item: BulkItem, meta: TxtFile): Promise<void> {
-    const body = item.body ?? {};
-    const node = this.c.nodeFor(entry);
-    // A rename alone (sent without a base) is a version to build on only if it landed on the
-    // content it was based on (landedOnBase), as in replayRound.
-    const base = entry.baseHash ? { etag: entry.baseEtag ?? "", hash: entry.baseHash } : null;
-    const ours = body.content !== undefined || landedOnBase(meta, base);
-    if (item.op === "file.create") this.c.tree.bindFile(node, meta);
-    else {
-      if (ours) this.conflicts.replaced(meta.id, { etag: item.baseEtag!, hash: "" }, meta);
-      this.c.tree.upsertFile(meta, ours);
-    }
-    if (body.content !== undefined) this.c.cache.set(meta.id, meta.etag, Buffer.from(body.content, "utf8"));
-    const pending = node.note?.pendingMeta;
-    if (pending && carries(body, pending)) node.note?.metaDelivered(pending);
-    // Saved again (or renamed) since the bulk left: that newer save is rebased on `meta` (a copy
-    // of the entry tells `done` so), otherwise the entry is delivered.
-    await this.c.journal.done(entry.rev === item.rev ? entry : { ...entry }, ours ? meta : undefined);
-    const open = node.note?.open;
-    const rebase = open && (body.content !== undefined || landedOnBase(meta, open.base));
-    this.c.notes.of(node).delivered({
-      newerWaits: this.c.journal.get(journalKey(node)) !== undefined,
-      landed: rebase ? baseOf(meta) : undefined,
-    });
-    this.attributes.rememberTimes(node);
-    this.logDelivered(entry.path, "journalled write delivered (bulk)");
-  }
-
   /** A folder made here, to the service on its own (its Idempotency-Key: the create's key). */
   async sendFolder(entry: JournalEntry): Promise<void> {
     const dir = this.c.pendingDirs.get(Journal.keyOf(entry));
@@ -867,108 +629,9 @@ export class Delivery {
     await this.c.journal.rebind(key, up.folderId, up.parentKey);
   }
 
-  /** After a restart: show journalled writes in the tree right away, then deliver them. */
+  /** After a restart: show journalled writes in the tree right away (restoreJournal.ts), then deliver them. */
   restoreJournal(entries: JournalEntry[]): void {
-    // Folders that lost an item or took one: named anew at the end. A note moved here onto the
-    // name of a note deleted here (`mv a.md x.md; mv x.md a.md` over a note since deleted) is
-    // placed while the deleted one may still hold that name, and would keep a suffixed name
-    // (`a (5zae2p).md`) after it went.
-    const touched = new Set<DirNode>();
-    for (const entry of entries) {
-      if (entry.folder) {
-        // Made here before the restart: shown (with what goes into it) until the service has it.
-        const parent = this.c.parentFor(entry);
-        const dir: DirNode = {
-          kind: "dir",
-          name: entry.name,
-          parent,
-          id: null,
-          meta: provisionalFolder(entry.name, parent),
-          children: new Map(),
-          createKey: entry.createKey,
-        };
-        this.c.tree.addChild(parent, dir);
-        this.c.pendingDirs.set(Journal.keyOf(entry), dir);
-        continue;
-      }
-      if (entry.delete) {
-        // Deleted here before the restart: gone from the tree until the service agrees.
-        this.c.tree.deleting.add(entry.fileId!);
-        const gone =
-          entry.delete === "file"
-            ? this.c.tree.files.get(entry.fileId!)
-            : this.c.tree.dirs.get(entry.fileId!);
-        if (gone?.parent) touched.add(gone.parent);
-        if (entry.delete === "file") this.c.tree.removeFile(entry.fileId!);
-        else this.c.tree.removeFolder(entry.fileId!);
-        continue;
-      }
-      const node = this.c.nodeFor(entry);
-      if (entry.move && node.id) {
-        // Renamed here before the restart: shown at its new place until the service has it.
-        this.namespace.placeLocally(node, this.c.parentFor(entry), entry.name);
-        touched.add(node.parent);
-      }
-      if (entry.content === undefined) continue;
-      if (entry.append) {
-        this.c.notes.of(node).restoredAppends();
-        continue;
-      }
-      const body = Buffer.from(entry.content, "utf8");
-      this.c.notes.of(node).restoredSave(body);
-    }
-    const pending = new Set(this.c.pendingDirs.values());
-    const inTree = (dir: DirNode) =>
-      dir === this.c.tree.root || this.c.tree.dirs.get(dir.id ?? "") === dir || pending.has(dir);
-    for (const dir of touched) if (inTree(dir)) this.c.tree.relayout(dir);
-    this.c.attrsChanged();
+    restoreJournal(this.c, this.namespace, entries);
     if (entries.length) this.deliverSoon();
-  }
-
-  /** The ETag a delete of a note is based on: what we last saw, or our own save on top of it. */
-  deleteBase(entry: JournalEntry): string | undefined {
-    if (!entry.baseEtag) return undefined;
-    return this.conflicts.ownSuccessor(entry.fileId!, { etag: entry.baseEtag, hash: "" })?.etag;
-  }
-
-  /** One delete to the service (a bulk of one). Throws what the service answered, except "gone". */
-  async sendDelete(entry: JournalEntry): Promise<void> {
-    const id = entry.fileId!;
-    try {
-      if (entry.delete === "file") await this.c.client.deleteFile(id, this.deleteBase(entry));
-      else await this.c.client.deleteFolder(id);
-    } catch (err) {
-      if (!(err instanceof ApiError && err.status === 404)) throw err;
-    }
-    await this.deleteDelivered(entry);
-  }
-
-  async deleteDelivered(entry: JournalEntry): Promise<void> {
-    this.claims.dropTombstone(entry.fileId!);
-    await this.c.journal.done(entry);
-    this.c.times.delete(entry.fileId!);
-    this.c.tree.deleting.delete(entry.fileId!);
-    if (entry.delete === "file") this.c.tree.deletedHere.set(entry.fileId!, true);
-    this.c.tree.ghosted.delete(entry.fileId!);
-    this.logDelivered(entry.path, "delete delivered");
-  }
-
-  /** The service kept the item (it changed remotely before the delete went, or the delete was refused): it shows again. */
-  async deleteUndone(entry: JournalEntry, why: string): Promise<void> {
-    this.c.log.warn({ path: entry.path, why }, "delete not applied; the item shows again");
-    this.claims.dropTombstone(entry.fileId!);
-    await this.c.journal.done(entry);
-    const id = entry.fileId!;
-    this.c.tree.deleting.delete(id);
-    this.c.tree.ghosted.delete(id); // a renamed-away note shows again under its own name
-    if (entry.delete === "file") await this.reloadNote(id);
-    else {
-      const folder = await this.c.client.readFolderWithBodies(id).catch(() => undefined);
-      if (folder) {
-        const { files, ...meta } = folder;
-        this.c.tree.upsertFolder(meta);
-        for (const f of files) this.c.tree.upsertFile(withoutContent(f));
-      }
-    }
   }
 }

@@ -204,14 +204,14 @@ export class Attributes {
       const reader = node.meta?.role === "reader";
       const bits = node.mode ?? NOTE_MODE;
       mode = S_IFREG | (ro || reader ? bits & NO_WRITE : bits);
-      const note = node.note;
-      size = note?.dirtySize ?? node.meta?.size ?? 0;
+      size = node.note?.dirtySize ?? node.meta?.size ?? 0;
+      const times = this.c.notes.timesOf(node);
       // The time shown is this mount's (see Note.mtimeShown); a remote edit shows the service's
       // updatedAt, so the kernel's auto_cache drops stale pages exactly then.
       const updated = node.meta ? Date.parse(node.meta.updatedAt) : 0;
-      mtimeMs = note?.mtimeMs ?? updated;
-      ctimeMs = note?.ctimeMs ?? updated;
-      atimeMs = note?.atimeMs;
+      mtimeMs = times?.mtimeMs ?? updated;
+      ctimeMs = times?.ctimeMs ?? updated;
+      atimeMs = times?.atimeMs;
     }
     return {
       mode,
@@ -314,9 +314,10 @@ export class Attributes {
   rememberTimes(node: FileNode): void {
     // A note made here has an id now: what this device keeps of it is kept by it.
     if (node.mode !== undefined || node.uid !== undefined || node.gid !== undefined) this.keepNoteAttrs(node);
-    const mtimeMs = node.note?.mtimeMs;
+    const times = this.c.notes.timesOf(node);
+    const mtimeMs = times?.mtimeMs;
     if (!node.meta || mtimeMs === undefined || this.c.notes.stateOf(node) !== "clean") return;
-    this.c.times.set(node.meta.id, { hash: node.meta.contentHash, mtimeMs, atimeMs: node.note?.atimeMs });
+    this.c.times.set(node.meta.id, { hash: node.meta.contentHash, mtimeMs, atimeMs: times?.atimeMs });
   }
 
   /**

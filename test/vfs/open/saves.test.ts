@@ -1,9 +1,9 @@
-// Open files in-process: writes through several handles, flush, fsync, release, reads.
+// Saves through open files in-process (src/vfs/open/saves.ts): writes through several handles, flush, fsync, release, reads.
 import { constants as fsc } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { TxtfsClient } from "../../src/client/api.ts";
-import type { Journal } from "../../src/vfs/delivery/journal.ts";
-import { mountVfs, readAll, remote, t, u, useVfsServer } from "./fixture.ts";
+import { TxtfsClient } from "../../../src/client/api.ts";
+import type { Journal } from "../../../src/vfs/delivery/journal.ts";
+import { mountVfs, readAll, remote, t, u, useVfsServer } from "../fixture.ts";
 
 useVfsServer();
 

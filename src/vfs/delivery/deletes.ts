@@ -1,0 +1,78 @@
+// Deletes made here, delivered: a note's with If-Match its last version (or our own save on top
+// of it), a folder's; "gone" is delivered too. What the service kept instead (it changed remotely,
+// or refused) shows again.
+import { ApiError, withoutContent } from "../../client/api.ts";
+import type { Conflicts } from "../conflicts.ts";
+import type { VfsCore } from "../core.ts";
+import type { Claims } from "../local/claims.ts";
+import type { Delivery } from "./deliver.ts";
+import type { JournalEntry } from "./journal.ts";
+
+export interface DeletesParts {
+  claims: Pick<Claims, "dropTombstone">;
+  conflicts: Pick<Conflicts, "ownSuccessor">;
+  delivery: Pick<Delivery, "logDelivered" | "reloadNote">;
+}
+
+export type DeletesCore = Pick<VfsCore, "client" | "journal" | "log" | "times" | "tree">;
+
+export class Deletes {
+  private readonly c: DeletesCore;
+  private readonly claims: DeletesParts["claims"];
+  private readonly conflicts: DeletesParts["conflicts"];
+  private readonly delivery: DeletesParts["delivery"];
+
+  constructor(c: DeletesCore, parts: DeletesParts) {
+    this.c = c;
+    this.claims = parts.claims;
+    this.conflicts = parts.conflicts;
+    this.delivery = parts.delivery;
+  }
+
+  /** The ETag a delete of a note is based on: what we last saw, or our own save on top of it. */
+  base(entry: JournalEntry): string | undefined {
+    if (!entry.baseEtag) return undefined;
+    return this.conflicts.ownSuccessor(entry.fileId!, { etag: entry.baseEtag, hash: "" })?.etag;
+  }
+
+  /** One delete to the service (a bulk of one). Throws what the service answered, except "gone". */
+  async send(entry: JournalEntry): Promise<void> {
+    const id = entry.fileId!;
+    try {
+      if (entry.delete === "file") await this.c.client.deleteFile(id, this.base(entry));
+      else await this.c.client.deleteFolder(id);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404)) throw err;
+    }
+    await this.delivered(entry);
+  }
+
+  async delivered(entry: JournalEntry): Promise<void> {
+    this.claims.dropTombstone(entry.fileId!);
+    await this.c.journal.done(entry);
+    this.c.times.delete(entry.fileId!);
+    this.c.tree.deleting.delete(entry.fileId!);
+    if (entry.delete === "file") this.c.tree.deletedHere.set(entry.fileId!, true);
+    this.c.tree.ghosted.delete(entry.fileId!);
+    this.delivery.logDelivered(entry.path, "delete delivered");
+  }
+
+  /** The service kept the item (it changed remotely before the delete went, or the delete was refused): it shows again. */
+  async undone(entry: JournalEntry, why: string): Promise<void> {
+    this.c.log.warn({ path: entry.path, why }, "delete not applied; the item shows again");
+    this.claims.dropTombstone(entry.fileId!);
+    await this.c.journal.done(entry);
+    const id = entry.fileId!;
+    this.c.tree.deleting.delete(id);
+    this.c.tree.ghosted.delete(id); // a renamed-away note shows again under its own name
+    if (entry.delete === "file") await this.delivery.reloadNote(id);
+    else {
+      const folder = await this.c.client.readFolderWithBodies(id).catch(() => undefined);
+      if (folder) {
+        const { files, ...meta } = folder;
+        this.c.tree.upsertFolder(meta);
+        for (const f of files) this.c.tree.upsertFile(withoutContent(f));
+      }
+    }
+  }
+}
