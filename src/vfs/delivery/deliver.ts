@@ -59,7 +59,7 @@ const DELETE_GRACE_MS = 200;
 /** The parts delivery calls: conflicts met, times and folders kept, tombstones, local placing. */
 export interface DeliveryParts {
   attributes: Pick<Attributes, "keepFolderAttrs" | "rememberTimes" | "showRemoteVersion">;
-  claims: Pick<Claims, "dropTombstone">;
+  claims: Pick<Claims, "created" | "dropTombstone">;
   conflicts: Pick<Conflicts, "afterPreconditionFailed" | "ownSuccessor" | "replaced">;
   namespace: Pick<Namespace, "placeLocally">;
 }
@@ -238,6 +238,7 @@ export class Delivery {
           ),
         );
         this.c.tree.bindFile(node, made);
+        await this.claims.created(node, made);
         return made;
       });
       node.pendingMeta = undefined; // it went with the create
@@ -781,8 +782,10 @@ export class Delivery {
     // content it was based on (landedOnBase), as in replayRound.
     const base = entry.baseHash ? { etag: entry.baseEtag ?? "", hash: entry.baseHash } : null;
     const ours = body.content !== undefined || landedOnBase(meta, base);
-    if (item.op === "file.create") this.c.tree.bindFile(node, meta);
-    else {
+    if (item.op === "file.create") {
+      this.c.tree.bindFile(node, meta);
+      await this.claims.created(node, meta);
+    } else {
       if (ours) this.conflicts.replaced(meta.id, { etag: item.baseEtag!, hash: "" }, meta);
       this.c.tree.upsertFile(meta, ours);
     }
