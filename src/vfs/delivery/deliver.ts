@@ -83,6 +83,7 @@ export type DeliveryCore = Pick<
   | "pendingDirs"
   | "placeOf"
   | "reports"
+  | "shadowedBy"
   | "stopped"
   | "times"
   | "tree"
@@ -237,8 +238,7 @@ export class Delivery {
             node.createKey,
           ),
         );
-        this.c.tree.bindFile(node, made);
-        await this.claims.created(node, made);
+        await this.created(node, made);
         return made;
       });
       node.pendingMeta = undefined; // it went with the create
@@ -268,6 +268,21 @@ export class Delivery {
     this.c.cache.set(meta.id, meta.etag, Buffer.from(body!, "utf8"));
     this.c.notes.of(node).refreshSize();
     return { meta, body };
+  }
+
+  /**
+   * A note made here got its id. A note of its name it took the name from at a restart (see
+   * VfsCore.shadowedBy) and is not what the create made shows again beside it; a note kept local
+   * while the create was on its way is bound to it (Claims.created).
+   */
+  private async created(node: FileNode, meta: TxtFile): Promise<void> {
+    this.c.tree.bindFile(node, meta);
+    const shadowed = this.c.shadowedBy.get(node);
+    this.c.shadowedBy.delete(node);
+    const parent = shadowed?.parent;
+    if (shadowed?.id && shadowed.id !== meta.id && parent && this.c.tree.files.get(shadowed.id) === shadowed)
+      if (![...parent.children.values()].includes(shadowed)) this.c.tree.addChild(parent, shadowed, true);
+    await this.claims.created(node, meta);
   }
 
   /** The name and folder a note has here, to send when it was renamed or moved. */
@@ -782,10 +797,8 @@ export class Delivery {
     // content it was based on (landedOnBase), as in replayRound.
     const base = entry.baseHash ? { etag: entry.baseEtag ?? "", hash: entry.baseHash } : null;
     const ours = body.content !== undefined || landedOnBase(meta, base);
-    if (item.op === "file.create") {
-      this.c.tree.bindFile(node, meta);
-      await this.claims.created(node, meta);
-    } else {
+    if (item.op === "file.create") await this.created(node, meta);
+    else {
       if (ours) this.conflicts.replaced(meta.id, { etag: item.baseEtag!, hash: "" }, meta);
       this.c.tree.upsertFile(meta, ours);
     }
