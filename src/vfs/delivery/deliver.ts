@@ -230,17 +230,7 @@ export class Delivery {
     }
     const base = node.id ? this.conflicts.ownSuccessor(node.id, given) : given;
     if (!node.id) {
-      meta = await this.createOnItsWay("file", node.remoteName, node.parent.id, async () => {
-        const made = withoutContent(
-          await this.c.client.createFile(
-            // Metadata set before the first upload (cp -a copies xattrs onto the new file) goes along.
-            { name: node.remoteName, content: content ?? "", folderId: node.parent.id, ...node.pendingMeta },
-            node.createKey,
-          ),
-        );
-        await this.created(node, made);
-        return made;
-      });
+      meta = await this.createNote(node, content);
       node.pendingMeta = undefined; // it went with the create
       body = content ?? "";
     } else if (content === undefined) {
@@ -268,6 +258,43 @@ export class Delivery {
     this.c.cache.set(meta.id, meta.etag, Buffer.from(body!, "utf8"));
     this.c.notes.of(node).refreshSize();
     return { meta, body };
+  }
+
+  /**
+   * A note made here, to the service. Its folder removed elsewhere meanwhile (empty there; this
+   * mount has not heard yet): the service moved what that folder held up a level, and the note goes
+   * there too, as the feed's tombstone will move it here, rather than be refused and kept aside.
+   */
+  private async createNote(node: FileNode, content: string | undefined): Promise<TxtFile> {
+    for (;;) {
+      try {
+        return await this.createOnItsWay("file", node.remoteName, node.parent.id, async () => {
+          const made = withoutContent(
+            await this.c.client.createFile(
+              // Metadata set before the first upload (cp -a copies xattrs onto the new file) goes along.
+              {
+                name: node.remoteName,
+                content: content ?? "",
+                folderId: node.parent.id,
+                ...node.pendingMeta,
+              },
+              node.createKey,
+            ),
+          );
+          await this.created(node, made);
+          return made;
+        });
+      } catch (err) {
+        const gone = node.parent.id;
+        const folderGone = err instanceof ApiError && err.status === 404 && /^folderId\b/.test(err.message);
+        if (!folderGone || gone === null || !this.c.tree.dirs.has(gone)) throw err;
+        this.c.log.warn(
+          { path: this.c.tree.pathOf(node) },
+          "its folder was removed elsewhere; the note goes a level up, as what the folder held did",
+        );
+        this.c.tree.removeFolder(gone);
+      }
+    }
   }
 
   /**

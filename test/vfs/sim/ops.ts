@@ -78,7 +78,7 @@ export function stepArb(devices: number): fc.Arbitrary<SimStep> {
     .filter((x) => x.a !== x.b)
     .map((x) => ({ k: "ident" as const, ...x }));
   return fc.oneof(
-    { arbitrary: ops, weight: 24 },
+    { arbitrary: ops, weight: 60 },
     ...faults,
     { arbitrary: ident, weight: 1 },
     { arbitrary: fc.constant({ k: "check" as const }), weight: 2 },

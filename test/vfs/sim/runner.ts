@@ -69,19 +69,30 @@ function takesAway(op: LocalOp, path: string): boolean {
 
 export async function runSim(
   steps: SimStep[],
-  o: { devices: number; seed: number; stats?: SimStats; trace?: (d: number, e: Exchange) => void },
+  o: {
+    devices: number;
+    seed: number;
+    stats?: SimStats;
+    trace?: (d: number, e: Exchange) => void;
+    onStep?: (i: number, step: SimStep) => void;
+  },
 ): Promise<SimFailure | undefined> {
   const world = new SimWorld({ seed: o.seed, trace: o.trace });
   const stats = o.stats ?? newStats();
   try {
     await world.start(o.devices);
-    return await run(world, steps, stats);
+    return await run(world, steps, stats, o.onStep);
   } finally {
     await world.close();
   }
 }
 
-async function run(world: SimWorld, steps: SimStep[], stats: SimStats): Promise<SimFailure | undefined> {
+async function run(
+  world: SimWorld,
+  steps: SimStep[],
+  stats: SimStats,
+  onStep?: (i: number, step: SimStep) => void,
+): Promise<SimFailure | undefined> {
   const api = world.user.api;
   const devices = world.devices;
   const acked: Acked[] = [];
@@ -173,6 +184,7 @@ async function run(world: SimWorld, steps: SimStep[], stats: SimStats): Promise<
 
   for (const [i, step] of steps.entries()) {
     stats.steps++;
+    onStep?.(i, step);
     if (step.k === "ops") {
       const runs: Promise<void>[] = [];
       for (const [n, op] of step.ops.entries()) {
