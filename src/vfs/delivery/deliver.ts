@@ -303,7 +303,11 @@ export class Delivery {
    * while the create was on its way is bound to it (Claims.created).
    */
   private async created(node: FileNode, meta: TxtFile): Promise<void> {
-    this.c.tree.bindFile(node, meta);
+    // An answer replayed for a create sent again (its Idempotency-Key, after a lost answer) is the
+    // note as it was made: a newer version the listing or the feed brought meanwhile stands.
+    const known = this.c.tree.files.get(meta.id)?.meta;
+    const newer = known && revisionOf(known.etag) > revisionOf(meta.etag);
+    this.c.tree.bindFile(node, newer ? { ...meta, ...known } : meta);
     const shadowed = this.c.shadowedBy.get(node);
     this.c.shadowedBy.delete(node);
     const parent = shadowed?.parent;
