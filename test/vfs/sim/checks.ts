@@ -77,8 +77,12 @@ async function versionHashes(api: Api, id: string): Promise<string[]> {
   return out;
 }
 
-/** A name as two notes of one name show it here (`a (cq32q2).md`), back to the service's. */
-const unsuffixed = (path: string) => path.replace(/ \([0-9a-z]{6}\)(?=\.[^./]+$)/, "");
+/** A path as two notes or folders of one name show here (`d1 (2ef197)/a (cq32q2).md`), back to the service's. */
+const unsuffixed = (path: string) =>
+  path
+    .split("/")
+    .map((seg) => seg.replace(/ \([0-9a-z]{6}\)(?=(\.[^./]+)?$)/, ""))
+    .join("/");
 const isNoteName = (p: string) => p.endsWith(".md") || p.endsWith(".txt");
 
 /**

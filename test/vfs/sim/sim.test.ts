@@ -4,7 +4,8 @@
 //
 // Budget: TXTFS_SIM_SEED (default 1), TXTFS_SIM_RUNS (sequences, default 1), TXTFS_SIM_STEPS (steps
 // per sequence, default 40), TXTFS_SIM_DEVICES (default 3), TXTFS_SIM_MINUTES (a soak: sequences
-// from consecutive seeds until then; scripts/soak-devices).
+// from consecutive seeds until then; scripts/soak-devices), TXTFS_SIM_SHRINK_MS (shrinking's time per
+// failure).
 import { readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -154,7 +155,7 @@ describe("many devices, every fault: the service and N mounts agree", () => {
           runs: RUNS,
           steps: STEPS,
           stats,
-          shrinkMs: MINUTES ? 180_000 : 60_000,
+          shrinkMs: Number(env.TXTFS_SIM_SHRINK_MS ?? (MINUTES ? 180_000 : 60_000)),
         });
         if (report.failed) {
           failures.push(report.text);
