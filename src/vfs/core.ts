@@ -44,6 +44,12 @@ export class VfsCore {
   readonly notes: Notes;
   /** Folders made here and not created on the service yet, by their journal key. */
   readonly pendingDirs = new Map<string, DirNode>();
+  /**
+   * A note made here, put back from the journal after a restart, and the listed note of its name it
+   * took the name from: that one may be what the create made (its answer lost), or a note of the
+   * same name made elsewhere, which shows again beside it once the answer says so (Delivery).
+   */
+  readonly shadowedBy = new Map<FileNode, FileNode>();
   stopped = false;
   nextFd = 1;
   /** Conflict copies made (paths), newest last. */
@@ -201,7 +207,9 @@ export class VfsCore {
       remoteName: entry.name,
       createKey: entry.createKey,
     };
+    const taken = parent.children.get(node.name);
     this.tree.addChild(parent, node);
+    if (!entry.fileId && taken?.kind === "file" && taken.id) this.shadowedBy.set(node, taken);
     if (entry.fileId) this.tree.files.set(entry.fileId, node);
     return node;
   }

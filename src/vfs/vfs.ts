@@ -79,7 +79,10 @@ export class Vfs {
         rememberTimes: (...args) => attributes.rememberTimes(...args),
         showRemoteVersion: (...args) => attributes.showRemoteVersion(...args),
       },
-      claims: { dropTombstone: (...args) => claims.dropTombstone(...args) },
+      claims: {
+        created: (...args) => claims.created(...args),
+        dropTombstone: (...args) => claims.dropTombstone(...args),
+      },
       namespace: { placeLocally: (...args) => namespace.placeLocally(...args) },
     });
     const bodies: Bodies = new Bodies(c, delivery);

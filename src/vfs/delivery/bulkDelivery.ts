@@ -31,7 +31,10 @@ export interface BulkDeliveryParts {
   attributes: Pick<Attributes, "rememberTimes" | "showRemoteVersion">;
   conflicts: Pick<Conflicts, "ownSuccessor" | "replaced">;
   deletes: Pick<Deletes, "base" | "delivered" | "undone">;
-  delivery: Pick<Delivery, "drainWaiting" | "folderMade" | "journalSave" | "logDelivered" | "refused">;
+  delivery: Pick<
+    Delivery,
+    "created" | "drainWaiting" | "folderMade" | "journalSave" | "logDelivered" | "refused"
+  >;
 }
 
 export type BulkDeliveryCore = Pick<
@@ -282,7 +285,7 @@ export class BulkDelivery {
     // content it was based on (landedOnBase), as in replayRound.
     const base = entry.baseHash ? { etag: entry.baseEtag ?? "", hash: entry.baseHash } : null;
     const ours = body.content !== undefined || landedOnBase(meta, base);
-    if (item.op === "file.create") this.c.tree.bindFile(node, meta);
+    if (item.op === "file.create") await this.delivery.created(node, meta);
     else {
       if (ours) this.conflicts.replaced(meta.id, { etag: item.baseEtag!, hash: "" }, meta);
       this.c.tree.upsertFile(meta, ours);

@@ -15,7 +15,7 @@ import type { Claims } from "../local/claims.ts";
 import type { Attributes } from "../meta/attributes.ts";
 import { unsentName } from "../names.ts";
 import type { Namespace } from "../namespace.ts";
-import type { FileNode, Node } from "../tree.ts";
+import { type FileNode, type Node, type PendingMeta, revisionOf } from "../tree.ts";
 import { BulkDelivery } from "./bulkDelivery.ts";
 import { Deletes } from "./deletes.ts";
 import { dirKey, journalKey } from "./journalKeys.ts";
@@ -46,7 +46,7 @@ const DELETE_GRACE_MS = 200;
 /** The parts delivery calls: conflicts met, times and folders kept, tombstones, local placing. */
 export interface DeliveryParts {
   attributes: Pick<Attributes, "keepFolderAttrs" | "rememberTimes" | "showRemoteVersion">;
-  claims: Pick<Claims, "dropTombstone">;
+  claims: Pick<Claims, "created" | "dropTombstone">;
   conflicts: Pick<Conflicts, "afterPreconditionFailed" | "ownSuccessor" | "replaced">;
   namespace: Pick<Namespace, "placeLocally">;
 }
@@ -70,6 +70,7 @@ export type DeliveryCore = Pick<
   | "pendingDirs"
   | "placeOf"
   | "reports"
+  | "shadowedBy"
   | "stopped"
   | "times"
   | "tree"
@@ -78,6 +79,7 @@ export type DeliveryCore = Pick<
 
 export class Delivery {
   private readonly attributes: DeliveryParts["attributes"];
+  private readonly claims: DeliveryParts["claims"];
   private readonly conflicts: DeliveryParts["conflicts"];
   private readonly namespace: DeliveryParts["namespace"];
   readonly c: DeliveryCore;
@@ -89,6 +91,7 @@ export class Delivery {
   constructor(c: DeliveryCore, parts: DeliveryParts) {
     this.c = c;
     this.attributes = parts.attributes;
+    this.claims = parts.claims;
     this.conflicts = parts.conflicts;
     this.namespace = parts.namespace;
     this.deletes = new Deletes(c, { claims: parts.claims, conflicts: parts.conflicts, delivery: this });
@@ -231,17 +234,7 @@ export class Delivery {
     const base = node.id ? this.conflicts.ownSuccessor(node.id, given) : given;
     if (!node.id) {
       const sent = node.note?.pendingMeta;
-      meta = await this.createOnItsWay("file", node.remoteName, node.parent.id, async () => {
-        const made = withoutContent(
-          await this.c.client.createFile(
-            // Metadata set before the first upload (cp -a copies xattrs onto the new file) goes along.
-            { name: node.remoteName, content: content ?? "", folderId: node.parent.id, ...sent },
-            node.createKey,
-          ),
-        );
-        this.c.tree.bindFile(node, made);
-        return made;
-      });
+      meta = await this.createNote(node, content, sent);
       node.note?.metaDelivered(sent); // it went with the create
       body = content ?? "";
     } else if (content === undefined) {
@@ -269,6 +262,66 @@ export class Delivery {
     this.c.cache.set(meta.id, meta.etag, Buffer.from(body!, "utf8"));
     this.c.notes.of(node).refreshSize();
     return { meta, body };
+  }
+
+  /**
+   * A note made here, to the service. Its folder removed elsewhere meanwhile (empty there; this
+   * mount has not heard yet): the service moved what that folder held up a level, and the note goes
+   * there too, as the feed's tombstone will move it here, rather than be refused and kept aside.
+   */
+  private async createNote(
+    node: FileNode,
+    content: string | undefined,
+    sent: PendingMeta | undefined,
+  ): Promise<TxtFile> {
+    for (;;) {
+      try {
+        return await this.createOnItsWay("file", node.remoteName, node.parent.id, async () => {
+          const made = withoutContent(
+            await this.c.client.createFile(
+              // Metadata set before the first upload (cp -a copies xattrs onto the new file) goes along.
+              {
+                name: node.remoteName,
+                content: content ?? "",
+                folderId: node.parent.id,
+                ...sent,
+              },
+              node.createKey,
+            ),
+          );
+          await this.created(node, made);
+          return made;
+        });
+      } catch (err) {
+        const gone = node.parent.id;
+        const folderGone = err instanceof ApiError && err.status === 404 && /^folderId\b/.test(err.message);
+        if (!folderGone || gone === null || !this.c.tree.dirs.has(gone)) throw err;
+        this.c.log.warn(
+          { path: this.c.tree.pathOf(node) },
+          "its folder was removed elsewhere; the note goes a level up, as what the folder held did",
+        );
+        this.c.tree.removeFolder(gone);
+      }
+    }
+  }
+
+  /**
+   * A note made here got its id. A note of its name it took the name from at a restart (see
+   * VfsCore.shadowedBy) and is not what the create made shows again beside it; a note kept local
+   * while the create was on its way is bound to it (Claims.created).
+   */
+  async created(node: FileNode, meta: TxtFile): Promise<void> {
+    // An answer replayed for a create sent again (its Idempotency-Key, after a lost answer) is the
+    // note as it was made: a newer version the listing or the feed brought meanwhile stands.
+    const known = this.c.tree.files.get(meta.id)?.meta;
+    const newer = known && revisionOf(known.etag) > revisionOf(meta.etag);
+    this.c.tree.bindFile(node, newer ? { ...meta, ...known } : meta);
+    const shadowed = this.c.shadowedBy.get(node);
+    this.c.shadowedBy.delete(node);
+    const parent = shadowed?.parent;
+    if (shadowed?.id && shadowed.id !== meta.id && parent && this.c.tree.files.get(shadowed.id) === shadowed)
+      if (![...parent.children.values()].includes(shadowed)) this.c.tree.addChild(parent, shadowed, true);
+    await this.claims.created(node, meta);
   }
 
   /** The name and folder a note has here, to send when it was renamed or moved. */

@@ -12,7 +12,14 @@ import { LocalHandle } from "../local/localFiles.ts";
 import type { Attributes } from "../meta/attributes.ts";
 import type { Namespace } from "../namespace.ts";
 import type { OpenNote } from "../openFile.ts";
-import { type Claim, type DirNode, type LocalNode, revisionOf } from "../tree.ts";
+import {
+  type Claim,
+  type DirNode,
+  type FileNode,
+  type LocalNode,
+  type NoteMeta,
+  revisionOf,
+} from "../tree.ts";
 
 /** The parts claims call: a claimed name becomes a note again through them. */
 export interface ClaimsParts {
@@ -54,6 +61,8 @@ export class Claims {
 
   /** Notes deleted here whose delete is still in the journal, by folder and name (see Claim). */
   readonly tombstones = new Map<DirNode, Map<string, Claim>>();
+  /** Notes kept local (becomeLocal) while their create was on its way, and the file each became. */
+  private readonly keptBeforeCreated = new Map<FileNode, LocalNode>();
   /**
    * Takes the identity left under `name` in `dir`, if any (see Claim): a ghost showing that name
    * (then it becomes a plain local file: vim's backup, sed's `.bak`), a delete of a note of
@@ -145,6 +154,8 @@ export class Claims {
     local.mtimeMs = local.ctimeMs = this.c.notes.timesOf(node)?.mtimeMs ?? Date.now();
     local.pendingMeta = node.note?.pendingMeta; // tags set before it was delivered go along
     if (!claim) local.keptNote = true; // with a claim, ghostOf says it was a note
+    // Its create is on its way (not moot): the service gets the note anyway; the answer binds it here.
+    if (!node.id && pending && !moot) this.keptBeforeCreated.set(node, local);
     this.attributes.continued(node, local);
     this.keepLocal(local, claim, "not valid UTF-8");
     // The program is told its save succeeded when this returns: the file is on record before the
@@ -162,6 +173,43 @@ export class Claims {
       // Its move went with that save: the service still has the note where it was, and a note
       // made there next would be a second of that name. It moves now (as a kept note's rename does).
       if (moot.move && claim) await this.follow(local, true);
+    }
+  }
+
+  /**
+   * A create on its way when its note became a local file (becomeLocal) was answered: the file
+   * stands for that note from now on, as for a note the service had (written as text again it
+   * saves over it, renamed it moves it). A file gone meanwhile takes the note with it, or the
+   * service would keep a note of that name this mount no longer shows (a second one, once a new
+   * note takes the name).
+   */
+  async created(node: FileNode, meta: NoteMeta): Promise<void> {
+    const local = this.keptBeforeCreated.get(node);
+    if (!local) return;
+    this.keptBeforeCreated.delete(node);
+    this.c.tree.removeFile(meta.id); // shown as the local file, never beside it
+    if (this.c.tree.locals.has(local) && !local.ghostOf) {
+      local.keptNote = undefined;
+      const claim = {
+        id: meta.id,
+        etag: meta.etag,
+        hash: meta.contentHash,
+        name: meta.name,
+        shownAs: local.name,
+        meta,
+      };
+      this.keepLocal(local, claim, "not valid UTF-8");
+      await this.follow(local); // moved or renamed meanwhile: the note goes there too
+      return;
+    }
+    this.c.tree.deleting.add(meta.id); // its feed record must not show it meanwhile
+    try {
+      await this.c.client.deleteFile(meta.id, meta.etag);
+      this.c.tree.deletedHere.set(meta.id, true);
+    } catch (err) {
+      this.c.log.warn({ err, id: meta.id }, "a note made for a file removed since stays on the service");
+    } finally {
+      this.c.tree.deleting.delete(meta.id);
     }
   }
 

@@ -106,6 +106,5 @@ export const REGRESSIONS: Regression[] = [
   {
     name: "seed 38 whole: no two notes of one name on the service after a kill -9 and replay",
     ops: SEED_38_TWO_NOTES_ONE_NAME,
-    flaky: "vfs bug, not shrunk: two notes named d2/a.md on the service in 1 run of 4",
   },
 ];

@@ -1,5 +1,5 @@
 // Sequences that failed in a soak and do not shrink (the difference shows in some runs only), kept
-// whole so they can be replayed (model/regressions.ts runs them, skipped, with the reason).
+// whole so they can be replayed (model/regressions.ts runs them; skipped, with the reason, while unfixed).
 import type { VfsOp } from "./ops.ts";
 
 /**
@@ -8,6 +8,11 @@ import type { VfsOp } from "./ops.ts";
  * Replayed 20 times on one server (3 failed): in each failing run the new Vfs's bulk request
  * created d2/a.md (with d1/b.md) and was answered, and a later single create (its own key, from a
  * journal round, not a bulk) made a second d2/a.md; the first 19 steps alone never failed (0 in 8).
+ * Understood from a trace of the journal's records and every request (2 of 40 replays): step 17's
+ * write split the `ñ` of d2/a.md while the restart's bulk create of it was on its way, so the note
+ * became a local-only file with no id to stand for; the create landed, bound to the note the file
+ * had replaced, and step 40's vim save of the (text again) file made a new note beside it. Fixed
+ * (Claims.created); test/vfs/delivery/keptLocalInFlight.test.ts is the deterministic case.
  */
 export const SEED_38_TWO_NOTES_ONE_NAME: VfsOp[] = [
   { k: "replace", p: "d1/b.md", text: "catcat\nbananadog\n" },
