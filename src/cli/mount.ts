@@ -73,9 +73,10 @@ function keepSignedIn(client: TxtfsClient, log: Logger): () => void {
 /** --serve: the service core in this process, with a local user and key made on first use. */
 export async function serveLocally(data: string, log: Logger, brain: Partial<BrainConfig>) {
   const [{ startServer }, { createKey, createUser }] = await Promise.all([lazy.server(), lazy.accounts()]);
-  // The mount says the service's URL itself; the in-process service speaks only of trouble
-  // (unless the user asked for debug lines).
-  const serviceLog = log.isLevelEnabled("debug") ? log : log.child({}, { level: "warn" });
+  // The mount says the service's URL itself; the in-process service speaks only of trouble,
+  // unless the user asked for debug lines or for a line per request (TXTFS_LOG_REQUESTS=1).
+  const talkative = log.isLevelEnabled("debug") || process.env.TXTFS_LOG_REQUESTS === "1";
+  const serviceLog = talkative ? log : log.child({}, { level: "warn" });
   const start = (port: number) =>
     startServer({
       host: "127.0.0.1",
