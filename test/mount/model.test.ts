@@ -152,6 +152,22 @@ describe("the mount agrees with a local directory", () => {
     }
   }, 120_000);
 
+  // Seed 9414, shrunk: a note kept local (a write split a character) and made text again by the
+  // next write must be found as that note after a kill -9 right after (it was absent: the
+  // manifest, written a moment later, still named the local file whose bytes were gone).
+  it("a note kept local and made text again survives a kill -9 right after", async () => {
+    const ops: Op[] = [
+      { k: "rewrite", p: "b.md", text: "aañejo" },
+      { k: "pwrite", p: "b.md", off: 2, text: "x" },
+      { k: "pwrite", p: "b.md", off: 3, text: "y" },
+      { k: "control", what: "kill" },
+    ];
+    for (const mode of ["step", 0] as const) {
+      const failure = await onMount(ops, mode, { effective: 0, slowestMs: 0 });
+      expect(failure?.problems ?? []).toEqual([]);
+    }
+  }, 120_000);
+
   // Now and then the test itself runs `txtfs sync`, or kills the daemon (SIGKILL) and mounts again.
   const withControl = fc.oneof({ arbitrary: opArb, weight: 60 }, { arbitrary: controlArb, weight: 1 });
   for (const mode of MODES) {

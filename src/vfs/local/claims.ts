@@ -246,8 +246,6 @@ export class Claims {
     }
     await this.namespace.materialize(dir);
     this.c.tree.detach(src);
-    this.c.local.remove(src.blob);
-    this.c.localNodes.save();
     const node = this.namespace.newNote(dir, src.name, claim, src);
     this.attributes.continued(src, node);
     // A continued note takes this name and folder too (sent along with its content: newNote marks
@@ -256,6 +254,11 @@ export class Claims {
     if (src.pendingMeta) this.c.notes.of(node).metaSet(src.pendingMeta);
     const base = claim ? { etag: claim.etag, hash: claim.hash ?? "" } : null;
     await this.delivery.journalSave(node, content, base);
+    // The save is on disk: now the file leaves the manifest, at once (a manifest written a moment
+    // later would, after a kill -9, still name the file and hide the note), and then its bytes.
+    this.c.localNodes.save();
+    this.c.localNodes.flush();
+    this.c.local.remove(src.blob);
     if (!this.c.writeBehind) await this.delivery.drain();
   }
 
