@@ -88,25 +88,25 @@ const isNoteName = (p: string) => p.endsWith(".md") || p.endsWith(".txt");
 /**
  * Convergence and identity: every device shows exactly the service's notes under the shared folder,
  * each at its path (a second note of one name under its shown name), with its bytes and its id.
- * Paths where a device keeps bytes that are not text (a local-only file standing for a note, by
- * design) are left out on every side.
+ * A device keeping bytes that are not text at a path (a local-only file, by design) is not asked
+ * for the service's note there: the file may stand for it (hidden), or be a file of its own beside
+ * it (then the note shows under a suffixed name, and must match).
  */
 export async function convergence(world: SimWorld, service: { notes: ServiceNote[] }): Promise<string[]> {
   const problems: string[] = [];
   const manifests = await Promise.all(
     world.devices.map((d) => vfsManifest(d.now.vfs, `/${ROOT}`, { xattrs: true })),
   );
-  const keptLocal = new Set<string>();
-  for (const m of manifests)
+  const byId = new Map(service.notes.map((n) => [n.id, n]));
+  for (const [i, m] of manifests.entries()) {
+    const keptLocal = new Set<string>();
     for (const [p, b64] of Object.entries(m.files))
       if (isNoteName(p) && !b64.startsWith("!") && !isUtf8(Buffer.from(b64, "base64"))) keptLocal.add(p);
-  const want = new Map(service.notes.filter((n) => !keptLocal.has(n.path)).map((n) => [n.id, n]));
-  for (const [i, m] of manifests.entries()) {
     const seen = new Set<string>();
     for (const [p, b64] of Object.entries(m.files)) {
       if (!isNoteName(p) || keptLocal.has(p)) continue;
       const id = m.ids[p];
-      const note = id ? want.get(id) : undefined;
+      const note = id ? byId.get(id) : undefined;
       if (b64.startsWith("!")) problems.push(`dev${i}: ${p}: ${b64.slice(1)}`);
       else if (!id) problems.push(`dev${i}: ${p} has no note id after every device synced`);
       else if (!note) problems.push(`dev${i}: ${p} (${id}) is not a note on the service`);
@@ -121,8 +121,9 @@ export async function convergence(world: SimWorld, service: { notes: ServiceNote
           );
       }
     }
-    for (const [id, note] of want)
-      if (!seen.has(id)) problems.push(`dev${i}: does not show ${note.path} (${id}), which the service has`);
+    for (const note of service.notes)
+      if (!seen.has(note.id) && !keptLocal.has(note.path))
+        problems.push(`dev${i}: does not show ${note.path} (${note.id}), which the service has`);
   }
   if (problems.length) {
     // What each side holds, for the report.

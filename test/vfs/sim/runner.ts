@@ -45,6 +45,7 @@ export const newStats = (): SimStats => ({ steps: 0, ops: 0, acked: 0, phases: 0
 const WRITES = new Set(["create", "rewrite", "append", "pwrite", "truncate", "replace", "vimsave"]);
 const SYNC_DEADLINE_MS = 60_000;
 const PAUSE_MS = CLIENT_TIMEOUT_MS + 500;
+const OP_DEADLINE_MS = 30_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -117,13 +118,22 @@ async function run(
   if (shown.some((s) => !s))
     return { step: -1, problems: ["the shared folder never showed on every device"] };
 
+  const hung: string[] = [];
   const release = (why: string, test: (a: Acked) => boolean) => {
     for (const a of acked) if (!a.released && test(a)) a.released = why;
   };
 
   const runOp = async (d: Device, op: LocalOp, step: number) => {
     const vfs = d.now.vfs;
-    const outcome = await applyToVfs(vfs, `/${ROOT}`, op);
+    // An operation that never returns (a hung FUSE request, on a mount) is a failure, said as one.
+    const outcome = await Promise.race([
+      applyToVfs(vfs, `/${ROOT}`, op),
+      sleep(OP_DEADLINE_MS).then(() => "hung" as const),
+    ]);
+    if (outcome === "hung") {
+      hung.push(`step ${step}: dev${d.n} ${JSON.stringify(op)} did not return in ${OP_DEADLINE_MS} ms`);
+      return;
+    }
     stats.ops++;
     if (outcome !== 0) return;
     if (op.k === "vimsave" && d.snapshot) d.snapshot.promisedSince = true; // its fsync
@@ -145,7 +155,18 @@ async function run(
     const deadline = Date.now() + SYNC_DEADLINE_MS;
     let head = -1;
     for (;;) {
-      const left = await Promise.all(devices.map((d) => d.now.vfs.drain()));
+      // A drain that never returns (a delivery going round without end) is a failure, said as one.
+      const left = await Promise.race([
+        Promise.all(devices.map((d) => d.now.vfs.drain())),
+        sleep(SYNC_DEADLINE_MS).then(() => undefined),
+      ]);
+      if (!left)
+        return {
+          step,
+          problems: [
+            `a device's drain did not return in ${SYNC_DEADLINE_MS} ms; journalled: ${devices.map((d) => d.now.vfs.stats().dirty).join(", ")}`,
+          ],
+        };
       if (left.some((n) => n > 0)) {
         if (Date.now() > deadline)
           return {
@@ -200,6 +221,7 @@ async function run(
         runs.push(runOp(d, op, i));
       }
       await Promise.all(runs);
+      if (hung.length) return { step: i, problems: hung };
     } else if (step.k === "fault") {
       const f = step.f;
       count(f.k);

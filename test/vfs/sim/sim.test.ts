@@ -2,8 +2,8 @@
 // each with its own cache dir behind its own fault proxy, driven by one seed (ops.ts, runner.ts,
 // checks.ts). A failure prints its seed and the shrunk sequence; TXTFS_SIM_SEED replays it.
 //
-// Budget: TXTFS_SIM_SEED (default 1), TXTFS_SIM_RUNS (sequences, default 1), TXTFS_SIM_STEPS (steps
-// per sequence, default 40), TXTFS_SIM_DEVICES (default 3), TXTFS_SIM_MINUTES (a soak: sequences
+// Budget: TXTFS_SIM_SEED (default 1), TXTFS_SIM_RUNS (sequences, default 3), TXTFS_SIM_STEPS (steps
+// per sequence, default 50), TXTFS_SIM_DEVICES (default 3), TXTFS_SIM_MINUTES (a soak: sequences
 // from consecutive seeds until then; scripts/soak-devices), TXTFS_SIM_SHRINK_MS (shrinking's time per
 // failure).
 import { readFileSync, writeFileSync } from "node:fs";
@@ -17,8 +17,8 @@ import { newStats, runSim, type SimFailure, type SimStats } from "./runner.ts";
 
 const env = process.env;
 const SEED = Number(env.TXTFS_SIM_SEED ?? 1);
-const RUNS = Number(env.TXTFS_SIM_RUNS ?? 1);
-const STEPS = Number(env.TXTFS_SIM_STEPS ?? 40);
+const RUNS = Number(env.TXTFS_SIM_RUNS ?? 3);
+const STEPS = Number(env.TXTFS_SIM_STEPS ?? 50);
 const DEVICES = Number(env.TXTFS_SIM_DEVICES ?? 3);
 const MINUTES = Number(env.TXTFS_SIM_MINUTES ?? 0);
 /** A sequence saved by a failure (a JSON file), run TXTFS_SIM_REPLAY_TIMES times (default 5). */
