@@ -23,7 +23,7 @@ const PTY = join(ROOT, "test", "helpers", "ptyrun.py");
 interface Started {
   child: ChildProcess;
   output: () => string;
-  exited: Promise<number | null>;
+  exited: Promise<number | string | null>;
 }
 
 const running: Started[] = [];
@@ -58,7 +58,10 @@ function start(d: MountDirs, opts: { tty?: boolean } = {}): Started {
   child.stderr!.on("data", (b) => {
     out += b;
   });
-  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  // A death by signal resolves with the signal's name, so a failure says which.
+  const exited = new Promise<number | string | null>((r) =>
+    child.once("exit", (code, signal) => r(code ?? signal)),
+  );
   const s = { child, output: () => out, exited };
   running.push(s);
   return s;

@@ -213,14 +213,20 @@ describe("two real mounts of one account", () => {
         .join("");
     };
     let expected = "";
+    let lastShown = { a: "", b: "" };
     await until(
       "both mounts to show the service's notes byte for byte",
       async () => {
         expected = await want();
-        return (await shown(mA)) === expected && (await shown(mB)) === expected;
+        lastShown = { a: await shown(mA), b: await shown(mB) };
+        return lastShown.a === expected && lastShown.b === expected;
       },
       60_000,
-    );
+    ).catch((err) => {
+      // What differed is the diagnosis: the service's notes, then each mount's.
+      console.log(`service:\n${expected}\nA:\n${lastShown.a}\nB:\n${lastShown.b}`);
+      throw err;
+    });
     phase("converged");
 
     // Nothing acknowledged lost: each acknowledged line is in a text the service keeps of the
