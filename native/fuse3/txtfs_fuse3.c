@@ -528,8 +528,12 @@ static void to_stat(napi_env env, napi_value obj, fuse_ino_t ino, struct stat *s
   st->st_mode = (mode_t)prop_num(env, obj, "mode", 0);
   st->st_size = (off_t)prop_num(env, obj, "size", 0);
   st->st_nlink = (nlink_t)prop_num(env, obj, "nlink", 1);
-  st->st_uid = (uid_t)prop_num(env, obj, "uid", getuid());
-  st->st_gid = (gid_t)prop_num(env, obj, "gid", getgid());
+  // The daemon's ids, asked once: as defaults here they were two system calls per entry of a listing.
+  static uid_t own_uid = (uid_t)-1;
+  static gid_t own_gid = (gid_t)-1;
+  if (own_uid == (uid_t)-1) own_uid = getuid(), own_gid = getgid();
+  st->st_uid = (uid_t)prop_num(env, obj, "uid", own_uid);
+  st->st_gid = (gid_t)prop_num(env, obj, "gid", own_gid);
   st->st_rdev = (dev_t)prop_num(env, obj, "rdev", 0);
   st->st_blksize = 4096;
   st->st_blocks = (blkcnt_t)prop_num(env, obj, "blocks", (double)((st->st_size + 511) / 512));
