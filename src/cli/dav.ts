@@ -154,9 +154,6 @@ export function registerDav(program: Command): void {
       const served = await dav.listen(server, host, port, Boolean(tls));
       // A key that cannot write serves read-only: said here, not found out by a refused save.
       const readOnlyBecause = vfs.readOnlyBecause;
-      process.stdout.write(
-        `txtfs dav ${served} (cache: ${cache})${readOnlyBecause ? ` read-only: ${readOnlyBecause}` : ""}\n`,
-      );
       let stopping = false;
       const stop = async (signal: string) => {
         if (stopping) return;
@@ -174,6 +171,11 @@ export function registerDav(program: Command): void {
       };
       process.on("SIGINT", () => void stop("SIGINT"));
       process.on("SIGTERM", () => void stop("SIGTERM"));
+      // Announced once the handlers are in place: a program that reads this line and sends SIGINT
+      // at once gets a clean stop, not a death by signal.
+      process.stdout.write(
+        `txtfs dav ${served} (cache: ${cache})${readOnlyBecause ? ` read-only: ${readOnlyBecause}` : ""}\n`,
+      );
     });
 }
 

@@ -402,11 +402,6 @@ export function registerMount(program: Command): void {
       // A key that cannot write makes a read-only mount: said here, not found out by a lost save.
       const readOnlyBecause = vfs.readOnlyBecause;
       if (readOnlyBecause) log.info({ because: readOnlyBecause }, "mounted read-only");
-      process.stdout.write(
-        `mounted ${mountpoint} (${Date.now() - started} ms)${readOnlyBecause ? ` read-only: ${readOnlyBecause}` : ""}\n`,
-      );
-      // Under systemd (Type=notify): the unit is started once the directory is mounted.
-      void sdNotify(["READY=1", `STATUS=mounted ${mountpoint} from ${url}`], log);
       const timer = setInterval(record, 2000);
       timer.unref();
 
@@ -477,6 +472,13 @@ export function registerMount(program: Command): void {
       // deliver what is pending and exit as at SIGTERM. The binding says so at once (its loop ends:
       // mounted.onUnmounted above); this look at the mount table every second is the fallback.
       const stopWatch = watchMountpoint(mountpoint, () => void stop("unmounted"));
+      // Announced last: a program that reads "mounted" and sends SIGINT at once must find the
+      // handlers above in place (on a busy machine it can, between this write and the next line).
+      process.stdout.write(
+        `mounted ${mountpoint} (${Date.now() - started} ms)${readOnlyBecause ? ` read-only: ${readOnlyBecause}` : ""}\n`,
+      );
+      // Under systemd (Type=notify): the unit is started once the directory is mounted.
+      void sdNotify(["READY=1", `STATUS=mounted ${mountpoint} from ${url}`], log);
     });
   // With --serve: the AI provider of the service it runs (docs/brain.md).
   addAiOptions(mount, { quotas: false });
