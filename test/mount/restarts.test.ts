@@ -105,9 +105,9 @@ describe("restarts", () => {
       ...["d1", "d2", "d3", "d4", "d5", "d6"].map((n) => `${n}.md`),
       ...["n1", "n2", "n3", "n4", "n5", "n6"].map((n) => `${n}.md`),
     ]);
-    // The service keeps the notes' last text: the delivered ones as they were. A new note is
-    // there only if its text save went up before the write that split the character (write-behind
-    // may deliver it in between on a busy machine), and then with exactly that text.
+    // The service keeps the notes' last text. A new note is there only if its text save went up
+    // before the write that split the character (write-behind may deliver it in between on a busy
+    // machine), and then with exactly that text.
     const sync = await runTxtfs(["sync", m.mnt], txtfsEnv(dirs));
     expect(sync.code, sync.stdout + sync.stderr).toBe(0);
     const names = (await flatIndex(m.api)).files.map((f) => f.name).sort();
@@ -119,7 +119,10 @@ describe("restarts", () => {
       "d5.md",
       "d6.md",
     ]);
-    for (const d of ["d1.md", "d4.md", "d6.md"]) expect(await contentAt(m.api, d)).toBe("delivered\n");
+    // A delivered note keeps its delivered text, or the text save made before the split if
+    // write-behind sent it in between (a busy machine): a save its program saw succeed, either way.
+    for (const d of ["d1.md", "d4.md", "d6.md"])
+      expect(["delivered\n", "a\u00f1ejoapple"]).toContain(await contentAt(m.api, d));
     for (const n of names.filter((n) => !n.startsWith("d"))) {
       expect(n).toMatch(/^n[1-6]\.md$/);
       expect(await contentAt(m.api, n)).toBe("a\u00f1ejoapple");
