@@ -14,6 +14,7 @@ export let t: TestServer;
 export let u: TestUser;
 export let cacheDir: string;
 const vfss: Vfs[] = [];
+const scratch: string[] = [];
 
 /** A server, a user and a cache dir for each test; every Vfs started by `mountVfs` is stopped after it. */
 export function useVfsServer() {
@@ -27,7 +28,30 @@ export function useVfsServer() {
     for (const v of vfss.splice(0)) await v.stop().catch(() => {});
     await t.close().catch(() => {});
     rmSync(cacheDir, { recursive: true, force: true });
+    for (const d of scratch.splice(0)) rmSync(d, { recursive: true, force: true });
   });
+}
+
+/** A cache dir of another device (or a copy of one, as a kill -9 leaves it), removed after the test. */
+export function scratchDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  scratch.push(dir);
+  return dir;
+}
+
+/** A device (a Vfs not yet started) of the test's user reaching the service at `url` (a proxy's, say); stopped after the test. */
+export function deviceOn(url: string, dir: string): Vfs {
+  const vfs = new Vfs({
+    client: new TxtfsClient({ url, key: u.key, source: "mount", timeoutMs: 2000 }),
+    cacheDir: dir,
+    cacheSize: 1 << 20,
+    uid: 0,
+    gid: 0,
+    logger: createLogger("vfs-test", (process.env.VFS_LOG as "silent") ?? "silent"),
+    pollWait: 1,
+  });
+  vfss.push(vfs);
+  return vfs;
 }
 
 export async function mountVfs(

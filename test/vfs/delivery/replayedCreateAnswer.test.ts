@@ -4,43 +4,16 @@
 // back to the old one (stat said 16 bytes, a read gave the 1 of the newer version). Found by the
 // multi-device simulation (soak seed 1000: a device rolled back to a snapshot whose journal still
 // held the create).
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, expect, it } from "vitest";
-import { TxtfsClient } from "../../../src/client/api.ts";
-import { createLogger } from "../../../src/lib/logger.ts";
-import { Vfs } from "../../../src/vfs/vfs.ts";
+import { cpSync } from "node:fs";
+import { expect, it } from "vitest";
 import { startFaultProxy } from "../../helpers/faultProxy.ts";
-import { mountVfs, readAll, t, u, until, useVfsServer } from "../fixture.ts";
+import { deviceOn, mountVfs, readAll, scratchDir, t, until, useVfsServer } from "../fixture.ts";
 
 useVfsServer();
 
-const dirs: string[] = [];
-const started: Vfs[] = [];
-afterEach(async () => {
-  for (const v of started.splice(0)) await v.stop().catch(() => {});
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function deviceOn(url: string, cacheDir: string): Vfs {
-  const vfs = new Vfs({
-    client: new TxtfsClient({ url, key: u.key, source: "mount", timeoutMs: 2000 }),
-    cacheDir,
-    cacheSize: 1 << 20,
-    uid: 0,
-    gid: 0,
-    logger: createLogger("vfs-test", (process.env.VFS_LOG as "silent") ?? "silent"),
-    pollWait: 1,
-  });
-  started.push(vfs);
-  return vfs;
-}
-
 it("a create's answer replayed after a restart never takes the note back to the version it made", async () => {
   const proxy = await startFaultProxy(t.url, { random: () => 0 });
-  const dir = mkdtempSync(join(tmpdir(), "txtfs-vfs-a-"));
-  dirs.push(dir);
+  const dir = scratchDir("txtfs-vfs-a-");
   const here = deviceOn(proxy.url, dir);
   await here.start();
   const other = await mountVfs();
@@ -54,8 +27,7 @@ it("a create's answer replayed after a restart never takes the note back to the 
   expect(await other.drain()).toBe(0);
 
   // kill -9: a new Vfs on the cache dir as it is, the network back.
-  const copy = mkdtempSync(join(tmpdir(), "txtfs-vfs-a2-"));
-  dirs.push(copy);
+  const copy = scratchDir("txtfs-vfs-a2-");
   cpSync(dir, copy, { recursive: true });
   await proxy.close();
   const again = deviceOn(t.url, copy);

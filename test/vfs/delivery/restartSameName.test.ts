@@ -4,44 +4,17 @@
 // one of the two `b.md` for good; 1 replay in 6 by timing, here made certain by cutting the first
 // device off until its kill). The restart placed its journalled create over the listed note of that
 // name, which then had no name in its folder.
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, expect, it } from "vitest";
-import { TxtfsClient } from "../../../src/client/api.ts";
-import { createLogger } from "../../../src/lib/logger.ts";
-import { Vfs } from "../../../src/vfs/vfs.ts";
+import { cpSync } from "node:fs";
+import { expect, it } from "vitest";
 import { startSlowProxy } from "../../helpers/slowProxy.ts";
-import { mountVfs, readAll, t, u, until, useVfsServer, writeFile } from "../fixture.ts";
+import { deviceOn, mountVfs, readAll, scratchDir, t, u, until, useVfsServer, writeFile } from "../fixture.ts";
 
 useVfsServer();
-
-const dirs: string[] = [];
-const started: Vfs[] = [];
-afterEach(async () => {
-  for (const v of started.splice(0)) await v.stop().catch(() => {});
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function deviceOn(url: string, cacheDir: string): Vfs {
-  const vfs = new Vfs({
-    client: new TxtfsClient({ url, key: u.key, source: "mount", timeoutMs: 2000 }),
-    cacheDir,
-    cacheSize: 1 << 20,
-    uid: 0,
-    gid: 0,
-    logger: createLogger("vfs-test", (process.env.VFS_LOG as "silent") ?? "silent"),
-    pollWait: 1,
-  });
-  started.push(vfs);
-  return vfs;
-}
 
 it("a note journalled at a kill -9 and a note of its name made elsewhere: both show after the restart", async () => {
   let cut = true;
   const proxy = await startSlowProxy(t.url, () => (cut ? -1 : 0));
-  const dir = mkdtempSync(join(tmpdir(), "txtfs-vfs-a-"));
-  dirs.push(dir);
+  const dir = scratchDir("txtfs-vfs-a-");
   const here = deviceOn(proxy.url, dir);
   cut = false;
   await here.start();
@@ -53,8 +26,7 @@ it("a note journalled at a kill -9 and a note of its name made elsewhere: both s
   await writeFile(other, "/b.md", "made there\n");
 
   // kill -9: a new Vfs on the cache dir as it is now, the network back.
-  const copy = mkdtempSync(join(tmpdir(), "txtfs-vfs-a2-"));
-  dirs.push(copy);
+  const copy = scratchDir("txtfs-vfs-a2-");
   cpSync(dir, copy, { recursive: true });
   const again = deviceOn(t.url, copy);
   await again.start();
