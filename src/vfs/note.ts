@@ -24,7 +24,7 @@ import type { Base } from "./base.ts";
 import type { Journal } from "./delivery/journal.ts";
 import { journalKey } from "./delivery/journalKeys.ts";
 import { type Action, decide, type NoteEvent, type NoteState } from "./lifecycle.ts";
-import type { OpenNote } from "./openFile.ts";
+import { OpenNote } from "./openNote.ts";
 import type { FileNode, NoteMeta, PendingMeta, RemoteEvents } from "./tree.ts";
 
 /**
@@ -134,10 +134,12 @@ export class Note {
     return decide(this.state, "unlink");
   }
 
-  /** Its first descriptor opened: `open` is the buffer every descriptor on it shares. */
-  opened(open: OpenNote): void {
+  /** Its first descriptor opens: the buffer every descriptor on it shares, based on `base`. */
+  opened(base: Base, appendOnly: boolean): OpenNote {
+    const open = new OpenNote(this.node, base, appendOnly);
     this.openBuffer = open;
     this.notes.track(this, true);
+    return open;
   }
 
   /** Its last descriptor closed (or its descriptors went on with a local file): stat shows its own body again. */
@@ -152,8 +154,7 @@ export class Note {
    * has nothing left to save; `released`: no descriptor holds it any more either.
    */
   handedAway(open: OpenNote, released: boolean): void {
-    open.dirty = false;
-    if (released) open.refs = 0;
+    open.handedAway(released);
     this.openBuffer = undefined;
     this.notes.track(this, false);
   }
@@ -163,23 +164,17 @@ export class Note {
    * were opened on (the kernel may hold its pages), and a write through them builds on it.
    */
   private openDetached(): void {
-    const open = this.openBuffer;
-    if (!open) return;
-    open.content ??= this.journalledBody ?? null;
-    open.detached = true;
+    this.openBuffer?.detach(this.journalledBody);
   }
 
   /** A save of ours landed as `base`: the open buffer's next save builds on it. */
   private openRebased(base: Base): void {
-    if (this.openBuffer) this.openBuffer.base = base;
+    this.openBuffer?.rebase(base);
   }
 
   /** A save of ours landed as `base` and the note shows it: the open buffer is the note's again. */
   private openReattached(base: Base): void {
-    const open = this.openBuffer;
-    if (!open) return;
-    open.base = base;
-    open.detached = false;
+    this.openBuffer?.reattach(base);
   }
 
   /** Written through a descriptor (or truncated, or appended to): stat shows `size` now, and times move. */

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { Journal, type JournalEntry } from "../../src/vfs/delivery/journal.ts";
 import { Notes } from "../../src/vfs/note.ts";
-import type { OpenNote } from "../../src/vfs/openFile.ts";
+import type { OpenNote } from "../../src/vfs/openNote.ts";
 import type { FileNode } from "../../src/vfs/tree.ts";
 import { Tree } from "../../src/vfs/tree.ts";
 
@@ -31,14 +31,14 @@ function setUp(
     remoteName: name,
     createKey: `ck-${name}`,
   });
-  const openOn = (n: FileNode, content: Buffer | null, dirty: boolean): OpenNote => ({
-    node: n,
-    refs: 1,
-    content,
-    base: null,
-    dirty,
-    created: false,
-  });
+  // Its first descriptor opens it (Note.opened), holding `content` (written into it: `dirty`).
+  const openOn = (n: FileNode, content: Buffer | null, dirty: boolean, appendOnly = false): OpenNote => {
+    const open = notes.of(n).opened(null, appendOnly);
+    open.hold();
+    if (content && dirty) open.replaced(content);
+    else if (content) open.showing(content);
+    return open;
+  };
   return { notes, node, openOn, changed, tree };
 }
 
@@ -50,14 +50,13 @@ describe("Note", () => {
     expect(notes.of(a)).toBe(note); // one per node
     expect(note.dirtySize).toBeUndefined();
     const open = openOn(a, Buffer.from("12345"), true);
-    note.opened(open);
     note.write(5);
     expect(note.dirtySize).toBe(5);
     note.journalledSave(Buffer.from("1234567"));
     expect(note.journalled?.toString()).toBe("1234567");
     note.refreshSize(); // the open buffer still holds writes: its size wins
     expect(note.dirtySize).toBe(5);
-    open.dirty = false;
+    open.saving();
     note.closed();
     expect(note.open).toBeUndefined();
     expect(note.dirtySize).toBe(7);
@@ -75,8 +74,7 @@ describe("Note", () => {
     expect(notes.appendsOnTheirWay(n)).toBe(true);
     notes.of(n).restoredAppends();
     expect(notes.of(n).dirtySize).toBe(12);
-    const open = { ...openOn(n, null, true), tail: Buffer.from("abc") };
-    notes.of(n).opened(open);
+    openOn(n, null, false, true).append(Buffer.from("abc"));
     expect(notes.appendedSize(n)).toBe(15);
     const other = node("b.md", "id-b", 4);
     expect(notes.appendsOnTheirWay(other)).toBe(false);
@@ -88,13 +86,12 @@ describe("Note", () => {
     const { notes, node, openOn } = setUp();
     const a = node("a.md", null);
     const b = node("b.md", "id-b");
-    notes.of(a).opened(openOn(a, null, false));
-    const onB = openOn(b, null, true);
-    notes.of(b).opened(onB);
+    openOn(a, null, false);
+    const onB = openOn(b, Buffer.from("w"), true);
     expect([...notes.open()].map((n) => n.node.name)).toEqual(["a.md", "b.md"]);
     notes.of(a).closed();
     notes.of(b).handedAway(onB, true); // its descriptors went on with a local file
-    expect([onB.dirty, onB.refs]).toEqual([false, 0]);
+    expect([onB.dirty, onB.refs, notes.of(b).open]).toEqual([false, 0, undefined]);
     expect([...notes.open()]).toEqual([]);
     expect(notes.journalledCreate("ck-a.md")).toBeUndefined();
     notes.of(a).journalledSave(Buffer.from("x"));
@@ -160,7 +157,7 @@ describe("Note", () => {
       "delete-later",
     ]);
     // Unsaved writes make it dirty whatever waits in the journal.
-    clean.opened(openOn(clean.node, Buffer.from("w"), true));
+    openOn(clean.node, Buffer.from("w"), true);
     expect(clean.state).toBe("dirty");
     expect([clean.close(), clean.unlink()]).toEqual(["save", "settle-then-delete"]);
   });
@@ -227,7 +224,6 @@ describe("Note", () => {
     const a = node("a.md", "id-a", 3);
     const note = notes.of(a);
     const open = openOn(a, null, false);
-    note.opened(open);
     note.journalledSave(Buffer.from("first"));
     note.journalledSave(Buffer.from("second"));
     note.delivered({ newerWaits: true, landed: { etag: "e1", hash: "h1" } });

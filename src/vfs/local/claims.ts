@@ -11,7 +11,7 @@ import { journalKey } from "../delivery/journalKeys.ts";
 import { LocalHandle } from "../local/localFiles.ts";
 import type { Attributes } from "../meta/attributes.ts";
 import type { Namespace } from "../namespace.ts";
-import type { OpenNote } from "../openFile.ts";
+import type { OpenNote } from "../openNote.ts";
 import {
   type Claim,
   type DirNode,

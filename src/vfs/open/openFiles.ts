@@ -9,7 +9,8 @@ import { fail } from "../errors.ts";
 import { LocalHandle } from "../local/localFiles.ts";
 import type { Attributes } from "../meta/attributes.ts";
 import type { SidecarNode } from "../meta/sidecars.ts";
-import type { OpenFile, OpenNote } from "../openFile.ts";
+import type { OpenFile } from "../openFile.ts";
+import type { OpenNote } from "../openNote.ts";
 import type { FileNode } from "../tree.ts";
 
 /** What opening calls of the parts: sidecars, paging, the note shown again at its last close. */
@@ -64,25 +65,13 @@ export class OpenFiles {
 
   openNote(node: FileNode, appendOnly = false, shown?: Buffer): OpenNote {
     let open = node.note?.open;
-    if (!open) {
-      open = {
-        node,
-        refs: 0,
-        content: null,
-        base: this.baseAtOpen(node),
-        dirty: false,
-        created: false,
-        ...(appendOnly ? { tail: Buffer.alloc(0) } : {}),
-      };
-      this.c.notes.of(node).opened(open);
-    } else if (!open.dirty && open.content === null) {
-      // Close-to-open: an edit is based on the version there was when its file was opened. A
-      // remote change after that makes the save a conflict (both kept), never a silent overwrite.
-      open.base = this.baseAtOpen(node);
-    }
+    // Close-to-open: an edit is based on the version there was when its file was opened. A
+    // remote change after that makes the save a conflict (both kept), never a silent overwrite.
+    if (!open) open = this.c.notes.of(node).opened(this.baseAtOpen(node), appendOnly);
+    else open.reopened(this.baseAtOpen(node));
     // A descriptor of a local file going on with the note it became: it reads what it showed.
-    if (shown) open.content ??= Buffer.from(shown);
-    open.refs++;
+    if (shown) open.showing(shown);
+    open.hold();
     return open;
   }
 
@@ -93,26 +82,20 @@ export class OpenFiles {
    */
   openCreated(node: FileNode, claimed: Base | undefined): OpenNote {
     const open = this.openNote(node);
-    open.content = Buffer.alloc(0);
-    open.created = true;
-    if (claimed) {
-      open.dirty = true;
-      open.base = claimed;
-    }
+    open.madeEmpty(claimed);
     return open;
   }
 
   /** `node` opened to have its whole content replaced by `content`: the old body is not fetched. */
   openReplaced(node: FileNode, content: Buffer): OpenNote {
     const open = this.openNote(node);
-    open.content = Buffer.from(content);
-    open.dirty = true;
+    open.replaced(content);
     return open;
   }
 
   /** One holder of `open` lets go of it; the last one closes it. */
   letGo(open: OpenNote): void {
-    if (--open.refs <= 0) this.closedNote(open);
+    if (open.letGo()) this.closedNote(open);
   }
 
   /**

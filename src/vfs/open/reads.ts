@@ -7,7 +7,7 @@ import type { VfsCore } from "../core.ts";
 import { journalKey } from "../delivery/journalKeys.ts";
 import { fail } from "../errors.ts";
 import type { Attributes } from "../meta/attributes.ts";
-import type { OpenNote } from "../openFile.ts";
+import type { OpenNote } from "../openNote.ts";
 import type { FileNode } from "../tree.ts";
 import type { OpenFiles } from "./openFiles.ts";
 
@@ -38,22 +38,13 @@ export class Reads {
    * it. Unreachable service: EIO, as for any note whose body is not here.
    */
   materialize(open: OpenNote): Promise<void> {
-    open.materializing ??= (async () => {
-      try {
-        // body() sends the journalled appends first; one journalled across its await (a flush
-        // through another descriptor; note.ts: the rule for await) is not in what it fetched: fetch again after it.
-        let body = await this.bodies.body(open.node);
-        while (this.c.journal.get(journalKey(open.node))?.append) body = await this.bodies.body(open.node);
-        open.base = baseOf(open.node.meta);
-        const tail = open.tail ?? Buffer.alloc(0);
-        open.content = Buffer.concat([body, tail]);
-        if (tail.length) open.dirty = true;
-        open.tail = undefined;
-      } finally {
-        open.materializing = undefined;
-      }
-    })();
-    return open.materializing;
+    return open.materialize(async () => {
+      // body() sends the journalled appends first; one journalled across its await (a flush
+      // through another descriptor; note.ts: the rule for await) is not in what it fetched: fetch again after it.
+      let body = await this.bodies.body(open.node);
+      while (this.c.journal.get(journalKey(open.node))?.append) body = await this.bodies.body(open.node);
+      return { body, base: baseOf(open.node.meta) };
+    });
   }
 
   async read(fd: number, length: number, position: number): Promise<Buffer> {

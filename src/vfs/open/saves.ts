@@ -11,7 +11,8 @@ import { fail, isTransient, toVfsError } from "../errors.ts";
 import type { Claims } from "../local/claims.ts";
 import { LocalHandle } from "../local/localFiles.ts";
 import type { Attributes } from "../meta/attributes.ts";
-import type { OpenNote, OpenSidecar } from "../openFile.ts";
+import type { OpenSidecar } from "../openFile.ts";
+import type { OpenNote } from "../openNote.ts";
 import type { FileNode } from "../tree.ts";
 import { ExpectedReleases } from "./expectedReleases.ts";
 import type { OpenFiles } from "./openFiles.ts";
@@ -220,14 +221,11 @@ export class Saves {
       // is journalled (its appends go first): then as a whole body.
       if (isUtf8(open.tail) && (!pending || pending.append)) {
         // Taken out of the buffer first: stat counts the journal's bytes and the buffer's.
-        const tail = open.tail;
-        open.tail = Buffer.alloc(0);
-        open.dirty = false;
+        const tail = open.takeAppended();
         try {
           await this.delivery.journalAppend(node, tail);
         } catch (err) {
-          open.tail = Buffer.concat([tail, open.tail]);
-          open.dirty = true;
+          open.appendedBack(tail);
           throw err;
         }
         return;
@@ -242,15 +240,14 @@ export class Saves {
       const sent = content.toString("utf8");
       // Clean before the await: a write across it makes it dirty again (note.ts: the rule for await); that write stays
       // in the buffer, building on this save when it landed as sent, and its flush sends it.
-      open.dirty = false;
+      open.saving();
       try {
         const { meta, body } = await this.delivery.send(node, sent, open.base, node.note?.placeUnsent);
         node.note?.placeSent();
-        if (!open.dirty) open.content = Buffer.from(body!, "utf8");
-        if (!open.dirty || body === sent) open.base = baseOf(meta);
+        open.sent(sent, body!, baseOf(meta));
         return;
       } catch (err) {
-        open.dirty = true;
+        open.saveFailed();
         if (!isTransient(err)) {
           this.c.log.error({ err, path: this.c.tree.pathOf(node) }, "upload failed");
           throw toVfsError(err);
@@ -267,11 +264,11 @@ export class Saves {
     }
     // Clean before the await (the journal's lock may be held by a delivery's answer): a write
     // across it makes it dirty again and the next flush saves it (note.ts: the rule for await).
-    open.dirty = false;
+    open.saving();
     try {
       await this.delivery.journalSave(node, content, open.base);
     } catch (err) {
-      open.dirty = true;
+      open.saveFailed();
       throw err;
     }
   }

@@ -3,13 +3,13 @@
 // a write past the largest note (EFBIG, the save refused whole).
 import { constants as fsc } from "node:fs";
 import { NOTE_CONTENT_BYTES } from "../../lib/limits.ts";
-import { handlingBody } from "../../lib/memoryMode.ts";
 import type { Bodies } from "../bodies.ts";
 import type { VfsCore } from "../core.ts";
 import { journalKey } from "../delivery/journalKeys.ts";
 import { fail, type VfsError } from "../errors.ts";
 import type { Attributes } from "../meta/attributes.ts";
-import type { OpenFile, OpenNote } from "../openFile.ts";
+import type { OpenFile } from "../openFile.ts";
+import type { OpenNote } from "../openNote.ts";
 import type { OpenFiles } from "./openFiles.ts";
 import type { Reads } from "./reads.ts";
 import type { Saves } from "./saves.ts";
@@ -20,25 +20,6 @@ function splice(content: Buffer, data: Buffer, at: number): Buffer {
   if (next !== content) content.copy(next);
   data.copy(next, at);
   return next;
-}
-
-function writeInto(open: OpenNote, data: Buffer, at: number): void {
-  const current = open.content ?? Buffer.alloc(0);
-  const length = Math.max(current.length, at + data.length);
-  handlingBody(length);
-  let backing = open.backing;
-  const isView =
-    backing !== undefined && current.buffer === backing.buffer && current.byteOffset === backing.byteOffset;
-  if (!backing || !isView || length > backing.length) {
-    const grown = Buffer.alloc(Math.max(length, Math.min(length * 2, length + 64 * 1024 * 1024), 16 * 1024));
-    current.copy(grown);
-    backing = grown;
-    open.backing = grown;
-  } else if (at > current.length) {
-    backing.fill(0, current.length, at); // a write past the end leaves a hole of zeros
-  }
-  data.copy(backing, at);
-  open.content = backing.subarray(0, length);
 }
 
 function resize(content: Buffer, size: number): Buffer {
@@ -108,9 +89,7 @@ export class Writes {
     // O_APPEND writes arrive at the kernel's idea of the size: append to the real end instead.
     const at = h.append ? content.length : position;
     if (at + data.length > NOTE_CONTENT_BYTES) throw this.refuseOversize(open);
-    writeInto(open, data, at);
-    open.dirty = true;
-    this.c.notes.of(open.node).write(open.content!.length);
+    this.c.notes.of(open.node).write(open.writeAt(data, at));
     return data.length;
   }
 
@@ -172,18 +151,14 @@ export class Writes {
    * copy), whatever was opened after it.
    */
   buildOnRead(h: Extract<OpenFile, { kind: "note" }>): void {
-    const open = h.open;
-    if (open.content || open.dirty || open.tail || !h.snapshot || !h.snapshotBase) return;
-    open.content = Buffer.from(h.snapshot);
-    open.base = h.snapshotBase;
+    if (h.snapshot && h.snapshotBase) h.open.buildOn(h.snapshot, h.snapshotBase);
   }
 
   /** An O_APPEND write to a note whose body is not here: kept as bytes to append. */
   appendBlind(open: OpenNote, data: Buffer): number {
     const size = this.c.notes.appendedSize(open.node) ?? open.node.meta?.size ?? 0; // with what is appended so far
     if (size + data.length > NOTE_CONTENT_BYTES) throw this.refuseOversize(open);
-    open.tail = Buffer.concat([open.tail!, data]);
-    open.dirty = true;
+    open.append(data);
     this.c.notes.of(open.node).write(size + data.length);
     return data.length;
   }
@@ -204,13 +179,9 @@ export class Writes {
       { path: this.c.tree.pathOf(node), limit: NOTE_CONTENT_BYTES },
       "save refused: the note would pass its largest size (EFBIG); it keeps its last save",
     );
-    open.backing = undefined;
-    if (open.tail) open.tail = Buffer.alloc(0);
     // Back to its last save (one made through this very open, an fsync, included); a note made
     // by this open and never saved stays what its create made: empty.
-    const saved = node.id !== null || this.c.journal.get(journalKey(node)) !== undefined;
-    open.content = saved ? null : Buffer.alloc(0);
-    open.dirty = !saved;
+    open.dropUnsaved(node.id !== null || this.c.journal.get(journalKey(node)) !== undefined);
     this.c.notes.of(node).refreshSize();
     // Its times move: the kernel drops the pages those writes left in its cache.
     this.c.notes.of(node).touched();
@@ -225,8 +196,7 @@ export class Writes {
     // The base stays what it was at open (close-to-open), whatever the body is by now.
     const body = await this.bodies.body(open.node);
     // Another handle's write or truncate across the await may have filled the buffer: that one stays (note.ts: the rule for await).
-    open.content ??= Buffer.from(body);
-    return open.content;
+    return open.loaded(body);
   }
 
   async truncateOpen(h: OpenFile, size: number): Promise<void> {
@@ -251,9 +221,8 @@ export class Writes {
     // that follow (`>> n; > n` kept the old body's end).
     if (open.tail) await this.reads.materialize(open);
     // A truncate only changes the buffer: the upload happens at flush, never an empty body by itself.
-    const content = size === 0 ? Buffer.alloc(0) : await this.editable(open);
-    open.content = resize(content, size);
-    open.dirty = true;
+    if (size > 0) await this.editable(open);
+    open.truncate(size);
     this.c.notes.of(open.node).write(size);
   }
 
