@@ -133,6 +133,21 @@ export class TxtfsClient {
   bytesReceived = 0;
   /** The attachments' calls (an extension of the spec: every file that is not a note). */
   readonly attachments: AttachmentCalls;
+  /**
+   * When bytes of an answer last came from the service (ms since the epoch, 0: never): a wait
+   * measures the service's silence by it, not the time a slow answer takes (whileAnswering.ts).
+   */
+  answeredAt = 0;
+
+  /** How long a read waits for its answer: how long the service may be silent before it counts as gone. */
+  get readDeadlineMs(): number {
+    return this.timeoutMs;
+  }
+
+  /** A cheap read (one change of the feed, never waiting) that makes the service answer if it can. */
+  async probe(): Promise<void> {
+    await this.call({ method: "GET", path: "/api/v1/changes?cursor=0&limit=1&wait=0" });
+  }
 
   /** Swaps the credential (a refreshed OAuth access token) for the following requests. */
   setKey(key: string): void {
@@ -140,7 +155,9 @@ export class TxtfsClient {
   }
 
   constructor(opts: ClientOptions) {
-    this.pool = new HttpPool(opts.url, opts.connections ?? 8);
+    this.pool = new HttpPool(opts.url, opts.connections ?? 8, () => {
+      this.answeredAt = Date.now();
+    });
     this.key = opts.key;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.source = opts.source ?? "api";

@@ -21,6 +21,7 @@ import { Deletes } from "./deletes.ts";
 import { dirKey, journalKey } from "./journalKeys.ts";
 import { landedOnBase } from "./landedOnBase.ts";
 import { restoreJournal } from "./restoreJournal.ts";
+import { Unanswered, whileAnswering } from "./whileAnswering.ts";
 
 const DELIVERY_QUIET_MS = 20;
 
@@ -482,7 +483,16 @@ export class Delivery {
           ? dirKey(node)
           : undefined;
     if (!key || !this.c.journal.get(key)) return;
-    await this.drain();
+    // Into a black-holed link the round waits a write's deadline (a minute): a program is told
+    // EIO once the service was silent for a read deadline, and the save goes on in the journal.
+    const drained = this.drain();
+    try {
+      await whileAnswering(drained, this.c.client);
+    } catch (err) {
+      if (!(err instanceof Unanswered)) throw err;
+      void drained.catch(() => {}); // its outcome is the journal's (delivered, or tried again)
+      throw fail("EIO", `${err.message} and this item's change is still on its way`);
+    }
     if (this.c.journal.get(key))
       throw fail("EIO", "the service is unreachable and this item's change is still on its way");
   }
