@@ -50,6 +50,8 @@ export class VfsCore {
    * same name made elsewhere, which shows again beside it once the answer says so (Delivery).
    */
   readonly shadowedBy = new Map<FileNode, FileNode>();
+  /** The same for a folder made here: the listed folder of its name it took the name from. */
+  readonly shadowedDirs = new Map<DirNode, DirNode>();
   stopped = false;
   nextFd = 1;
   /** Conflict copies made (paths), newest last. */

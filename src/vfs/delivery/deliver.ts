@@ -72,6 +72,7 @@ export type DeliveryCore = Pick<
   | "placeOf"
   | "reports"
   | "shadowedBy"
+  | "shadowedDirs"
   | "stopped"
   | "times"
   | "tree"
@@ -672,6 +673,13 @@ export class Delivery {
     if (dir) {
       this.c.tree.bindFolder(dir, folder);
       this.attributes.keepFolderAttrs(dir); // its mode and times, kept by id from now on
+      // A folder of its name it took the name from at a restart, and not what the create made,
+      // shows again beside it (as a note does: created).
+      const shadowed = this.c.shadowedDirs.get(dir);
+      this.c.shadowedDirs.delete(dir);
+      const parent = shadowed?.parent;
+      if (shadowed?.id && shadowed.id !== folder.id && parent && this.c.tree.dirs.get(shadowed.id) === shadowed)
+        if (![...parent.children.values()].includes(shadowed)) this.c.tree.addChild(parent, shadowed, true);
     }
     await this.c.journal.rebind(key, folder.id);
     await this.c.journal.done(entry);
