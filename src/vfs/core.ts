@@ -222,6 +222,20 @@ export class VfsCore {
     return dir.createKey ? { folderId: null, parentKey: dirKey(dir) } : { folderId: dir.id };
   }
 
+  /**
+   * A folder made here and put back from the journal at a restart was created, refused or
+   * removed: the listed folder of its name it took the name from shows again beside it, unless
+   * it is what the create made (`madeId`).
+   */
+  unshadowDir(dir: DirNode, madeId?: string): void {
+    const shadowed = this.shadowedDirs.get(dir);
+    this.shadowedDirs.delete(dir);
+    const parent = shadowed?.parent;
+    if (!shadowed?.id || shadowed.id === madeId || !parent || this.tree.dirs.get(shadowed.id) !== shadowed)
+      return;
+    if (![...parent.children.values()].includes(shadowed)) this.tree.addChild(parent, shadowed, true);
+  }
+
   /** A folder made here whose create has not reached the service yet (its children wait for it). */
   isPending(dir: DirNode): boolean {
     return dir.createKey !== undefined && dir.id === null;

@@ -76,6 +76,7 @@ export type DeliveryCore = Pick<
   | "stopped"
   | "times"
   | "tree"
+  | "unshadowDir"
   | "writeBehind"
 >;
 
@@ -673,13 +674,7 @@ export class Delivery {
     if (dir) {
       this.c.tree.bindFolder(dir, folder);
       this.attributes.keepFolderAttrs(dir); // its mode and times, kept by id from now on
-      // A folder of its name it took the name from at a restart, and not what the create made,
-      // shows again beside it (as a note does: created).
-      const shadowed = this.c.shadowedDirs.get(dir);
-      this.c.shadowedDirs.delete(dir);
-      const parent = shadowed?.parent;
-      if (shadowed?.id && shadowed.id !== folder.id && parent && this.c.tree.dirs.get(shadowed.id) === shadowed)
-        if (![...parent.children.values()].includes(shadowed)) this.c.tree.addChild(parent, shadowed, true);
+      this.c.unshadowDir(dir, folder.id); // as a note does (created)
     }
     await this.c.journal.rebind(key, folder.id);
     await this.c.journal.done(entry);
@@ -697,6 +692,7 @@ export class Delivery {
     if (!dir?.parent) return;
     const up = this.c.placeOf(dir.parent);
     this.c.tree.removeDir(dir);
+    this.c.unshadowDir(dir);
     await this.c.journal.rebind(key, up.folderId, up.parentKey);
   }
 

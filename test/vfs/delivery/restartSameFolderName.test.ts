@@ -49,3 +49,32 @@ it("a folder journalled at a kill -9 and a folder of its name made elsewhere: bo
   expect(notes.sort()).toEqual(["made here\n", "made there\n"]);
   await proxy.close();
 });
+
+it("the folder journalled at a kill -9 removed before it went: the folder of its name made elsewhere shows again", async () => {
+  let cut = true;
+  const proxy = await startSlowProxy(t.url, () => (cut ? -1 : 0));
+  const dir = scratchDir("txtfs-vfs-d-");
+  const here = deviceOn(proxy.url, dir);
+  cut = false;
+  await here.start();
+  const other = await mountVfs();
+  cut = true;
+  await here.mkdir("/d1", 0o755);
+  await other.mkdir("/d1", 0o755);
+  await writeFile(other, "/d1/b.md", "made there\n");
+
+  const copy = scratchDir("txtfs-vfs-d2-");
+  cpSync(dir, copy, { recursive: true });
+  const again = deviceOn(proxy.url, copy);
+  cut = false;
+  await again.start(); // the listing, then off the network again: the folder stays journalled
+  cut = true;
+  expect(await again.drain()).toBe(1);
+  expect(again.readdir("/d1")).toEqual([]); // ours, over the listed one
+  await again.rmdir("/d1");
+  expect(again.readdir("/")).toContain("d1");
+  expect(again.readdir("/d1")).toEqual(["b.md"]);
+  cut = false;
+  expect(await readAll(again, "/d1/b.md")).toBe("made there\n");
+  await proxy.close();
+});
