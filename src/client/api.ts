@@ -144,9 +144,15 @@ export class TxtfsClient {
     return this.timeoutMs;
   }
 
-  /** A cheap read (one change of the feed, never waiting) that makes the service answer if it can. */
+  /**
+   * Asks the service for any answer at once: its liveness probe (no account, not rate limited; a
+   * service without one answers 404, an answer all the same). Never the feed: a page read here
+   * would be one its follower did not ask for.
+   */
   async probe(): Promise<void> {
-    await this.call({ method: "GET", path: "/api/v1/changes?cursor=0&limit=1&wait=0" });
+    await this.call({ method: "GET", path: "/healthz" }).catch((err: unknown) => {
+      if (!(err instanceof ApiError)) throw err;
+    });
   }
 
   /** Swaps the credential (a refreshed OAuth access token) for the following requests. */
