@@ -145,6 +145,11 @@ export class Delivery {
     );
   }
 
+  /** Whether the running delivery round took the journal entry `key` (its answer may come any moment). */
+  inRound(key: string): boolean {
+    return this.round?.has(key) === true;
+  }
+
   /**
    * What a delivery round takes: the journal in order, up to the first delete still in its grace
    * (the rest waits for it, so the service sees everything in the order it was done).
