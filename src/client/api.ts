@@ -133,6 +133,27 @@ export class TxtfsClient {
   bytesReceived = 0;
   /** The attachments' calls (an extension of the spec: every file that is not a note). */
   readonly attachments: AttachmentCalls;
+  /**
+   * When bytes of an answer last came from the service (ms since the epoch, 0: never): a wait
+   * measures the service's silence by it, not the time a slow answer takes (whileAnswering.ts).
+   */
+  answeredAt = 0;
+
+  /** How long a read waits for its answer: how long the service may be silent before it counts as gone. */
+  get readDeadlineMs(): number {
+    return this.timeoutMs;
+  }
+
+  /**
+   * Asks the service for any answer at once: its liveness probe (no account, not rate limited; a
+   * service without one answers 404, an answer all the same). Never the feed: a page read here
+   * would be one its follower did not ask for.
+   */
+  async probe(): Promise<void> {
+    await this.call({ method: "GET", path: "/healthz" }).catch((err: unknown) => {
+      if (!(err instanceof ApiError)) throw err;
+    });
+  }
 
   /** Swaps the credential (a refreshed OAuth access token) for the following requests. */
   setKey(key: string): void {
@@ -140,7 +161,9 @@ export class TxtfsClient {
   }
 
   constructor(opts: ClientOptions) {
-    this.pool = new HttpPool(opts.url, opts.connections ?? 8);
+    this.pool = new HttpPool(opts.url, opts.connections ?? 8, () => {
+      this.answeredAt = Date.now();
+    });
     this.key = opts.key;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.source = opts.source ?? "api";

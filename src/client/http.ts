@@ -28,8 +28,11 @@ export class HttpPool {
   private readonly send: typeof httpRequest;
   private inFlight = 0;
   private idle: (() => void) | undefined;
+  /** Called whenever bytes of an answer arrive (its head, each chunk of its body). */
+  private readonly answered: () => void;
 
-  constructor(url: string, connections: number) {
+  constructor(url: string, connections: number, answered: () => void = () => {}) {
+    this.answered = answered;
     this.base = new URL(url);
     const https = this.base.protocol === "https:";
     if (!https && this.base.protocol !== "http:") throw new Error(`not an http(s) URL: ${url}`);
@@ -73,13 +76,21 @@ export class HttpPool {
           signal: r.signal,
         },
         (res) => {
+          this.answered();
+          const answered = this.answered;
+          const body = (async function* () {
+            for await (const chunk of res) {
+              answered();
+              yield chunk as Buffer;
+            }
+          })();
           resolve({
             statusCode: res.statusCode ?? 0,
             headers: res.headers,
-            body: res,
+            body,
             text: async () => {
               const chunks: Buffer[] = [];
-              for await (const chunk of res) chunks.push(chunk as Buffer);
+              for await (const chunk of body) chunks.push(chunk);
               return Buffer.concat(chunks).toString("utf8");
             },
           });

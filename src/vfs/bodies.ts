@@ -11,7 +11,7 @@ import { isTransient, toVfsError } from "./errors.ts";
 import type { FileNode } from "./tree.ts";
 
 /** What a body read needs of delivery: appends on their way go first. */
-export type BodiesDelivery = Pick<Delivery, "settle" | "journalSave">;
+export type BodiesDelivery = Pick<Delivery, "inRound" | "journalSave" | "settle">;
 
 /** What a body read needs of the mount's state. */
 export type BodiesCore = Pick<VfsCore, "cache" | "client" | "journal" | "pins" | "prefetch" | "tree">;
@@ -103,7 +103,9 @@ export class Bodies {
   private async appendsAsWhole(node: FileNode, err: unknown): Promise<Buffer> {
     const appends = this.c.journal.get(journalKey(node));
     const base = node.id && appends?.append ? this.c.cache.fresh(node.id, node.meta?.etag) : undefined;
-    if (!base) throw err;
+    // Appends in a round still going (the service silent, not found unreachable) may land any
+    // moment: a whole save built on the version before them would meet them as an edit made elsewhere.
+    if (!base || this.delivery.inRound(journalKey(node))) throw err;
     const whole = Buffer.concat([base, Buffer.from(appends!.content ?? "", "utf8")]);
     await this.delivery.journalSave(node, whole, baseOf(node.meta));
     return whole;

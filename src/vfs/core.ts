@@ -50,6 +50,8 @@ export class VfsCore {
    * same name made elsewhere, which shows again beside it once the answer says so (Delivery).
    */
   readonly shadowedBy = new Map<FileNode, FileNode>();
+  /** The same for a folder made here: the listed folder of its name it took the name from. */
+  readonly shadowedDirs = new Map<DirNode, DirNode>();
   stopped = false;
   nextFd = 1;
   /** Conflict copies made (paths), newest last. */
@@ -218,6 +220,20 @@ export class VfsCore {
   placeOf(dir: DirNode): { folderId: string | null; parentKey?: string } {
     if (dir.localOnly) throw new Error(`bug: ${this.tree.pathOf(dir)} is local; materialize it first`);
     return dir.createKey ? { folderId: null, parentKey: dirKey(dir) } : { folderId: dir.id };
+  }
+
+  /**
+   * A folder made here and put back from the journal at a restart was created, refused or
+   * removed: the listed folder of its name it took the name from shows again beside it, unless
+   * it is what the create made (`madeId`).
+   */
+  unshadowDir(dir: DirNode, madeId?: string): void {
+    const shadowed = this.shadowedDirs.get(dir);
+    this.shadowedDirs.delete(dir);
+    const parent = shadowed?.parent;
+    if (!shadowed?.id || shadowed.id === madeId || !parent || this.tree.dirs.get(shadowed.id) !== shadowed)
+      return;
+    if (![...parent.children.values()].includes(shadowed)) this.tree.addChild(parent, shadowed, true);
   }
 
   /** A folder made here whose create has not reached the service yet (its children wait for it). */

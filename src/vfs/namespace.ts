@@ -62,6 +62,7 @@ export type NamespaceCore = Pick<
   | "pendingDirs"
   | "placeOf"
   | "tree"
+  | "unshadowDir"
   | "writeBehind"
 >;
 
@@ -341,6 +342,7 @@ export class Namespace {
     await this.c.journal.done(entry);
     this.c.pendingDirs.delete(key);
     this.c.tree.removeDir(dir);
+    this.c.unshadowDir(dir);
     return true;
   }
 

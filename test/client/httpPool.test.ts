@@ -65,6 +65,21 @@ describe("the client's HTTP transport", () => {
     await pool.close();
   });
 
+  it("says when bytes of an answer arrive (its head and each chunk), never for a request left unanswered", async () => {
+    const s = await rawServer((n) => (n === 1 ? null : ok(JSON.stringify({ text: "x".repeat(200_000) }))));
+    let answers = 0;
+    const pool = new HttpPool(s.url, 8, () => answers++);
+    const res = await call(pool, "GET");
+    const head = answers;
+    expect(head).toBeGreaterThanOrEqual(1);
+    expect(JSON.parse(await res.text()).text).toHaveLength(200_000);
+    expect(answers).toBeGreaterThan(head);
+    const before = answers;
+    await expect(call(pool, "PUT")).rejects.toThrow();
+    expect(answers).toBe(before);
+    await pool.close();
+  });
+
   it("a kept connection closed by the server as a GET or an idempotent write went out: sent again once", async () => {
     // Request 1 arrives on the kept connection and the server drops it unanswered.
     const s = await rawServer((n) => (n === 1 || n === 4 ? null : ok(`{"n":${n}}`)));

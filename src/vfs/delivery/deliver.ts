@@ -21,6 +21,7 @@ import { Deletes } from "./deletes.ts";
 import { dirKey, journalKey } from "./journalKeys.ts";
 import { landedOnBase } from "./landedOnBase.ts";
 import { restoreJournal } from "./restoreJournal.ts";
+import { Unanswered, whileAnswering } from "./whileAnswering.ts";
 
 const DELIVERY_QUIET_MS = 20;
 
@@ -71,9 +72,11 @@ export type DeliveryCore = Pick<
   | "placeOf"
   | "reports"
   | "shadowedBy"
+  | "shadowedDirs"
   | "stopped"
   | "times"
   | "tree"
+  | "unshadowDir"
   | "writeBehind"
 >;
 
@@ -140,6 +143,11 @@ export class Delivery {
       this.round?.has(key) === true ||
       this.c.journal.inflightBulk<Bulk>()?.items.some((i) => i.key === key) === true
     );
+  }
+
+  /** Whether the running delivery round took the journal entry `key` (its answer may come any moment). */
+  inRound(key: string): boolean {
+    return this.round?.has(key) === true;
   }
 
   /**
@@ -482,7 +490,16 @@ export class Delivery {
           ? dirKey(node)
           : undefined;
     if (!key || !this.c.journal.get(key)) return;
-    await this.drain();
+    // Into a black-holed link the round waits a write's deadline (a minute): a program is told
+    // EIO once the service was silent for a read deadline, and the save goes on in the journal.
+    const drained = this.drain();
+    try {
+      await whileAnswering(drained, this.c.client);
+    } catch (err) {
+      if (!(err instanceof Unanswered)) throw err;
+      void drained.catch(() => {}); // its outcome is the journal's (delivered, or tried again)
+      throw fail("EIO", `${err.message} and this item's change is still on its way`);
+    }
     if (this.c.journal.get(key))
       throw fail("EIO", "the service is unreachable and this item's change is still on its way");
   }
@@ -662,6 +679,7 @@ export class Delivery {
     if (dir) {
       this.c.tree.bindFolder(dir, folder);
       this.attributes.keepFolderAttrs(dir); // its mode and times, kept by id from now on
+      this.c.unshadowDir(dir, folder.id); // as a note does (created)
     }
     await this.c.journal.rebind(key, folder.id);
     await this.c.journal.done(entry);
@@ -679,6 +697,7 @@ export class Delivery {
     if (!dir?.parent) return;
     const up = this.c.placeOf(dir.parent);
     this.c.tree.removeDir(dir);
+    this.c.unshadowDir(dir);
     await this.c.journal.rebind(key, up.folderId, up.parentKey);
   }
 

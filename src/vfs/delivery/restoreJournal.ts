@@ -9,7 +9,7 @@ import { Journal, type JournalEntry } from "./journal.ts";
 
 export type RestoreCore = Pick<
   VfsCore,
-  "attrsChanged" | "nodeFor" | "notes" | "parentFor" | "pendingDirs" | "tree"
+  "attrsChanged" | "nodeFor" | "notes" | "parentFor" | "pendingDirs" | "shadowedDirs" | "tree"
 >;
 
 export function restoreJournal(
@@ -35,7 +35,11 @@ export function restoreJournal(
         children: new Map(),
         createKey: entry.createKey,
       };
+      // A listed folder of its name may be what the create made (its answer lost), or a folder
+      // made elsewhere: that one shows again beside it once the answer says which (Delivery).
+      const taken = parent.children.get(dir.name);
       c.tree.addChild(parent, dir);
+      if (taken?.kind === "dir" && taken.id) c.shadowedDirs.set(dir, taken);
       c.pendingDirs.set(Journal.keyOf(entry), dir);
       continue;
     }
