@@ -75,6 +75,43 @@ function scopeMatch(
   return none.length ? `(${seen} NOT scope:(${none.join(" OR ")}))` : `(${seen})`;
 }
 
+/**
+ * bm25 over the candidates alone, the same scores as bm25 in the query that found them (the
+ * property test in test/store/repos/searchRanking.test.ts): bm25 counts, for each phrase of its
+ * query, every note of the whole index holding it (the rarity of a word), and in that query the
+ * scope phrase (the owner's token: every note of the account) and the column-filtered words (whose
+ * positions are read to check the column) made it grow with the store, ~120 ms at 200,000 notes.
+ * Here the MATCH holds the bare words: the scope phrases scored nothing (the scope column's weight
+ * is 0) and a word is in no other column than the four, so each row's score is unchanged, and the
+ * candidates' rowid range with the list itself keeps the rows scored to the candidates.
+ */
+async function rankSqlite(
+  sql: Sql,
+  filter: FileListFilter,
+  q: Pick<SearchQuery, "excludeIds" | "excludeFolderIds">,
+  words: string,
+  candidates: readonly { rowid: number }[],
+  limit: number,
+): Promise<{ rowid: number; id: string; score: number }[]> {
+  const rowids = candidates.map((c) => Number(c.rowid));
+  const { where, params } = accessWhere(filter);
+  exclusions(where, params, q);
+  // bm25 weights per column: name, context, tags, content, scope (never a word). Lower bm25 is
+  // better: negate it. `+rowid IN`: not offered to FTS5, which would run the query (and bm25's
+  // counts) once per listed rowid. The access filter is checked again on the few rows ranked.
+  return sql.all<{ rowid: number; id: string; score: number }>(
+    `SELECT c.rowid AS rowid, files.id AS id, c.score AS score
+     FROM (SELECT rowid, -bm25(file_search, 8.0, 4.0, 4.0, 1.0, 0.0) AS score FROM file_search
+           WHERE file_search MATCH ? AND rowid BETWEEN ? AND ?
+             AND +rowid IN (SELECT value FROM json_each(?))) AS c
+     CROSS JOIN file_search_ids ON file_search_ids.rowid = c.rowid
+     CROSS JOIN files ON files.id = file_search_ids.file_id
+     WHERE ${where.join(" AND ")}
+     ORDER BY c.score DESC, files.id LIMIT ${limit}`,
+    [words, Math.min(...rowids), Math.max(...rowids), JSON.stringify(rowids), ...params],
+  );
+}
+
 export class SearchRepo {
   private readonly sql: Sql;
   private readonly dialect: Dialect;
@@ -120,8 +157,9 @@ export class SearchRepo {
 
   /**
    * FTS5: the caller's access and the exclusions are part of the MATCH (the `scope` column), so
-   * FTS5 yields the caller's matches only, newest first; bm25 ranks the first `within` of them in
-   * FTS5's own query, and snippets are made for the page alone (snippet.ts).
+   * FTS5 yields the caller's matches only, newest first, and stops after `within` of them. bm25
+   * ranks those in a second query (rankSqlite), and snippets are made for the page alone
+   * (snippet.ts).
    */
   private async searchSqlite(
     filter: FileListFilter,
@@ -132,21 +170,13 @@ export class SearchRepo {
   ): Promise<SearchHit[]> {
     await catchUp(this.sql, true); // what was written and not indexed yet: a search sees every commit
     const parts = terms.map((t, i) => `"${t}"${q.prefixLast && i === terms.length - 1 ? "*" : ""}`);
-    const match = `${scopeMatch(filter, q)} AND {name context tags content}:(${parts.join(q.match === "all" ? " AND " : " OR ")})`;
-    const { where, params } = accessWhere(filter);
-    exclusions(where, params, q);
-    // bm25 weights per column: name, context, tags, content, scope (never a word). Lower bm25 is
-    // better: negate it. The access filter is checked again on the few rows ranked.
-    const ranked = await this.sql.all<{ rowid: number; id: string; score: number }>(
-      `SELECT c.rowid AS rowid, files.id AS id, c.score AS score
-       FROM (SELECT rowid, -bm25(file_search, 8.0, 4.0, 4.0, 1.0, 0.0) AS score FROM file_search
-             WHERE file_search MATCH ? ORDER BY rowid DESC LIMIT ${within}) AS c
-       CROSS JOIN file_search_ids ON file_search_ids.rowid = c.rowid
-       CROSS JOIN files ON files.id = file_search_ids.file_id
-       WHERE ${where.join(" AND ")}
-       ORDER BY c.score DESC, files.id LIMIT ${limit}`,
-      [match, ...params],
+    const words = `(${parts.join(q.match === "all" ? " AND " : " OR ")})`;
+    const candidates = await this.sql.all<{ rowid: number }>(
+      `SELECT rowid FROM file_search WHERE file_search MATCH ? ORDER BY rowid DESC LIMIT ${within}`,
+      [`${scopeMatch(filter, q)} AND {name context tags content}:${words}`],
     );
+    if (candidates.length === 0) return [];
+    const ranked = await rankSqlite(this.sql, filter, q, words, candidates, limit);
     if (ranked.length === 0) return [];
     const bodies = new Map(
       (
