@@ -75,6 +75,54 @@ function scopeMatch(
   return none.length ? `(${seen} NOT scope:(${none.join(" OR ")}))` : `(${seen})`;
 }
 
+/**
+ * bm25 over the candidates, with the same scores as bm25 in the query that found them (the property
+ * test in test/store/repos/searchRanking.test.ts). bm25 counts, once per query, every note of the
+ * whole index holding each phrase of its MATCH: there the scope phrase (the owner's token, every
+ * note of the account) and the column-filtered words (their positions read to check the column)
+ * made that count grow with the store. The bare words score each row alike (the scope phrases
+ * scored nothing, the scope column's weight being 0, and a word is in no other column than the
+ * four unless it spells a scope token, letter and hex id), so bm25 runs on them over the newest
+ * matches of the whole index, ORDER BY rowid DESC LIMIT (not a rowid range: with one, FTS5 read
+ * whole doclists, 17 ms at 150,000 notes). When other accounts' notes leave some candidates out of
+ * those, the query that found them ranks them, as before.
+ */
+async function rankSqlite(
+  sql: Sql,
+  filter: FileListFilter,
+  q: Pick<SearchQuery, "excludeIds" | "excludeFolderIds">,
+  words: { bare: string; scoped: string },
+  candidates: readonly { rowid: number }[],
+  within: number,
+  limit: number,
+): Promise<{ rowid: number; id: string; score: number }[]> {
+  const rowids = candidates.map((c) => Number(c.rowid));
+  const { where, params } = accessWhere(filter);
+  exclusions(where, params, q);
+  // bm25 weights per column: name, context, tags, content, scope (never a word). Lower bm25 is
+  // better: negate it. The access filter is checked again on the few rows ranked.
+  const ranked = (match: string, only: string) =>
+    sql.all<{ rowid: number; id: string; score: number }>(
+      `SELECT c.rowid AS rowid, files.id AS id, c.score AS score
+       FROM (SELECT rowid, -bm25(file_search, 8.0, 4.0, 4.0, 1.0, 0.0) AS score FROM file_search
+             WHERE file_search MATCH ? ORDER BY rowid DESC LIMIT ${within}) AS c
+       CROSS JOIN file_search_ids ON file_search_ids.rowid = c.rowid
+       CROSS JOIN files ON files.id = file_search_ids.file_id
+       WHERE ${only}${where.join(" AND ")}
+       ORDER BY c.score DESC, files.id LIMIT ${limit}`,
+      [match, ...(only ? [JSON.stringify(rowids)] : []), ...params],
+    );
+  const oldest = Math.min(...rowids);
+  const newest = await sql.get<{ n: number; oldest: number }>(
+    `SELECT count(*) AS n, min(rowid) AS oldest FROM
+       (SELECT rowid FROM file_search WHERE file_search MATCH ? ORDER BY rowid DESC LIMIT ${within})`,
+    [words.bare],
+  );
+  const covered = Number(newest?.oldest ?? Number.POSITIVE_INFINITY) <= oldest;
+  if (!covered) return ranked(words.scoped, "");
+  return ranked(words.bare, "c.rowid IN (SELECT value FROM json_each(?)) AND ");
+}
+
 export class SearchRepo {
   private readonly sql: Sql;
   private readonly dialect: Dialect;
@@ -120,8 +168,9 @@ export class SearchRepo {
 
   /**
    * FTS5: the caller's access and the exclusions are part of the MATCH (the `scope` column), so
-   * FTS5 yields the caller's matches only, newest first; bm25 ranks the first `within` of them in
-   * FTS5's own query, and snippets are made for the page alone (snippet.ts).
+   * FTS5 yields the caller's matches only, newest first, and stops after `within` of them. bm25
+   * ranks those in a second query (rankSqlite), and snippets are made for the page alone
+   * (snippet.ts).
    */
   private async searchSqlite(
     filter: FileListFilter,
@@ -132,21 +181,14 @@ export class SearchRepo {
   ): Promise<SearchHit[]> {
     await catchUp(this.sql, true); // what was written and not indexed yet: a search sees every commit
     const parts = terms.map((t, i) => `"${t}"${q.prefixLast && i === terms.length - 1 ? "*" : ""}`);
-    const match = `${scopeMatch(filter, q)} AND {name context tags content}:(${parts.join(q.match === "all" ? " AND " : " OR ")})`;
-    const { where, params } = accessWhere(filter);
-    exclusions(where, params, q);
-    // bm25 weights per column: name, context, tags, content, scope (never a word). Lower bm25 is
-    // better: negate it. The access filter is checked again on the few rows ranked.
-    const ranked = await this.sql.all<{ rowid: number; id: string; score: number }>(
-      `SELECT c.rowid AS rowid, files.id AS id, c.score AS score
-       FROM (SELECT rowid, -bm25(file_search, 8.0, 4.0, 4.0, 1.0, 0.0) AS score FROM file_search
-             WHERE file_search MATCH ? ORDER BY rowid DESC LIMIT ${within}) AS c
-       CROSS JOIN file_search_ids ON file_search_ids.rowid = c.rowid
-       CROSS JOIN files ON files.id = file_search_ids.file_id
-       WHERE ${where.join(" AND ")}
-       ORDER BY c.score DESC, files.id LIMIT ${limit}`,
-      [match, ...params],
+    const bare = `(${parts.join(q.match === "all" ? " AND " : " OR ")})`;
+    const scoped = `${scopeMatch(filter, q)} AND {name context tags content}:${bare}`;
+    const candidates = await this.sql.all<{ rowid: number }>(
+      `SELECT rowid FROM file_search WHERE file_search MATCH ? ORDER BY rowid DESC LIMIT ${within}`,
+      [scoped],
     );
+    if (candidates.length === 0) return [];
+    const ranked = await rankSqlite(this.sql, filter, q, { bare, scoped }, candidates, within, limit);
     if (ranked.length === 0) return [];
     const bodies = new Map(
       (

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../../../src/store/sqlite/sqliteStore.ts";
+import type { Sql } from "../../../src/store/store.ts";
 import { fillPlanData, hotQueries, sqlOf } from "../../helpers/hotQueries.ts";
 
 const BIG = /\bSCAN (files|folders|feed|shares|file_search_tags|folder_counts|file_search_ids|users)\b/;
@@ -92,13 +93,28 @@ describe("SQLite plans of the hot queries", () => {
     real.close();
   });
 
-  it("a search's matches come from FTS5, the caller's only, ranked inside FTS5's own query", async () => {
-    for (const [name, call] of hotQueries("sqlite").filter(([name]) => name.startsWith("search"))) {
-      const q = (await sqlOf(call)).find((s) => s.sql.includes("bm25"))!;
-      const p = plan(q);
-      expect(p, `${name}\n${p}`).toMatch(/^(CO-ROUTINE|MATERIALIZE) c\b/m);
-      expect(p, `${name}\n${p}`).toMatch(/SCAN file_search VIRTUAL TABLE INDEX \d+:M/);
-      expect(q.params[0], name).toMatch(/^\(scope:\(o[0-9a-f]+/);
-    }
+  it("a search's matches come from FTS5, the caller's only; bm25 ranks them in FTS5's own query", async () => {
+    for (const covered of [true, false])
+      for (const [name, call] of hotQueries("sqlite").filter(([name]) => name.startsWith("search"))) {
+        // Answered as a store would: two candidates, and the bare words' newest matches reaching
+        // (or not) down to the older one, so that each way of ranking is sent.
+        const sent: { sql: string; params: unknown[] }[] = [];
+        const answer = async (sql: string, params: unknown[] = []) => {
+          sent.push({ sql, params: [...params] });
+          if (sql.includes("AS oldest")) return { n: 2, oldest: covered ? 1 : 2 } as never;
+          if (/^SELECT rowid FROM file_search/.test(sql)) return [{ rowid: 2 }, { rowid: 1 }] as never;
+          return (sql.startsWith("SELECT count(*) AS n") ? { n: 0 } : []) as never;
+        };
+        await call({ all: answer, get: answer, run: answer } as Sql);
+        const candidates = sent.find((s) => /^SELECT rowid FROM file_search/.test(s.sql))!;
+        expect(candidates.params[0], name).toMatch(/^\(scope:\(o[0-9a-f]+/);
+        expect(plan(candidates), name).toMatch(/SCAN file_search VIRTUAL TABLE INDEX \d+:M/);
+        const ranked = sent.find((s) => s.sql.includes("bm25"))!;
+        const p = plan(ranked);
+        expect(p, `${name}\n${p}`).toMatch(/^(CO-ROUTINE|MATERIALIZE) c\b/m);
+        expect(p, `${name}\n${p}`).toMatch(/SCAN file_search VIRTUAL TABLE INDEX \d+:M/);
+        expect(p, `${name}\n${p}`).not.toMatch(BIG);
+        expect(ranked.params[0], name).toMatch(covered ? /^\("/ : /^\(scope:\(o[0-9a-f]+/);
+      }
   });
 });
