@@ -12,6 +12,7 @@ import { handleDav } from "../dav/handler.ts";
 import { Locks } from "../dav/locks.ts";
 import type { DavSite } from "../dav/request.ts";
 import { ServiceBackend } from "../dav/serviceBackend.ts";
+import { ServiceTombstones } from "../dav/serviceTombstones.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Store } from "../store/store.ts";
 import type { AttachmentLimits } from "./domain/attachments/rules.ts";
@@ -44,6 +45,8 @@ export class DavService {
   private readonly deps: DavServiceDeps;
   /** Each user's locks and dead properties: one owner per user, read from disk once. */
   private readonly kept = new Map<string, { locks: Locks; props: DeadProps }>();
+  /** The notes deleted over /dav/ a moment ago, for the callers that save by DELETE then PUT. */
+  private readonly tombstones = new ServiceTombstones();
 
   constructor(deps: DavServiceDeps) {
     this.deps = deps;
@@ -77,7 +80,7 @@ export class DavService {
     }
     if (!(await this.admit(req, res, actor.principal, false))) return;
     const site: DavSite = {
-      backend: new ServiceBackend(store, actor, this.deps.attachments),
+      backend: new ServiceBackend(store, actor, this.deps.attachments, this.tombstones),
       ...this.keptFor(actor.userId),
     };
     await handleDav(req, res, { prefix: DAV_PREFIX, site, log: this.deps.log });
