@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../lib/logger.ts";
 import { errnoOf } from "./backend.ts";
 import { DavError, statusOfErrno } from "./errors.ts";
+import { LockConflict, Locks } from "./locks.ts";
 import { copyOrMove } from "./methods/copyMove.ts";
 import { lock, unlock } from "./methods/lock.ts";
 import { propfind } from "./methods/propfind.ts";
@@ -12,7 +13,7 @@ import { proppatch } from "./methods/proppatch.ts";
 import { get, METHODS, options } from "./methods/read.ts";
 import { del, mkcol, put } from "./methods/write.ts";
 import { pathOf } from "./paths.ts";
-import type { Answer, DavRequest, DavSite } from "./request.ts";
+import type { Answer, DavRequest, DavSite, KeptSite } from "./request.ts";
 import { esc, XML_HEAD } from "./xml.ts";
 
 /** The largest request body taken (a PUT's bytes); more is 413. */
@@ -58,7 +59,7 @@ export function readBody(req: IncomingMessage): Promise<Buffer> {
 export async function handleDav(
   raw: IncomingMessage,
   res: ServerResponse,
-  ctx: { prefix: string; site: DavSite; log: Logger; body?: Buffer },
+  ctx: { prefix: string; site: KeptSite; log: Logger; body?: Buffer },
 ): Promise<void> {
   const method = (raw.method ?? "GET").toUpperCase();
   let answer: Answer;
@@ -67,6 +68,9 @@ export async function handleDav(
     if (!run) throw new DavError(405, `${method} is not a WebDAV method here`);
     const body = ctx.body ?? (await readBody(raw));
     const url = raw.url ?? "/";
+    const keeper = ctx.site.locks;
+    const locks = new Locks(await keeper.load(Date.now()));
+    const site: DavSite = { ...ctx.site, locks };
     const req: DavRequest = {
       method,
       path: pathOf(url, ctx.prefix),
@@ -74,9 +78,11 @@ export async function handleDav(
       headers: raw.headers,
       body,
       prefix: ctx.prefix,
-      site: ctx.site,
+      site,
     };
     answer = await run(req);
+    const changes = locks.changes();
+    if (changes) await keeper.save(changes, Date.now());
   } catch (err) {
     answer = failure(err, method, raw.url ?? "/", ctx.log);
   }
@@ -85,6 +91,7 @@ export async function handleDav(
 }
 
 function failure(err: unknown, method: string, url: string, log: Logger): Answer {
+  if (err instanceof LockConflict) return { status: 423 };
   if (err instanceof DavError) {
     const body = err.condition
       ? `${XML_HEAD}<D:error xmlns:D="DAV:"><D:${err.condition}/><D:responsedescription>${esc(err.message)}</D:responsedescription></D:error>`

@@ -12,10 +12,10 @@ import type { Logger } from "../lib/logger.ts";
 import { challenge, keyOf } from "./auth.ts";
 import { cors } from "./cors.ts";
 import { handleDav } from "./handler.ts";
-import type { DavSite } from "./request.ts";
+import type { KeptSite } from "./request.ts";
 
 export interface DavServerOptions {
-  site: DavSite;
+  site: KeptSite;
   /** The credential clients must present. */
   key: string;
   log: Logger;

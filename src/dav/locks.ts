@@ -1,5 +1,6 @@
 // WebDAV write locks (RFC 4918 section 6-7): exclusive or shared, depth 0 or infinity, with a
-// timeout; kept in a file so a restart keeps every lock a client was granted.
+// timeout; kept by a keeper (a file, or the store) so a restart, or another server on the same
+// database, keeps every lock a client was granted.
 import { randomUUID } from "node:crypto";
 import { readJson, writeJson } from "./jsonState.ts";
 import { isWithin, parentOf } from "./paths.ts";
@@ -20,24 +21,65 @@ export interface Lock {
 /** The longest a lock lasts without a refresh, whatever a client asks ("Infinite" included). */
 export const MAX_LOCK_SECONDS = 7 * 24 * 3600;
 
+/** What one request changed of the locks: written by its keeper once the method has answered. */
+export interface LockChanges {
+  /** Granted or refreshed. */
+  put: Lock[];
+  /** Released, or gone with their resource. */
+  drop: string[];
+  /** Of `put`, the new grants: the keeper refuses them (LockConflict) if a conflicting lock was granted meanwhile. */
+  granted: Lock[];
+}
+
+/** Where a site's locks are kept (a file; the store, shared by every server on one database). */
+export interface LockKeeper {
+  /** The live locks now. */
+  load(now: number): Promise<Lock[]>;
+  save(changes: LockChanges, now: number): Promise<void>;
+}
+
+/** A grant that lost to a conflicting lock granted elsewhere (another server) meanwhile. */
+export class LockConflict extends Error {}
+
+/** The locks a new lock on `path` with this depth would conflict with (none: it may be granted). */
+export function conflictsIn(
+  locks: readonly Lock[],
+  path: string,
+  depth: Lock["depth"],
+  scope: Lock["scope"],
+) {
+  const overlapping = locks.filter(
+    (l) =>
+      l.path === path ||
+      (l.depth === "infinity" && isWithin(path, l.path)) ||
+      (depth === "infinity" && isWithin(l.path, path)),
+  );
+  return scope === "exclusive" ? overlapping : overlapping.filter((l) => l.scope === "exclusive");
+}
+
+/** The locks as one request sees them (loaded by its keeper when it began), and what it changed. */
 export class Locks {
   private locks: Lock[];
-
-  /** Where they are kept; undefined: in memory only. */
-  private readonly file: string | undefined;
   private readonly now: () => number;
+  private readonly put = new Map<string, Lock>();
+  private readonly drop = new Set<string>();
+  private readonly granted = new Set<string>();
 
-  constructor(file: string | undefined, now: () => number = Date.now) {
-    this.file = file;
+  constructor(locks: Lock[], now: () => number = Date.now) {
     this.now = now;
-    this.locks = readJson<Lock[]>(file, []);
+    this.locks = locks;
+  }
+
+  /** What this request changed (empty: nothing to write). */
+  changes(): LockChanges | undefined {
+    if (!this.put.size && !this.drop.size) return undefined;
+    const put = [...this.put.values()];
+    return { put, drop: [...this.drop], granted: put.filter((l) => this.granted.has(l.token)) };
   }
 
   private live(): Lock[] {
     const t = this.now();
-    const before = this.locks.length;
     this.locks = this.locks.filter((l) => l.expiresAt > t);
-    if (this.locks.length !== before) this.save();
     return this.locks;
   }
 
@@ -63,13 +105,7 @@ export class Locks {
 
   /** The locks a new lock on `path` with this depth would conflict with (none: it may be granted). */
   conflicts(path: string, depth: Lock["depth"], scope: Lock["scope"]): Lock[] {
-    const overlapping = this.live().filter(
-      (l) =>
-        l.path === path ||
-        (l.depth === "infinity" && isWithin(path, l.path)) ||
-        (depth === "infinity" && isWithin(l.path, path)),
-    );
-    return scope === "exclusive" ? overlapping : overlapping.filter((l) => l.scope === "exclusive");
+    return conflictsIn(this.live(), path, depth, scope);
   }
 
   grant(lock: Omit<Lock, "token" | "expiresAt">): Lock {
@@ -79,30 +115,58 @@ export class Locks {
       expiresAt: this.now() + lock.timeoutS * 1000,
     };
     this.locks.push(made);
-    this.save();
+    this.put.set(made.token, made);
+    this.granted.add(made.token);
     return made;
   }
 
   refresh(lock: Lock, timeoutS: number): Lock {
     lock.timeoutS = timeoutS;
     lock.expiresAt = this.now() + timeoutS * 1000;
-    this.save();
+    this.put.set(lock.token, lock);
     return lock;
   }
 
   release(token: string): void {
     this.locks = this.locks.filter((l) => l.token !== token);
-    this.save();
+    this.forget(token);
   }
 
   /** The resource (and what is below it) is gone: so are the locks rooted there. */
   dropWithin(path: string): void {
-    const before = this.locks.length;
+    for (const l of this.locks.filter((l) => isWithin(l.path, path))) this.forget(l.token);
     this.locks = this.locks.filter((l) => !isWithin(l.path, path));
-    if (this.locks.length !== before) this.save();
   }
 
-  private save(): void {
+  private forget(token: string): void {
+    this.put.delete(token);
+    this.granted.delete(token);
+    this.drop.add(token);
+  }
+}
+
+/** Locks kept in a JSON file (`txtfs dav`, and `txtfs serve` without a store of its own): one process owns it. */
+export class FileLockKeeper implements LockKeeper {
+  private locks: Lock[];
+  private readonly file: string | undefined;
+
+  /** `file` undefined: in memory only. */
+  constructor(file: string | undefined) {
+    this.file = file;
+    this.locks = readJson<Lock[]>(file, []);
+  }
+
+  async load(now: number): Promise<Lock[]> {
+    return this.locks.filter((l) => l.expiresAt > now).map((l) => ({ ...l }));
+  }
+
+  async save(changes: LockChanges, now: number): Promise<void> {
+    const live = this.locks.filter((l) => l.expiresAt > now && !changes.drop.includes(l.token));
+    for (const g of changes.granted)
+      if (conflictsIn(live, g.path, g.depth, g.scope).some((l) => l.token !== g.token))
+        throw new LockConflict(`${g.path} was locked meanwhile`);
+    const put = new Set(changes.put.map((l) => l.token));
+    this.locks = [...live.filter((l) => !put.has(l.token)), ...changes.put];
     writeJson(this.file, this.locks);
   }
 }

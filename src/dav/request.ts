@@ -2,12 +2,19 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { DavBackend } from "./backend.ts";
 import type { DeadProps } from "./deadProps.ts";
-import type { Locks } from "./locks.ts";
+import type { LockKeeper, Locks } from "./locks.ts";
 
-/** What one user reaches: their tree, and the locks and dead properties kept for it. */
+/** What one request reaches: the user's tree, their locks as the request began, their dead properties. */
 export interface DavSite {
   backend: DavBackend;
   locks: Locks;
+  props: DeadProps;
+}
+
+/** What one user reaches, with where their locks are kept (each request loads them, then saves its changes). */
+export interface KeptSite {
+  backend: DavBackend;
+  locks: LockKeeper;
   props: DeadProps;
 }
 

@@ -13,12 +13,14 @@ import {
   updateAttachment,
 } from "../server/domain/attachments/writes.ts";
 import { ServiceError } from "../server/domain/errors.ts";
+import { reviveFile, snapshotFile } from "../server/domain/fileRevival.ts";
 import { createFile, deleteFile, getFile, updateFile } from "../server/domain/files.ts";
 import { createFolder, deleteFolder, updateFolder } from "../server/domain/folders.ts";
 import type { Store, Tx } from "../store/store.ts";
 import type { DavBackend, DavEntry } from "./backend.ts";
 import { DavError } from "./errors.ts";
 import { nameOf, parentOf } from "./paths.ts";
+import type { ServiceTombstones } from "./serviceTombstones.ts";
 import { entryOf, isVirtual, ServiceTree } from "./serviceTree.ts";
 import { esc, TXTFS_NS } from "./xml.ts";
 
@@ -39,12 +41,15 @@ export class ServiceBackend implements DavBackend {
   private readonly actor: Actor;
   private readonly limits: AttachmentLimits;
   private readonly tree: ServiceTree;
+  /** The notes callers deleted a moment ago (absent: a DELETE then PUT makes a new note). */
+  private readonly tombstones: ServiceTombstones | undefined;
 
-  constructor(store: Store, actor: Actor, limits: AttachmentLimits) {
+  constructor(store: Store, actor: Actor, limits: AttachmentLimits, tombstones?: ServiceTombstones) {
     this.store = store;
     this.actor = actor;
     this.limits = limits;
     this.tree = new ServiceTree(actor);
+    this.tombstones = tombstones;
   }
 
   private async run<T>(write: boolean, fn: (tx: Tx) => Promise<T>): Promise<T> {
@@ -123,8 +128,16 @@ export class ServiceBackend implements DavBackend {
       }
       const folderId = await this.tree.folderIdOf(tx, parentOf(path), true);
       const name = nameOf(path);
-      if (NOTE_NAME.test(name)) await createFile(tx, this.actor, { name, folderId, content: noteText(data) });
-      else await createAttachment(tx, this.actor, this.limits, { name, folderId, bytes: data });
+      if (!NOTE_NAME.test(name)) {
+        await createAttachment(tx, this.actor, this.limits, { name, folderId, bytes: data });
+        return;
+      }
+      const content = noteText(data);
+      // The note this caller deleted here a moment ago, continued (a save by DELETE then PUT).
+      const ownerId = folderId ? (await tx.folders.byId(folderId))?.owner_id : this.actor.userId;
+      const deleted = ownerId && this.tombstones?.take(this.actor.principal, ownerId, folderId, name);
+      if (deleted && (await reviveFile(tx, this.actor, deleted, content))) return;
+      await createFile(tx, this.actor, { name, folderId, content });
     });
   }
 
@@ -135,17 +148,24 @@ export class ServiceBackend implements DavBackend {
     });
   }
 
-  remove(path: string): Promise<void> {
-    return this.run(true, async (tx) => {
+  async remove(path: string): Promise<void> {
+    const snapshot = await this.run(true, async (tx) => {
       const found = await this.tree.find(tx, path);
       if (!found) throw new DavError(404);
       if (found.kind === "root") throw new DavError(403, "the root cannot be deleted");
       if (found.kind === "folder" && isVirtual(found.folder.id))
         throw new DavError(403, "a folder of Shared with me/ is not yours to delete");
       if (found.kind === "folder") await deleteFolder(tx, this.actor, found.folder.id);
-      else if (found.kind === "file") await deleteFile(tx, this.actor, found.file.id);
-      else await deleteAttachment(tx, this.actor, found.attachment.id);
+      else if (found.kind === "attachment") await deleteAttachment(tx, this.actor, found.attachment.id);
+      else {
+        const kept = this.tombstones && (await snapshotFile(tx, found.file.id));
+        await deleteFile(tx, this.actor, found.file.id);
+        return kept;
+      }
+      return undefined;
     });
+    // Remembered once the delete is kept: a refused or rolled-back one leaves nothing to revive.
+    if (snapshot) this.tombstones?.remember(this.actor.principal, snapshot);
   }
 
   checkRemovable(path: string): Promise<void> {

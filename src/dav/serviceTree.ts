@@ -1,13 +1,14 @@
-// Where a path is in a caller's own tree on the service: folders walked from the top, each folder's
-// notes, attachments and subfolders read once per request (a request asks for them many times)
-// and forgotten after a change.
+// Where a path is in a caller's own tree on the service: folders walked from the top by their
+// subfolders, the last name looked up by index (a PUT into a folder of n notes never reads the n),
+// whole listings only for PROPFIND depth 1; all read once per request and forgotten after a change.
 import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
-import { loadScope } from "../server/domain/access.ts";
+import { type AccessScope, folderRoleInScope, loadScope, roleInScope } from "../server/domain/access.ts";
 import type { Actor } from "../server/domain/actor.ts";
 import { listAttachments, rootAttachments } from "../server/domain/attachments/reads.ts";
-import type { TxtAttachment } from "../server/domain/attachments/records.ts";
+import { type TxtAttachment, toTxtAttachment } from "../server/domain/attachments/records.ts";
 import { readDirectory } from "../server/domain/folders.ts";
 import { toTxtFile, toTxtFolder } from "../server/domain/records.ts";
+import type { FolderRow, Role } from "../store/repos/rows.ts";
 import type { Tx } from "../store/store.ts";
 import type { DavEntry } from "./backend.ts";
 import { DavError } from "./errors.ts";
@@ -34,9 +35,25 @@ export interface Children {
   attachments: Map<string, TxtAttachment>;
 }
 
+/** A real folder walked into: whose it is and the caller's role there (what its notes inherit). */
+interface Place {
+  folderId: string | null;
+  ownerId: string;
+  role: Role;
+}
+
+/** A subfolder by name, with its row when it is a real folder (not one of Shared with me/). */
+interface FolderAt {
+  folder: TxtFolder;
+  row?: FolderRow | undefined;
+}
+
 export class ServiceTree {
   private readonly actor: Actor;
   private readonly listings = new Map<string | null, Children>();
+  private readonly subfolders = new Map<string | null, Map<string, FolderAt>>();
+  private readonly found = new Map<string, Found | undefined>();
+  private scope: AccessScope | undefined;
 
   constructor(actor: Actor) {
     this.actor = actor;
@@ -45,6 +62,14 @@ export class ServiceTree {
   /** What was read is not what is there after a change. */
   forget(): void {
     this.listings.clear();
+    this.subfolders.clear();
+    this.found.clear();
+    this.scope = undefined;
+  }
+
+  private async scopeOf(tx: Tx): Promise<AccessScope> {
+    this.scope ??= await loadScope(tx, this.actor);
+    return this.scope;
   }
 
   /** A folder's (or the root's) content, read once per request: a request asks for it many times. */
@@ -119,23 +144,82 @@ export class ServiceTree {
   /** What is at `path` (walking from the caller's root), or undefined. */
   async find(tx: Tx, path: string): Promise<Found | undefined> {
     const names = path.split("/").filter(Boolean);
+    const key = names.join("/");
+    if (this.found.has(key)) return this.found.get(key);
+    const found = await this.lookUp(tx, names);
+    this.found.set(key, found);
+    return found;
+  }
+
+  private async lookUp(tx: Tx, names: string[]): Promise<Found | undefined> {
+    let place: Place | undefined = { folderId: null, ownerId: this.actor.userId, role: "owner" };
     let folderId: string | null = null;
     let found: Found = { kind: "root" };
     for (const [i, name] of names.entries()) {
-      const { folders, files, attachments } = await this.children(tx, folderId);
-      const folder = folders.get(name);
-      if (folder) {
-        found = { kind: "folder", folder };
-        folderId = folder.id;
+      const sub: FolderAt | undefined = (await this.foldersIn(tx, folderId, place)).get(name);
+      if (sub) {
+        found = { kind: "folder", folder: sub.folder };
+        folderId = sub.folder.id;
+        place = sub.row && { folderId, ownerId: sub.row.owner_id, role: sub.folder.role as Role };
         continue;
       }
       if (i < names.length - 1) return undefined;
-      const file = files.get(name);
-      if (file) return { kind: "file", file };
-      const attachment = attachments.get(name);
-      return attachment ? { kind: "attachment", attachment } : undefined;
+      if (!place) {
+        // Shared with me/ and its owners' folders: small listings made of the shares themselves.
+        const { files } = await this.children(tx, folderId);
+        const file = files.get(name);
+        return file && { kind: "file", file };
+      }
+      return this.fileOrAttachment(tx, place, name);
     }
     return found;
+  }
+
+  /** The subfolders of a folder by name (a folder's subfolders are few; its notes may be many). */
+  private async foldersIn(
+    tx: Tx,
+    folderId: string | null,
+    place: Place | undefined,
+  ): Promise<Map<string, FolderAt>> {
+    const kept = this.subfolders.get(folderId);
+    if (kept) return kept;
+    const out = new Map<string, FolderAt>();
+    if (!place) {
+      for (const [name, folder] of (await this.children(tx, folderId)).folders) {
+        const row = isVirtual(folder.id) ? undefined : await tx.folders.byId(folder.id);
+        out.set(name, { folder, row });
+      }
+    } else if (folderId === null) {
+      for (const row of await tx.folders.rootFoldersOf(this.actor.userId))
+        out.set(row.name, { folder: toTxtFolder(row, "owner", 0), row });
+      if (!out.has(SHARED_NAME) && (await this.sharesAny(tx)))
+        out.set(SHARED_NAME, { folder: virtualFolder(SHARED, SHARED_NAME) });
+    } else {
+      const scope = await this.scopeOf(tx);
+      for (const row of await tx.folders.children(folderId))
+        out.set(row.name, { folder: toTxtFolder(row, folderRoleInScope(scope, row) ?? place.role, 0), row });
+    }
+    this.subfolders.set(folderId, out);
+    return out;
+  }
+
+  /** The note or attachment of that name in a real folder (or the root), through the name indexes. */
+  private async fileOrAttachment(tx: Tx, place: Place, name: string): Promise<Found | undefined> {
+    const [row] = await tx.files.named(place.ownerId, place.folderId, [name]);
+    if (row) {
+      const role =
+        place.ownerId === this.actor.userId
+          ? "owner"
+          : (roleInScope(await this.scopeOf(tx), row) ?? place.role);
+      return { kind: "file", file: toTxtFile(row, role) };
+    }
+    const attachment = await tx.attachments.byPlace(place.ownerId, place.folderId, name);
+    if (!attachment) return undefined;
+    const role =
+      place.ownerId === this.actor.userId
+        ? "owner"
+        : (roleInScope(await this.scopeOf(tx), attachment) ?? place.role);
+    return { kind: "attachment", attachment: toTxtAttachment(attachment, role) };
   }
 
   /** The folder (null: the root) at `path`; 409 when there is none, 403 to make something in `Shared with me/`. */

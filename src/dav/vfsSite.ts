@@ -2,14 +2,14 @@
 import { join } from "node:path";
 import type { Vfs } from "../vfs/vfs.ts";
 import { DeadProps } from "./deadProps.ts";
-import { Locks } from "./locks.ts";
-import type { DavSite } from "./request.ts";
+import { FileLockKeeper } from "./locks.ts";
+import type { KeptSite } from "./request.ts";
 import { VfsBackend } from "./vfsBackend.ts";
 
-export function vfsSite(vfs: Vfs, cacheDir: string): DavSite {
+export function vfsSite(vfs: Vfs, cacheDir: string): KeptSite {
   return {
     backend: new VfsBackend(vfs),
-    locks: new Locks(join(cacheDir, "dav", "locks.json")),
+    locks: new FileLockKeeper(join(cacheDir, "dav", "locks.json")),
     props: new DeadProps(join(cacheDir, "dav", "properties.json")),
   };
 }

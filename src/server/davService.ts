@@ -9,9 +9,10 @@ import { challenge, keyOf } from "../dav/auth.ts";
 import { cors } from "../dav/cors.ts";
 import { DeadProps } from "../dav/deadProps.ts";
 import { handleDav } from "../dav/handler.ts";
-import { Locks } from "../dav/locks.ts";
-import type { DavSite } from "../dav/request.ts";
+import type { KeptSite } from "../dav/request.ts";
 import { ServiceBackend } from "../dav/serviceBackend.ts";
+import { ServiceTombstones } from "../dav/serviceTombstones.ts";
+import { StoreLockKeeper } from "../dav/storeLockKeeper.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Store } from "../store/store.ts";
 import type { AttachmentLimits } from "./domain/attachments/rules.ts";
@@ -36,14 +37,16 @@ export interface DavServiceDeps {
   /** The API's rate limiter: WebDAV requests spend the same points (PROPFIND as a read). */
   limiter: Limiter;
   log: Logger;
-  /** Where each user's locks and dead properties are kept; undefined: in memory only. */
+  /** Where each user's dead properties are kept; undefined: in memory only. */
   stateDir?: string;
 }
 
 export class DavService {
   private readonly deps: DavServiceDeps;
-  /** Each user's locks and dead properties: one owner per user, read from disk once. */
-  private readonly kept = new Map<string, { locks: Locks; props: DeadProps }>();
+  /** Each user's locks (in the store, for every server on it) and dead properties (one owner per user, read from disk once). */
+  private readonly kept = new Map<string, { locks: StoreLockKeeper; props: DeadProps }>();
+  /** The notes deleted over /dav/ a moment ago, for the callers that save by DELETE then PUT. */
+  private readonly tombstones = new ServiceTombstones();
 
   constructor(deps: DavServiceDeps) {
     this.deps = deps;
@@ -76,8 +79,8 @@ export class DavService {
       return challenge(res, `txtfs: ${(err as Error).message}`);
     }
     if (!(await this.admit(req, res, actor.principal, false))) return;
-    const site: DavSite = {
-      backend: new ServiceBackend(store, actor, this.deps.attachments),
+    const site: KeptSite = {
+      backend: new ServiceBackend(store, actor, this.deps.attachments, this.tombstones),
       ...this.keptFor(actor.userId),
     };
     await handleDav(req, res, { prefix: DAV_PREFIX, site, log: this.deps.log });
@@ -107,7 +110,7 @@ export class DavService {
     if (!kept) {
       const dir = this.deps.stateDir && join(this.deps.stateDir, userId);
       kept = {
-        locks: new Locks(dir && join(dir, "locks.json")),
+        locks: new StoreLockKeeper(this.deps.store, userId),
         props: new DeadProps(dir && join(dir, "properties.json")),
       };
       this.kept.set(userId, kept);

@@ -13,6 +13,7 @@ import type {
 } from "./repos/brain.ts";
 import type { CommentRepo, SuggestionRepo } from "./repos/comments.ts";
 import type { ConnectionRepo } from "./repos/connections.ts";
+import type { DavLockRepo } from "./repos/davLocks.ts";
 import type { DeviceRepo } from "./repos/devices.ts";
 import type { FeedRepo } from "./repos/feed.ts";
 import type { FileRepo } from "./repos/files.ts";
@@ -60,6 +61,7 @@ export interface Tx {
   readonly themes: ThemeRepo;
   readonly devices: DeviceRepo;
   readonly webhooks: WebhookRepo;
+  readonly davLocks: DavLockRepo;
   readonly identities: IdentityRepo;
   readonly sessions: SessionRepo;
   readonly vault: VaultRepo;

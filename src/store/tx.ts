@@ -10,6 +10,7 @@ import {
 } from "./repos/brain.ts";
 import { CommentRepo, SuggestionRepo } from "./repos/comments.ts";
 import { ConnectionRepo } from "./repos/connections.ts";
+import { DavLockRepo } from "./repos/davLocks.ts";
 import { DeviceRepo } from "./repos/devices.ts";
 import { FeedRepo } from "./repos/feed.ts";
 import { FileRepo } from "./repos/files.ts";
@@ -59,6 +60,7 @@ export function createTx(
     themes: new ThemeRepo(sql),
     devices: new DeviceRepo(sql),
     webhooks: new WebhookRepo(sql),
+    davLocks: new DavLockRepo(sql, dialect),
     identities: new IdentityRepo(sql),
     sessions: new SessionRepo(sql),
     vault: new VaultRepo(sql),

@@ -105,6 +105,50 @@ describe("/dav/ on txtfs serve", () => {
     expect((await noteAt(alice.api, "kept.md")).tags).toEqual(["a", "b"]);
   });
 
+  it("DELETE then PUT of a note's name by the same caller continues the note: id, context, tags and history kept", async () => {
+    const user = await t.user();
+    expect((await dav(user, "PUT", "/saved.md", { body: "one\n" })).status).toBe(201);
+    expect((await dav(user, "PUT", "/saved.md", { body: "two\n" })).status).toBe(204);
+    const before = await noteAt(user.api, "saved.md");
+    expect((await user.api.put(`/api/v1/files/${before.id}`, { context: "kept", tags: ["x"] })).status).toBe(
+      200,
+    );
+    const versions = async (id: string) =>
+      (await user.api.get(`/api/v1/files/${id}/versions`)).body.versions.length as number;
+    const kept = await versions(before.id);
+    expect((await dav(user, "DELETE", "/saved.md")).status).toBe(204);
+    expect(await contentAt(user.api, "saved.md")).toBeUndefined();
+    expect((await dav(user, "PUT", "/saved.md", { body: "three\n" })).status).toBe(201);
+    const after = await noteAt(user.api, "saved.md");
+    expect([after.id, after.content, after.context, after.tags]).toEqual([
+      before.id,
+      "three\n",
+      "kept",
+      ["x"],
+    ]);
+    expect(await versions(after.id)).toBe(kept + 1);
+  });
+
+  it("never continues a note deleted by another key, or by the API, or after a PUT elsewhere took the name", async () => {
+    const user = await t.user();
+    const other = await t.server.store.transaction((tx) =>
+      createKey(tx, user.id, { label: "other device", scopes: ["files:read", "files:write"] }),
+    );
+    const device = { ...user, key: other.secret };
+    expect((await dav(user, "PUT", "/gone.md", { body: "one\n" })).status).toBe(201);
+    const first = (await noteAt(user.api, "gone.md")).id;
+    // Deleted on purpose by another device (another key): this caller's PUT makes a new note.
+    expect((await dav(device, "DELETE", "/gone.md")).status).toBe(204);
+    expect((await dav(user, "PUT", "/gone.md", { body: "new\n" })).status).toBe(201);
+    const second = (await noteAt(user.api, "gone.md")).id;
+    expect(second).not.toBe(first);
+    // Deleted through the API: no tombstone either.
+    expect((await user.api.delete(`/api/v1/files/${second}`)).status).toBe(200);
+    expect((await dav(user, "PUT", "/gone.md", { body: "newer\n" })).status).toBe(201);
+    const third = (await noteAt(user.api, "gone.md")).id;
+    expect([third === first, third === second]).toEqual([false, false]);
+  });
+
   it("never reaches a second user's notes", async () => {
     expect((await dav(alice, "PUT", "/secret.md", { body: "alice only\n" })).status).toBe(201);
     const aliceBefore = await fullFingerprint(t, alice);

@@ -696,4 +696,17 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   // folder it wrote to, so filling an account slowed with its size (4.6 s an import at 153,000 notes).
   // The owner is last: a top-level name is one key whatever the other accounts hold.
   "CREATE INDEX files_folder_name ON files(folder_id, name, owner_id);",
+  // 19: the WebDAV locks of `/dav/`, kept in the store so that every server on one database
+  // honours a lock another granted (they were in each server's own file).
+  `CREATE TABLE dav_locks (
+    token TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    depth TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    timeout_s INTEGER NOT NULL,
+    expires_at TEXT NOT NULL
+  );
+  CREATE INDEX dav_locks_user ON dav_locks(user_id, expires_at);`,
 ];
