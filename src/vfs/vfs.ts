@@ -158,11 +158,11 @@ export class Vfs {
   async start(onProgress?: (message: string) => void): Promise<void> {
     const c = this.c;
     onProgress?.("listing the account...");
-    // Read in batches as it arrives, each record kept only in part (tree.keep): a listing of
+    // Read in batches as it arrives, each record kept only in part (tree.records.keep): a listing of
     // 100,000 notes is never held whole, as text nor parsed.
     const files: NoteMeta[] = [];
     const index = await c.client.flatIndexInBatches((batch) => {
-      for (const f of batch) files.push(c.tree.keep(f));
+      for (const f of batch) files.push(c.tree.records.keep(f));
     });
     for (const o of index.owners ?? []) c.tree.setOwner(o.id, o.email);
     c.access.learn(index.scopes);

@@ -11,7 +11,8 @@ import type { VfsCore } from "../core.ts";
 import { isTransient } from "../errors.ts";
 import type { Attributes } from "../meta/attributes.ts";
 import { carries } from "../meta/xattrs.ts";
-import { type DirNode, revisionOf } from "../tree.ts";
+import { revisionOf } from "../revisions.ts";
+import type { DirNode } from "../tree.ts";
 import {
   BULK_ITEMS,
   type Bulk,

@@ -12,14 +12,8 @@ import { LocalHandle } from "../local/localFiles.ts";
 import type { Attributes } from "../meta/attributes.ts";
 import type { Namespace } from "../namespace.ts";
 import type { OpenNote } from "../openFile.ts";
-import {
-  type Claim,
-  type DirNode,
-  type FileNode,
-  type LocalNode,
-  type NoteMeta,
-  revisionOf,
-} from "../tree.ts";
+import { revisionOf } from "../revisions.ts";
+import type { Claim, DirNode, FileNode, LocalNode, NoteMeta } from "../tree.ts";
 
 /** The parts claims call: a claimed name becomes a note again through them. */
 export interface ClaimsParts {
