@@ -59,7 +59,7 @@ export interface LocalNode {
   /**
    * A note made here and kept local before the service had it (its bytes stopped being UTF-8):
    * a note, not a temp file, so renamed over another note it brings none of its tags
-   * (namespace/renames.ts replaceNote), as one the service had would not.
+   * (namespace/replacements.ts), as one the service had would not.
    */
   keptNote?: true;
 }

@@ -192,7 +192,7 @@ export class BulkDelivery {
         continue;
       }
       if (e.append) {
-        // Renamed since: the rename settles the appends first (namespace.ts), so not here.
+        // Renamed since: the rename settles the appends first (namespace/renames.ts), so not here.
         if (!e.move && e.content)
           items.push({
             key: Journal.keyOf(e),

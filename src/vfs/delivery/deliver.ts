@@ -14,7 +14,7 @@ import { fail, isTransient } from "../errors.ts";
 import type { Claims } from "../local/claims.ts";
 import type { Attributes } from "../meta/attributes.ts";
 import { unsentName } from "../names.ts";
-import type { Namespace } from "../namespace.ts";
+import type { Renames } from "../namespace/renames.ts";
 import { revisionOf } from "../revisions.ts";
 import type { FileNode, Node, PendingMeta } from "../tree.ts";
 import { BulkDelivery } from "./bulkDelivery.ts";
@@ -49,7 +49,7 @@ export interface DeliveryParts {
   attributes: Pick<Attributes, "keepFolderAttrs" | "rememberTimes" | "showRemoteVersion">;
   claims: Pick<Claims, "created" | "dropTombstone">;
   conflicts: Pick<Conflicts, "afterPreconditionFailed" | "ownSuccessor" | "replaced">;
-  namespace: Pick<Namespace, "placeLocally">;
+  renames: Pick<Renames, "placeLocally">;
 }
 
 /** What delivery uses of the mount's shared state. */
@@ -82,7 +82,7 @@ export class Delivery {
   private readonly attributes: DeliveryParts["attributes"];
   private readonly claims: DeliveryParts["claims"];
   private readonly conflicts: DeliveryParts["conflicts"];
-  private readonly namespace: DeliveryParts["namespace"];
+  private readonly renames: DeliveryParts["renames"];
   readonly c: DeliveryCore;
   /** Deletes made here, delivered (deletes.ts). */
   private readonly deletes: Deletes;
@@ -94,7 +94,7 @@ export class Delivery {
     this.attributes = parts.attributes;
     this.claims = parts.claims;
     this.conflicts = parts.conflicts;
-    this.namespace = parts.namespace;
+    this.renames = parts.renames;
     this.deletes = new Deletes(c, { claims: parts.claims, conflicts: parts.conflicts, delivery: this });
     this.bulk = new BulkDelivery(c, {
       attributes: parts.attributes,
@@ -685,7 +685,7 @@ export class Delivery {
 
   /** After a restart: show journalled writes in the tree right away (restoreJournal.ts), then deliver them. */
   restoreJournal(entries: JournalEntry[]): void {
-    restoreJournal(this.c, this.namespace, entries);
+    restoreJournal(this.c, this.renames, entries);
     if (entries.length) this.deliverSoon();
   }
 }
