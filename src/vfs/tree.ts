@@ -37,12 +37,6 @@ const NOTHING_WAITS: RemoteEvents = {
 export class Tree extends NodeTree {
   /** The account's newest change seen (ms): the root's mtime (it has no record of its own). */
   newestChangeMs = 0;
-
-  /** A change at `iso` (an updatedAt, a feed record's changedAt) moves the newest change on. */
-  sawChange(iso: string | undefined): void {
-    const ms = iso ? Date.parse(iso) : Number.NaN;
-    if (ms > this.newestChangeMs) this.newestChangeMs = ms;
-  }
   readonly files = new Map<string, FileNode>();
   readonly dirs = new Map<string, DirNode>();
   /** Ids hidden because a ghost holds them (their note was renamed away locally). */
@@ -85,6 +79,12 @@ export class Tree extends NodeTree {
   constructor(remote: RemoteEvents = NOTHING_WAITS) {
     super();
     this.remote = remote;
+  }
+
+  /** A change at `iso` (an updatedAt, a feed record's changedAt) moves the newest change on. */
+  sawChange(iso: string | undefined): void {
+    const ms = iso ? Date.parse(iso) : Number.NaN;
+    if (ms > this.newestChangeMs) this.newestChangeMs = ms;
   }
 
   /** Learns (or renames) the folder of an owner who shares with us. */
