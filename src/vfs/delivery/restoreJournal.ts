@@ -2,7 +2,7 @@
 // made here, notes deleted here (gone until the service agrees), renames at their new place, saves
 // with their bodies and sizes (Delivery.restoreJournal then delivers them).
 import type { VfsCore } from "../core.ts";
-import type { Namespace } from "../namespace.ts";
+import type { Renames } from "../namespace/renames.ts";
 import { provisionalFolder } from "../provisionalFolder.ts";
 import type { DirNode } from "../tree.ts";
 import { Journal, type JournalEntry } from "./journal.ts";
@@ -14,7 +14,7 @@ export type RestoreCore = Pick<
 
 export function restoreJournal(
   c: RestoreCore,
-  namespace: Pick<Namespace, "placeLocally">,
+  renames: Pick<Renames, "placeLocally">,
   entries: JournalEntry[],
 ): void {
   // Folders that lost an item or took one: named anew at the end. A note moved here onto the
@@ -55,7 +55,7 @@ export function restoreJournal(
     const node = c.nodeFor(entry);
     if (entry.move && node.id) {
       // Renamed here before the restart: shown at its new place until the service has it.
-      namespace.placeLocally(node, c.parentFor(entry), entry.name);
+      renames.placeLocally(node, c.parentFor(entry), entry.name);
       touched.add(node.parent);
     }
     if (entry.content === undefined) continue;

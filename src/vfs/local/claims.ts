@@ -10,23 +10,17 @@ import type { Delivery } from "../delivery/deliver.ts";
 import { journalKey } from "../delivery/journalKeys.ts";
 import { LocalHandle } from "../local/localFiles.ts";
 import type { Attributes } from "../meta/attributes.ts";
-import type { Namespace } from "../namespace.ts";
+import type { Creates } from "../namespace/creates.ts";
 import type { OpenNote } from "../openNote.ts";
-import {
-  type Claim,
-  type DirNode,
-  type FileNode,
-  type LocalNode,
-  type NoteMeta,
-  revisionOf,
-} from "../tree.ts";
+import { revisionOf } from "../revisions.ts";
+import type { Claim, DirNode, FileNode, LocalNode, NoteMeta } from "../tree.ts";
 
 /** The parts claims call: a claimed name becomes a note again through them. */
 export interface ClaimsParts {
   attributes: Pick<Attributes, "continued">;
   conflicts: Pick<Conflicts, "replaced">;
   delivery: Pick<Delivery, "drain" | "journalSave" | "onItsWay">;
-  namespace: Pick<Namespace, "materialize" | "newNote">;
+  creates: Pick<Creates, "materialize" | "newNote">;
 }
 
 /** What claims use of the mount's shared state. */
@@ -48,7 +42,7 @@ export class Claims {
   private readonly attributes: ClaimsParts["attributes"];
   private readonly conflicts: ClaimsParts["conflicts"];
   private readonly delivery: ClaimsParts["delivery"];
-  private readonly namespace: ClaimsParts["namespace"];
+  private readonly creates: ClaimsParts["creates"];
   readonly c: ClaimsCore;
 
   constructor(c: ClaimsCore, parts: ClaimsParts) {
@@ -56,7 +50,7 @@ export class Claims {
     this.attributes = parts.attributes;
     this.conflicts = parts.conflicts;
     this.delivery = parts.delivery;
-    this.namespace = parts.namespace;
+    this.creates = parts.creates;
   }
 
   /** Notes deleted here whose delete is still in the journal, by folder and name (see Claim). */
@@ -244,9 +238,9 @@ export class Claims {
       this.keepLocal(src, claim, "not valid UTF-8");
       return;
     }
-    await this.namespace.materialize(dir);
+    await this.creates.materialize(dir);
     this.c.tree.detach(src);
-    const node = this.namespace.newNote(dir, src.name, claim, src);
+    const node = this.creates.newNote(dir, src.name, claim, src);
     this.attributes.continued(src, node);
     // A continued note takes this name and folder too (sent along with its content: newNote marks
     // it), and the context and tags set on the file (rsync -X).
