@@ -62,6 +62,7 @@ export class Vfs {
   private readonly creates: Creates;
   private readonly removals: Removals;
   private readonly renames: Renames;
+  private readonly claims: Claims;
   private readonly attributes: Attributes;
   private readonly control: ControlDir;
   private readonly special: SpecialFiles;
@@ -136,6 +137,7 @@ export class Vfs {
     this.creates = creates;
     this.removals = removals;
     this.renames = renames;
+    this.claims = claims;
     this.attributes = attributes;
     this.control = new ControlDir(c, { delivery, bodies });
     this.special = new SpecialFiles(c, { attributes, claims });
@@ -196,6 +198,7 @@ export class Vfs {
     kept.sort((a, b) => Number(!a.dir) - Number(!b.dir) || a.path.length - b.path.length);
     for (const entry of kept) c.localNodes.restore(entry);
     this.attributes.restoreKept();
+    await this.claims.adoptKeptText();
     // From now on a change inside a folder moves its times (what was restored above is none).
     c.tree.followsFolderTimes = true;
     await c.pins.init();

@@ -31,6 +31,7 @@ export type ClaimsCore = Pick<
   | "handles"
   | "isPending"
   | "journal"
+  | "keptLocal"
   | "local"
   | "log"
   | "notes"
@@ -223,6 +224,20 @@ export class Claims {
     const names = this.tombstones.get(dir) ?? new Map<string, Claim>();
     names.set(name, { ...claim, shownAs: name });
     this.tombstones.set(dir, names);
+  }
+
+  /**
+   * At start: a note kept local whose bytes are text again goes up, as its last release would have
+   * sent it. close(2) returns at FLUSH, before the kernel sends RELEASE, so a kill -9 in between
+   * leaves the text here with nothing on its way; nothing open holds it now.
+   */
+  async adoptKeptText(): Promise<void> {
+    for (const local of [...this.c.tree.locals]) {
+      if (!local.ghostOf && !local.keptNote) continue;
+      if (local.link !== undefined || local.special !== undefined) continue;
+      if (local.parent.localOnly === "always" || this.c.keptLocal(local.parent, local.name)) continue;
+      if (isUtf8(this.c.local.read(local.blob))) await this.adoptLocal(local, local.ghostOf);
+    }
   }
 
   /**
