@@ -3,7 +3,6 @@
 // The nodes are in treeNodes.ts, how they sit in folders in nodeTree.ts; this puts in the listing
 // and the feed's records, indexed by remote id.
 import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
-import { BoundedMap } from "./boundedMap.ts";
 import { wantedName } from "./folderLayout.ts";
 import { KeptRecords } from "./keptRecords.ts";
 import type { Action } from "./lifecycle.ts";
@@ -11,6 +10,7 @@ import { NodeTree } from "./nodeTree.ts";
 import { isOlder } from "./revisions.ts";
 import { SharedFolders } from "./sharedFolders.ts";
 import type { DirNode, FileNode, Node, NoteMeta } from "./treeNodes.ts";
+import { Withheld } from "./withheld.ts";
 
 export type { Claim, DirNode, FileNode, LocalNode, Node, NoteMeta, PendingMeta } from "./treeNodes.ts";
 
@@ -39,16 +39,8 @@ export class Tree extends NodeTree {
   newestChangeMs = 0;
   readonly files = new Map<string, FileNode>();
   readonly dirs = new Map<string, DirNode>();
-  /** Ids hidden because a ghost holds them (their note was renamed away locally). */
-  readonly ghosted = new Set<string>();
-  /** Notes and folders deleted here whose delete is still on its way: the feed must not bring them back. */
-  readonly deleting = new Set<string>();
-  /**
-   * Notes whose delete from here was delivered, until the feed brings that delete: the feed's
-   * records of their earlier versions (the echo of our own last save) still come, and must not
-   * bring them back under the name a new note has taken since (the service never undeletes).
-   */
-  readonly deletedHere = new BoundedMap<string, true>(10_000);
+  /** The ids the listing and the feed must not show (ghosts, deletes of ours on their way or just delivered). */
+  readonly withheld = new Withheld();
   /**
    * Called after a change no program here made: a note shows bytes it did not write (a remote
    * edit), or a path shows another note than before (created, renamed or moved elsewhere).
@@ -123,7 +115,7 @@ export class Tree extends NodeTree {
       add(dir.parent, dir);
     }
     for (const f of files) {
-      if (this.ghosted.has(f.id)) continue;
+      if (this.withheld.isGhost(f.id)) continue;
       const parent = this.dirs.get(f.folderId ?? "") ?? this.shared.orphanParent(f);
       if (parent.id === f.folderId) f.folderId = parent.id; // one copy of the folder's id
       const node: FileNode = {
@@ -166,8 +158,7 @@ export class Tree extends NodeTree {
     let node = this.files.get(remote.id);
     const placed = this.placement(remote, node);
     const meta = this.records.keep(placed.meta);
-    if (this.ghosted.has(meta.id) || this.deleting.has(meta.id) || this.deletedHere.has(meta.id))
-      return undefined;
+    if (this.withheld.hides(meta.id)) return undefined;
     const parent = placed.parent ?? this.dirs.get(meta.folderId ?? "") ?? this.shared.orphanParent(meta);
     if (!node) {
       node = {
@@ -246,7 +237,7 @@ export class Tree extends NodeTree {
 
   upsertFolder(meta: TxtFolder): DirNode | undefined {
     this.sawChange(meta.updatedAt);
-    if (this.deleting.has(meta.id)) return undefined;
+    if (this.withheld.isDeleting(meta.id)) return undefined;
     const parent = this.dirs.get(meta.parentFolderId ?? "") ?? this.shared.orphanParent(meta);
     let dir = this.dirs.get(meta.id);
     if (!dir) {

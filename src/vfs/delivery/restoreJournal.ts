@@ -45,7 +45,7 @@ export function restoreJournal(
     }
     if (entry.delete) {
       // Deleted here before the restart: gone from the tree until the service agrees.
-      c.tree.deleting.add(entry.fileId!);
+      c.tree.withheld.deleteStarted(entry.fileId!);
       const gone = entry.delete === "file" ? c.tree.files.get(entry.fileId!) : c.tree.dirs.get(entry.fileId!);
       if (gone?.parent) touched.add(gone.parent);
       if (entry.delete === "file") c.tree.removeFile(entry.fileId!);

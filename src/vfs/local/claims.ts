@@ -82,14 +82,14 @@ export class Claims {
       if (entry?.delete !== "file" || this.delivery.onItsWay(claim.id)) return undefined; // it went
       this.dropTombstone(claim.id);
       await this.c.journal.done(entry);
-      this.c.tree.deleting.delete(claim.id);
+      this.c.tree.withheld.deleteEnded(claim.id, false);
       return claim;
     }
     // A note renamed to a name that is not a note's and moved to another folder since (`mv a.md
     // old/a.bak`) is still under this name on the service: it continues, or the service would hold
     // two notes of this name here.
     if (dir.id === null && dir !== this.c.tree.root) return undefined; // not a folder of the service
-    if (this.c.tree.ghosted.size === 0) return undefined; // (no file stands for a note: no walk)
+    if (!this.c.tree.withheld.anyGhost) return undefined; // (no file stands for a note: no walk)
     for (const local of this.c.tree.locals) {
       const ghost = local.ghostOf;
       if (ghost?.name === name && ghost.meta && this.inFolder(ghost, dir)) return this.takeGhost(local);
@@ -197,14 +197,15 @@ export class Claims {
       await this.follow(local); // moved or renamed meanwhile: the note goes there too
       return;
     }
-    this.c.tree.deleting.add(meta.id); // its feed record must not show it meanwhile
+    this.c.tree.withheld.deleteStarted(meta.id); // its feed record must not show it meanwhile
+    let delivered = false;
     try {
       await this.c.client.deleteFile(meta.id, meta.etag);
-      this.c.tree.deletedHere.set(meta.id, true);
+      delivered = true;
     } catch (err) {
       this.c.log.warn({ err, id: meta.id }, "a note made for a file removed since stays on the service");
     } finally {
-      this.c.tree.deleting.delete(meta.id);
+      this.c.tree.withheld.deleteEnded(meta.id, delivered && "note");
     }
   }
 
@@ -307,7 +308,7 @@ export class Claims {
     if (claim) {
       node.ghostOf = { ...claim, shownAs: node.name, pendingMeta: undefined };
       if (claim.pendingMeta) node.pendingMeta = { ...claim.pendingMeta, ...node.pendingMeta };
-      this.c.tree.ghosted.add(claim.id);
+      this.c.tree.withheld.ghostMade(claim.id);
     }
     this.c.localNodes.save();
     this.c.log.warn({ path: this.c.tree.pathOf(node), why }, "kept as a local-only file");

@@ -116,7 +116,7 @@ export class Creates {
     this.c.tree.addChild(dir, node);
     if (claim) {
       this.c.notes.of(node).continuesClaim();
-      this.c.tree.ghosted.delete(claim.id);
+      this.c.tree.withheld.ghostGone(claim.id);
       this.c.tree.files.set(claim.id, node);
     }
     if (timesOf) this.attributes.attrsFrom(timesOf, node); // a local file going up keeps its mode and owner

@@ -88,7 +88,7 @@ export class Removals {
    * their names there.)
    */
   private async endRenamedAside(dir: DirNode): Promise<void> {
-    if (!dir.id || this.c.tree.ghosted.size === 0) return;
+    if (!dir.id || !this.c.tree.withheld.anyGhost) return;
     for (const local of [...this.c.tree.locals]) {
       const note = local.ghostOf;
       if (note?.meta?.folderId !== dir.id) continue;
@@ -151,7 +151,7 @@ export class Removals {
   }
 
   async deleteLater(kind: "file" | "folder", id: string, etag: string | null, path: string) {
-    this.c.tree.deleting.add(id);
+    this.c.tree.withheld.deleteStarted(id);
     const entry = { fileId: id, createKey: "", name: "", folderId: null, baseEtag: etag, path, delete: kind };
     await this.c.journal.put(entry, false);
     this.delivery.deliverSoon();
@@ -188,7 +188,7 @@ export class Removals {
       // If-Match: deleting a note that changed remotely since we saw it would lose that change.
       await this.c.client.deleteFile(id, etag);
       this.c.cache.delete(id);
-      this.c.tree.ghosted.delete(id);
+      this.c.tree.withheld.ghostGone(id);
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) return;
       throw toVfsError(err);

@@ -286,7 +286,7 @@ export class Renames {
         meta: src.meta ?? undefined,
       };
       local.pendingMeta = src.note?.pendingMeta;
-      this.c.tree.ghosted.add(src.id);
+      this.c.tree.withheld.ghostMade(src.id);
       this.c.tree.removeFile(src.id);
     } else {
       // Never sent (made by an open that has not saved it): nothing of it is on the service.
