@@ -5,7 +5,8 @@ import type { TxtFile } from "../lib/apiTypes.ts";
 import { type Base, baseOf } from "./base.ts";
 import { BoundedMap } from "./boundedMap.ts";
 import type { VfsCore } from "./core.ts";
-import { type FileNode, type NoteMeta, revisionOf } from "./tree.ts";
+import { revisionOf } from "./revisions.ts";
+import type { FileNode, NoteMeta } from "./tree.ts";
 
 /**
  * `note.md` -> `note.conflict-host-20261121T223000-k3f9q2.md`: the time says when, the random tail

@@ -152,7 +152,7 @@ export class ChangeFollower {
     this.tree.sawChange(change.changedAt); // a delete too: the root's mtime
     if (change.kind === "file") {
       if (change.deleted) {
-        this.tree.deletedHere.delete(change.id); // no earlier record of it comes after this one
+        this.tree.withheld.deleteSeen(change.id); // no earlier record of it comes after this one
         this.tree.remoteDelete(change.id);
         this.cache.delete(change.id);
       } else if (change.file) {

@@ -9,7 +9,7 @@
 //   open/                open files: the table (openFiles.ts), reads, writes and truncates,
 //                        saves at flush, fsync and close (saves.ts)
 //   kernelView.ts        what a kernel adapter needs beyond POSIX, to keep the kernel's caches right
-//   namespace.ts         create, mkdir, rmdir, unlink, rename
+//   namespace/           create and mkdir, unlink and rmdir, rename (a rename over a note is a save)
 //   delivery/            the journal (log on disk), its delivery in order and in bulk, replay
 //   conflicts.ts         keep-both copies; our own successive versions
 //   local/               local-only files, folders kept local, claims (identity kept across rewrites)
@@ -34,7 +34,10 @@ import { Claims } from "./local/claims.ts";
 import { isSpecial, type Owner, SpecialFiles } from "./local/specialFiles.ts";
 import { Attributes } from "./meta/attributes.ts";
 import { isNoteName } from "./names.ts";
-import { Namespace } from "./namespace.ts";
+import { Creates } from "./namespace/creates.ts";
+import { Removals } from "./namespace/removals.ts";
+import { Renames } from "./namespace/renames.ts";
+import { Replacements } from "./namespace/replacements.ts";
 import { OpenFiles } from "./open/openFiles.ts";
 import { Reads } from "./open/reads.ts";
 import { Saves } from "./open/saves.ts";
@@ -56,7 +59,10 @@ export class Vfs {
   private readonly reads: Reads;
   private readonly writes: Writes;
   private readonly saves: Saves;
-  private readonly namespace: Namespace;
+  private readonly creates: Creates;
+  private readonly removals: Removals;
+  private readonly renames: Renames;
+  private readonly claims: Claims;
   private readonly attributes: Attributes;
   private readonly control: ControlDir;
   private readonly special: SpecialFiles;
@@ -83,7 +89,7 @@ export class Vfs {
         created: (...args) => claims.created(...args),
         dropTombstone: (...args) => claims.dropTombstone(...args),
       },
-      namespace: { placeLocally: (...args) => namespace.placeLocally(...args) },
+      renames: { placeLocally: (...args) => renames.placeLocally(...args) },
     });
     const bodies: Bodies = new Bodies(c, delivery);
     const attributes: Attributes = new Attributes(c, {
@@ -97,25 +103,29 @@ export class Vfs {
       delivery,
       attributes,
       conflicts,
-      namespace: {
-        materialize: (...args) => namespace.materialize(...args),
-        newNote: (...args) => namespace.newNote(...args),
+      creates: {
+        materialize: (...args) => creates.materialize(...args),
+        newNote: (...args) => creates.newNote(...args),
       },
     });
     const openFiles = new OpenFiles(c, { attributes });
     const reads = new Reads(c, { attributes, bodies, openFiles });
     const saves: Saves = new Saves(c, { attributes, bodies, claims, delivery, openFiles, reads });
     const writes = new Writes(c, { attributes, bodies, openFiles, reads, saves });
-    const namespace: Namespace = new Namespace(c, {
+    const creates: Creates = new Creates(c, { attributes, claims, delivery, openFiles, writes });
+    const removals = new Removals(c, { attributes, claims, conflicts, delivery });
+    const replacements = new Replacements(c, { attributes, bodies, delivery, openFiles, removals, saves });
+    const renames: Renames = new Renames(c, {
+      attributes,
+      bodies,
+      claims,
+      conflicts,
+      creates,
+      delivery,
       openFiles,
       reads,
-      saves,
-      writes,
-      attributes,
-      claims,
-      delivery,
-      conflicts,
-      bodies,
+      removals,
+      replacements,
     });
     c.tree.onFolderTimes = (dir) => attributes.keepFolderAttrs(dir);
     this.c = c;
@@ -124,7 +134,10 @@ export class Vfs {
     this.reads = reads;
     this.writes = writes;
     this.saves = saves;
-    this.namespace = namespace;
+    this.creates = creates;
+    this.removals = removals;
+    this.renames = renames;
+    this.claims = claims;
     this.attributes = attributes;
     this.control = new ControlDir(c, { delivery, bodies });
     this.special = new SpecialFiles(c, { attributes, claims });
@@ -158,11 +171,11 @@ export class Vfs {
   async start(onProgress?: (message: string) => void): Promise<void> {
     const c = this.c;
     onProgress?.("listing the account...");
-    // Read in batches as it arrives, each record kept only in part (tree.keep): a listing of
+    // Read in batches as it arrives, each record kept only in part (tree.records.keep): a listing of
     // 100,000 notes is never held whole, as text nor parsed.
     const files: NoteMeta[] = [];
     const index = await c.client.flatIndexInBatches((batch) => {
-      for (const f of batch) files.push(c.tree.keep(f));
+      for (const f of batch) files.push(c.tree.records.keep(f));
     });
     for (const o of index.owners ?? []) c.tree.setOwner(o.id, o.email);
     c.access.learn(index.scopes);
@@ -185,6 +198,7 @@ export class Vfs {
     kept.sort((a, b) => Number(!a.dir) - Number(!b.dir) || a.path.length - b.path.length);
     for (const entry of kept) c.localNodes.restore(entry);
     this.attributes.restoreKept();
+    await this.claims.adoptKeptText();
     // From now on a change inside a folder moves its times (what was restored above is none).
     c.tree.followsFolderTimes = true;
     await c.pins.init();
@@ -435,7 +449,7 @@ export class Vfs {
   async create(path: string, mode: number, owner?: Owner): Promise<number> {
     if (ControlDir.owns(path)) throw new VfsError("EROFS");
     const made = this.c.tree.lookup(path) === undefined; // else it is opened and emptied: its mode stays
-    const fd = await this.namespace.create(path, mode);
+    const fd = await this.creates.create(path, mode);
     if (made) this.attributes.madeWith(path, mode, owner);
     return fd;
   }
@@ -445,21 +459,21 @@ export class Vfs {
   mkdir(path: string, mode = 0o755, owner?: Owner): Promise<void> {
     if (ControlDir.owns(path)) return this.control.mkdir(path);
     return this.durably(async () => {
-      await this.namespace.mkdir(path);
+      await this.creates.mkdir(path);
       this.attributes.madeWith(path, mode, owner);
     });
   }
   rmdir(path: string): Promise<void> {
     if (ControlDir.owns(path)) return this.control.rmdir(path);
-    return this.durably(() => this.namespace.rmdir(path));
+    return this.durably(() => this.removals.rmdir(path));
   }
   unlink(path: string): Promise<void> {
     if (ControlDir.owns(path)) return this.control.unlink(path);
-    return this.durably(() => this.namespace.unlink(path));
+    return this.durably(() => this.removals.unlink(path));
   }
   rename(from: string, to: string): Promise<void> {
     if (ControlDir.owns(from) || ControlDir.owns(to)) return Promise.reject(new VfsError("EPERM"));
-    return this.durably(() => this.namespace.rename(from, to));
+    return this.durably(() => this.renames.rename(from, to));
   }
 
   /** A synchronous step's outcome as a promise (its VfsError a rejection). */

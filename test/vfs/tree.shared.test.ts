@@ -1,7 +1,8 @@
 // The mount's `Shared with me/OWNER/` placement, in memory.
 import { describe, expect, it } from "vitest";
 import type { TxtFile, TxtFolder } from "../../src/lib/apiTypes.ts";
-import { SHARED_DIR, Tree } from "../../src/vfs/tree.ts";
+import { SHARED_DIR } from "../../src/vfs/sharedFolders.ts";
+import { Tree } from "../../src/vfs/tree.ts";
 
 const at = "2026-01-01T00:00:00.000Z";
 const file = (id: string, name: string, extra: Partial<TxtFile> = {}): TxtFile => ({

@@ -11,7 +11,8 @@ import type { VfsCore } from "../core.ts";
 import { isTransient } from "../errors.ts";
 import type { Attributes } from "../meta/attributes.ts";
 import { carries } from "../meta/xattrs.ts";
-import { type DirNode, revisionOf } from "../tree.ts";
+import { revisionOf } from "../revisions.ts";
+import type { DirNode } from "../tree.ts";
 import {
   BULK_ITEMS,
   type Bulk,
@@ -191,7 +192,7 @@ export class BulkDelivery {
         continue;
       }
       if (e.append) {
-        // Renamed since: the rename settles the appends first (namespace.ts), so not here.
+        // Renamed since: the rename settles the appends first (namespace/renames.ts), so not here.
         if (!e.move && e.content)
           items.push({
             key: Journal.keyOf(e),

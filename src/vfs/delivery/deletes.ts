@@ -51,9 +51,8 @@ export class Deletes {
     this.claims.dropTombstone(entry.fileId!);
     await this.c.journal.done(entry);
     this.c.times.delete(entry.fileId!);
-    this.c.tree.deleting.delete(entry.fileId!);
-    if (entry.delete === "file") this.c.tree.deletedHere.set(entry.fileId!, true);
-    this.c.tree.ghosted.delete(entry.fileId!);
+    this.c.tree.withheld.deleteEnded(entry.fileId!, entry.delete === "file" ? "note" : "folder");
+    this.c.tree.withheld.ghostGone(entry.fileId!);
     this.delivery.logDelivered(entry.path, "delete delivered");
   }
 
@@ -63,8 +62,8 @@ export class Deletes {
     this.claims.dropTombstone(entry.fileId!);
     await this.c.journal.done(entry);
     const id = entry.fileId!;
-    this.c.tree.deleting.delete(id);
-    this.c.tree.ghosted.delete(id); // a renamed-away note shows again under its own name
+    this.c.tree.withheld.deleteEnded(id, false);
+    this.c.tree.withheld.ghostGone(id); // a renamed-away note shows again under its own name
     if (entry.delete === "file") await this.delivery.reloadNote(id);
     else {
       const folder = await this.c.client.readFolderWithBodies(id).catch(() => undefined);

@@ -14,8 +14,9 @@ import { fail, isTransient } from "../errors.ts";
 import type { Claims } from "../local/claims.ts";
 import type { Attributes } from "../meta/attributes.ts";
 import { unsentName } from "../names.ts";
-import type { Namespace } from "../namespace.ts";
-import { type FileNode, type Node, type PendingMeta, revisionOf } from "../tree.ts";
+import type { Renames } from "../namespace/renames.ts";
+import { revisionOf } from "../revisions.ts";
+import type { FileNode, Node, PendingMeta } from "../tree.ts";
 import { BulkDelivery } from "./bulkDelivery.ts";
 import { Deletes } from "./deletes.ts";
 import { dirKey, journalKey } from "./journalKeys.ts";
@@ -49,7 +50,7 @@ export interface DeliveryParts {
   attributes: Pick<Attributes, "keepFolderAttrs" | "rememberTimes" | "showRemoteVersion">;
   claims: Pick<Claims, "created" | "dropTombstone">;
   conflicts: Pick<Conflicts, "afterPreconditionFailed" | "ownSuccessor" | "replaced">;
-  namespace: Pick<Namespace, "placeLocally">;
+  renames: Pick<Renames, "placeLocally">;
 }
 
 /** What delivery uses of the mount's shared state. */
@@ -84,7 +85,7 @@ export class Delivery {
   private readonly attributes: DeliveryParts["attributes"];
   private readonly claims: DeliveryParts["claims"];
   private readonly conflicts: DeliveryParts["conflicts"];
-  private readonly namespace: DeliveryParts["namespace"];
+  private readonly renames: DeliveryParts["renames"];
   readonly c: DeliveryCore;
   /** Deletes made here, delivered (deletes.ts). */
   private readonly deletes: Deletes;
@@ -96,7 +97,7 @@ export class Delivery {
     this.attributes = parts.attributes;
     this.claims = parts.claims;
     this.conflicts = parts.conflicts;
-    this.namespace = parts.namespace;
+    this.renames = parts.renames;
     this.deletes = new Deletes(c, { claims: parts.claims, conflicts: parts.conflicts, delivery: this });
     this.bulk = new BulkDelivery(c, {
       attributes: parts.attributes,
@@ -703,7 +704,7 @@ export class Delivery {
 
   /** After a restart: show journalled writes in the tree right away (restoreJournal.ts), then deliver them. */
   restoreJournal(entries: JournalEntry[]): void {
-    restoreJournal(this.c, this.namespace, entries);
+    restoreJournal(this.c, this.renames, entries);
     if (entries.length) this.deliverSoon();
   }
 }

@@ -24,9 +24,45 @@ export function savedOver(older: Saved, newer: JournalEntry): Saved {
         ? older.append
         : newer.append,
     move: older.move || newer.move || undefined,
-    // The line begins where the older save's did (what was delivered), as `write` keeps the first base.
+    // The line begins where the older save's did (what was delivered), as `laidOver` keeps the first base.
     baseEtag: older.append ? newer.baseEtag : older.baseEtag,
     baseHash: older.append ? newer.baseHash : older.baseHash,
+  };
+}
+
+/**
+ * The entry a save makes over `previous`, the same note's entry still pending (none: a new line),
+ * at revision `rev` and place `seq` in line.
+ */
+export function laidOver(
+  entry: Saved,
+  previous: JournalEntry | undefined,
+  rev: number,
+  seq: number,
+): JournalEntry {
+  // A delete replaces whatever was pending for the note (a rename of a deleted note is moot), as
+  // a line of its own: an answer about a save sent before it never stands for it.
+  if (entry.delete) return { ...entry, seq, savedAt: new Date().toISOString(), rev, line: rev };
+  return {
+    ...entry,
+    // A rename keeps a pending body, a save keeps a pending rename; appends add up.
+    content:
+      entry.append && previous?.append
+        ? (previous.content ?? "") + (entry.content ?? "")
+        : (entry.content ?? previous?.content),
+    append: entry.content === undefined ? previous?.append : entry.append,
+    move: entry.move || previous?.move || undefined,
+    // Keep the first base: the remote never saw the saves in between. A whole body over
+    // appends still waiting supersedes them (it was written after them: `> note` after
+    // `>> note`, or built on them, open/reads.ts materialize) on the base it was given: the
+    // version they were going onto.
+    baseEtag: previous && !previous.append ? previous.baseEtag : entry.baseEtag,
+    baseHash: previous && !previous.append ? previous.baseHash : entry.baseHash,
+    seq,
+    savedAt: new Date().toISOString(),
+    rev,
+    line: previous && !previous.delete ? (previous.line ?? 0) : rev,
+    superseded: supersededBy(previous, entry),
   };
 }
 

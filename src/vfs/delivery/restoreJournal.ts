@@ -2,7 +2,7 @@
 // made here, notes deleted here (gone until the service agrees), renames at their new place, saves
 // with their bodies and sizes (Delivery.restoreJournal then delivers them).
 import type { VfsCore } from "../core.ts";
-import type { Namespace } from "../namespace.ts";
+import type { Renames } from "../namespace/renames.ts";
 import { provisionalFolder } from "../provisionalFolder.ts";
 import type { DirNode } from "../tree.ts";
 import { Journal, type JournalEntry } from "./journal.ts";
@@ -14,7 +14,7 @@ export type RestoreCore = Pick<
 
 export function restoreJournal(
   c: RestoreCore,
-  namespace: Pick<Namespace, "placeLocally">,
+  renames: Pick<Renames, "placeLocally">,
   entries: JournalEntry[],
 ): void {
   // Folders that lost an item or took one: named anew at the end. A note moved here onto the
@@ -45,7 +45,7 @@ export function restoreJournal(
     }
     if (entry.delete) {
       // Deleted here before the restart: gone from the tree until the service agrees.
-      c.tree.deleting.add(entry.fileId!);
+      c.tree.withheld.deleteStarted(entry.fileId!);
       const gone = entry.delete === "file" ? c.tree.files.get(entry.fileId!) : c.tree.dirs.get(entry.fileId!);
       if (gone?.parent) touched.add(gone.parent);
       if (entry.delete === "file") c.tree.removeFile(entry.fileId!);
@@ -55,7 +55,7 @@ export function restoreJournal(
     const node = c.nodeFor(entry);
     if (entry.move && node.id) {
       // Renamed here before the restart: shown at its new place until the service has it.
-      namespace.placeLocally(node, c.parentFor(entry), entry.name);
+      renames.placeLocally(node, c.parentFor(entry), entry.name);
       touched.add(node.parent);
     }
     if (entry.content === undefined) continue;

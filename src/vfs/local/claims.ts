@@ -10,23 +10,17 @@ import type { Delivery } from "../delivery/deliver.ts";
 import { journalKey } from "../delivery/journalKeys.ts";
 import { LocalHandle } from "../local/localFiles.ts";
 import type { Attributes } from "../meta/attributes.ts";
-import type { Namespace } from "../namespace.ts";
+import type { Creates } from "../namespace/creates.ts";
 import type { OpenNote } from "../openNote.ts";
-import {
-  type Claim,
-  type DirNode,
-  type FileNode,
-  type LocalNode,
-  type NoteMeta,
-  revisionOf,
-} from "../tree.ts";
+import { revisionOf } from "../revisions.ts";
+import type { Claim, DirNode, FileNode, LocalNode, NoteMeta } from "../tree.ts";
 
 /** The parts claims call: a claimed name becomes a note again through them. */
 export interface ClaimsParts {
   attributes: Pick<Attributes, "continued">;
   conflicts: Pick<Conflicts, "replaced">;
   delivery: Pick<Delivery, "drain" | "journalSave" | "onItsWay">;
-  namespace: Pick<Namespace, "materialize" | "newNote">;
+  creates: Pick<Creates, "materialize" | "newNote">;
 }
 
 /** What claims use of the mount's shared state. */
@@ -37,6 +31,7 @@ export type ClaimsCore = Pick<
   | "handles"
   | "isPending"
   | "journal"
+  | "keptLocal"
   | "local"
   | "log"
   | "notes"
@@ -48,7 +43,7 @@ export class Claims {
   private readonly attributes: ClaimsParts["attributes"];
   private readonly conflicts: ClaimsParts["conflicts"];
   private readonly delivery: ClaimsParts["delivery"];
-  private readonly namespace: ClaimsParts["namespace"];
+  private readonly creates: ClaimsParts["creates"];
   readonly c: ClaimsCore;
 
   constructor(c: ClaimsCore, parts: ClaimsParts) {
@@ -56,7 +51,7 @@ export class Claims {
     this.attributes = parts.attributes;
     this.conflicts = parts.conflicts;
     this.delivery = parts.delivery;
-    this.namespace = parts.namespace;
+    this.creates = parts.creates;
   }
 
   /** Notes deleted here whose delete is still in the journal, by folder and name (see Claim). */
@@ -87,14 +82,14 @@ export class Claims {
       if (entry?.delete !== "file" || this.delivery.onItsWay(claim.id)) return undefined; // it went
       this.dropTombstone(claim.id);
       await this.c.journal.done(entry);
-      this.c.tree.deleting.delete(claim.id);
+      this.c.tree.withheld.deleteEnded(claim.id, false);
       return claim;
     }
     // A note renamed to a name that is not a note's and moved to another folder since (`mv a.md
     // old/a.bak`) is still under this name on the service: it continues, or the service would hold
     // two notes of this name here.
     if (dir.id === null && dir !== this.c.tree.root) return undefined; // not a folder of the service
-    if (this.c.tree.ghosted.size === 0) return undefined; // (no file stands for a note: no walk)
+    if (!this.c.tree.withheld.anyGhost) return undefined; // (no file stands for a note: no walk)
     for (const local of this.c.tree.locals) {
       const ghost = local.ghostOf;
       if (ghost?.name === name && ghost.meta && this.inFolder(ghost, dir)) return this.takeGhost(local);
@@ -202,14 +197,15 @@ export class Claims {
       await this.follow(local); // moved or renamed meanwhile: the note goes there too
       return;
     }
-    this.c.tree.deleting.add(meta.id); // its feed record must not show it meanwhile
+    this.c.tree.withheld.deleteStarted(meta.id); // its feed record must not show it meanwhile
+    let delivered = false;
     try {
       await this.c.client.deleteFile(meta.id, meta.etag);
-      this.c.tree.deletedHere.set(meta.id, true);
+      delivered = true;
     } catch (err) {
       this.c.log.warn({ err, id: meta.id }, "a note made for a file removed since stays on the service");
     } finally {
-      this.c.tree.deleting.delete(meta.id);
+      this.c.tree.withheld.deleteEnded(meta.id, delivered && "note");
     }
   }
 
@@ -232,6 +228,20 @@ export class Claims {
   }
 
   /**
+   * At start: a note kept local whose bytes are text again goes up, as its last release would have
+   * sent it. close(2) returns at FLUSH, before the kernel sends RELEASE, so a kill -9 in between
+   * leaves the text here with nothing on its way; nothing open holds it now.
+   */
+  async adoptKeptText(): Promise<void> {
+    for (const local of [...this.c.tree.locals]) {
+      if (!local.ghostOf && !local.keptNote) continue;
+      if (local.link !== undefined || local.special !== undefined) continue;
+      if (local.parent.localOnly === "always" || this.c.keptLocal(local.parent, local.name)) continue;
+      if (isUtf8(this.c.local.read(local.blob))) await this.adoptLocal(local, local.ghostOf);
+    }
+  }
+
+  /**
    * A local file under a note name goes up as that note (write-behind, in order with everything
    * else), continuing `claim` if given. Content that is not valid UTF-8 cannot be a note: the file
    * stays local with exactly its bytes (and keeps the claim, for when it is text again).
@@ -244,9 +254,9 @@ export class Claims {
       this.keepLocal(src, claim, "not valid UTF-8");
       return;
     }
-    await this.namespace.materialize(dir);
+    await this.creates.materialize(dir);
     this.c.tree.detach(src);
-    const node = this.namespace.newNote(dir, src.name, claim, src);
+    const node = this.creates.newNote(dir, src.name, claim, src);
     this.attributes.continued(src, node);
     // A continued note takes this name and folder too (sent along with its content: newNote marks
     // it), and the context and tags set on the file (rsync -X).
@@ -298,7 +308,7 @@ export class Claims {
     if (claim) {
       node.ghostOf = { ...claim, shownAs: node.name, pendingMeta: undefined };
       if (claim.pendingMeta) node.pendingMeta = { ...claim.pendingMeta, ...node.pendingMeta };
-      this.c.tree.ghosted.add(claim.id);
+      this.c.tree.withheld.ghostMade(claim.id);
     }
     this.c.localNodes.save();
     this.c.log.warn({ path: this.c.tree.pathOf(node), why }, "kept as a local-only file");

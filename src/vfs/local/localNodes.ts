@@ -119,7 +119,7 @@ export class LocalNodes {
       uid: entry.uid,
       gid: entry.gid,
     };
-    if (entry.ghostOf) this.tree.ghosted.add(entry.ghostOf.id);
+    if (entry.ghostOf) this.tree.withheld.ghostMade(entry.ghostOf.id);
     this.tree.addChild(home, node);
     if (entry.link !== undefined || entry.special !== undefined) {
       node.link = entry.link;
