@@ -114,7 +114,8 @@ function readClass(
       let j = nameStart;
       while (b[j] !== undefined && b[j] !== CLOSE) j++;
       if (b[j] === undefined) throw unclosed();
-      if (j - nameStart < 1 || b[j - 1] !== COLON) set[OPEN] = true; // no `:]`: a plain `[`
+      if (j - nameStart < 1 || b[j - 1] !== COLON)
+        set[OPEN] = true; // no `:]`: a plain `[`
       else {
         const name = b.subarray(nameStart, j - 1).toString("latin1");
         const inClass = Object.hasOwn(CTYPE, name) ? CTYPE[name] : undefined;
