@@ -4,7 +4,10 @@
 // or in the middle anchors the pattern at the mount root (else it matches a name at any depth),
 // `!` re-includes, `#` starts a comment, `\` escapes. The last pattern that matches decides, and
 // what is inside an excluded folder stays excluded (as in git: a file cannot be re-included then).
+// Matching is on UTF-8 bytes, as git's wildmatch: `?` and a class match one byte, so `?` is not
+// `é` (two bytes) and `[é]` is the class of its two bytes (globBytes.ts).
 // Pure: parsing and matching only; who reads `.txtfsignore` is mountExcludes.ts.
+import { asByteString, globBytesRegex } from "./globBytes.ts";
 
 /** One pattern, compiled. */
 export interface ExcludeRule {
@@ -14,7 +17,8 @@ export interface ExcludeRule {
   dirOnly: boolean;
   /** Matched against the whole path from the mount root, or against one name. */
   anchored: boolean;
-  regex: RegExp;
+  /** Whether the pattern matches `subject` (a path or a name), byte for byte as git's wildmatch. */
+  matches(subject: string): boolean;
 }
 
 export class ExcludePatternError extends Error {
@@ -67,12 +71,13 @@ export function parseExclude(written: string): ExcludeRule {
   if (p.startsWith("/")) p = p.slice(1);
   if (p.split("/").some((part) => part === ""))
     throw new ExcludePatternError(written, "an empty folder name (//)");
+  const regex = globBytesRegex(p, (why) => new ExcludePatternError(written, why));
   return {
     pattern: negated ? written.slice(1) : written,
     negated,
     dirOnly,
     anchored,
-    regex: new RegExp(`^${globToRegex(p, written)}$`, "su"),
+    matches: (subject) => regex.test(asByteString(subject)),
   };
 }
 
@@ -88,82 +93,13 @@ function trimTrailingSpaces(text: string): string {
   return text.slice(0, end);
 }
 
-// Characters a regex reads as syntax, escaped (in a class, `-` too).
-const escapeChar = (c: string) => c.replace(/[.*+?^${}()|[\]\\/]/gu, "\\$&");
-const escapeInClass = (c: string) => c.replace(/[\\\]^[/-]/gu, "\\$&");
-
-/** The body of a regex for a glob whose `/`s separate folders. */
-function globToRegex(glob: string, written: string): string {
-  const chars = [...glob];
-  let out = "";
-  for (let i = 0; i < chars.length; i++) {
-    const c = chars[i]!;
-    if (c === "\\") {
-      const next = chars[++i];
-      if (next === undefined) throw new ExcludePatternError(written, "it ends with a lone \\");
-      out += escapeChar(next);
-    } else if (c === "*") {
-      const atStart = i === 0 || chars[i - 1] === "/";
-      let j = i;
-      while (chars[j + 1] === "*") j++;
-      const double = j > i;
-      const atEnd = j === chars.length - 1 || chars[j + 1] === "/";
-      if (double && atStart && atEnd) {
-        // `**` as a whole folder name: any number of folders, none included.
-        if (j === chars.length - 1) out += ".*";
-        else {
-          out += "(?:[^/]*/)*";
-          j++; // the `/` after it is part of what it matches
-        }
-      } else out += "[^/]*"; // other runs of `*` are one `*`, as in git
-      i = j;
-    } else if (c === "?") out += "[^/]";
-    else if (c === "[") {
-      const end = classEnd(chars, i);
-      if (end < 0) throw new ExcludePatternError(written, "a [ without its ]");
-      out += classToRegex(chars.slice(i + 1, end));
-      i = end;
-    } else out += escapeChar(c);
-  }
-  return out;
-}
-
-/** The index of the `]` closing the class opened at `start`, or -1. */
-function classEnd(chars: string[], start: number): number {
-  let i = start + 1;
-  if (chars[i] === "!" || chars[i] === "^") i++;
-  if (chars[i] === "]") i++; // a `]` first is a member
-  for (; i < chars.length; i++) {
-    if (chars[i] === "\\") i++;
-    else if (chars[i] === "]") return i;
-  }
-  return -1;
-}
-
-function classToRegex(body: string[]): string {
-  let i = 0;
-  let out = "[";
-  if (body[0] === "!" || body[0] === "^") {
-    out += "^/";
-    i = 1;
-  }
-  const first = i;
-  for (; i < body.length; i++) {
-    const c = body[i]!;
-    if (c === "\\" && i + 1 < body.length) out += escapeInClass(body[++i]!);
-    else if (c === "-" && i > first && i < body.length - 1) out += "-";
-    else out += escapeInClass(c);
-  }
-  return `${out}]`;
-}
-
 /** Which rule decides about one path (the last that matches it), if any. */
 function decidingRule(rules: readonly ExcludeRule[], path: string, isDir: boolean): ExcludeRule | undefined {
   const name = path.slice(path.lastIndexOf("/") + 1);
   for (let i = rules.length - 1; i >= 0; i--) {
     const r = rules[i]!;
     if (r.dirOnly && !isDir) continue;
-    if (r.regex.test(r.anchored ? path : name)) return r;
+    if (r.matches(r.anchored ? path : name)) return r;
   }
   return undefined;
 }
