@@ -16,11 +16,25 @@ const base = mkdtempSync("/var/tmp/txtfs-install-");
 const clone = join(base, "clone");
 // A user's shell: the system's Node (older than 22.13 on this machine) first on PATH.
 const SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
+const NETWORK_ENV = [
+  "NODE_EXTRA_CA_CERTS",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "npm_config_cafile",
+  "https_proxy",
+  "HTTPS_PROXY",
+  "http_proxy",
+  "HTTP_PROXY",
+  "no_proxy",
+  "NO_PROXY",
+];
 const userEnv = (extra: NodeJS.ProcessEnv = {}) => ({
   PATH: SYSTEM_PATH,
   HOME: base,
   // npm's cache of this machine (the packages come from the registry through it).
   npm_config_cache: process.env.npm_config_cache ?? join(homedir(), ".npm"),
+  // How this machine reaches the registry (its certificates, its proxy), as a user's shell has it.
+  ...Object.fromEntries(NETWORK_ENV.flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : []))),
   TXTFS_CONFIG: join(base, "config"),
   TXTFS_CACHE: join(base, "cache"),
   TXTFS_DATA: join(base, "data"),
