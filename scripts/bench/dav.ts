@@ -8,6 +8,7 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
+  argValue,
   cleanEnv,
   cleanUpOnStop,
   fmtMs,
@@ -18,10 +19,7 @@ import {
   startChild,
 } from "./lib.ts";
 
-const arg = (name: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i < 0 ? undefined : process.argv[i + 1];
-};
+const arg = argValue;
 const NOTES = numberOption("notes", arg("notes"), 1000, 10, true);
 const PUTS = numberOption("puts", arg("puts"), 500, 10, true);
 const REPS = numberOption("reps", arg("reps"), 5, 1, true);

@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import {
+  argValue,
   cleanEnv,
   cleanUpOnStop,
   fmtMs,
@@ -17,10 +18,7 @@ import {
   startChild,
 } from "./lib.ts";
 
-const arg = (name: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i < 0 ? undefined : process.argv[i + 1];
-};
+const arg = argValue;
 const SMALL = numberOption("small", arg("small"), 100, 1, true);
 const BIG = numberOption("big", arg("big"), 5000, 2, true);
 const REPS = numberOption("reps", arg("reps"), 30, 3, true);

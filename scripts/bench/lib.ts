@@ -334,6 +334,12 @@ export function machineInfo(): MachineInfo {
   };
 }
 
+/** The value after `--NAME` on the command line, if given. */
+export function argValue(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? undefined : process.argv[i + 1];
+}
+
 /** A numeric command-line option: the fallback when absent, a clear error when malformed. */
 export function numberOption(
   name: string,
