@@ -1,6 +1,7 @@
 // The nodes of the in-memory namespace (tree.ts): notes, local-only files and folders, and the
 // claims a note leaves behind under a name. Only types: what each field means is said here once.
 import type { TxtFile, TxtFolder } from "../lib/apiTypes.ts";
+import type { AttachmentBinding } from "./attachments/binding.ts";
 import type { Note } from "./note.ts";
 
 /** What the mount keeps of a note's record: all but its URLs (`endpoint`, `raw`), never read here. */
@@ -62,6 +63,8 @@ export interface LocalNode {
    * (namespace/replacements.ts), as one the service had would not.
    */
   keptNote?: true;
+  /** An attachment: a file that is not a note, on the service too (attachments/binding.ts). */
+  attachment?: AttachmentBinding;
 }
 
 /**

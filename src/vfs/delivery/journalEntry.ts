@@ -24,6 +24,7 @@ export function savedOver(older: Saved, newer: JournalEntry): Saved {
         ? older.append
         : newer.append,
     move: older.move || newer.move || undefined,
+    blob: newer.blob ?? older.blob,
     // The line begins where the older save's did (what was delivered), as `laidOver` keeps the first base.
     baseEtag: older.append ? newer.baseEtag : older.baseEtag,
     baseHash: older.append ? newer.baseHash : older.baseHash,
@@ -52,6 +53,8 @@ export function laidOver(
         : (entry.content ?? previous?.content),
     append: entry.content === undefined ? previous?.append : entry.append,
     move: entry.move || previous?.move || undefined,
+    // An attachment's bytes: the newest snapshot, or the one a rename leaves waiting.
+    blob: entry.blob ?? previous?.blob,
     // Keep the first base: the remote never saw the saves in between. A whole body over
     // appends still waiting supersedes them (it was written after them: `> note` after
     // `>> note`, or built on them, open/reads.ts materialize) on the base it was given: the
@@ -92,6 +95,13 @@ export interface JournalEntry {
   append?: true;
   /** The note was renamed or moved here: `name` and `folderId` are to be sent too. */
   move?: boolean;
+  /**
+   * An attachment's entry (attachments/), not a note's: its bytes are in the snapshot `blob` names
+   * (never in `content`), and it goes on its own, never in bulk.
+   */
+  attachment?: true;
+  /** The SHA-256 of the attachment's bytes to save: the name of their snapshot (attachmentBytes.ts). */
+  blob?: string;
   /** The note (or folder) was deleted here: that is all there is to send. */
   delete?: "file" | "folder";
   /** A folder made here (mkdir): `name` in `folderId` (or in the pending folder `parentKey`). */

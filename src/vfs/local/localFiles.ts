@@ -40,6 +40,8 @@ export interface ManifestEntry {
   rdev?: LocalNode["rdev"];
   uid?: number;
   gid?: number;
+  /** An attachment's file: which one it is, and the version its bytes build on. */
+  attachment?: LocalNode["attachment"];
   /** A local folder (see localDirs.ts), not a file: its kind. */
   dir?: "until-note" | "always";
 }

@@ -47,8 +47,10 @@ export class LocalNodes {
       gid: dir.gid,
       dir: dir.localOnly,
     }));
+    // An attachment only listed (its bytes never read here) comes from the listing again.
+    const kept = [...this.tree.locals].filter((node) => !node.attachment?.remoteOnly);
     return dirs.concat(
-      [...this.tree.locals].map((node) => ({
+      kept.map((node) => ({
         path: this.tree.pathOf(node),
         blob: node.blob,
         mode: node.mode,
@@ -62,6 +64,7 @@ export class LocalNodes {
         rdev: node.rdev,
         uid: node.uid,
         gid: node.gid,
+        attachment: node.attachment,
       })),
     );
   }
@@ -118,6 +121,7 @@ export class LocalNodes {
       keptNote: entry.keptNote,
       uid: entry.uid,
       gid: entry.gid,
+      attachment: entry.attachment,
     };
     if (entry.ghostOf) this.tree.withheld.ghostMade(entry.ghostOf.id);
     this.tree.addChild(home, node);

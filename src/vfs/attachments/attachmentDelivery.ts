@@ -1,0 +1,186 @@
+// An attachment's journal entry, to the service on its own, in journal order: a create (its
+// Idempotency-Key: the create's key), new bytes (If-Match the version they build on), a rename or
+// move, a delete (If-Match). A 412 keeps both: ours goes up as a conflict copy beside it. A refusal
+// for good (a limit, a name the service holds for a note) leaves the file here, said in `txtfs
+// status` and `sync`, as a refused note save is.
+import { randomUUID } from "node:crypto";
+import { ApiError } from "../../client/api.ts";
+import type { TxtAttachment } from "../../lib/apiTypes.ts";
+import { conflictName } from "../conflicts.ts";
+import type { VfsCore } from "../core.ts";
+import type { JournalEntry } from "../delivery/journal.ts";
+import { isTransient } from "../errors.ts";
+import type { LocalNode } from "../tree.ts";
+import type { AttachmentBytes } from "./attachmentBytes.ts";
+import type { AttachmentPlaces } from "./attachmentPlaces.ts";
+import type { AttachmentSaves } from "./attachmentSaves.ts";
+import { boundTo } from "./binding.ts";
+
+export type AttachmentDeliveryCore = Pick<
+  VfsCore,
+  "client" | "conflictCopies" | "handles" | "journal" | "localNodes" | "log" | "pendingDirs" | "reports" | "tree"
+>;
+
+/** Done with: `true`; the service could not be reached (try again later): `false`. */
+type Sent = boolean;
+
+export class AttachmentDelivery {
+  private readonly c: AttachmentDeliveryCore;
+  private readonly places: AttachmentPlaces;
+  private readonly bytes: AttachmentBytes;
+  private readonly saves: AttachmentSaves;
+
+  constructor(c: AttachmentDeliveryCore, places: AttachmentPlaces, bytes: AttachmentBytes, saves: AttachmentSaves) {
+    this.c = c;
+    this.places = places;
+    this.bytes = bytes;
+    this.saves = saves;
+  }
+
+  async send(entry: JournalEntry): Promise<Sent> {
+    // Its folder, made here, goes first (its entry is earlier in line; then `rebind` fills in its id).
+    if (entry.parentKey && this.c.journal.get(entry.parentKey)) return true;
+    try {
+      if (entry.delete) await this.sendDelete(entry);
+      else await this.sendSave(entry);
+      return true;
+    } catch (err) {
+      if (isTransient(err)) return false;
+      await this.refused(entry, err as Error);
+      return true;
+    }
+  }
+
+  private async sendDelete(entry: JournalEntry): Promise<void> {
+    const id = entry.fileId;
+    if (id) {
+      try {
+        await this.c.client.attachments.delete(id, entry.baseEtag ?? undefined);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        if (err.status === 412) {
+          // Changed elsewhere since it was read here: the delete is undone, the new version shows.
+          this.c.log.warn({ path: entry.path }, "an attachment removed here was changed elsewhere: it stays");
+          this.places.deleting.delete(id);
+          const record = await this.c.client.attachments.get(id);
+          if (record) this.places.apply(record);
+        } else if (err.status !== 404) throw err;
+      }
+      this.places.deleting.delete(id);
+    }
+    await this.c.journal.done(entry);
+  }
+
+  private async sendSave(entry: JournalEntry): Promise<void> {
+    const node = this.places.nodeOf(entry);
+    if (!node) return this.c.journal.done(entry); // unbound since: its delete is a newer entry
+    const folderId = entry.folderId;
+    let record: TxtAttachment | undefined;
+    if (!entry.fileId) {
+      const bytes = await this.read(entry.blob!);
+      record = await this.c.client.attachments.create(entry.name, folderId, bytes, {
+        idempotencyKey: entry.createKey,
+      });
+      this.places.created(node, record);
+    } else {
+      try {
+        if (entry.blob)
+          record = await this.c.client.attachments.replace(entry.fileId, await this.read(entry.blob), {
+            ifMatch: entry.baseEtag ?? undefined,
+          });
+        if (entry.move) record = await this.c.client.attachments.update(entry.fileId, { name: entry.name, folderId });
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 412) return this.conflict(entry, node);
+        if (err instanceof ApiError && err.status === 404) return this.createdAgain(entry, node);
+        throw err;
+      }
+      if (record && node.attachment?.id === record.id) boundTo(node.attachment, record);
+    }
+    await this.c.journal.done(entry, record);
+    await this.saves.release(entry.blob ?? "");
+    this.c.localNodes.save();
+  }
+
+  /** The bytes of a snapshot, read whole (held while read: a newer save never drops it under us). */
+  private async read(hash: string): Promise<Buffer> {
+    this.saves.reading.add(hash);
+    try {
+      return await this.bytes.read(hash);
+    } finally {
+      this.saves.reading.delete(hash);
+    }
+  }
+
+  /**
+   * Changed elsewhere since the version our bytes build on: ours goes up beside it as a conflict
+   * copy (both kept), and the file shows the other version once nothing of ours waits for it.
+   */
+  private async conflict(entry: JournalEntry, node: LocalNode): Promise<void> {
+    const b = node.attachment!;
+    if (entry.blob) {
+      const copy = await this.c.client.attachments.create(
+        conflictName(entry.name),
+        entry.folderId,
+        await this.read(entry.blob),
+        { idempotencyKey: `${entry.fileId}-${entry.rev}-conflict` },
+      );
+      this.places.apply(copy);
+      this.c.conflictCopies.push(this.c.tree.pathOf(node).replace(/[^/]*$/, copy.name));
+      this.c.log.warn({ path: entry.path, keptAs: copy.name }, "changed elsewhere too: ours is kept as a conflict copy");
+    }
+    if (entry.move) await this.c.client.attachments.update(entry.fileId!, { name: entry.name, folderId: entry.folderId });
+    await this.c.journal.done(entry);
+    await this.saves.release(entry.blob ?? "");
+    const writing = [...this.c.handles.values()].some((h) => h.kind === "local" && h.node === node);
+    const remote = await this.c.client.attachments.get(b.id!);
+    // A save made since, or one to come from a program still writing, builds on our version: it
+    // meets the other one too (another copy), never overwrites it.
+    if (!remote || writing || this.c.journal.get(entry.fileId!)) return;
+    b.revision = 0;
+    b.hash = null; // so the record is applied: the bytes here are ours, kept in the copy
+    this.places.apply(remote);
+  }
+
+  /**
+   * Removed elsewhere before our save went: our bytes create it again (a new id). A rename alone
+   * of one whose bytes were never read here: the removal stands.
+   */
+  private async createdAgain(entry: JournalEntry, node: LocalNode): Promise<void> {
+    const b = node.attachment!;
+    this.places.byId.delete(b.id!);
+    if (b.remoteOnly) {
+      this.c.log.info({ path: entry.path }, "renamed here and removed elsewhere: the removal stands");
+      this.places.forget(node);
+      return this.c.journal.done(entry);
+    }
+    this.c.log.warn({ path: entry.path }, "an attachment saved here was removed elsewhere: created again");
+    b.id = null;
+    b.etag = b.hash = null;
+    b.createKey = randomUUID();
+    this.places.pendingCreates.set(b.createKey, node);
+    const blob = entry.blob ?? (await this.bytes.snapshot(node.blob)).hash;
+    // The new line first, then the old one goes: the journal never lacks this save.
+    await this.c.journal.put(
+      { ...entry, blob, fileId: null, createKey: b.createKey, move: undefined, baseEtag: null, baseHash: null },
+      false,
+    );
+    await this.c.journal.done(entry);
+  }
+
+  /** Refused for good: the file stays on this machine only, and that is said. */
+  private async refused(entry: JournalEntry, err: Error): Promise<void> {
+    const node = this.places.nodeOf(entry);
+    if (node) {
+      const b = node.attachment!;
+      if (b.id) this.places.byId.delete(b.id);
+      this.places.pendingCreates.delete(b.createKey);
+      node.attachment = undefined;
+    }
+    const keptAs = node ? this.c.tree.pathOf(node) : undefined;
+    this.c.log.error({ err, path: entry.path, keptAs }, "the service refused an attachment; it stays on this machine");
+    this.c.reports.saveRefused({ path: entry.path, reason: err.message, keptAs, at: new Date().toISOString() });
+    await this.c.journal.done(entry);
+    await this.saves.release(entry.blob ?? "");
+    this.c.localNodes.save();
+  }
+}
