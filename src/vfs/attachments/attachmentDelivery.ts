@@ -18,7 +18,15 @@ import { boundTo } from "./binding.ts";
 
 export type AttachmentDeliveryCore = Pick<
   VfsCore,
-  "client" | "conflictCopies" | "handles" | "journal" | "localNodes" | "log" | "pendingDirs" | "reports" | "tree"
+  | "client"
+  | "conflictCopies"
+  | "handles"
+  | "journal"
+  | "localNodes"
+  | "log"
+  | "pendingDirs"
+  | "reports"
+  | "tree"
 >;
 
 /** Done with: `true`; the service could not be reached (try again later): `false`. */
@@ -30,7 +38,12 @@ export class AttachmentDelivery {
   private readonly bytes: AttachmentBytes;
   private readonly saves: AttachmentSaves;
 
-  constructor(c: AttachmentDeliveryCore, places: AttachmentPlaces, bytes: AttachmentBytes, saves: AttachmentSaves) {
+  constructor(
+    c: AttachmentDeliveryCore,
+    places: AttachmentPlaces,
+    bytes: AttachmentBytes,
+    saves: AttachmentSaves,
+  ) {
     this.c = c;
     this.places = places;
     this.bytes = bytes;
@@ -88,7 +101,8 @@ export class AttachmentDelivery {
           record = await this.c.client.attachments.replace(entry.fileId, await this.read(entry.blob), {
             ifMatch: entry.baseEtag ?? undefined,
           });
-        if (entry.move) record = await this.c.client.attachments.update(entry.fileId, { name: entry.name, folderId });
+        if (entry.move)
+          record = await this.c.client.attachments.update(entry.fileId, { name: entry.name, folderId });
       } catch (err) {
         if (err instanceof ApiError && err.status === 412) return this.conflict(entry, node);
         if (err instanceof ApiError && err.status === 404) return this.createdAgain(entry, node);
@@ -126,9 +140,13 @@ export class AttachmentDelivery {
       );
       this.places.apply(copy);
       this.c.conflictCopies.push(this.c.tree.pathOf(node).replace(/[^/]*$/, copy.name));
-      this.c.log.warn({ path: entry.path, keptAs: copy.name }, "changed elsewhere too: ours is kept as a conflict copy");
+      this.c.log.warn(
+        { path: entry.path, keptAs: copy.name },
+        "changed elsewhere too: ours is kept as a conflict copy",
+      );
     }
-    if (entry.move) await this.c.client.attachments.update(entry.fileId!, { name: entry.name, folderId: entry.folderId });
+    if (entry.move)
+      await this.c.client.attachments.update(entry.fileId!, { name: entry.name, folderId: entry.folderId });
     await this.c.journal.done(entry);
     await this.saves.release(entry.blob ?? "");
     const writing = [...this.c.handles.values()].some((h) => h.kind === "local" && h.node === node);
@@ -161,7 +179,15 @@ export class AttachmentDelivery {
     const blob = entry.blob ?? (await this.bytes.snapshot(node.blob)).hash;
     // The new line first, then the old one goes: the journal never lacks this save.
     await this.c.journal.put(
-      { ...entry, blob, fileId: null, createKey: b.createKey, move: undefined, baseEtag: null, baseHash: null },
+      {
+        ...entry,
+        blob,
+        fileId: null,
+        createKey: b.createKey,
+        move: undefined,
+        baseEtag: null,
+        baseHash: null,
+      },
       false,
     );
     await this.c.journal.done(entry);
@@ -177,8 +203,16 @@ export class AttachmentDelivery {
       node.attachment = undefined;
     }
     const keptAs = node ? this.c.tree.pathOf(node) : undefined;
-    this.c.log.error({ err, path: entry.path, keptAs }, "the service refused an attachment; it stays on this machine");
-    this.c.reports.saveRefused({ path: entry.path, reason: err.message, keptAs, at: new Date().toISOString() });
+    this.c.log.error(
+      { err, path: entry.path, keptAs },
+      "the service refused an attachment; it stays on this machine",
+    );
+    this.c.reports.saveRefused({
+      path: entry.path,
+      reason: err.message,
+      keptAs,
+      at: new Date().toISOString(),
+    });
     await this.c.journal.done(entry);
     await this.saves.release(entry.blob ?? "");
     this.c.localNodes.save();

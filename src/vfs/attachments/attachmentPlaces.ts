@@ -70,7 +70,10 @@ export class AttachmentPlaces {
   apply(record: TxtAttachment): void {
     if (this.deleting.has(record.id)) return;
     const node = this.byId.get(record.id);
-    if (!node) return this.add(record);
+    if (!node) {
+      this.add(record);
+      return;
+    }
     const b = node.attachment!;
     if (record.revision <= b.revision || this.waits(node, b)) return;
     const tree = this.d.tree;
@@ -99,7 +102,11 @@ export class AttachmentPlaces {
     const taken = parent.children.get(record.name);
     if (taken) {
       if (taken.kind === "local" && taken.attachment?.id === null) this.held.set(record.id, record);
-      else this.d.log.warn({ name: record.name }, "an attachment's name is taken here: not shown until it is free");
+      else
+        this.d.log.warn(
+          { name: record.name },
+          "an attachment's name is taken here: not shown until it is free",
+        );
       return;
     }
     const node: LocalNode = {

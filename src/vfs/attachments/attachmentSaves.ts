@@ -48,7 +48,8 @@ export class AttachmentSaves {
    * a note left under another name (a ghost, or bytes that are not UTF-8: kept here as before).
    */
   eligible(node: LocalNode): boolean {
-    if (!this.supported || node.link !== undefined || node.special || node.ghostOf || node.keptNote) return false;
+    if (!this.supported || node.link !== undefined || node.special || node.ghostOf || node.keptNote)
+      return false;
     if (isNoteName(node.name) || !this.c.tree.locals.has(node)) return false;
     const dir = node.parent;
     if (dir.localOnly) return false;
@@ -70,13 +71,25 @@ export class AttachmentSaves {
 
   private async save(node: LocalNode): Promise<void> {
     if (!this.eligible(node) || node.attachment?.remoteOnly) return;
-    const b = (node.attachment ??= newBinding());
+    if (!node.attachment) {
+      node.attachment = newBinding();
+      // Recorded before its entry: a kill -9 between the two finds a bound file with nothing in
+      // the journal, which the next start saves again (never the reverse: an entry for no file).
+      this.c.localNodes.save();
+      this.c.localNodes.flush();
+    }
+    const b = node.attachment;
     if (!b.id) this.places.pendingCreates.set(b.createKey, node);
     const { hash } = await this.bytes.snapshot(node.blob);
     // Renamed away, removed or unbound while the bytes were copied (note.ts: the rule for await).
     const key = attachmentKey(b);
     const pending = this.c.journal.get(key);
-    if (node.attachment !== b || !this.eligible(node) || (!pending && b.hash === hash) || pending?.blob === hash) {
+    if (
+      node.attachment !== b ||
+      !this.eligible(node) ||
+      (!pending && b.hash === hash) ||
+      pending?.blob === hash
+    ) {
       await this.release(hash);
       return;
     }
@@ -113,7 +126,10 @@ export class AttachmentSaves {
       return;
     }
     if (!this.eligible(node)) return this.unbind(node);
-    await this.c.journal.put({ ...this.entryOf(node, b), move: true, baseEtag: b.etag, baseHash: b.hash }, false);
+    await this.c.journal.put(
+      { ...this.entryOf(node, b), move: true, baseEtag: b.etag, baseHash: b.hash },
+      false,
+    );
     this.c.localNodes.save();
     this.delivery.deliverSoon();
   }

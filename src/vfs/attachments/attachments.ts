@@ -102,7 +102,13 @@ export class Attachments {
       const lb = listed.attachment!;
       if (waits || lb.hash === b.hash) {
         listed.blob = entry.blob;
-        listed.attachment = { ...lb, etag: b.etag, hash: b.hash, revision: b.revision, remoteOnly: undefined };
+        listed.attachment = {
+          ...lb,
+          etag: b.etag,
+          hash: b.hash,
+          revision: b.revision,
+          remoteOnly: undefined,
+        };
         listed.mode = entry.mode;
         listed.mtimeMs = entry.mtimeMs;
         listed.atimeMs = entry.atimeMs;
