@@ -304,10 +304,12 @@ export class TxtfsClient {
     };
   }
 
-  changes(cursor: number, waitSeconds = 0, limit = 1000, signal?: AbortSignal) {
+  /** `include: "attachments"`: attachments' records too (kind `attachment`, docs/api.md). */
+  changes(cursor: number, waitSeconds = 0, limit = 1000, signal?: AbortSignal, include?: "attachments") {
+    const also = include ? `&include=${include}` : "";
     return this.json<{ changes: ChangeRecord[]; cursor: number; hasMore: boolean }>({
       method: "GET",
-      path: `/api/v1/changes?cursor=${cursor}&limit=${limit}&wait=${waitSeconds}`,
+      path: `/api/v1/changes?cursor=${cursor}&limit=${limit}&wait=${waitSeconds}${also}`,
       timeoutMs: waitSeconds * 1000 + this.timeoutMs,
       signal,
     });

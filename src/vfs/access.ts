@@ -38,6 +38,7 @@ export class Access {
   checkWritable(node: Node): void {
     if (this.readOnly) throw fail("EROFS");
     if ((node.kind === "file" || node.kind === "dir") && node.meta?.role === "reader") throw fail("EACCES");
+    if (node.kind === "local" && node.attachment?.role === "reader") throw fail("EACCES");
   }
 
   /** Whether a folder may be made, renamed or removed on the service (folders:write). */

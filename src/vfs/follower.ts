@@ -31,6 +31,11 @@ export class ChangeFollower {
    * it waits, with every later record of the same item, until `releaseHeld` (the answer applied).
    */
   holds: (change: ChangeRecord) => boolean = () => false;
+  /**
+   * The service's attachments, when it keeps them (attachments/attachments.ts): their records
+   * come with the feed's and go there, and a relisting lists them too.
+   */
+  attachments?: { change(change: ChangeRecord): void; relist(): Promise<void> };
   private held: ChangeRecord[] = [];
   private readonly heldIds = new Set<string>();
 
@@ -75,7 +80,8 @@ export class ChangeFollower {
           });
         }
         this.waitingCurrent = this.caughtUpAt > 0;
-        const page = await this.client.changes(this.cursor, this.waitSeconds, 1000, poll);
+        const include = this.attachments ? "attachments" : undefined;
+        const page = await this.client.changes(this.cursor, this.waitSeconds, 1000, poll, include);
         this.waitingCurrent = false;
         if (!this.running) return;
         this.onReach(true);
@@ -143,6 +149,10 @@ export class ChangeFollower {
       if (share?.ownerId && share.ownerEmail) this.tree.setOwner(share.ownerId, share.ownerEmail);
       return;
     }
+    if (change.kind === "attachment") {
+      this.attachments?.change(change);
+      return;
+    }
     if (change.kind !== "file" && change.kind !== "folder") return; // comments, suggestions, versions
     if (this.heldIds.has(change.id) || this.holds(change)) {
       this.held.push(change);
@@ -186,6 +196,8 @@ export class ChangeFollower {
     for (const f of index.files) this.tree.upsertFile(f);
     for (const id of [...this.tree.files.keys()]) if (!files.has(id)) this.tree.remoteDelete(id);
     for (const id of [...this.tree.dirs.keys()]) if (!folders.has(id)) this.tree.removeFolder(id);
+    await this.attachments?.relist();
+    if (!this.running) return;
     this.cursor = index.cursor;
     this.caughtUpAt = Date.now();
   }

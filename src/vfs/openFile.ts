@@ -35,5 +35,15 @@ export type OpenFile =
       /** A write through it could never make an acceptable sidecar: EINVAL until it is closed. */
       refused?: boolean;
     }
-  | { kind: "local"; node: LocalNode; fh: LocalHandle; append: boolean; written?: boolean }
+  | {
+      kind: "local";
+      node: LocalNode;
+      fh: LocalHandle;
+      append: boolean;
+      written?: boolean;
+      /** Written since its last flush: an attachment's bytes go up at the next (saves.ts). */
+      unsaved?: boolean;
+      /** Made by this open (create): an attachment goes up at its close even if nothing was written. */
+      made?: boolean;
+    }
   | { kind: "dir" };

@@ -13,6 +13,7 @@
 //   delivery/            the journal (log on disk), its delivery in order and in bulk, replay
 //   conflicts.ts         keep-both copies; our own successive versions
 //   local/               local-only files, folders kept local, claims (identity kept across rewrites)
+//   attachments/         files that are not notes, on the service as attachments (bytes exact)
 //   meta/                stat and times, xattrs, sidecars, pins (availability), note times
 //   follower.ts          the change feed -> the tree; contentCache.ts: bodies by ETag
 //   control/             `.txtfs/`: history, tags, related notes, search, comments as files
@@ -22,6 +23,7 @@
 // "The vfs: its parts, who calls whom").
 
 import { describeDamage } from "../lib/journalDamage.ts";
+import { Attachments } from "./attachments/attachments.ts";
 import { Bodies } from "./bodies.ts";
 import { Conflicts } from "./conflicts.ts";
 import { ControlDir } from "./control/control.ts";
@@ -63,6 +65,7 @@ export class Vfs {
   private readonly removals: Removals;
   private readonly renames: Renames;
   private readonly claims: Claims;
+  private readonly attachments: Attachments;
   private readonly attributes: Attributes;
   private readonly control: ControlDir;
   private readonly special: SpecialFiles;
@@ -90,7 +93,9 @@ export class Vfs {
         dropTombstone: (...args) => claims.dropTombstone(...args),
       },
       renames: { placeLocally: (...args) => renames.placeLocally(...args) },
+      attachments: { send: (entry) => attachments.send(entry) },
     });
+    const attachments = new Attachments(c, delivery);
     const bodies: Bodies = new Bodies(c, delivery);
     const attributes: Attributes = new Attributes(c, {
       delivery,
@@ -108,14 +113,23 @@ export class Vfs {
         newNote: (...args) => creates.newNote(...args),
       },
     });
-    const openFiles = new OpenFiles(c, { attributes });
-    const reads = new Reads(c, { attributes, bodies, openFiles });
-    const saves: Saves = new Saves(c, { attributes, bodies, claims, delivery, openFiles, reads });
-    const writes = new Writes(c, { attributes, bodies, openFiles, reads, saves });
+    const openFiles = new OpenFiles(c, { attributes, attachments });
+    const reads = new Reads(c, { attributes, attachments, bodies, openFiles });
+    const saves: Saves = new Saves(c, {
+      attachments,
+      attributes,
+      bodies,
+      claims,
+      delivery,
+      openFiles,
+      reads,
+    });
+    const writes = new Writes(c, { attachments, attributes, bodies, openFiles, reads, saves });
     const creates: Creates = new Creates(c, { attributes, claims, delivery, openFiles, writes });
-    const removals = new Removals(c, { attributes, claims, conflicts, delivery });
+    const removals = new Removals(c, { attachments, attributes, claims, conflicts, delivery });
     const replacements = new Replacements(c, { attributes, bodies, delivery, openFiles, removals, saves });
     const renames: Renames = new Renames(c, {
+      attachments,
       attributes,
       bodies,
       claims,
@@ -138,6 +152,7 @@ export class Vfs {
     this.removals = removals;
     this.renames = renames;
     this.claims = claims;
+    this.attachments = attachments;
     this.attributes = attributes;
     this.control = new ControlDir(c, { delivery, bodies });
     this.special = new SpecialFiles(c, { attributes, claims });
@@ -184,9 +199,12 @@ export class Vfs {
     const notes = files.length;
     const folders = index.folders.length;
     c.times.load();
+    await this.attachments.load();
     onProgress?.(`${notes} notes in ${folders} folders`);
     // Folders made here first (journal), then what is kept locally inside them.
-    this.delivery.restoreJournal(await c.journal.load());
+    const journalled = await c.journal.load();
+    this.delivery.restoreJournal(journalled);
+    this.attachments.restoreJournal(journalled);
     const damaged = c.journal.health().damaged;
     if (damaged)
       c.log.error(
@@ -196,7 +214,12 @@ export class Vfs {
     const kept = await c.local.init();
     // Local folders before what is in them.
     kept.sort((a, b) => Number(!a.dir) - Number(!b.dir) || a.path.length - b.path.length);
-    for (const entry of kept) c.localNodes.restore(entry);
+    for (const entry of kept) {
+      if (this.attachments.restored(entry)) continue;
+      const node = c.localNodes.restore(this.attachments.freeName(entry));
+      if (node) this.attachments.restoredNode(node);
+    }
+    await this.attachments.started();
     this.attributes.restoreKept();
     await this.claims.adoptKeptText();
     // From now on a change inside a folder moves its times (what was restored above is none).
@@ -204,6 +227,7 @@ export class Vfs {
     await c.pins.init();
     // The service's record of this device's states wins (fetched after the mount is up: no delay).
     void c.pins.loadRemote().finally(() => c.pins.startRefreshing(() => c.tree.files.values()));
+    if (this.attachments.supported) c.follower.attachments = this.attachments;
     c.follower.start(cursor);
   }
 
@@ -211,6 +235,7 @@ export class Vfs {
   async stop(): Promise<void> {
     const c = this.c;
     c.follower.stop();
+    this.attachments.stop();
     await c.pins.stop();
     for (const { open } of [...c.notes.open()]) {
       if (open?.dirty)
@@ -245,7 +270,7 @@ export class Vfs {
       cursor: c.follower.cursor,
       dirty: [...c.notes.open()].filter((n) => n.open?.dirty).length + c.journal.size,
       conflicts: c.conflictCopies.length,
-      localFiles: c.tree.locals.size,
+      localFiles: [...c.tree.locals].filter((n) => !n.attachment).length,
       keptOffline: c.pins.keptBodies,
     };
   }
@@ -313,7 +338,8 @@ export class Vfs {
 
   /** Every local-only file and why it is not a note on the service (`txtfs status`). */
   localOnly(): { path: string; why: string }[] {
-    return [...this.c.tree.locals].map((node) => {
+    return [...this.c.tree.locals].flatMap((node) => {
+      if (node.attachment) return []; // on the service, as an attachment
       const path = this.c.tree.pathOf(node);
       const excluded = () => this.c.excludes.match(path, false)?.pattern;
       let why: string;
@@ -324,7 +350,7 @@ export class Vfs {
         why = `a ${node.special === "device" ? "device node" : node.special}: the service has none`;
       else if (isNoteName(node.name)) why = "not valid UTF-8 (a note is text)";
       else why = "not a .md or .txt name";
-      return { path, why };
+      return [{ path, why }];
     });
   }
 

@@ -21,6 +21,7 @@ export type AttachmentDeliveryCore = Pick<
   | "client"
   | "conflictCopies"
   | "handles"
+  | "isPending"
   | "journal"
   | "localNodes"
   | "log"
@@ -87,7 +88,9 @@ export class AttachmentDelivery {
   private async sendSave(entry: JournalEntry): Promise<void> {
     const node = this.places.nodeOf(entry);
     if (!node) return this.c.journal.done(entry); // unbound since: its delete is a newer entry
-    const folderId = entry.folderId;
+    // Its folder as it is now: one made here this round has its id (the entry read before has not).
+    if (this.c.isPending(node.parent)) return;
+    const folderId = this.folderOf(node);
     let record: TxtAttachment | undefined;
     if (!entry.fileId) {
       const bytes = await this.read(entry.blob!);
@@ -111,8 +114,12 @@ export class AttachmentDelivery {
       if (record && node.attachment?.id === record.id) boundTo(node.attachment, record);
     }
     await this.c.journal.done(entry, record);
-    await this.saves.release(entry.blob ?? "");
+    await this.saves.release(entry.blob);
     this.c.localNodes.save();
+  }
+
+  private folderOf(node: LocalNode): string | null {
+    return node.parent === this.c.tree.root ? null : node.parent.id;
   }
 
   /** The bytes of a snapshot, read whole (held while read: a newer save never drops it under us). */
@@ -134,7 +141,7 @@ export class AttachmentDelivery {
     if (entry.blob) {
       const copy = await this.c.client.attachments.create(
         conflictName(entry.name),
-        entry.folderId,
+        this.folderOf(node),
         await this.read(entry.blob),
         { idempotencyKey: `${entry.fileId}-${entry.rev}-conflict` },
       );
@@ -146,9 +153,12 @@ export class AttachmentDelivery {
       );
     }
     if (entry.move)
-      await this.c.client.attachments.update(entry.fileId!, { name: entry.name, folderId: entry.folderId });
+      await this.c.client.attachments.update(entry.fileId!, {
+        name: entry.name,
+        folderId: this.folderOf(node),
+      });
     await this.c.journal.done(entry);
-    await this.saves.release(entry.blob ?? "");
+    await this.saves.release(entry.blob);
     const writing = [...this.c.handles.values()].some((h) => h.kind === "local" && h.node === node);
     const remote = await this.c.client.attachments.get(b.id!);
     // A save made since, or one to come from a program still writing, builds on our version: it
@@ -214,7 +224,7 @@ export class AttachmentDelivery {
       at: new Date().toISOString(),
     });
     await this.c.journal.done(entry);
-    await this.saves.release(entry.blob ?? "");
+    await this.saves.release(entry.blob);
     this.c.localNodes.save();
   }
 }

@@ -168,8 +168,13 @@ export class AttachmentSaves {
   }
 
   /** A snapshot goes once no entry names it and no delivery reads it. */
-  async release(hash: string): Promise<void> {
-    if (this.reading.has(hash) || this.c.journal.pending().some((e: JournalEntry) => e.blob === hash)) return;
+  async release(hash: string | undefined): Promise<void> {
+    if (
+      !hash ||
+      this.reading.has(hash) ||
+      this.c.journal.pending().some((e: JournalEntry) => e.blob === hash)
+    )
+      return;
     await this.bytes.drop(hash);
   }
 }

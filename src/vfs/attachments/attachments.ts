@@ -5,11 +5,13 @@
 import { stat } from "node:fs/promises";
 import { ApiError, type ChangeRecord } from "../../client/api.ts";
 import type { TxtAttachment } from "../../lib/apiTypes.ts";
+import { conflictName } from "../conflicts.ts";
 import type { VfsCore } from "../core.ts";
 import type { Delivery } from "../delivery/deliver.ts";
 import type { JournalEntry } from "../delivery/journal.ts";
 import { fail } from "../errors.ts";
 import type { ManifestEntry } from "../local/localFiles.ts";
+import { parentAndName } from "../names.ts";
 import type { LocalNode } from "../tree.ts";
 import { AttachmentBytes } from "./attachmentBytes.ts";
 import { AttachmentDelivery } from "./attachmentDelivery.ts";
@@ -22,6 +24,7 @@ export type AttachmentsCore = Pick<
   | "conflictCopies"
   | "excludes"
   | "handles"
+  | "isPending"
   | "journal"
   | "local"
   | "localNodes"
@@ -42,6 +45,12 @@ export class Attachments {
   readonly delivery: AttachmentDelivery;
   /** Reads of bytes from the service under way, one per file. */
   private readonly fetching = new Map<LocalNode, Promise<void>>();
+  /** Resolved once the start has put every kept file back (`started`). */
+  private readonly ready: Promise<void>;
+  private startDone!: () => void;
+  private isStarted = false;
+  private readonly stopping: Promise<void>;
+  private stopNow!: () => void;
 
   constructor(c: AttachmentsCore, delivery: Pick<Delivery, "deliverSoon">) {
     this.c = c;
@@ -57,6 +66,12 @@ export class Attachments {
     this.bytes = new AttachmentBytes(c.opts.cacheDir);
     this.saves = new AttachmentSaves(c, this.places, this.bytes, delivery);
     this.delivery = new AttachmentDelivery(c, this.places, this.bytes, this.saves);
+    this.ready = new Promise((resolve) => {
+      this.startDone = resolve;
+    });
+    this.stopping = new Promise((resolve) => {
+      this.stopNow = resolve;
+    });
   }
 
   get supported(): boolean {
@@ -80,6 +95,76 @@ export class Attachments {
     }
     this.saves.supported = true;
     this.places.relist(records);
+  }
+
+  /** The whole list again (SIGHUP, an expired feed cursor): what the feed may have missed. */
+  async relist(): Promise<void> {
+    this.places.relist(await this.c.client.attachments.all());
+  }
+
+  /**
+   * An entry of the journal, to the service. Not before the start has put every kept file back:
+   * an entry whose file is not in the tree yet would look like one whose file is gone.
+   */
+  async send(entry: JournalEntry): Promise<boolean> {
+    await Promise.race([this.ready, this.stopping]);
+    if (!this.isStarted) return false; // stopped before the start ended: the entry stays for the next
+    return this.delivery.send(entry);
+  }
+
+  /** The mount stops: a delivery waiting for the start gives up (its entries stay journalled). */
+  stop(): void {
+    this.stopNow();
+  }
+
+  /**
+   * The start put back what the journal and the manifest keep: files that go up and have no save
+   * on its way (made before the service kept attachments, or a kill -9 between a file's binding
+   * and its entry) are saved now, and the journal's entries may go.
+   */
+  async started(): Promise<void> {
+    try {
+      if (!this.supported) return;
+      for (const node of [...this.c.tree.locals]) {
+        const b = node.attachment;
+        const waits = b && this.c.journal.get(attachmentKey(b));
+        if (!waits && !b?.id && this.saves.eligible(node)) await this.saves.saved(node);
+      }
+    } finally {
+      this.isStarted = true;
+      this.startDone();
+    }
+  }
+
+  /**
+   * A kept file made here (not bound, or its create not answered) whose name a listed attachment
+   * took meanwhile (made elsewhere while this mount was down): it comes back beside it, under a
+   * conflict copy's name, and goes up as such.
+   */
+  freeName(entry: ManifestEntry): ManifestEntry {
+    if (entry.dir || entry.attachment?.id) return entry;
+    const taken = this.c.tree.lookup(entry.path);
+    if (taken?.kind !== "local" || !taken.attachment?.id) return entry;
+    const { parent, name } = parentAndName(entry.path);
+    const path = `${parent === "/" ? "" : parent}/${conflictName(name)}`;
+    this.c.log.warn({ path: entry.path, keptAs: path }, "made here and elsewhere while unmounted: both kept");
+    this.c.conflictCopies.push(path);
+    return { ...entry, path };
+  }
+
+  /** A program closed (or fsynced) `node` after writing it, or made it: its bytes go up. */
+  saved(node: LocalNode): Promise<void> {
+    return this.saves.saved(node);
+  }
+
+  /** `node` was renamed or moved (shown so already). */
+  renamed(node: LocalNode): Promise<void> {
+    return this.saves.renamed(node);
+  }
+
+  /** `node` goes (removed, or it became a note or a sidecar's edit). */
+  unlinked(node: LocalNode): Promise<void> {
+    return this.saves.unlinked(node);
   }
 
   /** A change feed record of an attachment. */
@@ -112,6 +197,7 @@ export class Attachments {
         listed.mode = entry.mode;
         listed.mtimeMs = entry.mtimeMs;
         listed.atimeMs = entry.atimeMs;
+        if (waits) this.placeAt(listed, entry.path); // renamed here before the restart
         void this.sizeFromBlob(listed);
       } else this.c.local.remove(entry.blob); // changed elsewhere meanwhile: the listed version shows
       return true;
@@ -121,6 +207,14 @@ export class Attachments {
       return true;
     }
     return false; // made here (or removed elsewhere with a save waiting): back as a local file, bound
+  }
+
+  /** Shows `node` at `path`, where a rename of ours put it (its move is in the journal). */
+  private placeAt(node: LocalNode, path: string): void {
+    const { parent, name } = parentAndName(path);
+    const dir = this.c.tree.lookup(parent);
+    if (dir?.kind !== "dir" || (dir === node.parent && name === node.name) || dir.children.has(name)) return;
+    this.c.tree.move(node, dir, name);
   }
 
   /** After LocalNodes.restore put a bound file back: indexed as its binding says. */
@@ -152,9 +246,18 @@ export class Attachments {
     void this.bytes.sweep(new Set(entries.flatMap((e) => (e.blob ? [e.blob] : []))));
   }
 
-  /** Its bytes are here (read from the service at the first open of a file only listed so far). */
-  async ensureBytes(node: LocalNode): Promise<void> {
-    if (!node.attachment?.remoteOnly) return;
+  /**
+   * Its bytes are here (read from the service at the first open of a file only listed so far).
+   * `emptied`: it is being truncated to nothing, so none are read.
+   */
+  async ensureBytes(node: LocalNode, emptied = false): Promise<void> {
+    const b = node.attachment;
+    if (!b?.remoteOnly) return;
+    if (emptied && !this.fetching.has(node)) {
+      await this.bytes.fill(node.blob, Buffer.alloc(0));
+      if (node.attachment === b) b.remoteOnly = undefined;
+      return;
+    }
     let reading = this.fetching.get(node);
     if (!reading) {
       reading = this.fetch(node).finally(() => this.fetching.delete(node));

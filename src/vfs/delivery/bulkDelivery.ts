@@ -156,6 +156,7 @@ export class BulkDelivery {
   nextBulks(taken: Iterable<JournalEntry>): Bulk[] {
     const items: BulkItem[] = [];
     for (const e of taken) {
+      if (e.attachment) continue; // bytes, each in a request of its own (attachmentDelivery.ts)
       if (e.delete) {
         const base = e.delete === "file" ? this.deletes.base(e) : undefined;
         items.push({

@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { ApiError, withoutContent } from "../../client/api.ts";
 import type { TxtFile, TxtFolder } from "../../lib/apiTypes.ts";
+import type { AttachmentDelivery } from "../attachments/attachmentDelivery.ts";
 import { type Base, baseOf } from "../base.ts";
 import type { Conflicts } from "../conflicts.ts";
 import type { VfsCore } from "../core.ts";
@@ -51,6 +52,8 @@ export interface DeliveryParts {
   claims: Pick<Claims, "created" | "dropTombstone">;
   conflicts: Pick<Conflicts, "afterPreconditionFailed" | "ownSuccessor" | "replaced">;
   renames: Pick<Renames, "placeLocally">;
+  /** Files that are not notes: their entries go on their own (attachments/attachmentDelivery.ts). */
+  attachments: Pick<AttachmentDelivery, "send">;
 }
 
 /** What delivery uses of the mount's shared state. */
@@ -86,6 +89,7 @@ export class Delivery {
   private readonly claims: DeliveryParts["claims"];
   private readonly conflicts: DeliveryParts["conflicts"];
   private readonly renames: DeliveryParts["renames"];
+  private readonly attachments: DeliveryParts["attachments"];
   readonly c: DeliveryCore;
   /** Deletes made here, delivered (deletes.ts). */
   private readonly deletes: Deletes;
@@ -98,6 +102,7 @@ export class Delivery {
     this.claims = parts.claims;
     this.conflicts = parts.conflicts;
     this.renames = parts.renames;
+    this.attachments = parts.attachments;
     this.deletes = new Deletes(c, { claims: parts.claims, conflicts: parts.conflicts, delivery: this });
     this.bulk = new BulkDelivery(c, {
       attributes: parts.attributes,
@@ -535,6 +540,10 @@ export class Delivery {
         // Saved while the round went: the next round takes it (in bulk, with others). Left for
         // its grace (or behind one): the timer set when the delivery ends does.
         if (!atStart.has(entry)) this.replayAgain = true;
+        continue;
+      }
+      if (entry.attachment) {
+        if (!(await this.attachments.send(entry))) return false;
         continue;
       }
       if (entry.delete) {

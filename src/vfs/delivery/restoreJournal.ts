@@ -23,6 +23,7 @@ export function restoreJournal(
   // (`a (5zae2p).md`) after it went.
   const touched = new Set<DirNode>();
   for (const entry of entries) {
+    if (entry.attachment) continue; // Attachments.restoreJournal
     if (entry.folder) {
       // Made here before the restart: shown (with what goes into it) until the service has it.
       const parent = c.parentFor(entry);

@@ -83,13 +83,13 @@ export class LocalNodes {
     this.local.save(() => this.entries());
   }
 
-  /** A manifest entry found at start, back in the tree. */
-  restore(entry: ManifestEntry): void {
+  /** A manifest entry found at start, back in the tree (the file's node returned: none for a folder). */
+  restore(entry: ManifestEntry): LocalNode | undefined {
     const { parent, name } = parentAndName(entry.path);
     const dir = this.tree.lookup(parent);
     const home = dir?.kind === "dir" ? dir : this.tree.root;
     if (entry.dir) {
-      if (home.children.has(name)) return; // made on the service since (by another device)
+      if (home.children.has(name)) return undefined; // made on the service since (by another device)
       const local: DirNode = {
         kind: "dir",
         name,
@@ -105,7 +105,7 @@ export class LocalNodes {
         gid: entry.gid,
       };
       this.tree.addChild(home, local);
-      return;
+      return undefined;
     }
     const node: LocalNode = {
       kind: "local",
@@ -130,7 +130,7 @@ export class LocalNodes {
       node.special = entry.special;
       node.rdev = entry.rdev;
       node.size = entry.link === undefined ? 0 : Buffer.byteLength(entry.link, "utf8");
-      return;
+      return node;
     }
     void stat(entry.blob)
       .then((s) => {
@@ -138,5 +138,6 @@ export class LocalNodes {
         this.tree.onChange();
       })
       .catch(() => this.tree.detach(node));
+    return node;
   }
 }

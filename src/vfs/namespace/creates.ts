@@ -85,6 +85,7 @@ export class Creates {
         node,
         fh: LocalHandle.open(node.blob, true),
         append: false,
+        made: true,
       });
     }
     await this.materialize(dir);

@@ -1,6 +1,8 @@
 // Removing notes and folders: unlink(2) and rmdir(2). Deletes of what the user owns are
 // write-behind (journalled, a tombstone left for the name); what never left is simply forgotten.
+
 import { ApiError } from "../../client/api.ts";
+import type { Attachments } from "../attachments/attachments.ts";
 import { baseOf } from "../base.ts";
 import type { Conflicts } from "../conflicts.ts";
 import type { VfsCore } from "../core.ts";
@@ -13,6 +15,7 @@ import type { DirNode, FileNode } from "../tree.ts";
 
 /** The parts removals call. */
 export interface RemovalsParts {
+  attachments: Pick<Attachments, "unlinked">;
   attributes: Pick<Attributes, "sidecar">;
   claims: Pick<Claims, "leaveTombstone">;
   conflicts: Pick<Conflicts, "ownSuccessor">;
@@ -40,6 +43,7 @@ export type RemovalsCore = Pick<
 >;
 
 export class Removals {
+  private readonly attachments: RemovalsParts["attachments"];
   private readonly attributes: RemovalsParts["attributes"];
   private readonly claims: RemovalsParts["claims"];
   private readonly conflicts: RemovalsParts["conflicts"];
@@ -48,6 +52,7 @@ export class Removals {
 
   constructor(c: RemovalsCore, parts: RemovalsParts) {
     this.c = c;
+    this.attachments = parts.attachments;
     this.attributes = parts.attributes;
     this.claims = parts.claims;
     this.conflicts = parts.conflicts;
@@ -113,6 +118,7 @@ export class Removals {
     }
     await this.delivery.settle(node);
     if (node.kind === "local") {
+      await this.attachments.unlinked(node); // an attachment: deleted on the service (If-Match)
       this.c.tree.detach(node);
       // A renamed-away note (`note~`, `.fuse_hidden*` at the last close of a removed open note).
       if (node.ghostOf && this.c.writeBehind) {

@@ -1,7 +1,9 @@
 // rename(2): which kind of rename it is and each kind, a note's (shown at once, journalled), a
 // local file's (it may become a note), a special file's, a folder's, and a note renamed aside to a
 // name that is not a note's. A rename over an existing note is a save of it (replacements.ts).
+
 import { withoutContent } from "../../client/api.ts";
+import type { Attachments } from "../attachments/attachments.ts";
 import { baseOf } from "../base.ts";
 import type { Bodies } from "../bodies.ts";
 import type { Conflicts } from "../conflicts.ts";
@@ -27,6 +29,7 @@ import type { Replacements } from "./replacements.ts";
 
 /** The parts renames call. */
 export interface RenamesParts {
+  attachments: Pick<Attachments, "ensureBytes" | "renamed" | "unlinked">;
   attributes: Pick<Attributes, "applySidecar" | "continued">;
   bodies: Pick<Bodies, "body">;
   claims: Pick<Claims, "adoptLocal" | "claimName" | "follow" | "nameTaken">;
@@ -61,6 +64,7 @@ export type RenamesCore = Pick<
 >;
 
 export class Renames {
+  private readonly attachments: RenamesParts["attachments"];
   private readonly attributes: RenamesParts["attributes"];
   private readonly bodies: RenamesParts["bodies"];
   private readonly claims: RenamesParts["claims"];
@@ -75,6 +79,7 @@ export class Renames {
 
   constructor(c: RenamesCore, parts: RenamesParts) {
     this.c = c;
+    this.attachments = parts.attachments;
     this.attributes = parts.attributes;
     this.bodies = parts.bodies;
     this.claims = parts.claims;
@@ -89,6 +94,17 @@ export class Renames {
 
   async rename(from: string, to: string): Promise<void> {
     const src = this.c.find(from);
+    const bound = src.kind === "local" && src.attachment ? src : undefined;
+    // An attachment that becomes a note or a sidecar's edit: its bytes are read first, and it is
+    // deleted on the service once it has become that.
+    const becomes = parentAndName(to).name;
+    if (bound && (isNoteName(becomes) || becomes.endsWith(".meta.json")))
+      await this.attachments.ensureBytes(bound);
+    await this.move(src, to);
+    if (bound?.attachment && !this.c.tree.locals.has(bound)) await this.attachments.unlinked(bound);
+  }
+
+  private async move(src: Node, to: string): Promise<void> {
     const { parent, name } = parentAndName(to);
     const destDir = this.c.findDir(parent);
     checkName(name);
@@ -172,6 +188,7 @@ export class Renames {
     if (this.c.keptLocal(destDir, name) || destDir.localOnly === "always") {
       this.c.tree.move(src, destDir, name);
       this.c.localNodes.save();
+      await this.attachments.renamed(src); // an attachment's move (or its delete, now kept here)
       return;
     }
     await this.creates.materialize(destDir);

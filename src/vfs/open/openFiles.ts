@@ -2,6 +2,7 @@
 // descriptors share (OpenNote), made at its first open and let go at its last close. Reading,
 // writing and saving through them are reads.ts, writes.ts and saves.ts.
 import { constants as fsc } from "node:fs";
+import type { Attachments } from "../attachments/attachments.ts";
 import { type Base, baseOf } from "../base.ts";
 import type { VfsCore } from "../core.ts";
 import { journalKey } from "../delivery/journalKeys.ts";
@@ -15,6 +16,7 @@ import type { FileNode } from "../tree.ts";
 
 /** What opening calls of the parts: sidecars, paging, the note shown again at its last close. */
 export interface OpenFilesParts {
+  attachments: Pick<Attachments, "ensureBytes">;
   attributes: Pick<Attributes, "paging" | "renderSidecar" | "showRemoteVersion" | "sidecar">;
 }
 
@@ -33,11 +35,13 @@ export type OpenFilesCore = Pick<
 >;
 
 export class OpenFiles {
+  private readonly attachments: OpenFilesParts["attachments"];
   private readonly attributes: OpenFilesParts["attributes"];
   private readonly c: OpenFilesCore;
 
   constructor(c: OpenFilesCore, parts: OpenFilesParts) {
     this.c = c;
+    this.attachments = parts.attachments;
     this.attributes = parts.attributes;
   }
 
@@ -124,6 +128,8 @@ export class OpenFiles {
     this.attributes.paging(path, node);
     const append = (flags & fsc.O_APPEND) !== 0;
     if (node.kind === "local") {
+      // An attachment only listed so far: its bytes are read now (none when the open empties it).
+      await this.attachments.ensureBytes(node, (flags & fsc.O_TRUNC) !== 0 && writable);
       return this.addHandle({ kind: "local", node, fh: LocalHandle.open(node.blob, writable), append });
     }
     const appendOnly = append && (flags & 3) === fsc.O_WRONLY && this.appendsBlind(node);

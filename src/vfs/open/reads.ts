@@ -1,6 +1,7 @@
 // Reads through open files (and by path, for an open the kernel adapter answered itself): a
 // reader keeps the body it read until the note changes, and a note only appended to is loaded
 // whole when it is needed whole (materialize).
+import type { Attachments } from "../attachments/attachments.ts";
 import { baseOf } from "../base.ts";
 import type { Bodies } from "../bodies.ts";
 import type { VfsCore } from "../core.ts";
@@ -12,6 +13,7 @@ import type { FileNode } from "../tree.ts";
 import type { OpenFiles } from "./openFiles.ts";
 
 export interface ReadsParts {
+  attachments: Pick<Attachments, "ensureBytes">;
   attributes: Pick<Attributes, "paging">;
   bodies: Pick<Bodies, "body" | "bodyPiece">;
   openFiles: Pick<OpenFiles, "baseAtOpen" | "handle">;
@@ -20,6 +22,7 @@ export interface ReadsParts {
 export type ReadsCore = Pick<VfsCore, "journal" | "local" | "tree">;
 
 export class Reads {
+  private readonly attachments: ReadsParts["attachments"];
   private readonly attributes: ReadsParts["attributes"];
   private readonly bodies: ReadsParts["bodies"];
   private readonly openFiles: ReadsParts["openFiles"];
@@ -27,6 +30,7 @@ export class Reads {
 
   constructor(c: ReadsCore, parts: ReadsParts) {
     this.c = c;
+    this.attachments = parts.attachments;
     this.attributes = parts.attributes;
     this.bodies = parts.bodies;
     this.openFiles = parts.openFiles;
@@ -79,7 +83,10 @@ export class Reads {
     if (!node) throw fail("ENOENT");
     if (node.kind === "dir") throw fail("EISDIR");
     this.attributes.paging(path, node);
-    if (node.kind === "local") return this.c.local.readAt(node.blob, length, position);
+    if (node.kind === "local") {
+      await this.attachments.ensureBytes(node);
+      return this.c.local.readAt(node.blob, length, position);
+    }
     const open = node.note?.open;
     if (open?.tail) await this.materialize(open);
     if (open?.content) return open.content.subarray(position, position + length);

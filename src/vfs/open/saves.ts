@@ -2,6 +2,8 @@
 // note's buffer they make (to the journal, delivered a moment later; sent at once when
 // write-through), an edited sidecar applied, a local file gone back to text going up as its note.
 import { isUtf8 } from "node:buffer";
+import { attachmentKey } from "../attachments/attachmentPlaces.ts";
+import type { Attachments } from "../attachments/attachments.ts";
 import { baseOf } from "../base.ts";
 import type { Bodies } from "../bodies.ts";
 import type { VfsCore } from "../core.ts";
@@ -11,14 +13,15 @@ import { fail, isTransient, toVfsError } from "../errors.ts";
 import type { Claims } from "../local/claims.ts";
 import { LocalHandle } from "../local/localFiles.ts";
 import type { Attributes } from "../meta/attributes.ts";
-import type { OpenSidecar } from "../openFile.ts";
+import type { OpenFile, OpenSidecar } from "../openFile.ts";
 import type { OpenNote } from "../openNote.ts";
-import type { FileNode } from "../tree.ts";
+import type { FileNode, LocalNode } from "../tree.ts";
 import { ExpectedReleases } from "./expectedReleases.ts";
 import type { OpenFiles } from "./openFiles.ts";
 import type { Reads } from "./reads.ts";
 
 export interface SavesParts {
+  attachments: Pick<Attachments, "saved">;
   attributes: Pick<Attributes, "applySidecar">;
   bodies: Pick<Bodies, "body">;
   claims: Pick<Claims, "adoptLocal" | "becomeLocal">;
@@ -42,6 +45,7 @@ export type SavesCore = Pick<
 >;
 
 export class Saves {
+  private readonly attachments: SavesParts["attachments"];
   private readonly attributes: SavesParts["attributes"];
   private readonly bodies: SavesParts["bodies"];
   private readonly claims: SavesParts["claims"];
@@ -61,6 +65,7 @@ export class Saves {
 
   constructor(c: SavesCore, parts: SavesParts) {
     this.c = c;
+    this.attachments = parts.attachments;
     this.attributes = parts.attributes;
     this.bodies = parts.bodies;
     this.claims = parts.claims;
@@ -97,10 +102,11 @@ export class Saves {
       this.c.local.flush();
       const fh = LocalHandle.open(node.blob, false);
       try {
-        return await fh.sync();
+        await fh.sync();
       } finally {
         fh.close();
       }
+      return this.syncAttachment(node);
     }
     return this.syncNote(node, node.note?.open);
   }
@@ -122,6 +128,7 @@ export class Saves {
     // Saves are delivered a moment later (deliverSoon): `echo x > note` is open, truncate, flush,
     // write, flush, and its empty step is replaced before it is sent.
     if (h.kind === "note" && h.open.dirty) await this.upload(h.open);
+    if (h.kind === "local") await this.saveLocal(h);
     if (h.kind === "sidecar" && h.open.dirty) {
       // Emptied and not written yet (`> n.md.meta.json`: bash flushes the descriptor it opened
       // before echo writes): refused, but not reported, as the writes to come decide. An empty
@@ -135,11 +142,37 @@ export class Saves {
     const h = this.openFiles.handle(fd);
     if (h.kind === "local") {
       this.c.local.flush(); // the file's place in the manifest too
-      return h.fh.sync();
+      await h.fh.sync();
+      await this.saveLocal(h);
+      return this.syncAttachment(h.node);
     }
     if (h.kind !== "note") return this.flush(fd);
     if (h.oversize) throw fail("EFBIG");
     return this.syncNote(h.open.node, h.open);
+  }
+
+  /**
+   * What was written through a local file's descriptor since its last flush goes up, if it is an
+   * attachment (close(2) returns at the flush: a save the program was told of is journalled then).
+   */
+  private async saveLocal(h: Extract<OpenFile, { kind: "local" }>): Promise<void> {
+    if (!h.unsaved) return;
+    h.unsaved = false;
+    try {
+      await this.attachments.saved(h.node);
+    } catch (err) {
+      h.unsaved = true; // the next flush tries again; this one fails (ENOSPC)
+      throw toVfsError(err);
+    }
+  }
+
+  /** An attachment's saves made durable: on the service if it can be reached, else in the journal. */
+  private async syncAttachment(node: LocalNode): Promise<void> {
+    const b = node.attachment;
+    if (!b) return;
+    await this.delivery.drain();
+    const key = attachmentKey(b);
+    if (this.c.journal.get(key)) await this.c.journal.sync(key);
   }
 
   /** A note's saves made durable: on the service if it can be reached, else in the journal until it can. */
@@ -172,6 +205,11 @@ export class Saves {
     this.c.handles.delete(fd);
     if (h.kind === "local") {
       h.fh.close();
+      // Made and closed with nothing written (`touch`), or written after the last flush.
+      if (h.unsaved || (h.made && !h.node.attachment)) {
+        h.unsaved = true;
+        await this.saveLocal(h);
+      }
       this.c.localNodes.save();
       // What a program wrote and closed survives a kill -9 of the daemon: recorded now, not later.
       if (h.written) this.c.localNodes.flush();

@@ -3,6 +3,7 @@
 // a write past the largest note (EFBIG, the save refused whole).
 import { constants as fsc } from "node:fs";
 import { NOTE_CONTENT_BYTES } from "../../lib/limits.ts";
+import type { Attachments } from "../attachments/attachments.ts";
 import type { Bodies } from "../bodies.ts";
 import type { VfsCore } from "../core.ts";
 import { journalKey } from "../delivery/journalKeys.ts";
@@ -29,6 +30,7 @@ function resize(content: Buffer, size: number): Buffer {
 }
 
 export interface WritesParts {
+  attachments: Pick<Attachments, "ensureBytes" | "saved">;
   attributes: Pick<Attributes, "renderSidecar" | "sidecar" | "sidecarRefused">;
   bodies: Pick<Bodies, "body">;
   openFiles: Pick<OpenFiles, "handle" | "open">;
@@ -52,6 +54,7 @@ export type WritesCore = Pick<
 >;
 
 export class Writes {
+  private readonly attachments: WritesParts["attachments"];
   private readonly attributes: WritesParts["attributes"];
   private readonly bodies: WritesParts["bodies"];
   private readonly openFiles: WritesParts["openFiles"];
@@ -61,6 +64,7 @@ export class Writes {
 
   constructor(c: WritesCore, parts: WritesParts) {
     this.c = c;
+    this.attachments = parts.attachments;
     this.attributes = parts.attributes;
     this.bodies = parts.bodies;
     this.openFiles = parts.openFiles;
@@ -75,7 +79,7 @@ export class Writes {
     if (h.kind === "local") {
       this.saves.wroteOn(fd); // that flush was not its close
       const { written, size } = h.fh.write(data, position, h.append);
-      h.written = true;
+      h.written = h.unsaved = true;
       h.node.size = size;
       h.node.mtimeMs = h.node.ctimeMs = Date.now();
       return written;
@@ -208,7 +212,7 @@ export class Writes {
     }
     if (h.kind === "local") {
       h.fh.truncate(size);
-      h.written = true;
+      h.written = h.unsaved = true;
       h.node.size = size;
       h.node.mtimeMs = h.node.ctimeMs = Date.now();
       return;
@@ -239,9 +243,16 @@ export class Writes {
     if (node.kind === "dir") throw fail("EISDIR");
     this.c.checkWritable(node);
     if (node.kind === "local") {
+      await this.attachments.ensureBytes(node, size === 0);
       this.c.local.truncate(node.blob, size);
       node.size = size;
       node.mtimeMs = node.ctimeMs = Date.now();
+      // `echo x > f.png`: open, then this truncate: the close saves what was written after it.
+      const writing = [...this.c.handles.values()].filter(
+        (h) => h.kind === "local" && h.node === node && h.fh.writable,
+      );
+      for (const h of writing) if (h.kind === "local") h.unsaved = true;
+      if (writing.length === 0) await this.attachments.saved(node);
       return;
     }
     const existing = node.note?.open;

@@ -1,0 +1,171 @@
+// Files that are not notes go to the service as attachments through the journal, bytes exact, and
+// show on another device: made, rewritten, renamed, removed, changed on both sides (a conflict
+// copy keeps ours), and kept across a restart while the service is down.
+import { randomBytes } from "node:crypto";
+import { constants as fsc } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { TxtfsClient } from "../../src/client/api.ts";
+import { createLogger } from "../../src/lib/logger.ts";
+import { Vfs } from "../../src/vfs/vfs.ts";
+import { startTestServer } from "../helpers/server.ts";
+import {
+  cacheDir,
+  deviceOn,
+  mountVfs,
+  restartService,
+  scratchDir,
+  t,
+  u,
+  until,
+  useVfsServer,
+} from "./fixture.ts";
+
+useVfsServer();
+
+const api = () => new TxtfsClient({ url: t.url, key: u.key, source: "test", timeoutMs: 5000 });
+
+/** What a program does: create (or truncate), write, close. */
+async function put(vfs: Vfs, path: string, bytes: Buffer): Promise<void> {
+  const fd = await vfs.create(path, 0o644);
+  await vfs.write(fd, bytes, 0);
+  await vfs.flush(fd); // close(2) returns here
+  await vfs.release(fd);
+}
+
+async function bytesOf(vfs: Vfs, path: string): Promise<Buffer> {
+  const fd = await vfs.open(path, fsc.O_RDONLY);
+  try {
+    return await vfs.read(fd, 1 << 22, 0);
+  } finally {
+    await vfs.release(fd);
+  }
+}
+
+async function listed(): Promise<Map<string, Buffer>> {
+  const client = api();
+  const out = new Map<string, Buffer>();
+  for (const a of await client.attachments.all()) {
+    const got = await client.attachments.read(a.id);
+    out.set(a.name, got!.bytes);
+  }
+  return out;
+}
+
+describe("attachments through the mount", () => {
+  it("a file that is not a note reaches the service and another device byte-exact", async () => {
+    const a = await mountVfs();
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0xff, 0xfe]), randomBytes(300_000)]);
+    await a.mkdir("/img");
+    await put(a, "/img/photo.png", png);
+    await put(a, "/empty.bin", Buffer.alloc(0));
+    await a.drain();
+    const remote = await listed();
+    expect(remote.get("photo.png")?.equals(png)).toBe(true);
+    expect(remote.get("empty.bin")?.length).toBe(0);
+    expect(a.localOnly()).toEqual([]);
+
+    const b = deviceOn(t.url, scratchDir("txtfs-att-b-"));
+    await b.start();
+    expect((await b.getattr("/img/photo.png")).size).toBe(png.length);
+    expect((await bytesOf(b, "/img/photo.png")).equals(png)).toBe(true);
+
+    // Rewritten on B, renamed and then removed on A: each shows on the other side.
+    const v2 = randomBytes(5000);
+    await put(b, "/img/photo.png", v2);
+    await b.drain();
+    await until(async () => (await a.getattr("/img/photo.png")).size === v2.length, "B's version on A");
+    expect((await bytesOf(a, "/img/photo.png")).equals(v2)).toBe(true);
+    await a.rename("/img/photo.png", "/img/cover.png");
+    await a.drain();
+    await until(() => b.tree.lookup("/img/cover.png") !== undefined, "the rename on B");
+    expect(b.tree.lookup("/img/photo.png")).toBeUndefined();
+    expect((await bytesOf(b, "/img/cover.png")).equals(v2)).toBe(true);
+    await a.unlink("/img/cover.png");
+    await a.drain();
+    expect([...(await listed()).keys()]).toEqual(["empty.bin"]);
+    await until(() => b.tree.lookup("/img/cover.png") === undefined, "the removal on B");
+  });
+
+  it("changed on both devices: ours is kept as a conflict copy, theirs shows", async () => {
+    const a = await mountVfs();
+    await put(a, "/data.bin", Buffer.from("v1"));
+    await a.drain();
+    const b = deviceOn(t.url, scratchDir("txtfs-att-b-"));
+    await b.start();
+    expect((await bytesOf(b, "/data.bin")).toString()).toBe("v1");
+    await put(b, "/data.bin", Buffer.from("theirs"));
+    await b.drain();
+    // A writes before it heard of B's version (the feed record waits: its file is open for writing).
+    const fd = await a.open("/data.bin", fsc.O_WRONLY | fsc.O_TRUNC);
+    await a.ftruncate(fd, 0);
+    await a.write(fd, Buffer.from("ours!"), 0);
+    await a.flush(fd);
+    await a.release(fd);
+    await a.drain();
+    const remote = await listed();
+    const copies = [...remote.keys()].filter((n) => n.startsWith("data.conflict-"));
+    expect(copies).toHaveLength(1);
+    expect(remote.get(copies[0]!)?.toString()).toBe("ours!");
+    expect(remote.get("data.bin")?.toString()).toBe("theirs");
+    await until(async () => (await bytesOf(a, "/data.bin")).toString() === "theirs", "theirs on A");
+    expect(a.conflicts.length).toBe(1);
+  });
+
+  it("saved while the service is down: journalled, kept across a restart, delivered when it is back", async () => {
+    const a = await mountVfs();
+    await a.drain();
+    const port = new URL(t.url).port;
+    await t.server.close();
+    const bytes = randomBytes(70_000);
+    await put(a, "/offline.dat", bytes);
+    // The daemon goes without delivering (a kill -9 leaves the cache dir as it is now).
+    const copy = scratchDir("txtfs-att-kill-");
+    const { cpSync } = await import("node:fs");
+    cpSync(cacheDir, copy, { recursive: true });
+    const server = await restartService(port);
+    try {
+      const again = deviceOn(t.url, copy);
+      await again.start();
+      expect((await bytesOf(again, "/offline.dat")).equals(bytes)).toBe(true);
+      await again.drain();
+      expect((await listed()).get("offline.dat")?.equals(bytes)).toBe(true);
+      await again.stop();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("a save the service refuses for good (too large) stays on this machine, said, and nothing else changes", async () => {
+    const small = await startTestServer({ attachments: { maxBytes: 1000 } });
+    try {
+      const user = await small.user();
+      const client = new TxtfsClient({ url: small.url, key: user.key, source: "mount", timeoutMs: 2000 });
+      const vfs = new Vfs({
+        client,
+        cacheDir: scratchDir("txtfs-att-small-"),
+        cacheSize: 1 << 20,
+        uid: 0,
+        gid: 0,
+        logger: createLogger("vfs-test", "silent"),
+        pollWait: 1,
+      });
+      await vfs.start();
+      try {
+        await put(vfs, "/fits.bin", Buffer.from("fits"));
+        const big = randomBytes(5000);
+        await put(vfs, "/big.bin", big);
+        await vfs.drain();
+        const refused = vfs.takeRefused();
+        expect(refused.map((r) => r.path)).toEqual(["/big.bin"]);
+        expect(vfs.localOnly().map((l) => l.path)).toEqual(["/big.bin"]);
+        expect((await bytesOf(vfs, "/big.bin")).equals(big)).toBe(true);
+        const names = (await client.attachments.all()).map((a) => a.name);
+        expect(names).toEqual(["fits.bin"]);
+      } finally {
+        await vfs.stop();
+      }
+    } finally {
+      await small.close();
+    }
+  });
+});
