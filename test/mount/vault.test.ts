@@ -150,25 +150,33 @@ describe.each(CASES)("$name", (vc) => {
     expect(onB.stdout.split("\n").filter(Boolean)).toEqual(paths());
   }, 600_000);
 
-  it("the files that are not notes are on mount A, listed by status as local-only", async () => {
+  it("the files that are not notes are on the service as attachments, byte for byte; none is local-only", async () => {
     const check = sameNotesScript(src.dir, a.mnt, [...src.others.keys()]);
     expect((await sh(check, { timeoutMs: 60_000 })).stdout).toBe("");
-    // The record is written every 2 s: wait for the copy's last file to be in it.
-    await until("status to list every attachment", async () => {
-      const out = (await runTxtfs(["status"], txtfsEnv(dirsA))).stdout;
-      return [...src.others.keys()].every((p) => out.includes(`local-only: /${p} (not a .md or .txt name)`));
-    });
-  }, 120_000);
+    await requestSync(dirsA.cache, 300_000);
+    const listed = (await a.api.get("/api/v1/attachments?limit=1000")).body as {
+      attachments: { id: string; name: string }[];
+    };
+    const names = listed.attachments.map((x) => x.name).sort();
+    expect(names).toEqual([...src.others.keys()].map((p) => p.split("/").pop()!).sort());
+    for (const x of listed.attachments) {
+      const path = [...src.others.keys()].find((p) => p.split("/").pop() === x.name)!;
+      const raw = await fetch(`${a.url}/api/v1/attachments/${x.id}/raw`, {
+        headers: { authorization: `Bearer ${a.key}` },
+      });
+      expect(Buffer.from(await raw.arrayBuffer()).equals(src.others.get(path)!), path).toBe(true);
+    }
+    const out = (await runTxtfs(["status"], txtfsEnv(dirsA))).stdout;
+    expect(out).not.toContain("local-only: /");
+  }, 300_000);
 
-  // After the write path takes attachments (issue 48's mount side, phase 2): then mount B shows
-  // every file, not only the notes. Today they stay on mount A (the test above).
-  it.skip("mount B shows every file that is not a note too, byte for byte (attachments through the journal)", async () => {
+  it("mount B shows every file that is not a note too, byte for byte", async () => {
     const check = sameNotesScript(src.dir, b.mnt, [...src.others.keys()]);
     await until(
       "mount B to show every attachment",
       async () => (await sh(check, { timeoutMs: 60_000 })).code === 0,
     );
-  });
+  }, 180_000);
 
   it("the link graph through the API equals the independent resolver's", async () => {
     const expected = expectedGraph(src.notes);
