@@ -35,6 +35,9 @@ export function unsentName(name: string): string {
   return `${stem}.unsent`;
 }
 
+/** Whether `name` is one `unsentName` (and `freeName`) makes: such a copy stays on this machine. */
+export const isUnsentName = (name: string): boolean => /\.unsent(\.\d+)?$/.test(name);
+
 export function checkName(name: string): void {
   if (Buffer.byteLength(name, "utf8") > 255) throw fail("ENAMETOOLONG");
 }

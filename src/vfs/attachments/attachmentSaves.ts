@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { VfsCore } from "../core.ts";
 import type { Delivery } from "../delivery/deliver.ts";
 import type { JournalEntry } from "../delivery/journal.ts";
-import { isNoteName } from "../names.ts";
+import { isNoteName, isUnsentName } from "../names.ts";
 import type { LocalNode } from "../tree.ts";
 import type { AttachmentBytes } from "./attachmentBytes.ts";
 import { type AttachmentPlaces, attachmentKey } from "./attachmentPlaces.ts";
@@ -45,12 +45,12 @@ export class AttachmentSaves {
   /**
    * Whether `node` goes to the service as an attachment: a plain file (not a link, fifo or
    * device), not a note's name, not excluded, in a folder the service has (or will have), and not
-   * a note left under another name (a ghost, or bytes that are not UTF-8: kept here as before).
+   * a note left under another name (a ghost, bytes that are not UTF-8, a refused save's `.unsent` copy).
    */
   eligible(node: LocalNode): boolean {
     if (!this.supported || node.link !== undefined || node.special || node.ghostOf || node.keptNote)
       return false;
-    if (isNoteName(node.name) || !this.c.tree.locals.has(node)) return false;
+    if (isNoteName(node.name) || isUnsentName(node.name) || !this.c.tree.locals.has(node)) return false;
     const dir = node.parent;
     if (dir.localOnly) return false;
     if (dir !== this.c.tree.root && dir.id === null && dir.createKey === undefined) return false; // `Shared with me/`

@@ -197,6 +197,8 @@ export class Attachments {
         listed.mode = entry.mode;
         listed.mtimeMs = entry.mtimeMs;
         listed.atimeMs = entry.atimeMs;
+        listed.uid = entry.uid;
+        listed.gid = entry.gid;
         if (waits) this.placeAt(listed, entry.path); // renamed here before the restart
         void this.sizeFromBlob(listed);
       } else this.c.local.remove(entry.blob); // changed elsewhere meanwhile: the listed version shows

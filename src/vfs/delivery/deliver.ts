@@ -46,6 +46,12 @@ const BURST_ITEMS = BULK_ITEMS;
  */
 const DELETE_GRACE_MS = 200;
 
+/**
+ * A new attachment's create waits this long (sync, fsync and unmount take it at once): the temp
+ * files of rsync and sed, renamed to a note's name right after their close, never go up.
+ */
+const ATTACHMENT_CREATE_GRACE_MS = 1000;
+
 /** The parts delivery calls: conflicts met, times and folders kept, tombstones, local placing. */
 export interface DeliveryParts {
   attributes: Pick<Attributes, "keepFolderAttrs" | "rememberTimes" | "showRemoteVersion">;
@@ -137,6 +143,8 @@ export class Delivery {
   private round: Set<string> | undefined;
   /** When the deletes a round left for their grace (DELETE_GRACE_MS) may go. */
   private heldUntil: number | undefined;
+  /** When the attachments' creates a round left for their grace (ATTACHMENT_CREATE_GRACE_MS) may go. */
+  private createsHeldUntil: number | undefined;
   /** `txtfs sync`, fsync, unmount or settle is waiting: rounds take every entry, young deletes too. */
   private draining = 0;
 
@@ -162,15 +170,24 @@ export class Delivery {
    */
   private takeRound(): JournalEntry[] {
     const pending = this.c.journal.pending();
-    this.heldUntil = undefined;
+    this.heldUntil = this.createsHeldUntil = undefined;
     if (this.draining) return pending;
     const now = Date.now();
     const young = pending.findIndex(
       (e) => e.delete === "file" && Date.parse(e.savedAt) + DELETE_GRACE_MS > now,
     );
-    if (young < 0) return pending;
-    this.heldUntil = Date.parse(pending[young]!.savedAt) + DELETE_GRACE_MS;
-    return pending.slice(0, young);
+    if (young >= 0) this.heldUntil = Date.parse(pending[young]!.savedAt) + DELETE_GRACE_MS;
+    const taken = young < 0 ? pending : pending.slice(0, young);
+    // A file that is not a note, made a moment ago, waits (without holding up the rest): a temp
+    // file renamed to a note's name right after it is closed (rsync's `.name.XXXXXX`, sed's
+    // `sedXXXXXX`) then never goes up as an attachment.
+    return taken.filter((e) => {
+      if (!e.attachment || e.fileId || e.delete) return true;
+      const until = Date.parse(e.savedAt) + ATTACHMENT_CREATE_GRACE_MS;
+      if (until <= now) return true;
+      this.createsHeldUntil = Math.min(this.createsHeldUntil ?? until, until);
+      return false;
+    });
   }
 
   /**
@@ -459,7 +476,13 @@ export class Delivery {
         this.unreachable = !delivered;
       } while (this.replayAgain && !this.unreachable);
       if (this.unreachable) this.scheduleReplay(2000);
-      else if (this.heldUntil !== undefined) this.scheduleReplay(Math.max(0, this.heldUntil - Date.now()));
+      else if (this.heldUntil !== undefined || this.createsHeldUntil !== undefined) {
+        const until = Math.min(
+          this.heldUntil ?? Number.POSITIVE_INFINITY,
+          this.createsHeldUntil ?? Number.POSITIVE_INFINITY,
+        );
+        this.scheduleReplay(Math.max(0, until - Date.now()));
+      }
     };
     this.replaying = run().finally(() => {
       this.replaying = undefined;
