@@ -11,6 +11,7 @@ import {
 import { CommentRepo, SuggestionRepo } from "./repos/comments.ts";
 import { ConnectionRepo } from "./repos/connections.ts";
 import { DavLockRepo } from "./repos/davLocks.ts";
+import { DavPropRepo } from "./repos/davProps.ts";
 import { DavTombstoneRepo } from "./repos/davTombstones.ts";
 import { DeviceRepo } from "./repos/devices.ts";
 import { FeedRepo } from "./repos/feed.ts";
@@ -63,6 +64,7 @@ export function createTx(
     webhooks: new WebhookRepo(sql),
     davLocks: new DavLockRepo(sql, dialect),
     davTombstones: new DavTombstoneRepo(sql),
+    davProps: new DavPropRepo(sql),
     identities: new IdentityRepo(sql),
     sessions: new SessionRepo(sql),
     vault: new VaultRepo(sql),

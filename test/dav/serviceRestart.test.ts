@@ -1,5 +1,6 @@
 // `/dav/` on `txtfs serve` (SQLite) keeps what a WebDAV client relies on across a restart: a note
-// DELETEd before it is continued by the same key's PUT after (id, context, tags, history).
+// DELETEd before it is continued by the same key's PUT after (id, context, tags, history); dead
+// properties a PROPPATCH set are answered after, where MOVE and COPY took them, and gone with DELETE.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -55,5 +56,73 @@ describe("/dav/ on txtfs serve across a restart", () => {
     expect((await api().delete(`/api/v1/files/${before.id}`)).status).toBe(200);
     expect((await dav("PUT", "/saved.md", { body: "three\n" })).status).toBe(201);
     expect((await noteAt(api(), "saved.md")).id).not.toBe(before.id);
+  });
+
+  it("dead properties set before the restart are answered after; MOVE, COPY and DELETE took them along", {
+    timeout: 60_000,
+  }, async () => {
+    const update = (inner: string) =>
+      `<?xml version="1.0"?><D:propertyupdate xmlns:D="DAV:" xmlns:z="http://example.com/z">${inner}</D:propertyupdate>`;
+    const colour = (path: string) =>
+      dav("PROPFIND", path, {
+        headers: { depth: "0" },
+        body: '<?xml version="1.0"?><D:propfind xmlns:D="DAV:" xmlns:z="http://example.com/z"><D:prop><z:colour/></D:prop></D:propfind>',
+      });
+    expect((await dav("MKCOL", "/box")).status).toBe(201);
+    for (const p of ["/box/a.md", "/box/b.md", "/box/gone.md"])
+      expect((await dav("PUT", p, { body: "x\n" })).status).toBe(201);
+    for (const [p, c] of [
+      ["/box", "grey"],
+      ["/box/a.md", "blue"],
+      ["/box/b.md", "red"],
+      ["/box/gone.md", "green"],
+    ])
+      expect(
+        (
+          await dav("PROPPATCH", p!, {
+            body: update(`<D:set><D:prop><z:colour>${c}</z:colour></D:prop></D:set>`),
+          })
+        ).status,
+      ).toBe(207);
+    // Refused whole (a protected property with it): 403 and 424, and the colour stays blue.
+    const refused = await dav("PROPPATCH", "/box/a.md", {
+      body: update("<D:set><D:prop><z:colour>black</z:colour><D:getetag>x</D:getetag></D:prop></D:set>"),
+    });
+    expect(refused.text).toContain("403 Forbidden");
+    expect(refused.text).toContain("424 Failed Dependency");
+    expect(
+      (
+        await dav("PROPPATCH", "/nowhere.md", {
+          body: update("<D:set><D:prop><z:colour>x</z:colour></D:prop></D:set>"),
+        })
+      ).status,
+    ).toBe(404);
+    expect((await dav("PROPPATCH", "/box/a.md", { body: "<not-xml" })).status).toBe(400);
+    expect(
+      (await dav("MOVE", "/box/b.md", { headers: { destination: `${server.url}/dav/box/moved.md` } })).status,
+    ).toBe(201);
+    expect((await dav("COPY", "/box", { headers: { destination: `${server.url}/dav/copy` } })).status).toBe(
+      201,
+    );
+    expect((await dav("DELETE", "/box/gone.md")).status).toBe(204);
+    await restart();
+    const answered = async (path: string) =>
+      /<z:colour[^>]*>(\w+)<\/z:colour>/.exec((await colour(path)).text)?.[1];
+    expect(await answered("/box/a.md")).toBe("blue");
+    expect(await answered("/box")).toBe("grey");
+    expect(await answered("/box/moved.md")).toBe("red");
+    expect(await answered("/copy/a.md")).toBe("blue");
+    expect(await answered("/copy")).toBe("grey");
+    expect((await colour("/box/b.md")).status).toBe(404);
+    // A new resource at a deleted one's path has none of its properties.
+    expect((await dav("PUT", "/box/gone.md", { body: "new\n" })).status).toBe(201);
+    expect(await answered("/box/gone.md")).toBeUndefined();
+    expect((await colour("/box/gone.md")).text).toContain("404 Not Found");
+    // Depth 1 answers each child's own.
+    const listed = await dav("PROPFIND", "/copy", {
+      headers: { depth: "1" },
+      body: '<?xml version="1.0"?><D:propfind xmlns:D="DAV:" xmlns:z="http://example.com/z"><D:prop><z:colour/></D:prop></D:propfind>',
+    });
+    expect(listed.text.match(/<z:colour[^>]*>\w+<\/z:colour>/g)?.length).toBe(4);
   });
 });

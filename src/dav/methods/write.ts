@@ -87,7 +87,7 @@ async function removeAll(site: DavSite, path: string, collection: boolean): Prom
     }
   }
   await site.backend.remove(path, collection);
-  site.props.forget(path);
+  await site.props.forget(path);
   site.locks.dropWithin(path);
 }
 

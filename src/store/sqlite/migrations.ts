@@ -725,4 +725,14 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   );
   CREATE INDEX dav_tombstones_user ON dav_tombstones(user_id, expires_at);
   CREATE INDEX dav_tombstones_expiry ON dav_tombstones(expires_at);`,
+  // 21: the dead properties `/dav/` clients set (PROPPATCH), one row per resource and property,
+  // kept in the store so that every server on one database answers what any of them was given
+  // (they were in each server's own file). `path` is the user's view of the resource.
+  `CREATE TABLE dav_props (
+    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    name TEXT NOT NULL,
+    xml TEXT NOT NULL,
+    PRIMARY KEY (user_id, path, name)
+  );`,
 ];
