@@ -118,6 +118,20 @@ describe("/dav/ on txtfs serve across a restart", () => {
     expect((await dav("PUT", "/box/gone.md", { body: "new\n" })).status).toBe(201);
     expect(await answered("/box/gone.md")).toBeUndefined();
     expect((await colour("/box/gone.md")).text).toContain("404 Not Found");
+    // A note deleted through the API leaves its path's properties behind: a new note there has none.
+    expect(await answered("/copy/a.md")).toBe("blue");
+    const copied = await noteAt(api(), "copy/a.md");
+    expect((await api().delete(`/api/v1/files/${copied.id}`)).status).toBe(200);
+    expect((await dav("PUT", "/copy/a.md", { body: "again\n" })).status).toBe(201);
+    expect(await answered("/copy/a.md")).toBeUndefined();
+    expect((await dav("PUT", "/copy/a.md", { body: "blue again\n" })).status).toBe(204);
+    expect(
+      (
+        await dav("PROPPATCH", "/copy/a.md", {
+          body: update("<D:set><D:prop><z:colour>blue</z:colour></D:prop></D:set>"),
+        })
+      ).status,
+    ).toBe(207);
     // Depth 1 answers each child's own.
     const listed = await dav("PROPFIND", "/copy", {
       headers: { depth: "1" },
