@@ -1,8 +1,10 @@
 // Two `txtfs serve` processes on one PostgreSQL database: a note DELETEd over `/dav/` of one is
 // continued by the same key's PUT of that name on the other (id, context, tags kept), once; another
-// key's PUT there makes a new note.
+// key's PUT there makes a new note; of two servers taking one tombstone at once, one gets it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ServiceTombstones } from "../../src/dav/serviceTombstones.ts";
 import { createKey, createUser } from "../../src/server/domain/accounts.ts";
+import type { FileSnapshot } from "../../src/server/domain/fileRevival.ts";
 import { PostgresStore } from "../../src/store/postgres/postgresStore.ts";
 import { type ServeProcess, spawnServe } from "../helpers/cli.ts";
 import { davRequest } from "../helpers/dav.ts";
@@ -61,5 +63,39 @@ describe("/dav/ tombstones on two servers, one database", () => {
     expect((await on(0, "DELETE", "/other.md")).status).toBe(204);
     expect((await on(1, "PUT", "/other.md", { body: "two\n" }, otherKey)).status).toBe(201);
     expect((await noteAt(api(), "other.md")).id).not.toBe(before.id);
+  });
+
+  it("of two servers taking one tombstone at once, one gets it", async () => {
+    const other = await PostgresStore.open(db);
+    try {
+      const t = new ServiceTombstones();
+      const snapshot = {
+        file: { id: "f_race", owner_id: userId, folder_id: null, name: "race.md" },
+        bytes: 1,
+      };
+      await store.transaction((tx) => t.remember(tx, userId, "k_race", snapshot as unknown as FileSnapshot));
+      let release!: () => void;
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      let tookFirst!: () => void;
+      const took = new Promise<void>((r) => {
+        tookFirst = r;
+      });
+      const first = store.transaction(async (tx) => {
+        const got = await t.take(tx, "k_race", userId, null, "race.md");
+        tookFirst();
+        await held; // still uncommitted while the other server tries
+        return got;
+      });
+      await took;
+      const second = other.transaction((tx) => t.take(tx, "k_race", userId, null, "race.md"));
+      await new Promise((r) => setTimeout(r, 200));
+      release();
+      const [a, b] = await Promise.all([first, second]);
+      expect([a?.file.id, b]).toEqual(["f_race", undefined]);
+    } finally {
+      await other.close();
+    }
   });
 });
