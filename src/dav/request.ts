@@ -1,21 +1,21 @@
 // One WebDAV request as the methods see it, and the answer they give back (written by handler.ts).
 import type { IncomingHttpHeaders } from "node:http";
 import type { DavBackend } from "./backend.ts";
-import type { DeadProps } from "./deadProps.ts";
+import type { DeadPropKeeper } from "./deadProps.ts";
 import type { LockKeeper, Locks } from "./locks.ts";
 
 /** What one request reaches: the user's tree, their locks as the request began, their dead properties. */
 export interface DavSite {
   backend: DavBackend;
   locks: Locks;
-  props: DeadProps;
+  props: DeadPropKeeper;
 }
 
 /** What one user reaches, with where their locks are kept (each request loads them, then saves its changes). */
 export interface KeptSite {
   backend: DavBackend;
   locks: LockKeeper;
-  props: DeadProps;
+  props: DeadPropKeeper;
 }
 
 export interface DavRequest {

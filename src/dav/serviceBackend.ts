@@ -135,7 +135,8 @@ export class ServiceBackend implements DavBackend {
       const content = noteText(data);
       // The note this caller deleted here a moment ago, continued (a save by DELETE then PUT).
       const ownerId = folderId ? (await tx.folders.byId(folderId))?.owner_id : this.actor.userId;
-      const deleted = ownerId && this.tombstones?.take(this.actor.principal, ownerId, folderId, name);
+      const deleted =
+        ownerId && (await this.tombstones?.take(tx, this.actor.principal, ownerId, folderId, name));
       if (deleted && (await reviveFile(tx, this.actor, deleted, content))) return;
       await createFile(tx, this.actor, { name, folderId, content });
     });
@@ -148,8 +149,8 @@ export class ServiceBackend implements DavBackend {
     });
   }
 
-  async remove(path: string): Promise<void> {
-    const snapshot = await this.run(true, async (tx) => {
+  remove(path: string): Promise<void> {
+    return this.run(true, async (tx) => {
       const found = await this.tree.find(tx, path);
       if (!found) throw new DavError(404);
       if (found.kind === "root") throw new DavError(403, "the root cannot be deleted");
@@ -160,12 +161,10 @@ export class ServiceBackend implements DavBackend {
       else {
         const kept = this.tombstones && (await snapshotFile(tx, found.file.id));
         await deleteFile(tx, this.actor, found.file.id);
-        return kept;
+        // In the deleting unit of work: a refused or rolled-back delete leaves nothing to revive.
+        if (kept) await this.tombstones!.remember(tx, this.actor.userId, this.actor.principal, kept);
       }
-      return undefined;
     });
-    // Remembered once the delete is kept: a refused or rolled-back one leaves nothing to revive.
-    if (snapshot) this.tombstones?.remember(this.actor.principal, snapshot);
   }
 
   checkRemovable(path: string): Promise<void> {

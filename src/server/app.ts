@@ -87,8 +87,6 @@ export interface AppOptions {
   metricsToken?: string;
   /** Attachments: bytes per file and per account (defaults: 100 MiB, 10 GiB). */
   attachments?: Partial<AttachmentLimits>;
-  /** Where `/dav/` keeps each user's WebDAV locks and dead properties (undefined: in memory). */
-  davStateDir?: string;
 }
 
 /** Is this request for the in-process dev identity provider (served beside the API, not by Fastify)? */
@@ -419,7 +417,6 @@ export async function buildApp(opts: AppOptions) {
     attachments,
     limiter,
     log: opts.logger,
-    stateDir: opts.davStateDir,
   });
   const deps = { store, closing, identity: hub, brain, attachments };
   await app.register(discoverRoutes(() => catalog, hub));

@@ -3,15 +3,14 @@
 // caller is authenticated as for the API (the key as the Basic password, or a bearer token) and
 // each request is served on that caller's own site, spending the caller's rate-limit points.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { join } from "node:path";
 import type { FastifyRequest } from "fastify";
 import { challenge, keyOf } from "../dav/auth.ts";
 import { cors } from "../dav/cors.ts";
-import { DeadProps } from "../dav/deadProps.ts";
 import { handleDav } from "../dav/handler.ts";
 import type { KeptSite } from "../dav/request.ts";
 import { ServiceBackend } from "../dav/serviceBackend.ts";
 import { ServiceTombstones } from "../dav/serviceTombstones.ts";
+import { StoreDeadProps } from "../dav/storeDeadProps.ts";
 import { StoreLockKeeper } from "../dav/storeLockKeeper.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Store } from "../store/store.ts";
@@ -37,14 +36,12 @@ export interface DavServiceDeps {
   /** The API's rate limiter: WebDAV requests spend the same points (PROPFIND as a read). */
   limiter: Limiter;
   log: Logger;
-  /** Where each user's dead properties are kept; undefined: in memory only. */
-  stateDir?: string;
 }
 
 export class DavService {
   private readonly deps: DavServiceDeps;
-  /** Each user's locks (in the store, for every server on it) and dead properties (one owner per user, read from disk once). */
-  private readonly kept = new Map<string, { locks: StoreLockKeeper; props: DeadProps }>();
+  /** Each user's locks and dead properties: in the store, for every server on it. */
+  private readonly kept = new Map<string, { locks: StoreLockKeeper; props: StoreDeadProps }>();
   /** The notes deleted over /dav/ a moment ago, for the callers that save by DELETE then PUT. */
   private readonly tombstones = new ServiceTombstones();
 
@@ -108,10 +105,9 @@ export class DavService {
   private keptFor(userId: string) {
     let kept = this.kept.get(userId);
     if (!kept) {
-      const dir = this.deps.stateDir && join(this.deps.stateDir, userId);
       kept = {
         locks: new StoreLockKeeper(this.deps.store, userId),
-        props: new DeadProps(dir && join(dir, "properties.json")),
+        props: new StoreDeadProps(this.deps.store, userId),
       };
       this.kept.set(userId, kept);
     }

@@ -13,6 +13,8 @@ export function startMaintenance(store: Store, log: Logger, retentionDays: numbe
     try {
       const accounts = await store.transaction(async (tx) => {
         await tx.idempotency.purgeExpired(new Date().toISOString());
+        // /dav/'s tombstones hold deleted notes' bodies: none outlives its window by much.
+        await tx.davTombstones.deleteExpired(new Date().toISOString());
         // The webhook delivery log keeps 30 days of finished deliveries.
         await tx.webhooks.purgeFinished(new Date(Date.now() - 30 * 86400_000).toISOString());
         // AI quota counters matter for the current UTC day only; a week is kept for inspection.

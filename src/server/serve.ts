@@ -104,7 +104,6 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     metricsToken: opts.metrics ? opts.metrics.token : undefined,
     usageFlushMs: opts.usageFlushMs,
     attachments: opts.attachments,
-    davStateDir: join(opts.dataDir, "dav"),
   });
   const stopMaintenance = startMaintenance(store, opts.logger, opts.retentionDays);
   const webhooks = new WebhookWorker(store, opts.logger, {

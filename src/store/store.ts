@@ -14,6 +14,8 @@ import type {
 import type { CommentRepo, SuggestionRepo } from "./repos/comments.ts";
 import type { ConnectionRepo } from "./repos/connections.ts";
 import type { DavLockRepo } from "./repos/davLocks.ts";
+import type { DavPropRepo } from "./repos/davProps.ts";
+import type { DavTombstoneRepo } from "./repos/davTombstones.ts";
 import type { DeviceRepo } from "./repos/devices.ts";
 import type { FeedRepo } from "./repos/feed.ts";
 import type { FileRepo } from "./repos/files.ts";
@@ -62,6 +64,8 @@ export interface Tx {
   readonly devices: DeviceRepo;
   readonly webhooks: WebhookRepo;
   readonly davLocks: DavLockRepo;
+  readonly davTombstones: DavTombstoneRepo;
+  readonly davProps: DavPropRepo;
   readonly identities: IdentityRepo;
   readonly sessions: SessionRepo;
   readonly vault: VaultRepo;

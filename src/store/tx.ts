@@ -11,6 +11,8 @@ import {
 import { CommentRepo, SuggestionRepo } from "./repos/comments.ts";
 import { ConnectionRepo } from "./repos/connections.ts";
 import { DavLockRepo } from "./repos/davLocks.ts";
+import { DavPropRepo } from "./repos/davProps.ts";
+import { DavTombstoneRepo } from "./repos/davTombstones.ts";
 import { DeviceRepo } from "./repos/devices.ts";
 import { FeedRepo } from "./repos/feed.ts";
 import { FileRepo } from "./repos/files.ts";
@@ -61,6 +63,8 @@ export function createTx(
     devices: new DeviceRepo(sql),
     webhooks: new WebhookRepo(sql),
     davLocks: new DavLockRepo(sql, dialect),
+    davTombstones: new DavTombstoneRepo(sql),
+    davProps: new DavPropRepo(sql),
     identities: new IdentityRepo(sql),
     sessions: new SessionRepo(sql),
     vault: new VaultRepo(sql),

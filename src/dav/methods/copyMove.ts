@@ -34,10 +34,10 @@ export async function copyOrMove(req: DavRequest, move: boolean): Promise<Answer
     await site.backend.rename(req.path, dest);
     site.locks.dropWithin(req.path);
     if (existing) site.locks.dropWithin(dest);
-    site.props.carry(req.path, dest, false);
+    await site.props.carry(req.path, dest, false);
   } else {
     await copyTree(site, req.path, dest, entry.collection, depth === "infinity");
-    site.props.carry(req.path, dest, true, depth === "infinity");
+    await site.props.carry(req.path, dest, true, depth === "infinity");
   }
   return { status: existing ? 204 : 201 };
 }

@@ -58,8 +58,11 @@ export async function propfind(req: DavRequest): Promise<Answer> {
   }
   const needsQuota = what.kind === "prop" && what.names.some((n) => QUOTA.includes(n));
   const quota = needsQuota ? await backend.quota() : undefined;
+  // Every resource's dead properties in one read (a store's query, not one per resource).
+  const dead = await req.site.props.of(found.map(([path]) => path));
   const parts: string[] = [];
-  for (const [path, entry] of found) parts.push(await responseFor(req, what, path, entry, quota));
+  for (const [path, entry] of found)
+    parts.push(await responseFor(req, what, path, entry, quota, dead.get(path) ?? {}));
   return xmlAnswer(207, `${XML_HEAD}<D:multistatus xmlns:D="DAV:">${parts.join("")}</D:multistatus>`);
 }
 
@@ -69,9 +72,9 @@ async function responseFor(
   path: string,
   entry: DavEntry,
   quota: { available: number; used: number } | undefined,
+  dead: Record<string, string>,
 ): Promise<string> {
   const { site, prefix } = req;
-  const dead = site.props.of(path);
   const own = site.backend.ownPropertyNames(entry.collection);
   const ctx = { locks: site.locks.covering(path), prefix, quota };
   const href = `<D:href>${esc(hrefOf(path, prefix, entry.collection))}</D:href>`;

@@ -59,7 +59,7 @@ export async function proppatch(req: DavRequest): Promise<Answer> {
         );
       else dead.set(name, el && serialize(el));
     }
-    if (dead.size) site.props.change(req.path, dead);
+    if (dead.size) await site.props.change(req.path, dead);
     results = names.map((n) => [n, 200]);
   }
   const byStatus = new Map<number, string[]>();

@@ -16,6 +16,8 @@ export async function put(req: DavRequest): Promise<Answer> {
   mustHold(req, locksOnChange(req, req.path, false));
   checkMatch(req, entry, false);
   await backend.write(req.path, req.body);
+  // A new resource has no dead properties, even if its path's last one went another way (the API).
+  if (!entry) await req.site.props.forget(req.path);
   const mtime = clientMtime(req);
   if (mtime && backend.setModified) await backend.setModified(req.path, mtime);
   const after = await backend.stat(req.path);
@@ -42,6 +44,7 @@ export async function mkcol(req: DavRequest): Promise<Answer> {
   await checkIf(req);
   mustHold(req, locksOnChange(req, req.path, false));
   await backend.mkdir(req.path);
+  await req.site.props.forget(req.path);
   return { status: 201 };
 }
 
@@ -87,7 +90,7 @@ async function removeAll(site: DavSite, path: string, collection: boolean): Prom
     }
   }
   await site.backend.remove(path, collection);
-  site.props.forget(path);
+  await site.props.forget(path);
   site.locks.dropWithin(path);
 }
 

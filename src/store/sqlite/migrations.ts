@@ -709,4 +709,30 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     expires_at TEXT NOT NULL
   );
   CREATE INDEX dav_locks_user ON dav_locks(user_id, expires_at);`,
+  // 20: the notes deleted over `/dav/` a moment ago (DELETE then PUT continues the note), kept in
+  // the store so that the PUT may reach another server, or this one after a restart. `folder_key`
+  // is the folder id or '' (a key column cannot be NULL); `snapshot` is the note as JSON.
+  `CREATE TABLE dav_tombstones (
+    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    principal TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    folder_key TEXT NOT NULL,
+    name TEXT NOT NULL,
+    snapshot TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    expires_at TEXT NOT NULL,
+    PRIMARY KEY (principal, owner_id, folder_key, name)
+  );
+  CREATE INDEX dav_tombstones_user ON dav_tombstones(user_id, expires_at);
+  CREATE INDEX dav_tombstones_expiry ON dav_tombstones(expires_at);`,
+  // 21: the dead properties `/dav/` clients set (PROPPATCH), one row per resource and property,
+  // kept in the store so that every server on one database answers what any of them was given
+  // (they were in each server's own file). `path` is the user's view of the resource.
+  `CREATE TABLE dav_props (
+    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    name TEXT NOT NULL,
+    xml TEXT NOT NULL,
+    PRIMARY KEY (user_id, path, name)
+  );`,
 ];
