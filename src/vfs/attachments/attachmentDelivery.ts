@@ -93,11 +93,15 @@ export class AttachmentDelivery {
     const folderId = this.folderOf(node);
     let record: TxtAttachment | undefined;
     if (!entry.fileId) {
+      const b = node.attachment;
       const bytes = await this.read(entry.blob!);
       record = await this.c.client.attachments.create(entry.name, folderId, bytes, {
         idempotencyKey: entry.createKey,
       });
-      this.places.created(node, record);
+      // Unbound while its create went (removed, or renamed to a note's name: perl -i's temp file):
+      // its delete is the newer entry, which `done` gives this id; the feed never shows it meanwhile.
+      if (node.attachment === b) this.places.created(node, record);
+      else this.places.deleting.add(record.id);
     } else {
       try {
         if (entry.blob)
@@ -137,7 +141,8 @@ export class AttachmentDelivery {
    * copy (both kept), and the file shows the other version once nothing of ours waits for it.
    */
   private async conflict(entry: JournalEntry, node: LocalNode): Promise<void> {
-    const b = node.attachment!;
+    const b = node.attachment;
+    if (!b) return this.c.journal.done(entry); // unbound while it went: its delete is the newer entry
     if (entry.blob) {
       const copy = await this.c.client.attachments.create(
         conflictName(entry.name),
@@ -174,7 +179,8 @@ export class AttachmentDelivery {
    * of one whose bytes were never read here: the removal stands.
    */
   private async createdAgain(entry: JournalEntry, node: LocalNode): Promise<void> {
-    const b = node.attachment!;
+    const b = node.attachment;
+    if (!b) return this.c.journal.done(entry); // unbound while it went: its delete is the newer entry
     this.places.byId.delete(b.id!);
     if (b.remoteOnly) {
       this.c.log.info({ path: entry.path }, "renamed here and removed elsewhere: the removal stands");
