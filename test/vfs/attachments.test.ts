@@ -5,8 +5,7 @@ import { randomBytes } from "node:crypto";
 import { constants as fsc } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { TxtfsClient } from "../../src/client/api.ts";
-import { createLogger } from "../../src/lib/logger.ts";
-import { Vfs } from "../../src/vfs/vfs.ts";
+import type { Vfs } from "../../src/vfs/vfs.ts";
 import { startTestServer } from "../helpers/server.ts";
 import {
   cacheDir,
@@ -140,15 +139,7 @@ describe("attachments through the mount", () => {
     try {
       const user = await small.user();
       const client = new TxtfsClient({ url: small.url, key: user.key, source: "mount", timeoutMs: 2000 });
-      const vfs = new Vfs({
-        client,
-        cacheDir: scratchDir("txtfs-att-small-"),
-        cacheSize: 1 << 20,
-        uid: 0,
-        gid: 0,
-        logger: createLogger("vfs-test", "silent"),
-        pollWait: 1,
-      });
+      const vfs = deviceOn(small.url, scratchDir("txtfs-att-small-"), user.key);
       await vfs.start();
       try {
         await put(vfs, "/fits.bin", Buffer.from("fits"));
