@@ -85,6 +85,25 @@ describe("attachments through the mount", () => {
     await until(() => b.tree.lookup("/img/cover.png") === undefined, "the removal on B");
   });
 
+  it("perl -i's temp (already an attachment) renamed over a note kept local for bytes that are not UTF-8 becomes that file, never an attachment", async () => {
+    const a = await mountVfs();
+    await put(a, "/b.md", Buffer.from("text first\n")); // a note the service has
+    await a.drain();
+    const notUtf8 = Buffer.from([0x61, 0xc3, 0x0a, 0xff]);
+    await put(a, "/b.md", notUtf8); // kept local now: the note keeps its last text on the service
+    const edited = Buffer.from([0x41, 0xc3, 0x0a, 0xff, 0x21]);
+    await put(a, "/XXab12cd", edited); // perl's temp: closed, so saved as an attachment
+    await a.rename("/XXab12cd", "/b.md");
+    await a.drain();
+    expect((await listed()).size).toBe(0); // the temp never stays on the service
+    // The feed is read in order: once a later record shows, the temp's own records were applied.
+    await api().attachments.create("marker.bin", null, Buffer.from("m"));
+    await until(() => a.tree.lookup("/marker.bin") !== undefined, "the feed caught up");
+    expect(a.tree.lookup("/XXab12cd")).toBeUndefined();
+    expect((await bytesOf(a, "/b.md")).equals(edited)).toBe(true);
+    expect(a.localOnly().map((l) => l.path)).toEqual(["/b.md"]);
+  });
+
   it("changed on both devices: ours is kept as a conflict copy, theirs shows", async () => {
     const a = await mountVfs();
     await put(a, "/data.bin", Buffer.from("v1"));

@@ -167,6 +167,11 @@ export class Attachments {
     return this.saves.unlinked(node);
   }
 
+  /** `node` was bound and may be no attachment any more (gone, or it became a note's file): unbound then. */
+  left(node: LocalNode): Promise<void> {
+    return node.attachment && !this.saves.eligible(node) ? this.saves.unlinked(node) : Promise.resolve();
+  }
+
   /** A change feed record of an attachment. */
   change(change: ChangeRecord): void {
     if (change.deleted) this.places.removed(change.id);

@@ -29,7 +29,7 @@ import type { Replacements } from "./replacements.ts";
 
 /** The parts renames call. */
 export interface RenamesParts {
-  attachments: Pick<Attachments, "ensureBytes" | "renamed" | "unlinked">;
+  attachments: Pick<Attachments, "ensureBytes" | "left" | "renamed">;
   attributes: Pick<Attributes, "applySidecar" | "continued">;
   bodies: Pick<Bodies, "body">;
   claims: Pick<Claims, "adoptLocal" | "claimName" | "follow" | "nameTaken">;
@@ -101,7 +101,9 @@ export class Renames {
     if (bound && (isNoteName(becomes) || becomes.endsWith(".meta.json")))
       await this.attachments.ensureBytes(bound);
     await this.move(src, to);
-    if (bound?.attachment && !this.c.tree.locals.has(bound)) await this.attachments.unlinked(bound);
+    // Gone (a note now, a sidecar's edit) or no attachment any more (kept local under a note's
+    // name: bytes that are not UTF-8): deleted on the service, never listed back under its old name.
+    if (bound) await this.attachments.left(bound);
   }
 
   private async move(src: Node, to: string): Promise<void> {
