@@ -7,6 +7,7 @@ import { PostgresStore } from "../store/postgres/postgresStore.ts";
 import { acquireServeLock } from "../store/sqlite/serveLock.ts";
 import type { Store } from "../store/store.ts";
 import { buildApp, type RouteEntry } from "./app.ts";
+import { importOldDavProps } from "./davPropsImport.ts";
 import type { AttachmentLimits } from "./domain/attachments/rules.ts";
 import type { BrainConfig } from "./domain/brain/config.ts";
 import { indexOldNotes } from "./domain/links/indexOldNotes.ts";
@@ -83,6 +84,12 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     opts.logger.warn(
       "TXTFS_VAULT_KEY is not set: vaulted credentials use this server's DATA/vault.key, which other servers on the database cannot read; give every server the same TXTFS_VAULT_KEY",
     );
+  await importOldDavProps(store, opts.dataDir, opts.logger).catch((err) =>
+    opts.logger.warn(
+      { err },
+      "importing the WebDAV properties kept before the store had them failed; tried again at the next start",
+    ),
+  );
   const hub: IdentityHub = { cipher: createVaultCipher(loadVaultKey(opts.dataDir)) };
   if (opts.identity) hub.provider = new IdentityProvider(opts.identity);
   const metrics = opts.metrics === false ? undefined : new ServiceMetrics();

@@ -1,7 +1,7 @@
 // `/dav/` on `txtfs serve` (SQLite) keeps what a WebDAV client relies on across a restart: a note
 // DELETEd before it is continued by the same key's PUT after (id, context, tags, history); dead
 // properties a PROPPATCH set are answered after, where MOVE and COPY took them, and gone with DELETE.
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -138,5 +138,72 @@ describe("/dav/ on txtfs serve across a restart", () => {
       body: '<?xml version="1.0"?><D:propfind xmlns:D="DAV:" xmlns:z="http://example.com/z"><D:prop><z:colour/></D:prop></D:propfind>',
     });
     expect(listed.text.match(/<z:colour[^>]*>\w+<\/z:colour>/g)?.length).toBe(4);
+  });
+
+  it("dead properties kept in DATA/dav/USER/properties.json before the store had them are imported once, at the start after the upgrade", {
+    timeout: 60_000,
+  }, async () => {
+    const me = (await api().get("/api/me")).body;
+    const userId = (me.user?.id ?? me.id) as string;
+    expect(userId).toBeTruthy();
+    for (const p of ["/old/a.md", "/old/b.md"]) {
+      if (p === "/old/a.md") expect((await dav("MKCOL", "/old")).status).toBe(201);
+      expect((await dav("PUT", p, { body: "x\n" })).status).toBe(201);
+    }
+    // Set since the upgrade (in the store): newer than the file's, so it stays.
+    const z = 'xmlns:z="http://example.com/z"';
+    expect(
+      (
+        await dav("PROPPATCH", "/old/b.md", {
+          body: `<?xml version="1.0"?><D:propertyupdate xmlns:D="DAV:" ${z}><D:set><D:prop><z:colour>new</z:colour></D:prop></D:set></D:propertyupdate>`,
+        })
+      ).status,
+    ).toBe(207);
+    await server.stop();
+    const dir = join(data, "dav", userId);
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, "properties.json");
+    const colour = "{http://example.com/z}colour";
+    writeFileSync(
+      file,
+      JSON.stringify({
+        "/old": { [colour]: `<z:colour ${z}>teal</z:colour>` },
+        "/old/a.md": { [colour]: `<z:colour ${z}>amber</z:colour>` },
+        "/old/b.md": { [colour]: `<z:colour ${z}>old</z:colour>` },
+      }),
+    );
+    // An account's file that is not what /dav/ wrote: left as it is, the start goes on.
+    const bad = join(data, "dav", "someone-else");
+    mkdirSync(bad, { recursive: true });
+    writeFileSync(join(bad, "properties.json"), "{not json");
+    server = await spawnServeWithKey(data);
+    const answered = async (path: string) =>
+      /<z:colour[^>]*>(\w+)<\/z:colour>/.exec(
+        (
+          await dav("PROPFIND", path, {
+            headers: { depth: "0" },
+            body: `<?xml version="1.0"?><D:propfind xmlns:D="DAV:" ${z}><D:prop><z:colour/></D:prop></D:propfind>`,
+          })
+        ).text,
+      )?.[1];
+    expect([await answered("/old"), await answered("/old/a.md"), await answered("/old/b.md")]).toEqual([
+      "teal",
+      "amber",
+      "new",
+    ]);
+    expect(existsSync(file)).toBe(false);
+    expect(existsSync(`${file}.imported`)).toBe(true);
+    expect(readFileSync(join(bad, "properties.json"), "utf8")).toBe("{not json");
+    // Imported once: a property removed since stays removed across the next start.
+    expect(
+      (
+        await dav("PROPPATCH", "/old/a.md", {
+          body: `<?xml version="1.0"?><D:propertyupdate xmlns:D="DAV:" ${z}><D:remove><D:prop><z:colour/></D:prop></D:remove></D:propertyupdate>`,
+        })
+      ).status,
+    ).toBe(207);
+    await restart();
+    expect(await answered("/old/a.md")).toBeUndefined();
+    expect(await answered("/old")).toBe("teal");
   });
 });

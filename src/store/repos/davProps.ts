@@ -53,6 +53,14 @@ export class DavPropRepo {
     );
   }
 
+  /** Sets it unless `path` already has a property of that name (which is then the newer). */
+  putIfAbsent(userId: string, row: DavPropRow) {
+    return this.sql.run(
+      "INSERT INTO dav_props (user_id, path, name, xml) VALUES (?, ?, ?, ?) ON CONFLICT (user_id, path, name) DO NOTHING",
+      [userId, row.path, row.name, row.xml],
+    );
+  }
+
   delete(userId: string, path: string, name: string) {
     return this.sql.run("DELETE FROM dav_props WHERE user_id = ? AND path = ? AND name = ?", [
       userId,
