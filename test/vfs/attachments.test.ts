@@ -104,6 +104,26 @@ describe("attachments through the mount", () => {
     expect(a.localOnly().map((l) => l.path)).toEqual(["/b.md"]);
   });
 
+  it("rm -rf of a folder holding notes and attachments: everything goes, nothing comes back a level up", async () => {
+    const a = await mountVfs();
+    await a.mkdir("/d");
+    await put(a, "/d/one.md", Buffer.from("one\n"));
+    await put(a, "/d/two.md", Buffer.from("two\n"));
+    await put(a, "/d/pic.png", randomBytes(2000));
+    await a.drain();
+    expect([...(await listed()).keys()]).toEqual(["pic.png"]);
+    // What rm -rf does: each file, then the folder, all journalled before the next delivery.
+    await a.unlink("/d/pic.png");
+    await a.unlink("/d/one.md");
+    await a.unlink("/d/two.md");
+    await a.rmdir("/d");
+    await a.drain();
+    expect((await listed()).size).toBe(0);
+    await u.api.post("/api/v1/files", { name: "marker.md", content: "m" });
+    await until(() => a.tree.lookup("/marker.md") !== undefined, "the feed past the deletes");
+    expect(a.readdir("/")).toEqual(["marker.md"]);
+  });
+
   it("changed on both devices: ours is kept as a conflict copy, theirs shows", async () => {
     const a = await mountVfs();
     await put(a, "/data.bin", Buffer.from("v1"));

@@ -73,16 +73,36 @@ export class AttachmentDelivery {
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
         if (err.status === 412) {
-          // Changed elsewhere since it was read here: the delete is undone, the new version shows.
-          this.c.log.warn({ path: entry.path }, "an attachment removed here was changed elsewhere: it stays");
-          this.places.deleting.delete(id);
           const record = await this.c.client.attachments.get(id);
-          if (record) this.places.apply(record);
+          // Only moved or renamed elsewhere (its folder deleted there, say): the bytes removed
+          // here are the ones it holds, so the delete stands.
+          const onlyMoved = record && entry.baseHash && record.contentHash === entry.baseHash;
+          if (!onlyMoved || !(await this.deleteAt(id, record.etag))) {
+            // Changed elsewhere since it was read here: the delete is undone, the new version shows.
+            this.c.log.warn(
+              { path: entry.path },
+              "an attachment removed here was changed elsewhere: it stays",
+            );
+            this.places.deleting.delete(id);
+            if (record) this.places.apply(record);
+          }
         } else if (err.status !== 404) throw err;
       }
       this.places.deleting.delete(id);
     }
     await this.c.journal.done(entry);
+  }
+
+  /** Deletes `id` if it is still at version `etag` (true: gone now). */
+  private async deleteAt(id: string, etag: string): Promise<boolean> {
+    try {
+      await this.c.client.attachments.delete(id, etag);
+      return true;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return true;
+      if (err instanceof ApiError && err.status === 412) return false;
+      throw err;
+    }
   }
 
   private async sendSave(entry: JournalEntry): Promise<void> {

@@ -159,6 +159,7 @@ export class AttachmentSaves {
         attachment: true,
         delete: "file",
         baseEtag: b.etag,
+        baseHash: b.hash,
       },
       false,
     );

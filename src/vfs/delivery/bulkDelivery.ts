@@ -155,8 +155,15 @@ export class BulkDelivery {
   /** The journal's new notes, edits, renames and deletes, as bulk requests (none for fewer than two). */
   nextBulks(taken: Iterable<JournalEntry>): Bulk[] {
     const items: BulkItem[] = [];
+    let attachmentsBefore = false;
     for (const e of taken) {
-      if (e.attachment) continue; // bytes, each in a request of its own (attachmentDelivery.ts)
+      if (e.attachment) {
+        attachmentsBefore = true; // bytes, each in a request of its own (attachmentDelivery.ts)
+        continue;
+      }
+      // A folder's delete goes after the attachments' entries before it (one by one, in order):
+      // sent first, it would move what is in it up a level, and their deletes would meet a 412.
+      if (e.delete === "folder" && attachmentsBefore) break;
       if (e.delete) {
         const base = e.delete === "file" ? this.deletes.base(e) : undefined;
         items.push({
