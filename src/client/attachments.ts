@@ -24,6 +24,13 @@ export interface AttachmentBytes {
 
 const path = (id: string) => `/api/v1/attachments/${encodeURIComponent(id)}`;
 
+/** What one attachment and all of an account's may take (bytes), and what they take now. */
+export interface AttachmentLimits {
+  maxBytes: number;
+  quotaBytes: number;
+  usedBytes: number;
+}
+
 export class AttachmentCalls {
   private readonly transport: AttachmentTransport;
 
@@ -47,6 +54,12 @@ export class AttachmentCalls {
     if (opts.folderId) q.set("folderId", opts.folderId);
     const query = q.size ? `?${q}` : "";
     return this.json({ method: "GET", path: `/api/v1/attachments${query}` });
+  }
+
+  /** The service's limits on attachments (`GET /api/me`'s additive field; undefined from an older service). */
+  async limits(): Promise<AttachmentLimits | undefined> {
+    return (await this.json<{ attachmentLimits?: AttachmentLimits }>({ method: "GET", path: "/api/me" }))
+      .attachmentLimits;
   }
 
   /** Every attachment visible, page by page. */

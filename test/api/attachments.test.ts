@@ -409,6 +409,12 @@ describe("limits: 413 per file, 507 per account", () => {
       );
       expect(replaced.status).toBe(200);
       expect((await attach(small, carol, "now-fits.bin", randomBytes(500))).size).toBe(500);
+      // What a client needs to refuse a file at once: the limits and what is used, in /api/me.
+      expect((await carol.api.get("/api/me")).body.attachmentLimits).toEqual({
+        maxBytes: 1000,
+        quotaBytes: 2500,
+        usedBytes: 2000,
+      });
     } finally {
       await small.close();
     }

@@ -173,12 +173,53 @@ describe("attachments through the mount", () => {
     }
   });
 
-  it("a save the service refuses for good (too large) stays on this machine, said, and nothing else changes", async () => {
+  it("a write past the service's largest attachment fails at once (EFBIG), and nothing else changes", async () => {
     const small = await startTestServer({ attachments: { maxBytes: 1000 } });
     try {
       const user = await small.user();
       const client = new TxtfsClient({ url: small.url, key: user.key, source: "mount", timeoutMs: 2000 });
-      const vfs = deviceOn(small.url, scratchDir("txtfs-att-small-"), user.key);
+      const vfs = deviceOn(small.url, scratchDir("txtfs-att-efbig-"), user.key);
+      await vfs.start();
+      try {
+        await put(vfs, "/fits.bin", Buffer.from("fits"));
+        const fd = await vfs.create("/big.bin", 0o644);
+        await expect(vfs.write(fd, randomBytes(1001), 0)).rejects.toMatchObject({ errno: "EFBIG" });
+        expect(await vfs.write(fd, Buffer.alloc(1000, 7), 0)).toBe(1000); // up to the limit is fine
+        await expect(vfs.write(fd, Buffer.from("x"), 1000)).rejects.toMatchObject({ errno: "EFBIG" });
+        await expect(vfs.ftruncate(fd, 5000)).rejects.toMatchObject({ errno: "EFBIG" });
+        await vfs.flush(fd);
+        await vfs.release(fd);
+        await expect(vfs.truncate("/fits.bin", 1001)).rejects.toMatchObject({ errno: "EFBIG" });
+        // A note is not an attachment: its own limit applies (5 MiB), not this one.
+        await put(vfs, "/note.md", Buffer.alloc(2000, 0x61));
+        await vfs.drain();
+        expect(vfs.takeRefused()).toEqual([]);
+        const remote = new Map<string, number>();
+        for (const a of await client.attachments.all()) remote.set(a.name, a.size);
+        expect(remote).toEqual(
+          new Map([
+            ["fits.bin", 4],
+            ["big.bin", 1000],
+          ]),
+        );
+        expect((await bytesOf(vfs, "/fits.bin")).toString()).toBe("fits");
+      } finally {
+        await vfs.stop();
+      }
+    } finally {
+      await small.close();
+    }
+  });
+
+  it("a save the service refuses for good (too large, its limits not known here) stays on this machine, said, and nothing else changes", async () => {
+    const small = await startTestServer({ attachments: { maxBytes: 1000 } });
+    try {
+      const user = await small.user();
+      const client = new TxtfsClient({ url: small.url, key: user.key, source: "mount", timeoutMs: 2000 });
+      // An older service, or limits lowered since the start: only the delivery finds out.
+      const own = new TxtfsClient({ url: small.url, key: user.key, source: "mount", timeoutMs: 2000 });
+      own.attachments.limits = async () => undefined;
+      const vfs = deviceOn(small.url, scratchDir("txtfs-att-small-"), user.key, own);
       await vfs.start();
       try {
         await put(vfs, "/fits.bin", Buffer.from("fits"));

@@ -40,9 +40,14 @@ export function scratchDir(prefix: string): string {
 }
 
 /** A device (a Vfs not yet started) of the test's user reaching the service at `url` (a proxy's, say); stopped after the test. */
-export function deviceOn(url: string, dir: string, key = u.key): Vfs {
+export function deviceOn(
+  url: string,
+  dir: string,
+  key = u.key,
+  client = new TxtfsClient({ url, key, source: "mount", timeoutMs: 2000 }),
+): Vfs {
   const vfs = new Vfs({
-    client: new TxtfsClient({ url, key, source: "mount", timeoutMs: 2000 }),
+    client,
     cacheDir: dir,
     cacheSize: 1 << 20,
     uid: 0,

@@ -2928,6 +2928,15 @@ export interface operations {
                         rootFiles: components["schemas"]["TxtFile"][];
                         /** @description Additive: your top-level files that are not notes (attachments); rootFiles stays notes only. */
                         rootAttachments?: components["schemas"]["TxtAttachment"][];
+                        /** @description Additive: the attachments' limits, so a client refuses a file at once instead of after it was accepted. */
+                        attachmentLimits?: {
+                            /** @description The largest attachment this service takes (bytes); larger is 413. */
+                            maxBytes: number;
+                            /** @description What all your attachments may take together (bytes); more is 507. */
+                            quotaBytes: number;
+                            /** @description What your attachments take now (bytes). */
+                            usedBytes: number;
+                        };
                     };
                 };
             };

@@ -65,6 +65,23 @@ const Overview = Type.Object({
         "Additive: your top-level files that are not notes (attachments); rootFiles stays notes only.",
     }),
   ),
+  attachmentLimits: Type.Optional(
+    Type.Object(
+      {
+        maxBytes: Type.Integer({
+          description: "The largest attachment this service takes (bytes); larger is 413.",
+        }),
+        quotaBytes: Type.Integer({
+          description: "What all your attachments may take together (bytes); more is 507.",
+        }),
+        usedBytes: Type.Integer({ description: "What your attachments take now (bytes)." }),
+      },
+      {
+        description:
+          "Additive: the attachments' limits, so a client refuses a file at once instead of after it was accepted.",
+      },
+    ),
+  ),
 });
 const FlatIndex = Type.Object({
   files: Type.Array(TxtFile),
@@ -141,7 +158,7 @@ const fileBody = (file: FileRow, role: Role, seq?: number) => ({
   ...(seq !== undefined ? { seq } : {}),
 });
 
-export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
+export function fileRoutes({ store, attachments }: RouteDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     const overviewDoc = op({
       id: "listFiles",
@@ -150,7 +167,12 @@ export function fileRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
       ok: { 200: Overview },
     });
     app.get("/api/me", { ...read, schema: overviewDoc }, async (req) =>
-      store.read((tx) => overview(tx, actorOf(req))),
+      store.read(async (tx) => {
+        const actor = actorOf(req);
+        const usedBytes = await tx.attachments.bytesOwned(actor.userId);
+        const { maxBytes, quotaBytes } = attachments;
+        return { ...(await overview(tx, actor)), attachmentLimits: { maxBytes, quotaBytes, usedBytes } };
+      }),
     );
     const flatDoc = op({
       id: "listFlatFiles",

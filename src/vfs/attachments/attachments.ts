@@ -4,6 +4,7 @@
 // renames and removals journalled (attachmentSaves.ts) and delivered (attachmentDelivery.ts).
 import { stat } from "node:fs/promises";
 import { ApiError, type ChangeRecord } from "../../client/api.ts";
+import type { AttachmentLimits } from "../../client/attachments.ts";
 import type { TxtAttachment } from "../../lib/apiTypes.ts";
 import { conflictName } from "../conflicts.ts";
 import type { VfsCore } from "../core.ts";
@@ -45,6 +46,8 @@ export class Attachments {
   readonly delivery: AttachmentDelivery;
   /** Reads of bytes from the service under way, one per file. */
   private readonly fetching = new Map<LocalNode, Promise<void>>();
+  /** The service's limits, read at the start (undefined: not known; the delivery then finds out). */
+  private limits: AttachmentLimits | undefined;
   /** Resolved once the start has put every kept file back (`started`). */
   private readonly ready: Promise<void>;
   private startDone!: () => void;
@@ -94,7 +97,23 @@ export class Attachments {
       throw err;
     }
     this.saves.supported = true;
+    this.limits = await this.c.client.attachments.limits().catch((err) => {
+      this.c.log.warn(
+        { err },
+        "the attachments' limits are not known: a file too large is refused at delivery",
+      );
+      return undefined;
+    });
     this.places.relist(records);
+  }
+
+  /**
+   * EFBIG, before a byte is written: `node` would pass the largest attachment the service takes.
+   * (Its save would be refused for good, and a write must not be accepted to be undone later.)
+   */
+  checkSize(node: LocalNode, size: number): void {
+    if (this.limits && size > this.limits.maxBytes && this.saves.eligible(node))
+      throw fail("EFBIG", `the service takes files of at most ${this.limits.maxBytes} bytes`);
   }
 
   /** The whole list again (SIGHUP, an expired feed cursor): what the feed may have missed. */

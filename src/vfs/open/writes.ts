@@ -30,7 +30,7 @@ function resize(content: Buffer, size: number): Buffer {
 }
 
 export interface WritesParts {
-  attachments: Pick<Attachments, "ensureBytes" | "saved">;
+  attachments: Pick<Attachments, "checkSize" | "ensureBytes" | "saved">;
   attributes: Pick<Attributes, "renderSidecar" | "sidecar" | "sidecarRefused">;
   bodies: Pick<Bodies, "body">;
   openFiles: Pick<OpenFiles, "handle" | "open">;
@@ -77,6 +77,7 @@ export class Writes {
     if (h.kind === "dir") throw fail("EISDIR");
     if (h.kind === "sidecar") return this.writeSidecar(h, data, position);
     if (h.kind === "local") {
+      this.attachments.checkSize(h.node, (h.append ? h.node.size : position) + data.length);
       this.saves.wroteOn(fd); // that flush was not its close
       const { written, size } = h.fh.write(data, position, h.append);
       h.written = h.unsaved = true;
@@ -211,6 +212,7 @@ export class Writes {
       return;
     }
     if (h.kind === "local") {
+      this.attachments.checkSize(h.node, size);
       h.fh.truncate(size);
       h.written = h.unsaved = true;
       h.node.size = size;
@@ -243,6 +245,7 @@ export class Writes {
     if (node.kind === "dir") throw fail("EISDIR");
     this.c.checkWritable(node);
     if (node.kind === "local") {
+      this.attachments.checkSize(node, size);
       await this.attachments.ensureBytes(node, size === 0);
       this.c.local.truncate(node.blob, size);
       node.size = size;
