@@ -24,6 +24,18 @@ export interface AttachmentBytes {
 
 const path = (id: string) => `/api/v1/attachments/${encodeURIComponent(id)}`;
 
+/** A kept version of an attachment (`GET /api/v1/attachments/{id}/versions`). */
+export interface AttachmentVersion {
+  id: string;
+  attachmentId: string;
+  versionNumber: number;
+  contentHash: string;
+  byteSize: number;
+  source: string;
+  createdAt: string;
+  current: boolean;
+}
+
 /** What one attachment and all of an account's may take (bytes), and what they take now. */
 export interface AttachmentLimits {
   maxBytes: number;
@@ -54,6 +66,33 @@ export class AttachmentCalls {
     if (opts.folderId) q.set("folderId", opts.folderId);
     const query = q.size ? `?${q}` : "";
     return this.json({ method: "GET", path: `/api/v1/attachments${query}` });
+  }
+
+  /** Its kept versions, newest first. */
+  async versions(id: string): Promise<AttachmentVersion[]> {
+    return (
+      await this.json<{ versions: AttachmentVersion[] }>({ method: "GET", path: `${path(id)}/versions` })
+    ).versions;
+  }
+
+  /** The bytes of its version `n`. */
+  async versionBytes(id: string, n: number): Promise<Buffer> {
+    return (await this.raw(`${path(id)}/versions/${n}/raw`, {})).bytes;
+  }
+
+  /** A GET of bytes, read whole (and counted). */
+  private async raw(at: string, headers: Record<string, string>) {
+    const chunks: Buffer[] = [];
+    const res = await this.transport.call(
+      { method: "GET", path: at, headers, timeoutMs: 60_000 },
+      async (body) => {
+        for await (const chunk of body) chunks.push(chunk);
+        return "";
+      },
+    );
+    const bytes = Buffer.concat(chunks);
+    this.transport.received(bytes.length);
+    return { res, bytes };
   }
 
   /** The service's limits on attachments (`GET /api/me`'s additive field; undefined from an older service). */
@@ -118,17 +157,8 @@ export class AttachmentCalls {
     const headers: Record<string, string> = {};
     if (opts.etag) headers["if-none-match"] = opts.etag;
     if (opts.range) headers.range = `bytes=${opts.range.start}-${opts.range.end}`;
-    const chunks: Buffer[] = [];
-    const res = await this.transport.call(
-      { method: "GET", path: `${path(id)}/raw`, headers, timeoutMs: 60_000 },
-      async (body) => {
-        for await (const chunk of body) chunks.push(chunk);
-        return "";
-      },
-    );
+    const { res, bytes } = await this.raw(`${path(id)}/raw`, headers);
     if (res.status === 304) return null;
-    const bytes = Buffer.concat(chunks);
-    this.transport.received(bytes.length);
     const whole = /\/(\d+)$/.exec(res.headers["content-range"] ?? "");
     return { bytes, etag: res.headers.etag ?? "", size: whole ? Number(whole[1]) : bytes.length };
   }

@@ -180,6 +180,36 @@ describe(".txtfs/versions", () => {
     expect((await fileNow()).content).toBe("two\n");
     expect(await versionsNow()).toHaveLength(5);
   });
+
+  it("a file that is not a note lists its versions too, under its own extension, and cat reads each byte-exact", async () => {
+    const v1 = await m.sh(
+      "mkdir pics && head -c 3000 /dev/urandom > /tmp/v1.png && cp /tmp/v1.png pics/p.png",
+    );
+    expect(v1.code).toBe(0);
+    await m.sync();
+    const v2 = await m.sh("head -c 500 /dev/urandom > /tmp/v2.png && cp /tmp/v2.png pics/p.png");
+    expect(v2.code).toBe(0);
+    await m.sync();
+    const r = await m.sh(
+      [
+        "ls .txtfs/versions/pics",
+        "ls -1 .txtfs/versions/pics/p.png",
+        "cmp .txtfs/versions/pics/p.png/1 /tmp/v1.png && cmp .txtfs/versions/pics/p.png/2 /tmp/v2.png && echo same",
+        "echo x > .txtfs/versions/pics/p.png/1",
+      ].join(" && ") + "; echo rc=$?",
+    );
+    const out = r.stdout.split("\n");
+    expect(out[0]).toBe("p.png");
+    expect(
+      out
+        .slice(1, 3)
+        .map((n) => n.slice(0, 4))
+        .sort(),
+    ).toEqual(["0001", "0002"]);
+    for (const n of out.slice(1, 3)) expect(n).toMatch(/^\d{4} \d{4}-\d\d-\d\dT\d\d-\d\d\.png$/);
+    expect(out[3]).toBe("same");
+    expect(r.stderr).toMatch(/(Read-only file system|Permission denied)/);
+  });
 });
 
 describe(".txtfs/tags", () => {

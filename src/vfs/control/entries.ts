@@ -2,7 +2,7 @@
 // (versions/, tags/, related/, search/, comments/) answers with these; control.ts turns them into
 // stat answers. Nothing here is in the tree: the tree holds notes, `.txtfs/` is a view of them.
 import { posix } from "node:path";
-import type { DirNode, FileNode, Tree } from "../tree.ts";
+import type { DirNode, FileNode, LocalNode, Node, Tree } from "../tree.ts";
 
 export const CONTROL_DIR = ".txtfs";
 export const CONTROL_PATH = `/${CONTROL_DIR}`;
@@ -51,24 +51,37 @@ export function resolveMirror(
   tree: Tree,
   parts: string[],
 ): { node: DirNode | FileNode; rest: string[] } | undefined {
-  let node: DirNode | FileNode = tree.root;
+  const found = resolveMirrorWith(tree, parts, false);
+  return found?.node.kind === "local" ? undefined : (found as { node: DirNode | FileNode; rest: string[] });
+}
+
+/** As resolveMirror, and `attachments` (the service's files that are not notes) count as items too. */
+export function resolveMirrorWith(
+  tree: Tree,
+  parts: string[],
+  attachments: boolean,
+): { node: DirNode | FileNode | LocalNode; rest: string[] } | undefined {
+  let node: DirNode | FileNode | LocalNode = tree.root;
   for (let i = 0; i < parts.length; i++) {
     if (node.kind !== "dir") return undefined;
     const child = node.children.get(parts[i]!);
-    if (!child || child.kind === "local" || (child.kind === "dir" && child.localOnly)) return undefined;
+    if (!child || !mirrored(child, attachments)) return undefined;
     node = child;
-    if (node.kind === "file") return { node, rest: parts.slice(i + 1) };
+    if (node.kind !== "dir") return { node, rest: parts.slice(i + 1) };
   }
   return { node, rest: [] };
 }
 
-/** The folders and notes a mirrored folder shows. */
-export function mirrorChildren(dir: DirNode): string[] {
+/** The folders and notes (and, asked, attachments) a mirrored folder shows. */
+export function mirrorChildren(dir: DirNode, attachments = false): string[] {
   const names: string[] = [];
-  for (const [name, child] of dir.children) {
-    if (child.kind === "file" || (child.kind === "dir" && !child.localOnly)) names.push(name);
-  }
+  for (const [name, child] of dir.children) if (mirrored(child, attachments)) names.push(name);
   return names;
+}
+
+function mirrored(node: Node, attachments: boolean): boolean {
+  if (node.kind === "local") return attachments && Boolean(node.attachment?.id);
+  return node.kind === "file" || !node.localOnly;
 }
 
 /** Answers kept for a moment (`ls -l` lists, then stats every entry: one request for all). */

@@ -5,8 +5,9 @@ export const README = `txtfs control directory
 This directory is not listed (ls -a, find, grep -r, rm -rf, du and rsync never enter it) but it
 is reachable by its path. It shows what the service knows about your notes, as files:
 
-versions/PATH/      every version of the note at PATH, newest first, read-only:
-                    "0007 2026-11-20T10-12 label.md" (number, UTC date, label if any).
+versions/PATH/      every version of the note (or other file) at PATH, newest first, read-only:
+                    "0007 2026-11-20T10-12 label.md" (number, UTC date, label if any;
+                    a file that is not a note keeps its own extension: "0002 ....png").
                     cat a version to read it; "cat .txtfs/versions/PATH/7" also works.
                     cp VERSION PATH           writes those bytes as a new version of the note
                                               (same note, same id; an ordinary save).

@@ -1,26 +1,48 @@
-// .txtfs/versions/PATH/: every version of the note at PATH as a read-only file named by number,
-// date and label (`0007 2026-11-20T10-12 label.md`). Listing costs one request (kept a moment, and
-// asked again as soon as the note changes); a version's body one request, then kept for good
-// (a version never changes).
+// .txtfs/versions/PATH/: every version of the note (or attachment) at PATH as a read-only file
+// named by number, date and label (`0007 2026-11-20T10-12 label.md`, `0002 2026-11-20T10-12.png`).
+// Listing costs one request (kept a moment, and asked again as soon as it changes); a version's
+// body one request, then kept for good (a version never changes).
+import type { AttachmentVersion } from "../../client/attachments.ts";
 import type { TxtVersion } from "../../lib/apiTypes.ts";
 import { BoundedMap } from "../boundedMap.ts";
 import type { VfsCore } from "../core.ts";
 import type { Delivery } from "../delivery/deliver.ts";
 import { fail, toVfsError } from "../errors.ts";
-import type { FileNode } from "../tree.ts";
+import type { FileNode, LocalNode } from "../tree.ts";
 import type { Area } from "./area.ts";
-import { type Entry, FRESH_MS, mirrorChildren, Recent, resolveMirror } from "./entries.ts";
+import { type Entry, FRESH_MS, mirrorChildren, Recent, resolveMirrorWith } from "./entries.ts";
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters make no file name
 const UNSAFE = /[/\u0000-\u001f\u007f]/g;
 
 export function versionName(v: TxtVersion, noteName: string): string {
   const ext = /\.txt$/i.test(noteName) ? ".txt" : ".md";
-  const date = v.created_at.slice(0, 16).replace(/:/g, "-");
-  let label = v.label ? ` ${v.label.replace(UNSAFE, "-")}` : "";
-  const head = `${String(v.version_number).padStart(4, "0")} ${date}`;
-  while (Buffer.byteLength(head + label + ext) > 255) label = label.slice(0, -1);
-  return head + label + ext;
+  return nameOf(v.version_number, v.created_at, v.label, ext);
+}
+
+/** An attachment's version: its number and date, with the attachment's own extension. */
+function attachmentVersionName(v: AttachmentVersion, name: string): string {
+  const dot = name.lastIndexOf(".");
+  return nameOf(v.versionNumber, v.createdAt, null, dot > 0 ? name.slice(dot) : "");
+}
+
+function nameOf(n: number, createdAt: string, label: string | null, ext: string): string {
+  const date = createdAt.slice(0, 16).replace(/:/g, "-");
+  let tail = label ? ` ${label.replace(UNSAFE, "-")}` : "";
+  const head = `${String(n).padStart(4, "0")} ${date}`;
+  while (Buffer.byteLength(head + tail + ext) > 255) tail = tail.slice(0, -1);
+  return head + tail + ext;
+}
+
+/** One version as listed, of a note or an attachment: what stat and read need. */
+interface Listed {
+  name: string;
+  number: number;
+  size: number;
+  createdAt: string;
+  /** What identifies its bytes (they never change). */
+  key: string;
+  bytes(): Promise<Buffer>;
 }
 
 /** The parts versions call. */
@@ -31,7 +53,7 @@ export interface VersionsParts {
 export class Versions implements Area {
   private readonly delivery: VersionsParts["delivery"];
   private readonly c: VfsCore;
-  private readonly lists = new Recent<{ name: string; v: TxtVersion }[]>(FRESH_MS);
+  private readonly lists = new Recent<Listed[]>(FRESH_MS);
   private readonly bodies = new BoundedMap<string, Promise<Buffer>>(256);
 
   constructor(c: VfsCore, parts: VersionsParts) {
@@ -39,23 +61,51 @@ export class Versions implements Area {
     this.delivery = parts.delivery;
   }
 
-  private note(parts: string[]): { node: FileNode; rest: string[] } | { dir: string[] } {
-    const found = resolveMirror(this.c.tree, parts);
+  private item(parts: string[]): { node: FileNode | LocalNode; rest: string[] } | { dir: string[] } {
+    const found = resolveMirrorWith(this.c.tree, parts, true);
     if (!found) throw fail("ENOENT");
-    if (found.node.kind === "dir") return { dir: mirrorChildren(found.node) };
+    if (found.node.kind === "dir") return { dir: mirrorChildren(found.node, true) };
     if (found.rest.length > 1) throw fail("ENOENT");
     return { node: found.node, rest: found.rest };
   }
 
-  /** The versions of a note: asked again once the note shows another version. */
-  private async listOf(node: FileNode) {
+  /** The versions of a note or attachment: asked again once it shows another version. */
+  private async listOf(node: FileNode | LocalNode): Promise<Listed[]> {
+    if (node.kind === "local") return this.attachmentList(node);
     await this.delivery.settle(node);
     const id = node.id;
     if (!id) return [];
     return this.lists.get(`${id}@${node.meta?.etag}`, async () => {
       try {
         const res = await this.c.client.versions(id);
-        return res.versions.map((v) => ({ name: versionName(v, node.name), v }));
+        return res.versions.map((v) => ({
+          name: versionName(v, node.name),
+          number: v.version_number,
+          size: v.byte_size,
+          createdAt: v.created_at,
+          key: `${id}:${v.version_number}`,
+          bytes: async () => Buffer.from((await this.c.client.version(id, v.version_number)).content, "utf8"),
+        }));
+      } catch (err) {
+        throw toVfsError(err);
+      }
+    });
+  }
+
+  private attachmentList(node: LocalNode): Promise<Listed[]> {
+    const b = node.attachment;
+    const id = b?.id;
+    if (!id) return Promise.resolve([]);
+    return this.lists.get(`${id}@${b.etag}`, async () => {
+      try {
+        return (await this.c.client.attachments.versions(id)).map((v) => ({
+          name: attachmentVersionName(v, node.name),
+          number: v.versionNumber,
+          size: v.byteSize,
+          createdAt: v.createdAt,
+          key: `${id}:${v.versionNumber}`,
+          bytes: () => this.c.client.attachments.versionBytes(id, v.versionNumber),
+        }));
       } catch (err) {
         throw toVfsError(err);
       }
@@ -63,43 +113,39 @@ export class Versions implements Area {
   }
 
   /** By its full name, or by its number alone (`cat .txtfs/versions/a.md/7`). */
-  private async version(node: FileNode, name: string): Promise<TxtVersion> {
+  private async version(node: FileNode | LocalNode, name: string): Promise<Listed> {
     const all = await this.listOf(node);
     const n = /^\d+$/.test(name) ? Number(name) : undefined;
-    const hit = all.find((e) => e.name === name || e.v.version_number === n);
+    const hit = all.find((e) => e.name === name || e.number === n);
     if (!hit) throw fail("ENOENT");
-    return hit.v;
+    return hit;
   }
 
   async stat(parts: string[]): Promise<Entry> {
-    const at = this.note(parts);
+    const at = this.item(parts);
     if ("dir" in at || at.rest.length === 0) return { type: "dir" };
     const v = await this.version(at.node, at.rest[0]!);
-    return { type: "file", size: v.byte_size, mtimeMs: Date.parse(v.created_at) };
+    return { type: "file", size: v.size, mtimeMs: Date.parse(v.createdAt) };
   }
 
   async list(parts: string[]): Promise<string[]> {
-    const at = this.note(parts);
+    const at = this.item(parts);
     if ("dir" in at) return at.dir;
     if (at.rest.length) throw fail("ENOTDIR");
     return (await this.listOf(at.node)).map((e) => e.name);
   }
 
   async read(parts: string[]): Promise<Buffer> {
-    const at = this.note(parts);
+    const at = this.item(parts);
     if ("dir" in at || at.rest.length === 0) throw fail("EISDIR");
     const v = await this.version(at.node, at.rest[0]!);
-    const key = `${v.file_id}:${v.version_number}`;
-    let body = this.bodies.get(key);
+    let body = this.bodies.get(v.key);
     if (!body) {
-      body = this.c.client.version(v.file_id, v.version_number).then(
-        (full) => Buffer.from(full.content, "utf8"),
-        (err) => {
-          this.bodies.delete(key);
-          throw toVfsError(err);
-        },
-      );
-      this.bodies.set(key, body);
+      body = v.bytes().catch((err) => {
+        this.bodies.delete(v.key);
+        throw toVfsError(err);
+      });
+      this.bodies.set(v.key, body);
     }
     return body;
   }
