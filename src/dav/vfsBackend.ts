@@ -1,6 +1,6 @@
 // `txtfs dav`'s back end: the mount's vfs through its plain interface (paths, bytes, errno names),
 // so WebDAV has what the mount has: the write-behind journal, the cache, conflict copies, identity
-// kept through renames, files that are not notes kept on this machine, `.txtfs/`.
+// kept through renames, files that are not notes as attachments, `.txtfs/`.
 import { constants as fsc } from "node:fs";
 import type { Vfs } from "../vfs/vfs.ts";
 import type { DavBackend, DavEntry } from "./backend.ts";
@@ -22,8 +22,8 @@ const FILE_PROPS = Object.keys(OWN).map(name);
 const FOLDER_PROPS = ["context", "tags", "id"].map(name);
 const WRITABLE = ["context", "tags"].map(name);
 
-// A note's close puts its save in the journal (kept through a kill -9); other files' bytes are on
-// this machine only, and a PUT answers once they are on disk too.
+// A note's close puts its save in the journal (kept through a kill -9); another file (an
+// attachment) is fsynced too: a PUT answers once its bytes are on the service, or journalled.
 const NOTE_NAME = /\.(md|txt)$/i;
 
 export class VfsBackend implements DavBackend {

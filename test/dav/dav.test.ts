@@ -1,6 +1,7 @@
 // `txtfs dav --serve` driven over HTTP like a WebDAV client, every result checked through the
 // service's API: auth, bytes, conditional requests, txtfs properties, identity kept through the
 // save patterns clients use, locks and dead properties across a restart, CORS, bad input.
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runTxtfs } from "../helpers/cli.ts";
 import { basicAuth, type RunningDav, startDav } from "../helpers/dav.ts";
@@ -50,6 +51,25 @@ describe("txtfs dav --serve", () => {
     const options = await dav.dav("OPTIONS", "/");
     expect(options.headers.get("dav")).toBe("1, 2");
     expect(options.headers.get("ms-author-via")).toBe("DAV");
+  });
+
+  it("a PUT of a file that is not a note is an attachment on the service, byte for byte, when the PUT answers", async () => {
+    const bytes = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0xff]), randomBytes(40_000)]);
+    expect((await dav.dav("MKCOL", "/img")).status).toBe(201);
+    expect((await dav.dav("PUT", "/img/pic.png", { body: bytes })).status).toBe(201);
+    // Answered once on the service (a PUT of an attachment is fsynced): no wait needed.
+    const listed = (await dav.api.get("/api/v1/attachments")).body.attachments as {
+      id: string;
+      name: string;
+    }[];
+    const pic = listed.find((a) => a.name === "pic.png");
+    expect(pic).toBeDefined();
+    const raw = await fetch(`${dav.serviceUrl}/api/v1/attachments/${pic!.id}/raw`, {
+      headers: { authorization: `Bearer ${dav.key}` },
+    });
+    expect(Buffer.from(await raw.arrayBuffer()).equals(bytes)).toBe(true);
+    const got = await fetch(`${dav.url}img/pic.png`, { headers: { authorization: `Bearer ${dav.key}` } });
+    expect(Buffer.from(await got.arrayBuffer()).equals(bytes)).toBe(true);
   });
 
   it("a PUT note is on the service byte for byte; GET answers ETag, 304 and ranges", async () => {
