@@ -17,7 +17,7 @@ import { testPgUrl } from "../helpers/storeUnderTest.ts";
 const WRITERS = 32;
 const ACKED_BEFORE_KILL = 400;
 
-const cleanup: (() => void | Promise<unknown>)[] = [];
+const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
