@@ -5,9 +5,12 @@ import { isIP } from "node:net";
 import { join } from "node:path";
 import { type Command, Option } from "commander";
 import { LOG_LEVELS } from "../lib/logLevels.ts";
+import { recordRoot } from "../lib/mountRegistry.ts";
 import { cacheDir, dataDir } from "../lib/paths.ts";
+import { announceDaemon } from "./announceDaemon.ts";
 import { readCliConfig, resolveCredentials } from "./credentials.ts";
 import { mountCacheDir } from "./mountIdentity.ts";
+import { describeRefusal, savesWord, waitWord } from "./notOnService.ts";
 import { logFormatOption, parsePollWait, parseSize, parseUrl, UsageError } from "./options.ts";
 import { checkCacheDirWritable, explainConnectError } from "./preflight.ts";
 
@@ -149,9 +152,17 @@ export function registerDav(program: Command): void {
         pollWait: opts.pollWait,
         writeBehind: !opts.writeThrough,
       });
+      const started = Date.now();
       await vfs.start((message) => process.stderr.write(`txtfs: ${message}\n`));
       const server = dav.createDavServer({ site: site.vfsSite(vfs, cache), key, log, tls });
       const served = await dav.listen(server, host, port, Boolean(tls));
+      // Known to status, sync and unmount as a mount is, by the URL it serves (announceDaemon.ts).
+      const announced = await announceDaemon(
+        vfs,
+        { kind: "dav", mountpoint: served, url, cacheDir: cache, started },
+        log,
+      );
+      announced.record();
       // A key that cannot write serves read-only: said here, not found out by a refused save.
       const readOnlyBecause = vfs.readOnlyBecause;
       let stopping = false;
@@ -159,14 +170,22 @@ export function registerDav(program: Command): void {
         if (stopping) return;
         stopping = true;
         log.info({ signal, pending: vfs.stats().dirty }, "stopping: flushing pending writes");
+        announced.stopRecording();
         server.close();
         server.closeAllConnections();
         await vfs.stop();
+        // Refused in this last delivery and keeping nothing: said here, and kept for the next sync.
+        const root = recordRoot({ kind: "dav", mountpoint: served });
+        for (const r of announced.refusalsAtStop())
+          process.stderr.write(`txtfs: ${describeRefusal(root, r)}\n`);
         const left = vfs.stats().dirty;
         if (left > 0)
-          process.stderr.write(`txtfs: ${left} saves wait in ${cache}; they are sent at the next start\n`);
+          process.stderr.write(
+            `txtfs: ${savesWord(left)} ${waitWord(left)} in ${cache}; ${left === 1 ? "it is" : "they are"} sent at the next start\n`,
+          );
         await client.destroy();
         await stopServer?.();
+        announced.withdraw();
         process.exit(0);
       };
       process.on("SIGINT", () => void stop("SIGINT"));

@@ -9,11 +9,11 @@ import type { StoredSignIn } from "../client/signIn.ts";
 import { recordCacheOwner, rememberCacheDir } from "../lib/cacheDirs.ts";
 import type { Logger } from "../lib/logger.ts";
 import { LOG_LEVELS } from "../lib/logLevels.ts";
-import { listMounts, removeMountRecord, writeMountRecord } from "../lib/mountRegistry.ts";
+import { listMounts } from "../lib/mountRegistry.ts";
 import { cacheDir, dataDir } from "../lib/paths.ts";
-import { processIdentity } from "../lib/processLiveness.ts";
 import type { BrainConfig } from "../server/domain/brain/config.ts";
 import { addAiOptions, aiOptionsTyped, brainOptions } from "./aiOptions.ts";
+import { announceDaemon } from "./announceDaemon.ts";
 import { readCliConfig, resolveCredentials } from "./credentials.ts";
 import { hideKeyArgument, KEY_ENV } from "./keyArgument.ts";
 import {
@@ -26,7 +26,6 @@ import {
 import { describeRefusal, savesWord, waitWord } from "./notOnService.ts";
 import { logFormatOption, parseId, parsePollWait, parseSize, parseUrl, UsageError } from "./options.ts";
 import { checkCacheDirWritable, checkNotMounted, explainConnectError } from "./preflight.ts";
-import { RefusalRecords } from "./refusalRecords.ts";
 import { registerStatus } from "./status.ts";
 import { registerSync } from "./sync.ts";
 import { registerUnmount } from "./unmount.ts";
@@ -39,7 +38,6 @@ const lazy = {
   signIn: () => import("../client/signIn.ts"),
   fuse: () => import("../fuse/index.ts"),
   logger: () => import("../lib/logger.ts"),
-  control: () => import("../lib/mountControl.ts"),
   accounts: () => import("../server/domain/accounts.ts"),
   server: () => import("../server/serve.ts"),
   vfs: () => import("../vfs/vfs.ts"),
@@ -217,7 +215,6 @@ export function registerMount(program: Command): void {
         { TxtfsClient },
         { currentSignIn },
         { createLogger, logFile, logWritten, stderrLog },
-        { serveControl },
         { Vfs },
         { ensureDevice },
         { sdNotify },
@@ -227,7 +224,6 @@ export function registerMount(program: Command): void {
         lazy.client(),
         lazy.signIn(),
         lazy.logger(),
-        lazy.control(),
         lazy.vfs(),
         lazy.device(),
         lazy.notify(),
@@ -326,9 +322,6 @@ export function registerMount(program: Command): void {
       });
       const started = Date.now();
       await vfs.start((message) => process.stderr.write(`txtfs: ${message}\n`));
-      // Refused saves whose bytes only a local copy holds, also from earlier mounts: reported by
-      // status, sync and unmount until the copy is moved or deleted (recorded in the cache dir).
-      const refusals = new RefusalRecords(cache, vfs, log);
       const mounted = await mountVfs(
         vfs,
         mountpoint,
@@ -342,68 +335,20 @@ export function registerMount(program: Command): void {
         },
         log,
       );
-      const control = await serveControl(
-        cache,
-        async (waitMs) => {
-          // While the service is unreachable, try again every second until the wait is over.
-          const deadline = Date.now() + waitMs;
-          let pending = await vfs.drain();
-          while (pending > 0 && Date.now() < deadline) {
-            await new Promise((r) => setTimeout(r, Math.min(1000, deadline - Date.now())));
-            pending = await vfs.drain();
-          }
-          return {
-            pending,
-            refused: vfs.takeRefused(),
-            unsent: refusals.kept(),
-            // Why what is left waits: the service, or this machine (status and sync name it).
-            unreachableSince: vfs.unreachableSince(),
-            journal: vfs.journalHealth(),
-          };
-        },
-        () => ({
-          pid: process.pid,
-          mountpoint,
-          uptimeSeconds: (Date.now() - started) / 1000,
-          ...vfs.metrics(),
-          // What `txtfs status` prints of the tree, as it is now (the record's copy is up to 2 s old).
-          stats: vfs.stats(),
-          localOnly: vfs.localOnly(),
-          excludeProblems: vfs.excludeProblems(),
-          conflicts: [...vfs.conflicts],
-          unsent: refusals.kept(),
-        }),
-      ).catch((err) => {
-        log.warn({ err: (err as Error).message }, "no control socket: `txtfs sync` cannot reach this mount");
-        return undefined;
-      });
+      // Known to status, sync and unmount: its control socket and its record. Refused saves whose
+      // bytes only a local copy holds, also from earlier mounts, are reported by them until the copy
+      // is moved or deleted (recorded in the cache dir).
+      const announced = await announceDaemon(
+        vfs,
+        { kind: "mount", mountpoint, url, cacheDir: cache, started },
+        log,
+      );
       favourMemoryFromNowOn();
-      const self = processIdentity(process.pid);
-      const record = () =>
-        writeMountRecord({
-          pid: process.pid,
-          mountpoint,
-          url,
-          cacheDir: cache,
-          startedAt: new Date(started).toISOString(),
-          ...(self ? { process: self } : {}),
-          updatedAt: new Date().toISOString(),
-          stats: vfs.stats(),
-          conflicts: [...vfs.conflicts],
-          refused: [...vfs.refused],
-          localOnly: vfs.localOnly(),
-          excludeProblems: vfs.excludeProblems(),
-          unreachableSince: vfs.unreachableSince(),
-          refusedMetadata: vfs.refusedMetadata(),
-          unsent: refusals.kept(),
-        });
-      record();
+      announced.record();
       // Recorded before it is announced: `txtfs status` (and mount(8)'s caller) finds it at once.
       // A key that cannot write makes a read-only mount: said here, not found out by a lost save.
       const readOnlyBecause = vfs.readOnlyBecause;
       if (readOnlyBecause) log.info({ because: readOnlyBecause }, "mounted read-only");
-      const timer = setInterval(record, 2000);
-      timer.unref();
 
       let stopping = false;
       const stop = async (signal: string) => {
@@ -413,7 +358,7 @@ export function registerMount(program: Command): void {
         log.info({ signal, pending: vfs.stats().dirty }, "unmounting: flushing pending writes");
         await sdNotify(["STOPPING=1", "STATUS=flushing pending writes"], log);
         stopWatch();
-        clearInterval(timer);
+        announced.stopRecording();
         stopRefresh();
         // A program's writes to a note it still has open, held in C: saved with it below.
         await mounted
@@ -422,7 +367,8 @@ export function registerMount(program: Command): void {
         await vfs.stop();
         // A save refused in this last delivery (or since the last sync) is reported by `txtfs
         // unmount`, or else by the next `txtfs sync`: its copy if it kept one, else the refusal.
-        for (const r of refusals.atStop()) process.stderr.write(`txtfs: ${describeRefusal(mountpoint, r)}\n`);
+        for (const r of announced.refusalsAtStop())
+          process.stderr.write(`txtfs: ${describeRefusal(mountpoint, r)}\n`);
         // Ctrl-C of a mount in the foreground: its terminal hears what is left, not only the log.
         const left = vfs.stats().dirty;
         if (left > 0)
@@ -430,12 +376,12 @@ export function registerMount(program: Command): void {
             `txtfs: ${savesWord(left)} for ${url} ${waitWord(left)} in ${cache}; ${left === 1 ? "it is" : "they are"} sent at the next mount (txtfs status lists them)\n`,
           );
         const flushedMs = Date.now() - stopStarted;
-        control?.close();
+        announced.closeControl();
         if (signal !== "unmounted") await mounted.unmount();
         // Everything is delivered (or journalled for the next mount): no connection needs a goodbye.
         await client.destroy();
         await stopServer?.();
-        removeMountRecord(process.pid);
+        announced.withdraw();
         log.info({ flushedMs, stoppedMs: Date.now() - stopStarted }, "unmounted");
         await logWritten(log);
         mounted.exit(0);

@@ -1,11 +1,12 @@
-// txtfs status: the running mounts, and the saves waiting in cache dirs nothing is mounted from.
+// txtfs status: the running mounts (and `txtfs dav` servers, named by their URL), and the saves
+// waiting in cache dirs nothing is mounted from.
 // A mount's pending saves, notes, local-only files and conflicts are what its daemon counts now
 // (the same journal `txtfs sync` drains), not the snapshot its record keeps (rewritten every 2 s);
 // a daemon that does not answer is shown from that record and its journal on disk.
 import type { Command } from "commander";
 import { readJournalDamage } from "../lib/journalDamage.ts";
 import { readJournal } from "../lib/journalFiles.ts";
-import { listMounts, type MountRecord } from "../lib/mountRegistry.ts";
+import { listMounts, type MountRecord, recordLabel, recordRoot } from "../lib/mountRegistry.ts";
 import { readUnreportedRefusals, type UnsentCopy } from "../lib/refusedSaves.ts";
 import {
   describeDamageForStatus,
@@ -35,7 +36,7 @@ export function registerStatus(program: Command): void {
   program
     .command("status")
     .description(
-      "Show mounts (pending uploads, local-only files, conflicts, cache) and saves waiting in cache dirs nothing is mounted from.",
+      "Show mounts and txtfs dav servers (pending uploads, local-only files, conflicts, cache) and saves waiting in cache dirs nothing is mounted from.",
     )
     .option(
       "--json",
@@ -97,8 +98,10 @@ function printMount(m: MountRecord, live: Live): void {
   const s = live.stats ?? m.stats;
   const pending = live.saves?.pending ?? readJournal(m.cacheDir).saves.length;
   const unreachableSince = live.error ? m.unreachableSince : live.feed?.unreachableSince;
+  // A dav server's paths are shown under its URL (http://127.0.0.1:8080/notes/a.md).
+  const root = recordRoot(m);
   process.stdout.write(
-    `${m.mountpoint}  <- ${m.url}  (pid ${m.pid}, since ${m.startedAt})\n` +
+    `${recordLabel(m)}  <- ${m.url}  (pid ${m.pid}, since ${m.startedAt})\n` +
       `  notes ${s.notes}, folders ${s.folders}, pending uploads ${pending}, local-only files ${s.localFiles}, conflicts ${s.conflicts}\n` +
       `  cache ${(s.cacheBytes! / 1024 / 1024).toFixed(1)} MiB in ${s.cacheEntries} notes, requests ${s.requests}, feed cursor ${s.cursor}\n` +
       `  kept on disk (pinned/available) ${s.keptOffline ?? 0} notes\n`,
@@ -113,11 +116,9 @@ function printMount(m: MountRecord, live: Live): void {
   // Refusals of this mount with nothing kept (a rename, a delete), then every copy still kept.
   for (const r of (m.refused ?? []).filter((r) => !r.keptAs))
     process.stdout.write(`  refused by the service: ${r.path} (${r.reason})\n`);
-  for (const c of live.unsent ?? m.unsent ?? [])
-    process.stdout.write(`  ${describeUnsent(m.mountpoint, c)}\n`);
+  for (const c of live.unsent ?? m.unsent ?? []) process.stdout.write(`  ${describeUnsent(root, c)}\n`);
   // Refused while an earlier mount of this cache dir stopped (the next sync reports them).
-  for (const r of readUnreportedRefusals(m.cacheDir))
-    process.stdout.write(`  ${describeRefusal(m.mountpoint, r)}\n`);
+  for (const r of readUnreportedRefusals(m.cacheDir)) process.stdout.write(`  ${describeRefusal(root, r)}\n`);
   for (const l of live.localOnly ?? m.localOnly ?? [])
     process.stdout.write(`  local-only: ${l.path} (${l.why})\n`);
   for (const p of live.excludeProblems ?? m.excludeProblems ?? []) process.stdout.write(`  ${p}\n`);

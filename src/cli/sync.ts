@@ -1,10 +1,10 @@
-// txtfs sync: waits until every save is on the service. Each running mount is asked over its
-// control socket; a cache dir no mount uses is read from disk: its saves wait for the next mount,
+// txtfs sync: waits until every save is on the service. Each running mount (and `txtfs dav`
+// server, named by its URL) is asked over its control socket; a cache dir no mount uses is read from disk: its saves wait for the next mount,
 // so sync says where they are and exits 1, as it does while the service is unreachable.
-import { resolve } from "node:path";
 import type { Command } from "commander";
-import { listMounts } from "../lib/mountRegistry.ts";
+import { listMounts, recordLabel, recordRoot } from "../lib/mountRegistry.ts";
 import { takeUnreportedRefusals } from "../lib/refusedSaves.ts";
+import { isUrlArgument, mountOrUrl } from "./mountOrUrl.ts";
 import {
   describeRefusal,
   describeStillWaiting,
@@ -18,7 +18,7 @@ export function registerSync(program: Command): void {
   program
     .command("sync [mountpoint]")
     .description(
-      "Wait until every save made in the mount (all mounts by default) is on the service; exit 1 while some wait, also in a cache dir nothing is mounted from.",
+      "Wait until every save made in the mount (or txtfs dav server, by its URL; all by default) is on the service; exit 1 while some wait, also in a cache dir nothing is mounted from.",
     )
     .option(
       "--timeout <seconds>",
@@ -26,16 +26,23 @@ export function registerSync(program: Command): void {
       parseSeconds,
     )
     .action(async (mountpointArg: string | undefined, opts: { timeout?: number }) => {
-      const wanted = mountpointArg ? resolve(mountpointArg) : undefined;
+      const wanted = mountpointArg === undefined ? undefined : mountOrUrl(mountpointArg);
       const running = listMounts();
       const mounts = running.filter((m) => !wanted || m.mountpoint === wanted);
       const unmounted = notOnServiceUnmounted(running).filter((w) => !wanted || w.mountpoint === wanted);
       if (mounts.length === 0 && unmounted.length === 0)
-        throw new Error(wanted ? `${wanted} is not a txtfs mount` : "no txtfs mounts");
+        throw new Error(
+          wanted
+            ? `${wanted} is not a txtfs mount${isUrlArgument(wanted) ? " or txtfs dav server" : ""}`
+            : "no txtfs mounts",
+        );
       const { requestSync } = await import("../lib/mountControl.ts");
       let pending = 0;
       let refused = 0;
       for (const m of mounts) {
+        // A dav server's paths are shown under its URL, and it is named "WebDAV URL".
+        const root = recordRoot(m);
+        const label = recordLabel(m);
         // The daemon answers before our own deadline (5 s of margin for a last attempt and the answer).
         const result =
           opts.timeout === undefined
@@ -48,23 +55,23 @@ export function registerSync(program: Command): void {
         for (const r of fresh) {
           refused++;
           process.stdout.write(
-            `${m.mountpoint}: the service refused the save of ${m.mountpoint}${r.path} (${r.reason})${r.keptAs ? `; its bytes are kept in ${m.mountpoint}${r.keptAs}` : ""}\n`,
+            `${label}: the service refused the save of ${root}${r.path} (${r.reason})${r.keptAs ? `; its bytes are kept in ${root}${r.keptAs}` : ""}\n`,
           );
         }
         for (const c of result.unsent ?? []) {
           if (fresh.some((r) => r.keptAs === c.keptAs)) continue;
           refused++;
-          process.stdout.write(`${m.mountpoint}: ${describeUnsent(m.mountpoint, c)}\n`);
+          process.stdout.write(`${label}: ${describeUnsent(root, c)}\n`);
         }
         // Refused while an earlier mount of this cache dir stopped, and reported by nobody yet.
         for (const r of takeUnreportedRefusals(m.cacheDir)) {
           refused++;
-          process.stdout.write(`${m.mountpoint}: ${describeRefusal(m.mountpoint, r)}\n`);
+          process.stdout.write(`${label}: ${describeRefusal(root, r)}\n`);
         }
         process.stdout.write(
           result.pending === 0
-            ? `${m.mountpoint}: every ${refused > refusedBefore ? "other " : ""}save is on the service\n`
-            : `${m.mountpoint}: ${describeStillWaiting(result.pending, result)}\n`,
+            ? `${label}: every ${refused > refusedBefore ? "other " : ""}save is on the service\n`
+            : `${label}: ${describeStillWaiting(result.pending, result)}\n`,
         );
       }
       for (const w of unmounted) {

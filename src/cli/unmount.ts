@@ -4,16 +4,16 @@
 // where, on stderr, and exit 1 (as `git push` fails while the commits stay); `--wait N` keeps
 // trying for N seconds first, as `txtfs sync --timeout N` does.
 import { execFileSync } from "node:child_process";
-import { resolve } from "node:path";
 import type { Command } from "commander";
 import { readJournal } from "../lib/journalFiles.ts";
-import { listMounts } from "../lib/mountRegistry.ts";
+import { isDavRecord, listMounts } from "../lib/mountRegistry.ts";
 import {
   type Refusal,
   readUnsentCopies,
   takeUnreportedRefusals,
   type UnsentCopy,
 } from "../lib/refusedSaves.ts";
+import { isUrlArgument, mountOrUrl } from "./mountOrUrl.ts";
 import {
   describeRefusal,
   describeUnsent,
@@ -21,7 +21,7 @@ import {
   savesWord,
   waitWord,
 } from "./notOnService.ts";
-import { parseSeconds } from "./options.ts";
+import { parseSeconds, UsageError } from "./options.ts";
 
 /** How long the daemon may take to deliver (or journal) what is pending, unmount and exit. */
 const STOP_TIMEOUT_MS = 30_000;
@@ -38,8 +38,16 @@ export function registerUnmount(program: Command): void {
       parseSeconds,
     )
     .action(async (mountpointArg: string, opts: { wait?: number }) => {
-      const mountpoint = resolve(mountpointArg);
+      const mountpoint = mountOrUrl(mountpointArg);
       const rec = listMounts().find((m) => m.mountpoint === mountpoint);
+      // A `txtfs dav` server has no kernel mount: it is stopped as it was started, and nothing
+      // here signals it or runs fusermount.
+      if (rec && isDavRecord(rec))
+        throw new UsageError(
+          `${mountpoint} is served by txtfs dav (pid ${rec.pid}), not mounted: stop that process (Ctrl-C, or kill ${rec.pid}) and it delivers its saves first`,
+        );
+      if (!rec && isUrlArgument(mountpoint))
+        throw new UsageError(`${mountpoint} is not a running txtfs dav server (txtfs status lists them)`);
       if (!rec) {
         // No daemon to ask (killed, or already unmounted): what a cache dir of this mountpoint holds.
         const left = notOnServiceUnmounted(listMounts()).filter((d) => d.mountpoint === mountpoint);

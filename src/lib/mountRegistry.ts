@@ -1,13 +1,20 @@
-// Running mounts announce themselves in ~/.config/txtfs/mounts/<pid>.json (with their counters,
-// refreshed every few seconds) so `txtfs status` and `txtfs unmount` can find them.
+// Running mounts (and `txtfs dav` servers) announce themselves in ~/.config/txtfs/mounts/<pid>.json
+// (with their counters, refreshed every few seconds) so `txtfs status`, `sync` and `unmount` can
+// find them.
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { configDir } from "./paths.ts";
 import { isRunningSince, isSameProcess, type ProcessIdentity } from "./processLiveness.ts";
 import type { UnsentCopy } from "./refusedSaves.ts";
 
+/** A FUSE mount, or a WebDAV server over the same vfs (`txtfs dav`). */
+export type MountKind = "mount" | "dav";
+
 export interface MountRecord {
   pid: number;
+  /** Absent from older records: a mount. */
+  kind?: MountKind;
+  /** A mount's directory; a dav server's URL (`http://127.0.0.1:PORT/`). */
   mountpoint: string;
   url: string;
   cacheDir: string;
@@ -29,6 +36,16 @@ export interface MountRecord {
   /** Refused saves whose bytes are still only in their local copy (`NAME.unsent`), also from earlier mounts. */
   unsent?: UnsentCopy[];
 }
+
+export const isDavRecord = (rec: Pick<MountRecord, "kind">) => rec.kind === "dav";
+
+/** What a path inside it is put after: a mount's directory, a dav server's URL without its last "/". */
+export const recordRoot = (rec: Pick<MountRecord, "kind" | "mountpoint">) =>
+  isDavRecord(rec) ? rec.mountpoint.replace(/\/$/, "") : rec.mountpoint;
+
+/** How the CLI names it: the mountpoint, or "WebDAV URL". */
+export const recordLabel = (rec: Pick<MountRecord, "kind" | "mountpoint">) =>
+  isDavRecord(rec) ? `WebDAV ${rec.mountpoint}` : rec.mountpoint;
 
 const dir = () => join(configDir(), "mounts");
 
