@@ -14,6 +14,7 @@ import { cacheDir, dataDir } from "../lib/paths.ts";
 import type { BrainConfig } from "../server/domain/brain/config.ts";
 import { addAiOptions, aiOptionsTyped, brainOptions } from "./aiOptions.ts";
 import { announceDaemon } from "./announceDaemon.ts";
+import { attachmentLimits } from "./attachmentLimits.ts";
 import { readCliConfig, resolveCredentials } from "./credentials.ts";
 import { hideKeyArgument, KEY_ENV } from "./keyArgument.ts";
 import {
@@ -85,6 +86,7 @@ export async function serveLocally(data: string, log: Logger, brain: Partial<Bra
       rateLimit: { limit: 1_000_000 },
       // Its one user is its operator: the provider given with --ai-* serves them whatever the plan.
       brain: { ...brain, operatorServesEveryPlan: true },
+      attachments: attachmentLimits(),
     });
   // The same port as last time for this data dir, so the TXTFS_URL printed before stays valid.
   const previous = rememberedPort(data);

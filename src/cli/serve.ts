@@ -2,6 +2,7 @@ import { type Command, Option } from "commander";
 import { LOG_LEVELS } from "../lib/logLevels.ts";
 import { dataDir } from "../lib/paths.ts";
 import { addAiOptions, brainOptions } from "./aiOptions.ts";
+import { attachmentLimits } from "./attachmentLimits.ts";
 import { parseByteSize } from "./byteSize.ts";
 import {
   fromEnv,
@@ -117,10 +118,10 @@ export function registerServe(program: Command): void {
     }
     const port: number = opts.port ?? fromEnv("TXTFS_PORT", parsePort) ?? DEFAULT_PORT;
     const brain = brainOptions(opts);
-    const attachments = {
-      maxBytes: opts.attachmentMaxBytes ?? fromEnv("TXTFS_ATTACHMENT_MAX_BYTES", parseByteSize),
-      quotaBytes: opts.attachmentQuotaBytes ?? fromEnv("TXTFS_ATTACHMENT_QUOTA_BYTES", parseByteSize),
-    };
+    const attachments = attachmentLimits({
+      maxBytes: opts.attachmentMaxBytes,
+      quotaBytes: opts.attachmentQuotaBytes,
+    });
     const { runServe } = await import("./serveRun.ts");
     await runServe({ ...opts, port, brain, attachments });
   });

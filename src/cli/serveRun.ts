@@ -1,6 +1,7 @@
 // `txtfs serve` once its options are parsed: logs, the server, the first user, signals.
 import { createLogger, type LogFormat, logFile, logWritten, stderrLog } from "../lib/logger.ts";
 import { createKey, createUser } from "../server/domain/accounts.ts";
+import type { AttachmentLimits } from "../server/domain/attachments/rules.ts";
 import type { BrainConfig } from "../server/domain/brain/config.ts";
 import { startServer } from "../server/serve.ts";
 import { redactUrl } from "../store/postgres/postgresStore.ts";
@@ -30,7 +31,7 @@ export interface ServeCliOptions {
   /** The operator's AI provider (serve.ts reads its flags, key file and environment). */
   brain?: Partial<BrainConfig>;
   /** Attachments: the largest one and an account's quota, in bytes (absent: the defaults). */
-  attachments?: { maxBytes?: number; quotaBytes?: number };
+  attachments?: Partial<AttachmentLimits>;
 }
 
 export async function runServe(opts: ServeCliOptions): Promise<void> {
@@ -44,7 +45,7 @@ export async function runServe(opts: ServeCliOptions): Promise<void> {
     rateLimit: opts.rateLimit ? { limit: opts.rateLimit } : undefined,
     retentionDays: opts.retentionDays,
     logger,
-    attachments: definedOnly(opts.attachments),
+    attachments: opts.attachments,
     logRequests: opts.logRequests || process.env.TXTFS_LOG_REQUESTS === "1",
     trustProxy: opts.trustProxy,
     metrics: opts.metrics ? { token: opts.metricsToken } : false,
@@ -127,9 +128,4 @@ export async function runServe(opts: ServeCliOptions): Promise<void> {
 
 function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || host.startsWith("127.");
-}
-
-/** Leaves out what was not set, so the defaults apply to it. */
-function definedOnly(limits: ServeCliOptions["attachments"]) {
-  return Object.fromEntries(Object.entries(limits ?? {}).filter(([, v]) => v !== undefined));
 }

@@ -1,0 +1,42 @@
+// The largest attachment, through a real mount of `txtfs mount --serve` whose in-process service
+// reads TXTFS_ATTACHMENT_MAX_BYTES as `txtfs serve` does: cp and truncate past it fail at once
+// (File too large), and the service holds only what the programs were told was written.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type MountFixture, mountFixture } from "../helpers/mount.ts";
+
+let m: MountFixture;
+beforeAll(async () => {
+  m = mountFixture();
+  await m.start({ env: { TXTFS_ATTACHMENT_MAX_BYTES: "10000" } });
+}, 60_000);
+afterAll(() => m?.close());
+
+describe("the service's largest attachment, in the mount", () => {
+  it("cp and truncate past it fail with EFBIG at once; what fits goes up byte-exact", async () => {
+    const src = `${m.dirs.base}/big.src`;
+    const r = await m.sh(
+      [
+        `head -c 20000 /dev/urandom > '${src}'; head -c 9000 /dev/urandom > fits.bin`,
+        `cp '${src}' big.bin; echo "cp=$?"`,
+        'truncate -s 12000 fits.bin; echo "truncate=$?"',
+        "stat -c %s fits.bin big.bin",
+      ].join("\n"),
+    );
+    expect(r.stdout).toContain("cp=1");
+    expect(r.stdout).toContain("truncate=1");
+    expect(r.stderr).toMatch(/cp: error writing 'big.bin': File too large/);
+    expect(r.stderr).toMatch(/truncate: failed to truncate 'fits.bin' at 12000 bytes: File too large/);
+    expect(r.stdout).toMatch(/^9000\n0\n$/m);
+    await m.sync();
+    const listed = (await m.current.api.get("/api/v1/attachments")).body.attachments as {
+      name: string;
+      size: number;
+    }[];
+    expect(new Map(listed.map((a) => [a.name, a.size]))).toEqual(
+      new Map([
+        ["fits.bin", 9000],
+        ["big.bin", 0],
+      ]),
+    );
+  });
+});
