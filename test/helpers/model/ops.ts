@@ -14,6 +14,8 @@ export const PATHS: string[] = ["a.md", "b.md", "c.txt", "d1/a.md", "d1/b.md", "
  * on the service under its name, bound to the file, until the name is taken again (docs/mount.md).
  */
 export const ASIDE: string[] = ["old.md~", "d1/x.bak"]; // never what vim or sed -i.bak make of PATHS
+/** Files that are not notes (attachments on the service): bytes of any kind, moved across folders. */
+export const ATTACHED: string[] = ["p.png", "d1/q.bin", "d1/e/r.pdf"];
 /** In a generated operation: "the path of the operation before" (see resolveSticky). */
 const SAME = "^";
 
@@ -41,7 +43,9 @@ export type Op =
   // Harness self-test only: changes the mount side and not the model.
   | { k: "corrupt"; p: string }
   // Run by the test, not by a shell: `txtfs sync`, or SIGKILL the daemon and mount again.
-  | { k: "control"; what: "sync" | "kill" };
+  | { k: "control"; what: "sync" | "kill" }
+  | { k: "bin"; p: string; off: number; hex: string } // bytes of any value: `>` (off -1) or dd at off
+  | { k: "binmv"; p: string; to: string }; // an attachment renamed, or moved to another folder
 
 export const OP_KINDS = [
   "create",
@@ -64,6 +68,8 @@ export const OP_KINDS = [
   "tag",
   "sidecar",
   "untar",
+  "bin",
+  "binmv",
 ] as const;
 
 /** Short texts with plenty of `a`s (vim/sed/perl substitute them) and newlines. */
@@ -82,6 +88,9 @@ const pathArb = fc.oneof(
 const anyPathArb = fc.constantFrom(...PATHS);
 const asideArb = fc.constantFrom(...ASIDE);
 const folderArb = fc.constantFrom(...FOLDERS);
+const attachedArb = fc.constantFrom(...ATTACHED);
+/** Bytes as hex, NUL, 0xff and invalid UTF-8 included. */
+const hexArb = fc.uint8Array({ minLength: 0, maxLength: 300 }).map((b) => Buffer.from(b).toString("hex"));
 
 export const opArb: fc.Arbitrary<Op> = fc.oneof(
   { arbitrary: fc.record({ k: fc.constant("create" as const), p: pathArb, text: textArb }), weight: 4 },
@@ -176,6 +185,18 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
     weight: 1,
   },
   { arbitrary: fc.record({ k: fc.constant("untar" as const), p: pathArb, text: textArb }), weight: 1 },
+  {
+    arbitrary: fc.record({
+      k: fc.constant("bin" as const),
+      p: attachedArb,
+      off: fc.oneof(fc.constant(-1), fc.integer({ min: 0, max: 400 })),
+      hex: hexArb,
+    }),
+    weight: 3,
+  },
+  { arbitrary: fc.record({ k: fc.constant("binmv" as const), p: attachedArb, to: attachedArb }), weight: 1 },
+  { arbitrary: fc.record({ k: fc.constant("rm" as const), p: attachedArb }), weight: 1 },
+  { arbitrary: fc.record({ k: fc.constant("append" as const), p: attachedArb, text: textArb }), weight: 1 },
 );
 
 /** The system python (pyenv's shim costs ~100 ms a start on a busy machine). */
@@ -271,6 +292,14 @@ export function opScript(op: Op, side: "target" | "model" = "target"): string {
       );
     case "corrupt":
       return side === "target" ? `[ -f ${q(op.p)} ] && printf X >> ${q(op.p)}` : `[ -f ${q(op.p)} ]`;
+    case "bin": {
+      const bytes = `printf %b ${q(op.hex.replace(/../g, "\\x$&"))}`;
+      return op.off < 0
+        ? `${bytes} > ${q(op.p)}`
+        : `${bytes} | dd of=${q(op.p)} bs=4096 seek=${op.off} oflag=seek_bytes conv=notrunc status=none`;
+    }
+    case "binmv":
+      return `mv -T ${q(op.p)} ${q(op.to)}`;
     case "control":
       return ":";
   }
@@ -282,8 +311,9 @@ export function resolveSticky(ops: Op[]): Op[] {
   return ops.map((op) => {
     if (!("p" in op)) return op;
     const p = op.p === SAME ? last : op.p;
-    // After a rename the next "same note" is the note where it went.
-    last = op.k === "mv" ? op.to : p;
+    // After a rename the next "same note" is the note where it went; an attachment is never it.
+    const next = op.k === "mv" ? op.to : p;
+    if (!ATTACHED.includes(next)) last = next;
     return { ...op, p } as Op;
   });
 }
