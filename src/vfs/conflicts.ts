@@ -54,9 +54,17 @@ export class Conflicts {
     return current;
   }
 
+  /** Told of every version our own saves make (claims.ts: a note kept local builds on it). */
+  private readonly ownVersionListeners: ((id: string, meta: NoteMeta) => void)[] = [];
+
+  onOwnVersion(listener: (id: string, meta: NoteMeta) => void): void {
+    this.ownVersionListeners.push(listener);
+  }
+
   /** Our save turned version `base` of note `id` into `meta` (see ownSuccessor). */
   replaced(id: string, base: Base, meta: NoteMeta): void {
     if (base && base.etag !== meta.etag) this.superseded.set(`${id} ${base.etag}`, baseOf(meta)!);
+    for (const listener of this.ownVersionListeners) listener(id, meta);
   }
 
   /**

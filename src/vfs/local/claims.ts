@@ -18,7 +18,7 @@ import type { Claim, DirNode, FileNode, LocalNode, NoteMeta } from "../tree.ts";
 /** The parts claims call: a claimed name becomes a note again through them. */
 export interface ClaimsParts {
   attributes: Pick<Attributes, "continued">;
-  conflicts: Pick<Conflicts, "replaced">;
+  conflicts: Pick<Conflicts, "onOwnVersion" | "replaced">;
   delivery: Pick<Delivery, "drain" | "journalSave" | "onItsWay">;
   creates: Pick<Creates, "materialize" | "newNote">;
 }
@@ -52,6 +52,25 @@ export class Claims {
     this.conflicts = parts.conflicts;
     this.delivery = parts.delivery;
     this.creates = parts.creates;
+    this.conflicts.onOwnVersion((id, meta) => this.ownVersion(id, meta));
+  }
+
+  /**
+   * A save of ours that was on its way when its note was kept local (becomeLocal) landed: the file
+   * builds on that version now. On record at once, before the save leaves the journal: after a
+   * kill -9 the file, text again, goes up over our version, not as a conflict copy beside it.
+   */
+  private ownVersion(id: string, meta: NoteMeta): void {
+    let changed = false;
+    for (const local of this.c.tree.locals) {
+      const claim = local.ghostOf;
+      if (claim?.id !== id || revisionOf(claim.etag) >= revisionOf(meta.etag)) continue;
+      local.ghostOf = { ...claim, etag: meta.etag, hash: meta.contentHash, name: meta.name, meta };
+      changed = true;
+    }
+    if (!changed) return;
+    this.c.localNodes.save();
+    this.c.localNodes.flush();
   }
 
   /** Notes deleted here whose delete is still in the journal, by folder and name (see Claim). */

@@ -3,6 +3,7 @@
 // between the two must not leave the text on this device only. The next start sends it.
 import { cpSync, constants as fsc } from "node:fs";
 import { expect, it } from "vitest";
+import { TxtfsClient } from "../../../src/client/api.ts";
 import {
   cacheDir,
   deviceOn,
@@ -12,6 +13,7 @@ import {
   scratchDir,
   t,
   u,
+  until,
   useVfsServer,
   writeFile,
 } from "../fixture.ts";
@@ -39,4 +41,56 @@ it("a kept note written back to text and killed between its flush and its releas
   const notes = await remote();
   expect(notes.map((n) => n.name)).toEqual(["b.md"]); // the same note, not a second one
   expect((await u.api.get(`/api/v1/files/${notes[0]!.id}`)).body.content).toBe("aaxyejo");
+});
+
+// Model test, mode 0 (1 run in 5 on a loaded machine): the note's previous save was on its way when
+// the split kept it local. Its landing is what the kept file now builds on, also after a kill -9:
+// the text again is that note's next version, not a conflict copy beside the save before it.
+it("a kept note whose previous save landed after the split builds on that save after a kill -9", async () => {
+  const client = new TxtfsClient({ url: t.url, key: u.key, source: "mount", timeoutMs: 5000 });
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  let holding = false;
+  let held = 0;
+  const update = client.updateFile.bind(client);
+  client.updateFile = async (...args: Parameters<TxtfsClient["updateFile"]>) => {
+    if (holding) {
+      held++;
+      await gate;
+    }
+    return update(...args);
+  };
+  const vfs = await mountVfs({ client, writeBehind: true });
+  await writeFile(vfs, "/b.md", "first");
+  holding = true;
+  const save = await vfs.open("/b.md", fsc.O_RDWR);
+  await vfs.truncate("/b.md", 0);
+  await vfs.write(save, Buffer.from("aañejo"), 0);
+  await vfs.release(save);
+  const delivering = vfs.drain();
+  await until(() => held > 0, "the save to be on its way");
+
+  const split = await vfs.open("/b.md", fsc.O_RDWR);
+  await vfs.write(split, Buffer.from("x"), 2); // cuts "ñ" in two: not UTF-8, kept local
+  await vfs.release(split);
+  expect(vfs.tree.lookup("/b.md")?.kind).toBe("local");
+  open();
+  await delivering;
+  expect(await vfs.drain()).toBe(0);
+  const [note] = await remote();
+  expect((await u.api.get(`/api/v1/files/${note!.id}`)).body.content).toBe("aañejo");
+
+  const mended = await vfs.open("/b.md", fsc.O_RDWR);
+  await vfs.write(mended, Buffer.from("y"), 3); // "aaxyejo": text again
+  await vfs.flush(mended); // the release never comes
+  const killed = scratchDir("txtfs-killed-");
+  cpSync(cacheDir, killed, { recursive: true });
+
+  const next = deviceOn(t.url, killed);
+  await next.start();
+  expect(await next.drain()).toBe(0);
+  expect(await readAll(next, "/b.md")).toBe("aaxyejo");
+  const notes = await remote();
+  expect(notes.map((n) => n.name)).toEqual(["b.md"]); // no conflict copy
+  expect((await u.api.get(`/api/v1/files/${note!.id}`)).body.content).toBe("aaxyejo");
 });
