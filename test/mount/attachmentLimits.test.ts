@@ -1,13 +1,14 @@
-// The largest attachment, through a real mount of `txtfs mount --serve` whose in-process service
-// reads TXTFS_ATTACHMENT_MAX_BYTES as `txtfs serve` does: cp and truncate past it fail at once
-// (File too large), and the service holds only what the programs were told was written.
+// The largest attachment and the account's quota, through a real mount of `txtfs mount --serve`
+// whose in-process service reads TXTFS_ATTACHMENT_MAX_BYTES and TXTFS_ATTACHMENT_QUOTA_BYTES as
+// `txtfs serve` does: cp and truncate past them fail at once (File too large, Disk quota
+// exceeded), and the service holds only what the programs were told was written.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type MountFixture, mountFixture } from "../helpers/mount.ts";
 
 let m: MountFixture;
 beforeAll(async () => {
   m = mountFixture();
-  await m.start({ env: { TXTFS_ATTACHMENT_MAX_BYTES: "10000" } });
+  await m.start({ env: { TXTFS_ATTACHMENT_MAX_BYTES: "10000", TXTFS_ATTACHMENT_QUOTA_BYTES: "25000" } });
 }, 60_000);
 afterAll(() => m?.close());
 
@@ -36,6 +37,37 @@ describe("the service's largest attachment, in the mount", () => {
       new Map([
         ["fits.bin", 9000],
         ["big.bin", 0],
+      ]),
+    );
+  });
+
+  it("cp past the account's quota fails with EDQUOT at once; a removal frees it", async () => {
+    const src = `${m.dirs.base}/quota.src`;
+    const r = await m.sh(
+      [
+        `head -c 9000 /dev/urandom > '${src}'`,
+        `cp '${src}' q1.bin; echo "q1=$?"`, // 9000 + 9000 of 25000
+        `cp '${src}' q2.bin; echo "q2=$?"`, // 27000: refused
+        "stat -c %s q2.bin",
+      ].join("\n"),
+    );
+    expect(r.stdout).toContain("q1=0");
+    expect(r.stdout).toContain("q2=1");
+    expect(r.stderr).toMatch(/cp: error writing 'q2.bin': Disk quota exceeded/);
+    expect(r.stdout).toMatch(/^0$/m);
+    await m.sh("rm fits.bin"); // its delete lands before sh returns (it syncs)
+    const again = await m.sh(`cp '${src}' q2.bin; echo "q2=$?"`);
+    expect(again.stdout).toContain("q2=0");
+    await m.sync();
+    const listed = (await m.current.api.get("/api/v1/attachments")).body.attachments as {
+      name: string;
+      size: number;
+    }[];
+    expect(new Map(listed.map((a) => [a.name, a.size]))).toEqual(
+      new Map([
+        ["big.bin", 0],
+        ["q1.bin", 9000],
+        ["q2.bin", 9000],
       ]),
     );
   });

@@ -13,6 +13,7 @@ import { isTransient } from "../errors.ts";
 import type { LocalNode } from "../tree.ts";
 import type { AttachmentBytes } from "./attachmentBytes.ts";
 import type { AttachmentPlaces } from "./attachmentPlaces.ts";
+import type { AttachmentQuota } from "./attachmentQuota.ts";
 import type { AttachmentSaves } from "./attachmentSaves.ts";
 import { boundTo } from "./binding.ts";
 
@@ -38,17 +39,20 @@ export class AttachmentDelivery {
   private readonly places: AttachmentPlaces;
   private readonly bytes: AttachmentBytes;
   private readonly saves: AttachmentSaves;
+  private readonly quota: AttachmentQuota;
 
   constructor(
     c: AttachmentDeliveryCore,
     places: AttachmentPlaces,
     bytes: AttachmentBytes,
     saves: AttachmentSaves,
+    quota: AttachmentQuota,
   ) {
     this.c = c;
     this.places = places;
     this.bytes = bytes;
     this.saves = saves;
+    this.quota = quota;
   }
 
   async send(entry: JournalEntry): Promise<Sent> {
@@ -68,6 +72,7 @@ export class AttachmentDelivery {
   private async sendDelete(entry: JournalEntry): Promise<void> {
     const id = entry.fileId;
     if (id) {
+      let gone = true;
       try {
         await this.c.client.attachments.delete(id, entry.baseEtag ?? undefined);
       } catch (err) {
@@ -77,7 +82,8 @@ export class AttachmentDelivery {
           // Only moved or renamed elsewhere (its folder deleted there, say): the bytes removed
           // here are the ones it holds, so the delete stands.
           const onlyMoved = record && entry.baseHash && record.contentHash === entry.baseHash;
-          if (!onlyMoved || !(await this.deleteAt(id, record.etag))) {
+          gone = !!onlyMoved && (await this.deleteAt(id, record.etag));
+          if (!gone) {
             // Changed elsewhere since it was read here: the delete is undone, the new version shows.
             this.c.log.warn(
               { path: entry.path },
@@ -86,9 +92,12 @@ export class AttachmentDelivery {
             this.places.deleting.delete(id);
             if (record) this.places.apply(record);
           }
-        } else if (err.status !== 404) throw err;
+        } else if (err.status === 404)
+          gone = false; // gone before: not ours to count
+        else throw err;
       }
       this.places.deleting.delete(id);
+      this.quota.deleted(id, gone);
     }
     await this.c.journal.done(entry);
   }
@@ -112,6 +121,8 @@ export class AttachmentDelivery {
     if (this.c.isPending(node.parent)) return;
     const folderId = this.folderOf(node);
     let record: TxtAttachment | undefined;
+    // What the service counted for it before (against the quota): nothing for a create.
+    const before = entry.fileId ? node.attachment?.size : 0;
     if (!entry.fileId) {
       const b = node.attachment;
       const bytes = await this.read(entry.blob!);
@@ -137,6 +148,7 @@ export class AttachmentDelivery {
       }
       if (record && node.attachment?.id === record.id) boundTo(node.attachment, record);
     }
+    if (record) this.quota.delivered(node, before ?? record.size, record.size);
     await this.c.journal.done(entry, record);
     await this.saves.release(entry.blob);
     this.c.localNodes.save();
@@ -171,6 +183,7 @@ export class AttachmentDelivery {
         { idempotencyKey: `${entry.fileId}-${entry.rev}-conflict` },
       );
       this.places.apply(copy);
+      void this.quota.refresh(); // the copy counts too
       this.c.conflictCopies.push(this.c.tree.pathOf(node).replace(/[^/]*$/, copy.name));
       this.c.log.warn(
         { path: entry.path, keptAs: copy.name },
@@ -252,5 +265,7 @@ export class AttachmentDelivery {
     await this.c.journal.done(entry);
     await this.saves.release(entry.blob);
     this.c.localNodes.save();
+    // Another device may have filled the quota: the next write here already knows.
+    await this.quota.refresh();
   }
 }

@@ -11,6 +11,7 @@ import { isNoteName, isUnsentName } from "../names.ts";
 import type { LocalNode } from "../tree.ts";
 import type { AttachmentBytes } from "./attachmentBytes.ts";
 import { type AttachmentPlaces, attachmentKey } from "./attachmentPlaces.ts";
+import type { AttachmentQuota } from "./attachmentQuota.ts";
 import type { AttachmentBinding } from "./binding.ts";
 
 export type AttachmentSavesCore = Pick<
@@ -23,6 +24,7 @@ export class AttachmentSaves {
   private readonly places: AttachmentPlaces;
   private readonly bytes: AttachmentBytes;
   private readonly delivery: Pick<Delivery, "deliverSoon">;
+  private readonly quota: Pick<AttachmentQuota, "freeing">;
   /** Whether the service keeps attachments (an older one does not: every such file stays here). */
   supported = false;
   /** Each file's save running: the next waits for it, so saves reach the journal in the order made. */
@@ -35,11 +37,13 @@ export class AttachmentSaves {
     places: AttachmentPlaces,
     bytes: AttachmentBytes,
     delivery: Pick<Delivery, "deliverSoon">,
+    quota: Pick<AttachmentQuota, "freeing">,
   ) {
     this.c = c;
     this.places = places;
     this.bytes = bytes;
     this.delivery = delivery;
+    this.quota = quota;
   }
 
   /**
@@ -146,6 +150,7 @@ export class AttachmentSaves {
     if (b.id) {
       this.places.byId.delete(b.id);
       this.places.deleting.add(b.id);
+      this.quota.freeing(b.id, b.size);
     } else this.places.pendingCreates.delete(b.createKey);
     const pending = this.c.journal.get(attachmentKey(b));
     if (!b.id && !pending) return;

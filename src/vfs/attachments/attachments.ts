@@ -4,7 +4,6 @@
 // renames and removals journalled (attachmentSaves.ts) and delivered (attachmentDelivery.ts).
 import { stat } from "node:fs/promises";
 import { ApiError, type ChangeRecord } from "../../client/api.ts";
-import type { AttachmentLimits } from "../../client/attachments.ts";
 import type { TxtAttachment } from "../../lib/apiTypes.ts";
 import { conflictName } from "../conflicts.ts";
 import type { VfsCore } from "../core.ts";
@@ -17,6 +16,7 @@ import type { LocalNode } from "../tree.ts";
 import { AttachmentBytes } from "./attachmentBytes.ts";
 import { AttachmentDelivery } from "./attachmentDelivery.ts";
 import { AttachmentPlaces, attachmentKey } from "./attachmentPlaces.ts";
+import { AttachmentQuota } from "./attachmentQuota.ts";
 import { AttachmentSaves } from "./attachmentSaves.ts";
 
 export type AttachmentsCore = Pick<
@@ -46,8 +46,8 @@ export class Attachments {
   readonly delivery: AttachmentDelivery;
   /** Reads of bytes from the service under way, one per file. */
   private readonly fetching = new Map<LocalNode, Promise<void>>();
-  /** The service's limits, read at the start (undefined: not known; the delivery then finds out). */
-  private limits: AttachmentLimits | undefined;
+  /** The service's limits, met at the write (EFBIG, EDQUOT). */
+  readonly quota: AttachmentQuota;
   /** Resolved once the start has put every kept file back (`started`). */
   private readonly ready: Promise<void>;
   private startDone!: () => void;
@@ -67,8 +67,13 @@ export class Attachments {
       log: c.log,
     });
     this.bytes = new AttachmentBytes(c.opts.cacheDir);
-    this.saves = new AttachmentSaves(c, this.places, this.bytes, delivery);
-    this.delivery = new AttachmentDelivery(c, this.places, this.bytes, this.saves);
+    this.quota = new AttachmentQuota({
+      read: () => c.client.attachments.limits(),
+      shown: (node) => c.tree.locals.has(node),
+      root: c.tree.root,
+    });
+    this.saves = new AttachmentSaves(c, this.places, this.bytes, delivery, this.quota);
+    this.delivery = new AttachmentDelivery(c, this.places, this.bytes, this.saves, this.quota);
     this.ready = new Promise((resolve) => {
       this.startDone = resolve;
     });
@@ -105,21 +110,21 @@ export class Attachments {
       throw err;
     }
     this.saves.supported = true;
-    this.limits = await limits;
+    this.quota.known(await limits);
     this.places.relist(records);
   }
 
   /**
-   * EFBIG, before a byte is written: `node` would pass the largest attachment the service takes.
-   * (Its save would be refused for good, and a write must not be accepted to be undone later.)
+   * Before a byte is written: EFBIG past the largest attachment the service takes, EDQUOT past the
+   * account's quota (its save would be refused for good: a write is never accepted to be undone).
    */
   checkSize(node: LocalNode, size: number): void {
-    if (this.limits && size > this.limits.maxBytes && this.saves.eligible(node))
-      throw fail("EFBIG", `the service takes files of at most ${this.limits.maxBytes} bytes`);
+    if (this.saves.eligible(node)) this.quota.check(node, size);
   }
 
   /** The whole list again (SIGHUP, an expired feed cursor): what the feed may have missed. */
   async relist(): Promise<void> {
+    void this.quota.refresh();
     this.places.relist(await this.c.client.attachments.all());
   }
 

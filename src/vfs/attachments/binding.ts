@@ -16,6 +16,8 @@ export interface AttachmentBinding {
   hash: string | null;
   /** That version's revision: a feed record older than it is never applied. */
   revision: number;
+  /** That version's size, as the service counts it against the quota (absent: bound before sizes were kept). */
+  size?: number;
   /** The service's role on it: a reader's attachment never changes here. */
   role?: Role;
   /** The bytes are on the service only: read into the blob at the first open (attachmentBytes.ts). */
@@ -30,6 +32,7 @@ export function remoteBinding(record: TxtAttachment): AttachmentBinding {
     etag: record.etag,
     hash: record.contentHash,
     revision: record.revision,
+    size: record.size,
     role: record.role,
     remoteOnly: true,
   };
@@ -41,5 +44,6 @@ export function boundTo(binding: AttachmentBinding, record: TxtAttachment): void
   binding.etag = record.etag;
   binding.hash = record.contentHash;
   binding.revision = record.revision;
+  binding.size = record.size;
   binding.role = record.role;
 }

@@ -77,7 +77,8 @@ export class Writes {
     if (h.kind === "dir") throw fail("EISDIR");
     if (h.kind === "sidecar") return this.writeSidecar(h, data, position);
     if (h.kind === "local") {
-      this.attachments.checkSize(h.node, (h.append ? h.node.size : position) + data.length);
+      const end = (h.append ? h.node.size : position) + data.length;
+      this.attachments.checkSize(h.node, Math.max(h.node.size, end));
       this.saves.wroteOn(fd); // that flush was not its close
       const { written, size } = h.fh.write(data, position, h.append);
       h.written = h.unsaved = true;
