@@ -2,6 +2,7 @@
 // "ChangeNotify"). Content is not fetched here; a changed ETag makes the next open revalidate.
 import { ApiError, type ChangeRecord, type TxtfsClient } from "../client/api.ts";
 import type { Logger } from "../lib/logger.ts";
+import { BoundedMap } from "./boundedMap.ts";
 import type { ContentCache } from "./contentCache.ts";
 import type { Tree } from "./tree.ts";
 
@@ -38,6 +39,12 @@ export class ChangeFollower {
   attachments?: { change(change: ChangeRecord): void; relist(): Promise<void> };
   private held: ChangeRecord[] = [];
   private readonly heldIds = new Set<string>();
+  /**
+   * Deletes of notes and folders this mount did not know when they came: a create of ours whose
+   * answer was lost may have made one, and its answer, replayed later, names a deleted item
+   * (takeDeleteOf). Bounded: such an answer comes within a few delivery rounds.
+   */
+  private readonly unknownDeletes = new BoundedMap<string, ChangeRecord>(10_000);
 
   constructor(client: TxtfsClient, tree: Tree, cache: ContentCache, log: Logger, waitSeconds: number) {
     this.client = client;
@@ -160,6 +167,8 @@ export class ChangeFollower {
       return;
     }
     this.tree.sawChange(change.changedAt); // a delete too: the root's mtime
+    if (change.deleted && !(change.kind === "file" ? this.tree.files : this.tree.dirs).has(change.id))
+      this.unknownDeletes.set(change.id, change);
     if (change.kind === "file") {
       if (change.deleted) {
         this.tree.withheld.deleteSeen(change.id); // no earlier record of it comes after this one
@@ -173,6 +182,13 @@ export class ChangeFollower {
     } else if (change.folder) {
       this.tree.upsertFolder(change.folder);
     }
+  }
+
+  /** The feed's delete of `id`, if it came before this mount knew the id (see unknownDeletes). */
+  takeDeleteOf(id: string): ChangeRecord | undefined {
+    const change = this.unknownDeletes.get(id);
+    this.unknownDeletes.delete(id);
+    return change;
   }
 
   /** The records held so far are applied in their order (those that still may be ours wait on). */

@@ -3,7 +3,7 @@
 // save sent one by one with what its answer means (a conflict copy, a refusal, a re-create). Bulk
 // requests are bulkDelivery.ts, deletes deletes.ts, what a restart finds restoreJournal.ts.
 import { randomUUID } from "node:crypto";
-import { ApiError, withoutContent } from "../../client/api.ts";
+import { ApiError, type ChangeRecord, withoutContent } from "../../client/api.ts";
 import type { TxtFile, TxtFolder } from "../../lib/apiTypes.ts";
 import type { AttachmentDelivery } from "../attachments/attachmentDelivery.ts";
 import { type Base, baseOf } from "../base.ts";
@@ -141,6 +141,8 @@ export class Delivery {
   unreachable = false;
   /** Keys of the journal entries the running delivery round took: any of them may reach the service any moment. */
   private round: Set<string> | undefined;
+  /** Feed deletes of notes and folders our creates made, come before their answers: applied once the round is over. */
+  private deletedMeanwhile: ChangeRecord[] = [];
   /** When the deletes a round left for their grace (DELETE_GRACE_MS) may go. */
   private heldUntil: number | undefined;
   /** When the attachments' creates a round left for their grace (ATTACHMENT_CREATE_GRACE_MS) may go. */
@@ -306,15 +308,16 @@ export class Delivery {
     sent: PendingMeta | undefined,
   ): Promise<TxtFile> {
     for (;;) {
+      const folderId = node.parent.id;
       try {
-        return await this.createOnItsWay("file", node.remoteName, node.parent.id, async () => {
+        return await this.createOnItsWay("file", node.remoteName, folderId, async () => {
           const made = withoutContent(
             await this.c.client.createFile(
               // Metadata set before the first upload (cp -a copies xattrs onto the new file) goes along.
               {
                 name: node.remoteName,
                 content: content ?? "",
-                folderId: node.parent.id,
+                folderId,
                 ...sent,
               },
               node.createKey,
@@ -324,14 +327,17 @@ export class Delivery {
           return made;
         });
       } catch (err) {
-        const gone = node.parent.id;
         const folderGone = err instanceof ApiError && err.status === 404 && /^folderId\b/.test(err.message);
-        if (!folderGone || gone === null || !this.c.tree.dirs.has(gone)) throw err;
+        if (!folderGone || folderId === null) throw err;
+        // Moved since it went (the feed brought that folder's delete meanwhile): sent where it is
+        // now. The folder it is in now is not the one the service said is gone.
+        if (node.parent.id !== folderId) continue;
+        if (!this.c.tree.dirs.has(folderId)) throw err;
         this.c.log.warn(
           { path: this.c.tree.pathOf(node) },
           "its folder was removed elsewhere; the note goes a level up, as what the folder held did",
         );
-        this.c.tree.removeFolder(gone);
+        this.c.tree.removeFolder(folderId);
       }
     }
   }
@@ -347,12 +353,19 @@ export class Delivery {
     const known = this.c.tree.files.get(meta.id)?.meta;
     const newer = known && revisionOf(known.etag) > revisionOf(meta.etag);
     this.c.tree.bindFile(node, newer ? { ...meta, ...known } : meta);
+    // Deleted elsewhere since (the answer came again after a lost one, the feed's delete before it).
+    this.noteDeletedMeanwhile(meta.id);
     const shadowed = this.c.shadowedBy.get(node);
     this.c.shadowedBy.delete(node);
     const parent = shadowed?.parent;
     if (shadowed?.id && shadowed.id !== meta.id && parent && this.c.tree.files.get(shadowed.id) === shadowed)
       if (![...parent.children.values()].includes(shadowed)) this.c.tree.addChild(parent, shadowed, true);
     await this.claims.created(node, meta);
+  }
+
+  private noteDeletedMeanwhile(id: string): void {
+    const change = this.c.follower.takeDeleteOf(id);
+    if (change) this.deletedMeanwhile.push(change);
   }
 
   /** The name and folder a note has here, to send when it was renamed or moved. */
@@ -553,6 +566,8 @@ export class Delivery {
       return await this.replayRound(new Set(taken), atStart);
     } finally {
       this.round = undefined;
+      // Nothing of theirs is on its way now: a note is removed, or its newer save creates it again.
+      for (const change of this.deletedMeanwhile.splice(0)) this.c.follower.apply(change);
     }
   }
 
@@ -711,6 +726,7 @@ export class Delivery {
     this.c.pendingDirs.delete(key);
     if (dir) {
       this.c.tree.bindFolder(dir, folder);
+      this.noteDeletedMeanwhile(folder.id);
       this.attributes.keepFolderAttrs(dir); // its mode and times, kept by id from now on
       this.c.unshadowDir(dir, folder.id); // as a note does (created)
     }
