@@ -12,6 +12,16 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => m?.close());
 
+/** Each attachment's size on the service, by name, once everything waiting was delivered. */
+async function sizesOnService(): Promise<Map<string, number>> {
+  await m.sync();
+  const listed = (await m.current.api.get("/api/v1/attachments")).body.attachments as {
+    name: string;
+    size: number;
+  }[];
+  return new Map(listed.map((a) => [a.name, a.size]));
+}
+
 describe("the service's largest attachment, in the mount", () => {
   it("cp and truncate past it fail with EFBIG at once; what fits goes up byte-exact", async () => {
     const src = `${m.dirs.base}/big.src`;
@@ -28,12 +38,7 @@ describe("the service's largest attachment, in the mount", () => {
     expect(r.stderr).toMatch(/cp: error writing 'big.bin': File too large/);
     expect(r.stderr).toMatch(/truncate: failed to truncate 'fits.bin' at 12000 bytes: File too large/);
     expect(r.stdout).toMatch(/^9000\n0\n$/m);
-    await m.sync();
-    const listed = (await m.current.api.get("/api/v1/attachments")).body.attachments as {
-      name: string;
-      size: number;
-    }[];
-    expect(new Map(listed.map((a) => [a.name, a.size]))).toEqual(
+    expect(await sizesOnService()).toEqual(
       new Map([
         ["fits.bin", 9000],
         ["big.bin", 0],
@@ -58,12 +63,7 @@ describe("the service's largest attachment, in the mount", () => {
     await m.sh("rm fits.bin"); // its delete lands before sh returns (it syncs)
     const again = await m.sh(`cp '${src}' q2.bin; echo "q2=$?"`);
     expect(again.stdout).toContain("q2=0");
-    await m.sync();
-    const listed = (await m.current.api.get("/api/v1/attachments")).body.attachments as {
-      name: string;
-      size: number;
-    }[];
-    expect(new Map(listed.map((a) => [a.name, a.size]))).toEqual(
+    expect(await sizesOnService()).toEqual(
       new Map([
         ["big.bin", 0],
         ["q1.bin", 9000],
