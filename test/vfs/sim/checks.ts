@@ -95,7 +95,13 @@ const isNoteName = (p: string) => p.endsWith(".md") || p.endsWith(".txt");
 export async function convergence(world: SimWorld, service: { notes: ServiceNote[] }): Promise<string[]> {
   const problems: string[] = [];
   const manifests = await Promise.all(
-    world.devices.map((d) => vfsManifest(d.now.vfs, `/${ROOT}`, { xattrs: true })),
+    world.devices.map((d) =>
+      vfsManifest(d.now.vfs, `/${ROOT}`, { xattrs: true }).catch((err: Error) => {
+        throw new Error(
+          `dev${d.n}: its tree could not be walked (root shows ${JSON.stringify([...d.now.vfs.readdir("/")])}): ${err.message}`,
+        );
+      }),
+    ),
   );
   const byId = new Map(service.notes.map((n) => [n.id, n]));
   for (const [i, m] of manifests.entries()) {

@@ -112,6 +112,7 @@ describe("many devices, every fault: the service and N mounts agree", () => {
       for (let i = 0; i < times; i++) {
         // Every exchange of every device and each step, kept for a failing replay (TXTFS_SIM_TRACE=1).
         const trace: string[] = [];
+        // A check that threw (a device's tree changing under its walk) fails the replay too, traced.
         const failure = await runSim(steps, {
           devices: DEVICES,
           seed: SEED,
@@ -121,11 +122,11 @@ describe("many devices, every fault: the service and N mounts agree", () => {
                 onStep: (n: number, s: SimStep) => trace.push(`--- step ${n}: ${showStep(s)}`),
                 trace: (d: number, e: Exchange) =>
                   trace.push(
-                    `dev${d} ${e.method} ${e.path} ${e.request.slice(0, 300)} -> ${e.status} ${e.answer.slice(0, 300)}`,
+                    `dev${d} ${e.method} ${e.path} ${e.request.slice(0, 3000)} -> ${e.status} ${e.answer.slice(0, 3000)}`,
                   ),
               }
             : {}),
-        });
+        }).catch((err: Error): SimFailure => ({ step: -1, problems: [`threw: ${err.stack ?? err}`] }));
         if (failure) failed++;
         if (failure && env.TXTFS_SIM_TRACE) {
           const file = join(tmpdir(), `txtfs-sim-trace-${i}.txt`);
