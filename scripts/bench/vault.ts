@@ -1,18 +1,29 @@
 // A whole vault through the drive (issue 48's figures): `cp -r` of a real vault into mount A until
-// `cp` returns, until every note is on the service (`txtfs sync` returns), and until mount B (another
-// cache dir, same account) shows every note byte for byte. Each run starts from an empty account:
-// its own `txtfs serve` (loopback), two mounts with empty cache dirs.
+// `cp` returns, until every note and every attachment (each file that is not a note) is on the
+// service (`txtfs sync` returns), and until mount B (another cache dir, same account) shows every
+// file byte for byte. Each run starts from an empty account: its own `txtfs serve` (loopback), two
+// mounts with empty cache dirs.
 //
 //   node scripts/bench/vault.ts                          (npm run bench:vault)
 //   node scripts/bench/vault.ts --vault DIR --runs 5
 //
 // The vault is a folder on this machine (never in the repository): --vault, else TXTFS_TEST_VAULT,
-// else /work/vaults/obsidian-help (docs/testing.md). Files that are not notes are copied too; until
-// the mount sends attachments they stay on mount A, and the figures say how many.
-// Every action on a mount runs in a child `bash -c`; every result is checked (the service's note
-// count, every note's bytes on B). Servers and mounts are stopped by pid and the base dir removed.
+// else /work/vaults/obsidian-help (docs/testing.md). Every action on a mount runs in a child
+// `bash -c`; every result is checked (the service's note count; each attachment's path, size and
+// SHA-256 through GET /api/v1/attachments; every file's bytes on B). Servers and mounts are stopped
+// by pid and unmounted, and the base dir removed, even on failure.
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import {
@@ -40,20 +51,26 @@ const HELP = `usage: node scripts/bench/vault.ts [options]
 
 interface VaultFiles {
   notes: string[];
+  /** The files that are not notes: they go to the service as attachments. */
   others: string[];
   bytes: number;
+  otherBytes: number;
 }
 
 function listVault(dir: string): VaultFiles {
-  const out: VaultFiles = { notes: [], others: [], bytes: 0 };
+  const out: VaultFiles = { notes: [], others: [], bytes: 0, otherBytes: 0 };
   const walk = (sub: string) => {
     for (const e of readdirSync(join(dir, sub), { withFileTypes: true })) {
       const rel = sub ? `${sub}/${e.name}` : e.name;
       if (e.isDirectory()) walk(rel);
       else if (e.isFile()) {
-        out.bytes += statSync(join(dir, rel)).size;
-        // A note in a dot-folder is one too (the folder goes up with it); a non-note anywhere stays.
-        (/\.(md|txt)$/i.test(e.name) ? out.notes : out.others).push(rel);
+        const size = statSync(join(dir, rel)).size;
+        out.bytes += size;
+        if (/\.(md|txt)$/i.test(e.name)) out.notes.push(rel);
+        else {
+          out.others.push(rel);
+          out.otherBytes += size;
+        }
       }
     }
   };
@@ -81,6 +98,72 @@ interface RunFigures {
   onServiceMs: number;
   onSecondMs: number;
   serviceNotes: number;
+  serviceAttachments: number;
+}
+
+async function api<T>(url: string, key: string, path: string): Promise<T> {
+  const r = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${key}` } });
+  check(r.ok, `GET ${path} answers 200 (got ${r.status}: ${(await r.clone().text()).slice(0, 300)})`);
+  return (await r.json()) as T;
+}
+
+/**
+ * Every file that is not a note is an attachment on the service at its path, with its size and
+ * SHA-256 (GET /api/v1/attachments, its folders from GET /api/me/folders); none is missing, none
+ * extra. Answers the count.
+ */
+async function checkAttachments(url: string, key: string, vault: string, files: VaultFiles): Promise<number> {
+  const { folders } = await api<{ folders: { id: string; name: string; parentFolderId: string | null }[] }>(
+    url,
+    key,
+    "/api/me/folders",
+  );
+  const byId = new Map(folders.map((f) => [f.id, f]));
+  const folderPath = (id: string | null): string => {
+    if (id === null) return "";
+    const f = byId.get(id);
+    check(f !== undefined, `folder ${id} is in GET /api/me/folders`);
+    const up = folderPath(f.parentFolderId);
+    return up ? `${up}/${f.name}` : f.name;
+  };
+  const found = new Map<string, { size: number; contentHash: string }>();
+  let cursor: string | null = null;
+  for (;;) {
+    const page: {
+      attachments: { name: string; folderId: string | null; size: number; contentHash: string }[];
+      nextCursor: string | null;
+      hasMore: boolean;
+    } = await api(
+      url,
+      key,
+      `/api/v1/attachments?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+    );
+    for (const a of page.attachments) {
+      const at = folderPath(a.folderId);
+      const rel = at ? `${at}/${a.name}` : a.name;
+      check(!found.has(rel), `one attachment at ${rel}`);
+      found.set(rel, { size: a.size, contentHash: a.contentHash });
+    }
+    if (!page.hasMore || !page.nextCursor) break;
+    cursor = page.nextCursor;
+  }
+  const wanted = new Set(files.others);
+  const extra = [...found.keys()].filter((rel) => !wanted.has(rel));
+  const missing = files.others.filter((rel) => !found.has(rel));
+  check(
+    missing.length === 0 && extra.length === 0,
+    `the service has the ${files.others.length} attachments (got ${found.size}; missing: ${missing.slice(0, 5).join(", ") || "none"}; extra: ${extra.slice(0, 5).join(", ") || "none"})`,
+  );
+  for (const rel of files.others) {
+    const bytes = readFileSync(join(vault, rel));
+    const got = found.get(rel)!;
+    const hash = createHash("sha256").update(bytes).digest("hex");
+    check(
+      got.size === bytes.length && got.contentHash === hash,
+      `attachment ${rel}: ${bytes.length} bytes, sha256 ${hash} (the service has ${got.size} bytes, ${got.contentHash})`,
+    );
+  }
+  return found.size;
 }
 
 interface Resources {
@@ -137,14 +220,28 @@ async function oneRun(base: string, vault: string, files: VaultFiles, res: Resou
     serviceNotes === files.notes.length,
     `the service has ${files.notes.length} notes (got ${serviceNotes})`,
   );
+  const serviceAttachments = await checkAttachments(url, key, vault, files);
 
-  // Mount B: every note with the copied bytes (it follows the change feed).
-  const list = join(base, "notes.txt");
-  writeFileSync(list, `${files.notes.join("\n")}\n`);
-  const same = `cd ${q(b.mnt)} && while IFS= read -r p; do cmp -s -- ${q(vault)}/"$p" "$p" || exit 1; done < ${q(list)}`;
+  // Mount B: every file (notes and attachments) with the copied bytes (it follows the change feed).
+  // Each poll stops at the first file not there yet, or not yet the same, and names it.
+  const list = join(base, "files.txt");
+  writeFileSync(list, `${[...files.notes, ...files.others].join("\n")}\n`);
+  const same = `cd ${q(b.mnt)} && while IFS= read -r p; do cmp -s -- ${q(vault)}/"$p" "$p" || { printf '%s\\n' "$p"; exit 1; }; done < ${q(list)}`;
   const deadline = Date.now() + 600_000;
-  while ((await bash(same, 120_000)).code !== 0) {
-    check(Date.now() < deadline, "mount B shows every note within 600 s");
+  for (;;) {
+    const poll = await bash(same, 120_000);
+    if (poll.code === 0) break;
+    if (Date.now() >= deadline) {
+      const p = poll.stdout.trim();
+      const detail = await bash(
+        `cd ${q(b.mnt)} && ls -l -- ${q(p)}; cmp -- ${q(vault)}/${q(p)} ${q(p)} 2>&1 | head -3`,
+        60_000,
+      );
+      check(
+        false,
+        `mount B shows every file byte for byte within 600 s (not ${p}: ${detail.stdout}${detail.stderr})`,
+      );
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   const onSecondMs = performance.now() - t0;
@@ -156,7 +253,7 @@ async function oneRun(base: string, vault: string, files: VaultFiles, res: Resou
   }
   await server.stop(15_000);
   res.children.splice(res.children.indexOf(server), 1);
-  return { cpMs, onServiceMs, onSecondMs, serviceNotes };
+  return { cpMs, onServiceMs, onSecondMs, serviceNotes, serviceAttachments };
 }
 
 async function main(): Promise<void> {
@@ -182,7 +279,7 @@ async function main(): Promise<void> {
   const out = resolve(values.out ?? join(root, "bench-results/vault.md"));
   const files = listVault(vault);
   log(
-    `${vault}: ${fmtInt(files.notes.length)} notes, ${fmtInt(files.others.length)} other files, ${fmtInt(files.bytes)} bytes`,
+    `${vault}: ${fmtInt(files.notes.length)} notes, ${fmtInt(files.others.length)} other files (${fmtInt(files.otherBytes)} bytes), ${fmtInt(files.bytes)} bytes`,
   );
 
   const res: Resources = { children: [], mountpoints: [] };
@@ -219,23 +316,23 @@ async function main(): Promise<void> {
     "# bench:vault",
     "",
     `${m.date}; ${m.cpus} CPUs (${m.cpuModel}), ${m.memory}, ${m.os}, Node ${m.node}, load ${m.load}.`,
-    `Vault: ${vault}: ${fmtInt(files.notes.length)} notes and ${fmtInt(files.others.length)} other files, ${fmtInt(files.bytes)} bytes. ${runs} runs, each from an empty account and empty cache dirs; medians.`,
+    `Vault: ${vault}: ${fmtInt(files.notes.length)} notes and ${fmtInt(files.others.length)} other files (${fmtInt(files.otherBytes)} bytes), ${fmtInt(files.bytes)} bytes. ${runs} runs, each from an empty account and empty cache dirs; medians.`,
     "",
     markdownTable(
       ["figure", "median (s)", "runs (s)"],
       [
         ["`cp -r` into mount A returns", s((f) => f.cpMs), all((f) => f.cpMs)],
         [
-          "every note on the service (`txtfs sync` returns)",
+          "every note and attachment on the service (`txtfs sync` returns)",
           s((f) => f.onServiceMs),
           all((f) => f.onServiceMs),
         ],
-        ["mount B shows every note byte for byte", s((f) => f.onSecondMs), all((f) => f.onSecondMs)],
+        ["mount B shows every file byte for byte", s((f) => f.onSecondMs), all((f) => f.onSecondMs)],
       ],
       ["l", "r", "l"],
     ),
     "",
-    `Times from the start of \`cp -r\`. The ${fmtInt(files.others.length)} files that are not notes stay on mount A until the mount sends attachments (issue 48), so they are in the first figure only.`,
+    `Times from the start of \`cp -r\`. Checked in every run: the service has ${fmtInt(files.notes.length)} notes and ${fmtInt(files.others.length)} attachments, each at its path with its size and SHA-256 (GET /api/v1/attachments); mount B's figure includes its poll (each poll \`cmp\`s every file).`,
     "",
   ].join("\n");
   mkdirSync(dirname(out), { recursive: true });
