@@ -38,12 +38,18 @@ function nameChildren(dir: DirNode): void {
   }
   dir.children.clear();
   dir.namedApart = undefined;
-  for (const l of locals) dir.children.set(l.name, l);
+  // A name a note here was renamed away from (vim's `b.md` -> `b.md~`) is still that note's: a
+  // file made under it continues the note (claims.ts), so no other note of that name takes it.
+  const left = new Set<string>();
+  for (const l of locals) {
+    dir.children.set(l.name, l);
+    if (l.ghostOf) left.add(l.ghostOf.shownAs);
+  }
   for (const [want, group] of groups) {
     // Not-yet-uploaded notes first (the user just created that name), then by id.
     group.sort((a, b) => (a.id === null ? -1 : b.id === null ? 1 : a.id < b.id ? -1 : 1));
     for (const [i, node] of group.entries()) {
-      const plain = i === 0 && !dir.children.has(want);
+      const plain = i === 0 && !dir.children.has(want) && !left.has(want);
       if (!plain) {
         dir.namedApart ??= new Set();
         dir.namedApart.add(want);
