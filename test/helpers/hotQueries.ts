@@ -65,6 +65,16 @@ export function hotQueries(dialect: Dialect): [string, (sql: Sql) => Promise<unk
         new SearchRepo(sql, dialect).search(shared, { terms: ["common", "text"], match: "all", limit: 20 }),
     ],
     [
+      "search as typed, two common words (the last a prefix)",
+      (sql) =>
+        new SearchRepo(sql, dialect).search(own, {
+          terms: ["common", "tex"],
+          match: "all",
+          prefixLast: true,
+          limit: 20,
+        }),
+    ],
+    [
       "search, a rare word",
       (sql) => new SearchRepo(sql, dialect).search(own, { terms: ["w7"], match: "all", limit: 20 }),
     ],
