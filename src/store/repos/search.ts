@@ -6,7 +6,9 @@ import { catchUp, scopeToken } from "../sqlite/searchIndex.ts";
 import { type Phrase, SEARCH_COMMON_AT, searchPhrases } from "../sqlite/searchPhrases.ts";
 import type { Sql } from "../store.ts";
 import { accessWhere, type FileListFilter } from "./files.ts";
+import { ginOnly } from "./ginOnly.ts";
 import { snippetOf } from "./snippet.ts";
+import { wordCounts } from "./wordCounts.ts";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -224,25 +226,9 @@ export class SearchRepo {
    */
   async documentFrequency(terms: readonly string[], cap: number): Promise<Map<string, number>> {
     const words = [...new Set(terms.filter((t) => WORD.test(t)))];
-    const out = new Map<string, number>();
-    if (this.dialect === "sqlite" && words.length) await catchUp(this.sql, false);
-    const [sql, arg] =
-      this.dialect === "sqlite"
-        ? [
-            "SELECT rowid FROM file_search WHERE file_search MATCH ?",
-            (w: string) => `{name context tags content}:"${w}"`,
-          ]
-        : [
-            "SELECT 1 FROM files WHERE search_doc @@ to_tsquery('simple'::regconfig, ?)",
-            (w: string) => `'${w.toLowerCase()}'`,
-          ];
-    for (const w of words) {
-      const row = await this.sql.get<{ n: number }>(`SELECT COUNT(*) AS n FROM (${sql} LIMIT ${cap}) AS t`, [
-        arg(w),
-      ]);
-      out.set(w, Number(row?.n ?? 0));
-    }
-    return out;
+    if (words.length === 0) return new Map();
+    if (this.dialect === "sqlite") await catchUp(this.sql, false);
+    return wordCounts(this.sql, this.dialect, words, cap);
   }
 
   /**
@@ -274,12 +260,15 @@ export class SearchRepo {
       );
       return rows.map((r) => r.id);
     }
-    const rows = await this.sql.all<{ id: string }>(
-      `SELECT files.id AS id FROM
-         (SELECT id FROM files WHERE search_doc @@ to_tsquery('simple'::regconfig, ?) LIMIT ${within}) AS w
-         CROSS JOIN files
-       WHERE files.id = w.id AND ${where.join(" AND ")} ORDER BY files.id LIMIT ${Math.floor(q.limit)}`,
-      [`'${word.toLowerCase()}'`, ...params],
+    // Through the GIN index only: with the LIMIT, PostgreSQL walked the table for a rare word.
+    const rows = await ginOnly(this.sql, () =>
+      this.sql.all<{ id: string }>(
+        `SELECT files.id AS id FROM
+           (SELECT id FROM files WHERE search_doc @@ to_tsquery('simple'::regconfig, ?) LIMIT ${within}) AS w
+           CROSS JOIN files
+         WHERE files.id = w.id AND ${where.join(" AND ")} ORDER BY files.id LIMIT ${Math.floor(q.limit)}`,
+        [`'${word.toLowerCase()}'`, ...params],
+      ),
     );
     return rows.map((r) => r.id);
   }
