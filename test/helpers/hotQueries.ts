@@ -85,7 +85,7 @@ export function hotQueries(dialect: Dialect): [string, (sql: Sql) => Promise<unk
     ["related: their words", (sql) => new RelatedRepo(sql).texts(["f_100001", "f_100041"], 20_000)],
     [
       "related: notes holding a word",
-      (sql) => new SearchRepo(sql, dialect).withWord(own, "w7", { limit: 16, within: 500 }),
+      (sql) => new SearchRepo(sql, dialect).withWords(own, ["w7"], { limit: 16, within: 500 }),
     ],
     ["folder counts of an account", (sql) => new FolderRepo(sql).fileCountsOwned("u_1")],
     ["folder counts of some folders", (sql) => new FolderRepo(sql).fileCounts(["d_100040", "d_100080"])],

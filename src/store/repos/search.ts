@@ -232,45 +232,60 @@ export class SearchRepo {
   }
 
   /**
-   * Up to `limit` notes the filter sees that hold `word`, the first by id: the same notes on both
-   * stores whatever their ranking functions. At most `within` notes holding the word are read: the
-   * word's matches come first (a subquery the planners keep apart), never a walk of the files in
+   * For each word, up to `limit` notes the filter sees that hold it, the first by id: the same notes
+   * on both stores whatever their ranking functions. At most `within` notes holding a word are read:
+   * the word's matches come first (a subquery the planners keep apart), never a walk of the files in
    * id order probing the index for each, which a LIMIT tempts them into.
    */
-  async withWord(
+  async withWords(
     filter: FileListFilter,
-    word: string,
+    words: readonly string[],
     q: { limit: number; within: number; excludeIds?: readonly string[] },
-  ): Promise<string[]> {
-    if (!WORD.test(word)) return [];
+  ): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    const asked = [...new Set(words.filter((w) => WORD.test(w)))];
+    if (asked.length === 0) return out;
     const { where, params } = accessWhere(filter);
     exclusions(where, params, q);
     const within = Math.floor(q.within);
+    const limit = Math.floor(q.limit);
     if (this.dialect === "sqlite") {
       await catchUp(this.sql, false);
-      // The caller's matches only (the scope column), so `within` counts notes it may see.
-      const rows = await this.sql.all<{ id: string }>(
-        // CROSS JOIN: SQLite keeps the tables in this order (the matches drive).
-        `SELECT files.id AS id FROM
-           (SELECT rowid FROM file_search WHERE file_search MATCH ? LIMIT ${within}) AS m
-           CROSS JOIN file_search_ids CROSS JOIN files
-         WHERE file_search_ids.rowid = m.rowid AND files.id = file_search_ids.file_id AND ${where.join(" AND ")}
-         ORDER BY files.id LIMIT ${Math.floor(q.limit)}`,
-        [`${scopeMatch(filter, q)} AND {name context tags content}:"${word}"`, ...params],
-      );
-      return rows.map((r) => r.id);
+      for (const word of asked) {
+        // The caller's matches only (the scope column), so `within` counts notes it may see.
+        const rows = await this.sql.all<{ id: string }>(
+          // CROSS JOIN: SQLite keeps the tables in this order (the matches drive).
+          `SELECT files.id AS id FROM
+             (SELECT rowid FROM file_search WHERE file_search MATCH ? LIMIT ${within}) AS m
+             CROSS JOIN file_search_ids CROSS JOIN files
+           WHERE file_search_ids.rowid = m.rowid AND files.id = file_search_ids.file_id AND ${where.join(" AND ")}
+           ORDER BY files.id LIMIT ${limit}`,
+          [`${scopeMatch(filter, q)} AND {name context tags content}:"${word}"`, ...params],
+        );
+        out.set(
+          word,
+          rows.map((r) => r.id),
+        );
+      }
+      return out;
     }
-    // Through the GIN index only: with the LIMIT, PostgreSQL walked the table for a rare word.
+    // Every word in one statement, through the GIN index only: with the LIMIT, PostgreSQL walked
+    // the table for a rare word.
+    const lower = new Map(asked.map((w) => [w.toLowerCase(), w]));
     const rows = await ginOnly(this.sql, () =>
-      this.sql.all<{ id: string }>(
-        `SELECT files.id AS id FROM
-           (SELECT id FROM files WHERE search_doc @@ to_tsquery('simple'::regconfig, ?) LIMIT ${within}) AS w
-           CROSS JOIN files
-         WHERE files.id = w.id AND ${where.join(" AND ")} ORDER BY files.id LIMIT ${Math.floor(q.limit)}`,
-        [`'${word.toLowerCase()}'`, ...params],
+      this.sql.all<{ word: string; id: string }>(
+        `SELECT w.word AS word, x.id AS id FROM unnest(?::text[]) AS w(word) CROSS JOIN LATERAL (
+           SELECT files.id AS id FROM
+             (SELECT id FROM files
+              WHERE search_doc @@ to_tsquery('simple'::regconfig, quote_literal(w.word)) LIMIT ${within}) AS m
+             CROSS JOIN files
+           WHERE files.id = m.id AND ${where.join(" AND ")} ORDER BY files.id LIMIT ${limit}) AS x`,
+        [[...lower.keys()], ...params],
       ),
     );
-    return rows.map((r) => r.id);
+    for (const w of asked) out.set(w, []);
+    for (const r of rows) out.get(lower.get(r.word)!)?.push(r.id);
+    return out;
   }
 
   /** The most recently updated notes the filter sees (ids), for context when words say too little. */
