@@ -11,12 +11,19 @@ export async function ginOnly<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
     `SELECT current_setting('enable_seqscan') AS s, current_setting('enable_indexscan') AS i,
        set_config('enable_seqscan', 'off', true), set_config('enable_indexscan', 'off', true)`,
   );
-  try {
-    return await fn();
-  } finally {
-    await sql.get("SELECT set_config('enable_seqscan', ?, true), set_config('enable_indexscan', ?, true)", [
+  const restore = () =>
+    sql.get("SELECT set_config('enable_seqscan', ?, true), set_config('enable_indexscan', ?, true)", [
       before?.s ?? "on",
       before?.i ?? "on",
     ]);
+  let result: T;
+  try {
+    result = await fn();
+  } catch (err) {
+    // A failed statement aborts the transaction: its error is the one to report, not the restore's.
+    await restore().catch(() => {});
+    throw err;
   }
+  await restore();
+  return result;
 }

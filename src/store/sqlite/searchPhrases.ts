@@ -1,7 +1,7 @@
 // The phrases of a SQLite search, and which of them bm25 may rank at a bounded cost. bm25 counts,
 // once per query, every note of the whole index holding each of its phrases, and FTS5 reads every
 // note holding any word of a prefix (`ap*`) before it yields the first: both grew with the store
-// (two common words: 20 ms at 10,000 notes, 105 ms at 150,000). So a word is counted first, up to
+// (two common words as typed, in-process: 14 ms at 10,000 notes, 106 ms at 150,000). So a word is counted first, up to
 // `commonAt`: a commoner one still selects the notes but weighs nothing in the ranking (bm25 gives a
 // word in half the notes no weight at all), and a prefix is spelled out as the few words it stands
 // for, which FTS5 reads lazily, newest first.
@@ -13,9 +13,9 @@ export interface Phrase {
   rank?: string;
 }
 
-/** How many notes' worth of a word bm25 may count: a word in more weighs nothing (SEARCH_COMMON_AT). */
+/** How many notes of a word bm25 may count: a word in this many or more weighs nothing. */
 export const SEARCH_COMMON_AT = 10_000;
-/** The most words a prefix is spelled out as; a shorter prefix is read whole by FTS5, as before. */
+/** The most words a prefix is spelled out as; one with more is FTS5's own prefix query, as before. */
 export const PREFIX_WORDS = 16;
 
 /** The index's vocabulary (one row per occurrence, in term order): a prefix's words, found by seeking. */
