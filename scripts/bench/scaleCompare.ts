@@ -3,7 +3,12 @@
 // on both alike and the ratio means something on a shared machine. Asserts no timings.
 //
 //   node scripts/bench/scaleCompare.ts --small DIR --large DIR [--samples 30] [--out FILE]
-import { readFileSync, writeFileSync } from "node:fs";
+//   ... --small-db URL --large-db URL     the same stores copied to PostgreSQL (`txtfs admin migrate`):
+//                                         the servers run on those, DIR gives the accounts and samples
+//   ... --only "search,related"           only the operations whose names hold one of these
+//   ... --root ../other-checkout          the servers of another checkout (before and after a change)
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import {
@@ -26,9 +31,17 @@ const { values } = parseArgs({
     large: { type: "string" },
     samples: { type: "string", default: "30" },
     out: { type: "string" },
+    "small-db": { type: "string" },
+    "large-db": { type: "string" },
+    only: { type: "string" },
+    root: { type: "string" },
   },
 });
 if (!values.small || !values.large) throw new Error("--small DIR and --large DIR: stores bench:scale kept");
+if (Boolean(values["small-db"]) !== Boolean(values["large-db"]))
+  throw new Error("--small-db and --large-db go together");
+const root = values.root ? resolve(values.root) : here;
+const only = values.only?.split(",").map((s) => s.trim());
 const samples = numberOption("samples", values.samples, 30, 3, true);
 
 const rssMiB = (pid: number) => {
@@ -36,12 +49,16 @@ const rssMiB = (pid: number) => {
   return m ? Number(m[1]) / 1024 : Number.NaN;
 };
 
-async function serve(dir: string) {
+const tmp = mkdtempSync(join(tmpdir(), "txtfs-bench-compare-"));
+
+/** A server on the kept store in `dir`, or (with `db`) on its copy in PostgreSQL. */
+async function serve(dir: string, db: string | undefined) {
   const t0 = performance.now();
+  const store = db ? ["--data", mkdtempSync(join(tmp, "pg-")), "--db", db] : ["--data", dir];
   const child = startChild(
     "serve",
     process.execPath,
-    [join(here, "bin/txtfs"), "serve", "--port", "0", "--rate-limit", "100000000", "--data", dir],
+    [join(root, "bin/txtfs"), "serve", "--port", "0", "--rate-limit", "100000000", ...store],
     { env: { ...process.env, TXTFS_LOG_LEVEL: "warn" } },
   );
   const url = (await child.waitForLine(/^txtfs (http:\/\/127\.0\.0\.1:\d+)/, 600_000))[1]!;
@@ -50,20 +67,25 @@ async function serve(dir: string) {
   return { child, url, readyMs: performance.now() - t0 };
 }
 
-const stores = [resolve(values.small), resolve(values.large)].map((dir) => ({
-  dir,
-  state: JSON.parse(readFileSync(join(dir, "bench-scale.json"), "utf8")) as State,
+const stores = [
+  [values.small, values["small-db"]],
+  [values.large, values["large-db"]],
+].map(([dir, db]) => ({
+  dir: resolve(dir!),
+  db,
+  state: JSON.parse(readFileSync(join(dir!, "bench-scale.json"), "utf8")) as State,
 }));
 const servers: Awaited<ReturnType<typeof serve>>[] = [];
 cleanUpOnStop(
   async () => {
     for (const s of servers.splice(0)) await s.child.stop();
+    rmSync(tmp, { recursive: true, force: true });
   },
   3600,
   (msg) => process.stderr.write(`[bench] ${msg}\n`),
 );
 try {
-  for (const s of stores) servers.push(await serve(s.dir));
+  for (const s of stores) servers.push(await serve(s.dir, s.db));
   await new Promise((r) => setTimeout(r, 2000));
   const idle = servers.map((s) => rssMiB(s.child.pid));
   const topics = topicsAt(stores[0]!.state); // the small store's rare words, searched in both
@@ -86,6 +108,7 @@ try {
   const rows: string[][] = [];
   try {
     for (const [o, op] of prepared[0]!.ops.entries()) {
+      if (only && !only.some((w) => op.name.includes(w))) continue;
       const times: number[][] = [[], []];
       for (const p of prepared) {
         // Warm (the "create" one is undone by "delete" below).
@@ -117,7 +140,7 @@ try {
     `start to /readyz ${fmtMs(servers[i]!.readyMs)} ms, RSS ${idle[i]!.toFixed(0)} / ${peak[i]!.toFixed(0)} MiB idle / at peak`,
   ]);
   const m = machineInfo();
-  const title = `${join(here, "bin/txtfs")}, SQLite, side by side (samples alternate), ${samples} samples per operation; ${m.cpus} cores, ${m.node}, load at end ${m.load}`;
+  const title = `${join(root, "bin/txtfs")}, ${stores[0]!.db ? "PostgreSQL (durable, one server each)" : "SQLite"}, side by side (samples alternate), ${samples} samples per operation; ${m.cpus} cores, ${m.node}, load at end ${m.load}`;
   process.stdout.write(
     `${title}\n\n${textTable(head, rows, [...align])}\n\n${textTable(["store", "server"], facts, ["l", "l"])}\n`,
   );
@@ -128,4 +151,5 @@ try {
     );
 } finally {
   for (const s of servers.splice(0)) await s.child.stop();
+  rmSync(tmp, { recursive: true, force: true });
 }

@@ -65,6 +65,16 @@ export function hotQueries(dialect: Dialect): [string, (sql: Sql) => Promise<unk
         new SearchRepo(sql, dialect).search(shared, { terms: ["common", "text"], match: "all", limit: 20 }),
     ],
     [
+      "search as typed, two common words (the last a prefix)",
+      (sql) =>
+        new SearchRepo(sql, dialect).search(own, {
+          terms: ["common", "tex"],
+          match: "all",
+          prefixLast: true,
+          limit: 20,
+        }),
+    ],
+    [
       "search, a rare word",
       (sql) => new SearchRepo(sql, dialect).search(own, { terms: ["w7"], match: "all", limit: 20 }),
     ],
@@ -75,7 +85,7 @@ export function hotQueries(dialect: Dialect): [string, (sql: Sql) => Promise<unk
     ["related: their words", (sql) => new RelatedRepo(sql).texts(["f_100001", "f_100041"], 20_000)],
     [
       "related: notes holding a word",
-      (sql) => new SearchRepo(sql, dialect).withWord(own, "w7", { limit: 16, within: 500 }),
+      (sql) => new SearchRepo(sql, dialect).withWords(own, ["w7"], { limit: 16, within: 500 }),
     ],
     ["folder counts of an account", (sql) => new FolderRepo(sql).fileCountsOwned("u_1")],
     ["folder counts of some folders", (sql) => new FolderRepo(sql).fileCounts(["d_100040", "d_100080"])],

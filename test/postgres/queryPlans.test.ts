@@ -7,10 +7,13 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { numberPlaceholders } from "../../src/store/postgres/placeholders.ts";
 import { PostgresStore } from "../../src/store/postgres/postgresStore.ts";
+import { SearchRepo } from "../../src/store/repos/search.ts";
+import type { Sql } from "../../src/store/store.ts";
 import { fillPlanData, hotQueries, sqlOf } from "../helpers/hotQueries.ts";
 import { createDatabase, dropDatabase } from "../helpers/pgCluster.ts";
 import { testPgUrl } from "../helpers/storeUnderTest.ts";
 
+const own = { ownerId: "u_1" };
 const BIG = ["files", "folders", "feed", "shares", "file_search_tags", "folder_counts", "users"];
 
 let db: string;
@@ -111,6 +114,62 @@ describe("PostgreSQL plans of the hot queries", () => {
         plan.some((n) => n["Index Name"] === "files_search" || n["Index Name"] === "files_pkey"),
         `${name}: ${describePlan(plan)}`,
       ).toBe(true);
+    }
+  });
+
+  it("related notes count a word's notes through the GIN index alone, and never a word ANALYZE knows is common", async () => {
+    // The statements run for real in one transaction (the settings ginOnly makes are the
+    // transaction's); every other statement is explained first.
+    const sent: string[] = [];
+    const plans: string[] = [];
+    const sql = {
+      all: async (q: string, params: unknown[] = []) => {
+        sent.push(q);
+        if (!q.includes("set_config")) {
+          const plan = await explain({ sql: q, params });
+          plans.push(describePlan(plan));
+          expect(
+            plan.filter((n) => n["Node Type"] === "Seq Scan" && BIG.includes(n["Relation Name"] ?? "")),
+            `${q}\n${describePlan(plan)}`,
+          ).toEqual([]);
+        }
+        return (await client.query(numberPlaceholders(q), params as unknown[])).rows;
+      },
+      get: async (q: string, params: unknown[] = []) => (await sql.all(q, params))[0],
+      run: async (q: string, params: unknown[] = []) => ({
+        changes: (await client.query(numberPlaceholders(q), params as unknown[])).rowCount ?? 0,
+      }),
+    } as Sql;
+    const repo = new SearchRepo(sql, "postgres");
+    await client.query("BEGIN");
+    try {
+      // "common" is in every note (counted by nobody), "w7" in one of 500.
+      expect(Object.fromEntries(await repo.documentFrequency(["common", "w7"], 500))).toEqual({
+        common: 500,
+        w7: 80,
+      });
+      expect(sent.filter((q) => q.includes("LIMIT 500"))).toHaveLength(1);
+      expect(plans.at(-1), plans.join("\n")).toContain("Bitmap Index Scan  files_search");
+      // Both words in one statement: "w40" is in 40 of the account's notes, "w41" in none of them.
+      const found = await repo.withWords(own, ["w40", "w41"], { limit: 16, within: 500 });
+      expect([found.get("w40")?.length, found.get("w41")]).toEqual([16, []]);
+      expect(plans.at(-1), plans.at(-1)).toContain("Bitmap Index Scan  files_search");
+      // The control: without ginOnly's settings, a word's notes under a LIMIT, for a word the
+      // planner knows to be in every note, are a walk of the table hoping to stop early (for a word
+      // rarer than it guesses, to the table's end).
+      await client.query(
+        "SELECT set_config('enable_seqscan', 'on', true), set_config('enable_indexscan', 'on', true)",
+      );
+      const walk = describePlan(
+        await explain({
+          sql: "SELECT id FROM files WHERE search_doc @@ to_tsquery('simple'::regconfig, ?) LIMIT 500",
+          params: ["'note'"],
+        }),
+      );
+      expect(walk).not.toContain("files_search");
+      expect(walk).toMatch(/Limit; Seq Scan files/);
+    } finally {
+      await client.query("ROLLBACK");
     }
   });
 });

@@ -116,13 +116,12 @@ export async function relatedFiles(tx: Tx, actor: Actor, id: string) {
   const textual = new Map<string, { share: number; words: string[] }>();
   if (words.length >= MIN_SHARED_WORDS) {
     const found = new Set<string>();
-    for (const { w } of words)
-      for (const other of await tx.search.withWord(filter, w, {
-        limit: BOUNDS.perWord,
-        within: TELLING.commonAt,
-        excludeIds: [id],
-      }))
-        found.add(other);
+    const byWord = await tx.search.withWords(
+      filter,
+      words.map((x) => x.w),
+      { limit: BOUNDS.perWord, within: TELLING.commonAt, excludeIds: [id] },
+    );
+    for (const ids of byWord.values()) for (const other of ids) found.add(other);
     for (const t of await tx.related.texts([...found], TEXT_HEAD)) {
       const theirs = wordSet(noteText(t, t.head));
       const shared = words.filter((x) => theirs.has(x.w));

@@ -3,9 +3,12 @@
 // are never spliced into a query language unescaped.
 
 import { catchUp, scopeToken } from "../sqlite/searchIndex.ts";
+import { type Phrase, SEARCH_COMMON_AT, searchPhrases } from "../sqlite/searchPhrases.ts";
 import type { Sql } from "../store.ts";
 import { accessWhere, type FileListFilter } from "./files.ts";
+import { ginOnly } from "./ginOnly.ts";
 import { snippetOf } from "./snippet.ts";
+import { wordCounts } from "./wordCounts.ts";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -27,6 +30,8 @@ export interface SearchQuery {
   /** Rank at most this many of the newest matches (SEARCH_WITHIN by default; never below limit). */
   within?: number;
   excludeIds?: readonly string[];
+  /** SQLite: a word in this many notes or more weighs nothing in the ranking (SEARCH_COMMON_AT). */
+  commonAt?: number;
   /** Leave out notes directly in these folders (folders kept away from the AI, with their subtrees). */
   excludeFolderIds?: readonly string[];
 }
@@ -77,50 +82,56 @@ function scopeMatch(
 
 /**
  * bm25 over the candidates, with the same scores as bm25 in the query that found them (the property
- * test in test/store/repos/searchRanking.test.ts). bm25 counts, once per query, every note of the
- * whole index holding each phrase of its MATCH: there the scope phrase (the owner's token, every
- * note of the account) and the column-filtered words (their positions read to check the column)
- * made that count grow with the store. The bare words score each row alike (the scope phrases
- * scored nothing, the scope column's weight being 0, and a word is in no other column than the
- * four unless it spells a scope token, letter and hex id), so bm25 runs on them over the newest
- * matches of the whole index, ORDER BY rowid DESC LIMIT (not a rowid range: with one, FTS5 read
- * whole doclists, 17 ms at 150,000 notes). When other accounts' notes leave some candidates out of
- * those, the query that found them ranks them, as before.
+ * test in test/store/repos/searchRanking.test.ts) whenever every phrase is ranked. bm25 counts, once
+ * per query, every note of the whole index holding each phrase of its MATCH: there the scope phrase
+ * (every note of the account) and the column filter made that count grow with the store. The bare
+ * ranked phrases score each row alike (the scope phrases scored nothing, the scope column's weight
+ * being 0, and a word is in no other column than the four unless it spells a scope token, letter
+ * and hex id), and each is in fewer than `commonAt` notes (searchPhrases.ts), so reading their
+ * notes within the candidates' rowids is bounded. A phrase too common to rank weighs nothing; with
+ * none ranked, the newest candidates come first.
  */
 async function rankSqlite(
   sql: Sql,
   filter: FileListFilter,
-  q: Pick<SearchQuery, "excludeIds" | "excludeFolderIds">,
-  words: { bare: string; scoped: string },
+  q: Pick<SearchQuery, "excludeIds" | "excludeFolderIds" | "match">,
+  phrases: readonly Phrase[],
   candidates: readonly { rowid: number }[],
-  within: number,
   limit: number,
 ): Promise<{ rowid: number; id: string; score: number }[]> {
   const rowids = candidates.map((c) => Number(c.rowid));
+  const ranked = phrases.flatMap((p) => (p.rank ? [p.rank] : []));
+  const scores = new Map<number, number>();
+  if (ranked.length) {
+    // bm25 weights per column: name, context, tags, content, scope (never a word). Lower bm25 is
+    // better: negate it.
+    const rows = await sql.all<{ rowid: number; score: number }>(
+      `SELECT rowid, -bm25(file_search, 8.0, 4.0, 4.0, 1.0, 0.0) AS score FROM file_search
+       WHERE file_search MATCH ? AND rowid BETWEEN ? AND ?`,
+      [`(${ranked.join(q.match === "all" ? " AND " : " OR ")})`, Math.min(...rowids), Math.max(...rowids)],
+    );
+    for (const r of rows) scores.set(Number(r.rowid), Number(r.score));
+  }
+  // The access filter is checked again on the candidates (two primary-key lookups each).
   const { where, params } = accessWhere(filter);
   exclusions(where, params, q);
-  // bm25 weights per column: name, context, tags, content, scope (never a word). Lower bm25 is
-  // better: negate it. The access filter is checked again on the few rows ranked.
-  const ranked = (match: string, only: string) =>
-    sql.all<{ rowid: number; id: string; score: number }>(
-      `SELECT c.rowid AS rowid, files.id AS id, c.score AS score
-       FROM (SELECT rowid, -bm25(file_search, 8.0, 4.0, 4.0, 1.0, 0.0) AS score FROM file_search
-             WHERE file_search MATCH ? ORDER BY rowid DESC LIMIT ${within}) AS c
-       CROSS JOIN file_search_ids ON file_search_ids.rowid = c.rowid
-       CROSS JOIN files ON files.id = file_search_ids.file_id
-       WHERE ${only}${where.join(" AND ")}
-       ORDER BY c.score DESC, files.id LIMIT ${limit}`,
-      [match, ...(only ? [JSON.stringify(rowids)] : []), ...params],
-    );
-  const oldest = Math.min(...rowids);
-  const newest = await sql.get<{ n: number; oldest: number }>(
-    `SELECT count(*) AS n, min(rowid) AS oldest FROM
-       (SELECT rowid FROM file_search WHERE file_search MATCH ? ORDER BY rowid DESC LIMIT ${within})`,
-    [words.bare],
+  const seen = await sql.all<{ rowid: number; id: string }>(
+    `SELECT file_search_ids.rowid AS rowid, files.id AS id FROM json_each(?) AS c
+     CROSS JOIN file_search_ids ON file_search_ids.rowid = c.value
+     CROSS JOIN files ON files.id = file_search_ids.file_id
+     WHERE ${where.join(" AND ")}`,
+    [JSON.stringify(rowids), ...params],
   );
-  const covered = Number(newest?.oldest ?? Number.POSITIVE_INFINITY) <= oldest;
-  if (!covered) return ranked(words.scoped, "");
-  return ranked(words.bare, "c.rowid IN (SELECT value FROM json_each(?)) AND ");
+  const hits = seen.map((r) => ({
+    rowid: Number(r.rowid),
+    id: r.id,
+    score: scores.get(Number(r.rowid)) ?? 0,
+  }));
+  // Ties by id, as ORDER BY files.id gave them (ids are ASCII); unranked, newest first.
+  hits.sort((a, b) =>
+    ranked.length ? b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) : b.rowid - a.rowid,
+  );
+  return hits.slice(0, limit);
 }
 
 export class SearchRepo {
@@ -180,15 +191,19 @@ export class SearchRepo {
     within: number,
   ): Promise<SearchHit[]> {
     await catchUp(this.sql, true); // what was written and not indexed yet: a search sees every commit
-    const parts = terms.map((t, i) => `"${t}"${q.prefixLast && i === terms.length - 1 ? "*" : ""}`);
-    const bare = `(${parts.join(q.match === "all" ? " AND " : " OR ")})`;
-    const scoped = `${scopeMatch(filter, q)} AND {name context tags content}:${bare}`;
+    const phrases = await searchPhrases(
+      this.sql,
+      terms,
+      q.prefixLast === true,
+      Math.max(1, Math.floor(q.commonAt ?? SEARCH_COMMON_AT)),
+    );
+    const which = `(${phrases.map((p) => p.match).join(q.match === "all" ? " AND " : " OR ")})`;
     const candidates = await this.sql.all<{ rowid: number }>(
       `SELECT rowid FROM file_search WHERE file_search MATCH ? ORDER BY rowid DESC LIMIT ${within}`,
-      [scoped],
+      [`${scopeMatch(filter, q)} AND {name context tags content}:${which}`],
     );
     if (candidates.length === 0) return [];
-    const ranked = await rankSqlite(this.sql, filter, q, { bare, scoped }, candidates, within, limit);
+    const ranked = await rankSqlite(this.sql, filter, q, phrases, candidates, limit);
     if (ranked.length === 0) return [];
     const bodies = new Map(
       (
@@ -211,64 +226,66 @@ export class SearchRepo {
    */
   async documentFrequency(terms: readonly string[], cap: number): Promise<Map<string, number>> {
     const words = [...new Set(terms.filter((t) => WORD.test(t)))];
-    const out = new Map<string, number>();
-    if (this.dialect === "sqlite" && words.length) await catchUp(this.sql, false);
-    const [sql, arg] =
-      this.dialect === "sqlite"
-        ? [
-            "SELECT rowid FROM file_search WHERE file_search MATCH ?",
-            (w: string) => `{name context tags content}:"${w}"`,
-          ]
-        : [
-            "SELECT 1 FROM files WHERE search_doc @@ to_tsquery('simple'::regconfig, ?)",
-            (w: string) => `'${w.toLowerCase()}'`,
-          ];
-    for (const w of words) {
-      const row = await this.sql.get<{ n: number }>(`SELECT COUNT(*) AS n FROM (${sql} LIMIT ${cap}) AS t`, [
-        arg(w),
-      ]);
-      out.set(w, Number(row?.n ?? 0));
-    }
-    return out;
+    if (words.length === 0) return new Map();
+    if (this.dialect === "sqlite") await catchUp(this.sql, false);
+    return wordCounts(this.sql, this.dialect, words, cap);
   }
 
   /**
-   * Up to `limit` notes the filter sees that hold `word`, the first by id: the same notes on both
-   * stores whatever their ranking functions. At most `within` notes holding the word are read: the
-   * word's matches come first (a subquery the planners keep apart), never a walk of the files in
+   * For each word, up to `limit` notes the filter sees that hold it, the first by id: the same notes
+   * on both stores whatever their ranking functions. At most `within` notes holding a word are read:
+   * the word's matches come first (a subquery the planners keep apart), never a walk of the files in
    * id order probing the index for each, which a LIMIT tempts them into.
    */
-  async withWord(
+  async withWords(
     filter: FileListFilter,
-    word: string,
+    words: readonly string[],
     q: { limit: number; within: number; excludeIds?: readonly string[] },
-  ): Promise<string[]> {
-    if (!WORD.test(word)) return [];
+  ): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    const asked = [...new Set(words.filter((w) => WORD.test(w)))];
+    if (asked.length === 0) return out;
     const { where, params } = accessWhere(filter);
     exclusions(where, params, q);
     const within = Math.floor(q.within);
+    const limit = Math.floor(q.limit);
     if (this.dialect === "sqlite") {
       await catchUp(this.sql, false);
-      // The caller's matches only (the scope column), so `within` counts notes it may see.
-      const rows = await this.sql.all<{ id: string }>(
-        // CROSS JOIN: SQLite keeps the tables in this order (the matches drive).
-        `SELECT files.id AS id FROM
-           (SELECT rowid FROM file_search WHERE file_search MATCH ? LIMIT ${within}) AS m
-           CROSS JOIN file_search_ids CROSS JOIN files
-         WHERE file_search_ids.rowid = m.rowid AND files.id = file_search_ids.file_id AND ${where.join(" AND ")}
-         ORDER BY files.id LIMIT ${Math.floor(q.limit)}`,
-        [`${scopeMatch(filter, q)} AND {name context tags content}:"${word}"`, ...params],
-      );
-      return rows.map((r) => r.id);
+      for (const word of asked) {
+        // The caller's matches only (the scope column), so `within` counts notes it may see.
+        const rows = await this.sql.all<{ id: string }>(
+          // CROSS JOIN: SQLite keeps the tables in this order (the matches drive).
+          `SELECT files.id AS id FROM
+             (SELECT rowid FROM file_search WHERE file_search MATCH ? LIMIT ${within}) AS m
+             CROSS JOIN file_search_ids CROSS JOIN files
+           WHERE file_search_ids.rowid = m.rowid AND files.id = file_search_ids.file_id AND ${where.join(" AND ")}
+           ORDER BY files.id LIMIT ${limit}`,
+          [`${scopeMatch(filter, q)} AND {name context tags content}:"${word}"`, ...params],
+        );
+        out.set(
+          word,
+          rows.map((r) => r.id),
+        );
+      }
+      return out;
     }
-    const rows = await this.sql.all<{ id: string }>(
-      `SELECT files.id AS id FROM
-         (SELECT id FROM files WHERE search_doc @@ to_tsquery('simple'::regconfig, ?) LIMIT ${within}) AS w
-         CROSS JOIN files
-       WHERE files.id = w.id AND ${where.join(" AND ")} ORDER BY files.id LIMIT ${Math.floor(q.limit)}`,
-      [`'${word.toLowerCase()}'`, ...params],
+    // Every word in one statement, through the GIN index only: with the LIMIT, PostgreSQL walked
+    // the table for a rare word.
+    const lower = new Map(asked.map((w) => [w.toLowerCase(), w]));
+    const rows = await ginOnly(this.sql, () =>
+      this.sql.all<{ word: string; id: string }>(
+        `SELECT w.word AS word, x.id AS id FROM unnest(?::text[]) AS w(word) CROSS JOIN LATERAL (
+           SELECT files.id AS id FROM
+             (SELECT id FROM files
+              WHERE search_doc @@ to_tsquery('simple'::regconfig, quote_literal(w.word)) LIMIT ${within}) AS m
+             CROSS JOIN files
+           WHERE files.id = m.id AND ${where.join(" AND ")} ORDER BY files.id LIMIT ${limit}) AS x`,
+        [[...lower.keys()], ...params],
+      ),
     );
-    return rows.map((r) => r.id);
+    for (const w of asked) out.set(w, []);
+    for (const r of rows) out.get(lower.get(r.word)!)?.push(r.id);
+    return out;
   }
 
   /** The most recently updated notes the filter sees (ids), for context when words say too little. */

@@ -64,7 +64,11 @@ describe("related notes' candidate queries", () => {
 
   it("notes holding a word: the word's matches are read first, never the files in id order", async () => {
     const statements = await sqlOf((sql) =>
-      new SearchRepo(sql, "sqlite").withWord(shared, "word", { limit: 16, within: 500, excludeIds: ["f_1"] }),
+      new SearchRepo(sql, "sqlite").withWords(shared, ["word"], {
+        limit: 16,
+        within: 500,
+        excludeIds: ["f_1"],
+      }),
     );
     const q = statements.at(-1)!; // after the pending index work
     const p = plan(q);

@@ -2,7 +2,8 @@
 // rankSqlite), so that bm25's per-word counts no longer read the scope phrase's notes nor check
 // columns. On random small stores its answers (ids, order and scores) must be those of the single
 // query it replaced, kept here as the reference: access, exclusions, `within`, prefixes and both
-// match modes included.
+// match modes included (every word of these stores is far below SEARCH_COMMON_AT, so every
+// phrase is ranked: searchCommonWords.test.ts shows the bound).
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
