@@ -43,6 +43,7 @@ export interface SimStats {
 export const newStats = (): SimStats => ({ steps: 0, ops: 0, acked: 0, phases: 0, faults: {} });
 
 const WRITES = new Set(["create", "rewrite", "append", "pwrite", "truncate", "replace", "vimsave"]);
+const WHOLE = new Set(["create", "rewrite", "replace", "vimsave"]);
 const SYNC_DEADLINE_MS = 60_000;
 const PAUSE_MS = CLIENT_TIMEOUT_MS + 500;
 const OP_DEADLINE_MS = 30_000;
@@ -138,7 +139,11 @@ async function run(
     if (outcome !== 0) return;
     if (op.k === "vimsave" && d.snapshot) d.snapshot.promisedSince = true; // its fsync
     if (!WRITES.has(op.k) || !("p" in op)) return;
-    const bytes = await readBack(vfs, `/${ROOT}/${op.p}`);
+    // A whole body is what the program wrote; read back, it may already be another device's
+    // version (ours met it at delivery and became a conflict copy). Other writes build on what
+    // was there: what the device shows right after is theirs to keep.
+    const bytes =
+      WHOLE.has(op.k) && "text" in op ? Buffer.from(op.text) : await readBack(vfs, `/${ROOT}/${op.p}`);
     if (!bytes || !isUtf8(bytes)) return;
     acked.push({ device: d.n, step, path: op.p, hash: contentHash(bytes), bytes: bytes.toString("base64") });
     stats.acked++;
