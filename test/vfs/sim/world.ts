@@ -144,6 +144,9 @@ export class SimWorld {
     this.counts.kills++;
     if (usable) this.counts.rollbacks++;
     d.snapshot = undefined;
+    // A machine frozen, then killed, starts again running: its pause ends with it (the runner gives
+    // it operations again at once; left paused, nothing would end the pause before the phase's end).
+    d.faults = { ...d.faults, paused: false };
     d.now = await this.incarnation(d.n, dir);
     d.now.proxy.set(d.faults);
     return usable;
