@@ -73,13 +73,13 @@ try {
       body: JSON.stringify(body),
     });
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-    return res.json() as Promise<any>;
+    return res.json() as Promise<{ file: { id: string } }>;
   };
   const notes = await Promise.all(
     Array.from({ length: writers }, async (_, w) => {
       const key = keys[w % keys.length]!;
       const res = await call(key, "POST", "/api/v1/files", { name: `w${w}.md`, content: NOTE });
-      return { key, id: res.file.id as string };
+      return { key, id: res.file.id };
     }),
   );
   const fsyncs = fsyncsPerSecond(data);
