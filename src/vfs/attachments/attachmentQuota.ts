@@ -18,7 +18,7 @@ export interface AttachmentQuotaDeps {
 export class AttachmentQuota {
   private readonly d: AttachmentQuotaDeps;
   private limits: AttachmentLimits | undefined;
-  /** Files written here whose size may differ from the version the service has (see growth). */
+  /** Files written here whose size may differ from the version the service has (baseSize). */
   private readonly unsent = new Set<LocalNode>();
   /** Moved by every delivery of ours: a figure read across one is older than ours, and dropped. */
   private generation = 0;
