@@ -52,6 +52,26 @@ export interface RunningMount {
   stop(): Promise<number | null>;
 }
 
+/**
+ * kill -9 of a mount's daemon, its FUSE connection then aborted, as the kernel does once a dead
+ * daemon's /dev/fuse is closed. A thread of the daemon blocked writing an invalidation (on a
+ * folder's lock that a program holds while it waits for the daemon) would keep that from ever
+ * happening: the killed process stays a zombie and every request on the mount waits for good.
+ */
+export async function killDaemon(m: RunningMount): Promise<number | null> {
+  m.child.kill("SIGKILL");
+  const line = readFileSync("/proc/self/mountinfo", "utf8")
+    .split("\n")
+    .find((l) => l.split(" ")[4] === m.mnt);
+  const minor = line?.split(" ")[2]?.split(":")[1];
+  if (minor)
+    await sh(
+      `mountpoint -q /sys/fs/fuse/connections || mount -t fusectl none /sys/fs/fuse/connections; echo 1 > /sys/fs/fuse/connections/${minor}/abort`,
+      { cwd: "/" },
+    );
+  return m.exited;
+}
+
 /** Runs a bash script in a child process (cwd: the mountpoint unless given). Never rejects. */
 export function sh(script: string, opts: { cwd?: string; timeoutMs?: number } = {}): Promise<ShResult> {
   return new Promise((resolve) => {

@@ -21,7 +21,7 @@ import { checkSeed, describeFailure, type SeedReport } from "../helpers/model/pr
 import { type MixedOp, mixedArb, runMixed, showMixed } from "../helpers/model/remote.ts";
 import { readReplay, shrink } from "../helpers/model/replay.ts";
 import { type RunStats, removeLocal, runSequence, type ServiceView } from "../helpers/model/runner.ts";
-import { lazyUnmount, type MountFixture, mountFixture } from "../helpers/mount.ts";
+import { killDaemon, lazyUnmount, type MountFixture, mountFixture } from "../helpers/mount.ts";
 
 const env = process.env;
 const list = (v: string | undefined, dflt: string) => (v ?? dflt).split(",").filter(Boolean);
@@ -48,8 +48,7 @@ const serviceOf = (m: MountFixture, folder: string): ServiceView => ({
   folder,
   sync: () => m.sync(),
   async kill() {
-    m.current.child.kill("SIGKILL");
-    await m.current.exited;
+    await killDaemon(m.current);
     await lazyUnmount(m.dirs.mnt);
     await m.start();
   },

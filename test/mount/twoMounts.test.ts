@@ -13,6 +13,7 @@ import { requestSync } from "../../src/lib/mountControl.ts";
 import { type ServeProcess, spawnServeWithKey } from "../helpers/cli.ts";
 import {
   flatIndex,
+  killDaemon,
   type MountDirs,
   makeMountDirs,
   type RunningMount,
@@ -155,8 +156,7 @@ describe("two real mounts of one account", () => {
       phase("writers going");
 
       // Mount B killed -9 mid-stream: A goes on; B's writers fail (nothing acknowledged) until it is back.
-      mB.child.kill("SIGKILL");
-      await mB.exited;
+      await killDaemon(mB);
       phase("B killed");
       await sh(`fusermount3 -uz ${b.mnt} 2>/dev/null; true`);
       const aBefore = count("A");
