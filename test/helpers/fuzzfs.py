@@ -35,7 +35,9 @@ ALLOWED = {
     "truncate": PATHS | {E.EISDIR, E.EFBIG, E.ENOSPC},
     "lseek": {E.ENXIO, E.EINVAL, E.EBADF},
     "fstat": set(),
-    "mmap": {E.EACCES, E.EINVAL, E.ENODEV, E.EBADF},
+    # The mapping's flush (msync) reports the writeback's errors as fsync does: a note past the
+    # largest one has every later write refused (EFBIG), the cache dir's disk full (ENOSPC).
+    "mmap": {E.EACCES, E.EINVAL, E.ENODEV, E.EBADF, E.EFBIG, E.ENOSPC, E.EIO},
     # A save refused (past the largest note: EFBIG), or a write acknowledged from C before the vfs
     # refused it (dispatch.ts tells that as EIO at the next fsync or close, as writeback errors are).
     "fsync": {E.EBADF, E.EINVAL, E.ENOSPC, E.EFBIG, E.EIO},
