@@ -61,6 +61,7 @@ export class Claims {
    * kill -9 the file, text again, goes up over our version, not as a conflict copy beside it.
    */
   private ownVersion(id: string, meta: NoteMeta): void {
+    if (!this.c.tree.withheld.isGhost(id)) return; // every save lands here: the walk only for a kept note's
     let changed = false;
     for (const local of this.c.tree.locals) {
       const claim = local.ghostOf;
