@@ -149,6 +149,93 @@ describe("attachments through the mount", () => {
     expect(a.conflicts.length).toBe(1);
   });
 
+  it("renamed over another attachment while its newest bytes wait: one file, the new name, those bytes (soak seed 9768)", async () => {
+    const a = await mountVfs();
+    await a.mkdir("/d");
+    await put(a, "/d/q.bin", Buffer.from("q1"));
+    await put(a, "/p.png", Buffer.from("the png"));
+    await a.drain();
+    const port = new URL(t.url).port;
+    await t.server.close();
+    // Saved, then renamed over p.png: the move joins q.bin's waiting entry, ahead of p.png's delete.
+    const newest = randomBytes(300);
+    await put(a, "/d/q.bin", newest);
+    await a.rename("/d/q.bin", "/p.png");
+    const server = await restartService(port);
+    try {
+      await a.drain();
+      expect(a.takeRefused()).toEqual([]);
+      const remote = await listed();
+      expect([...remote.keys()]).toEqual(["p.png"]);
+      expect(remote.get("p.png")?.equals(newest)).toBe(true);
+      expect((await bytesOf(a, "/p.png")).equals(newest)).toBe(true);
+      // Its old folder removed: nothing of it comes back a level up.
+      await a.rmdir("/d");
+      await a.drain();
+      await api().attachments.create("marker.bin", null, Buffer.from("m"));
+      await until(() => a.tree.lookup("/marker.bin") !== undefined, "the feed caught up");
+      expect(a.readdir("/").sort()).toEqual(["marker.bin", "p.png"]);
+      expect(a.localOnly()).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("a script's temp file renamed over its output before either went: the output keeps the new bytes, nothing is refused", async () => {
+    const a = await mountVfs();
+    await put(a, "/report.csv", Buffer.from("old,1\n"));
+    await a.drain();
+    const port = new URL(t.url).port;
+    await t.server.close();
+    await put(a, "/report.csv.tmp", Buffer.from("new,2\n"));
+    await a.rename("/report.csv.tmp", "/report.csv");
+    const server = await restartService(port);
+    try {
+      await a.drain();
+      expect(a.takeRefused()).toEqual([]);
+      const remote = await listed();
+      expect([...remote.keys()]).toEqual(["report.csv"]);
+      expect(remote.get("report.csv")?.toString()).toBe("new,2\n");
+      expect(a.localOnly()).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  for (const how of ["renamed to", "made as"] as const)
+    it(`${how} a name another device took meanwhile: both kept, ours as a conflict copy beside theirs`, async () => {
+      const a = await mountVfs();
+      if (how === "renamed to") await put(a, "/q.bin", Buffer.from("ours"));
+      await a.drain();
+      const port = new URL(t.url).port;
+      await t.server.close();
+      if (how === "renamed to") await a.rename("/q.bin", "/p.png");
+      else await put(a, "/p.png", Buffer.from("ours"));
+      await a.stop(); // ours waits in the journal
+      const server = await restartService(port);
+      try {
+        await api().attachments.create("p.png", null, Buffer.from("theirs"));
+        const again = deviceOn(t.url, cacheDir);
+        await again.start();
+        await again.drain();
+        expect(again.takeRefused()).toEqual([]);
+        const remote = await listed();
+        const copies = [...remote.keys()].filter((n) => /^p\.conflict-.*\.png$/.test(n));
+        expect(copies).toHaveLength(1);
+        expect(remote.get(copies[0]!)?.toString()).toBe("ours");
+        expect(remote.get("p.png")?.toString()).toBe("theirs");
+        expect(remote.size).toBe(2);
+        await until(() => again.tree.lookup("/p.png") !== undefined, "theirs shown");
+        expect((await bytesOf(again, "/p.png")).toString()).toBe("theirs");
+        expect((await bytesOf(again, `/${copies[0]}`)).toString()).toBe("ours");
+        expect(again.readdir("/").sort()).toEqual([copies[0], "p.png"].sort());
+        expect(again.localOnly()).toEqual([]);
+        expect(again.conflicts, JSON.stringify(again.conflicts)).toHaveLength(1);
+      } finally {
+        await server.close();
+      }
+    });
+
   it("saved while the service is down: journalled, kept across a restart, delivered when it is back", async () => {
     const a = await mountVfs();
     await a.drain();

@@ -8,7 +8,7 @@ import { ApiError } from "../../client/api.ts";
 import type { TxtAttachment } from "../../lib/apiTypes.ts";
 import { conflictName } from "../conflicts.ts";
 import type { VfsCore } from "../core.ts";
-import type { JournalEntry } from "../delivery/journal.ts";
+import { Journal, type JournalEntry } from "../delivery/journal.ts";
 import { isTransient } from "../errors.ts";
 import type { LocalNode } from "../tree.ts";
 import type { AttachmentBytes } from "./attachmentBytes.ts";
@@ -56,17 +56,35 @@ export class AttachmentDelivery {
   }
 
   async send(entry: JournalEntry): Promise<Sent> {
+    // Sent already, ahead of its turn (it freed a name an earlier entry takes: `freeName`).
+    if (this.c.journal.get(Journal.keyOf(entry))?.seq !== entry.seq) return true;
     // Its folder, made here, goes first (its entry is earlier in line; then `rebind` fills in its id).
     if (entry.parentKey && this.c.journal.get(entry.parentKey)) return true;
     try {
       if (entry.delete) await this.sendDelete(entry);
-      else await this.sendSave(entry);
+      else {
+        if (!(await this.freeName(entry))) return false;
+        await this.sendSave(entry);
+      }
       return true;
     } catch (err) {
       if (isTransient(err)) return false;
       await this.refused(entry, err as Error);
       return true;
     }
+  }
+
+  /**
+   * A file renamed (or made and renamed) over another attachment: the move joins its file's entry,
+   * which is earlier in line than the replaced file's delete. That delete goes first, or the
+   * service refuses the name as taken.
+   */
+  private async freeName(entry: JournalEntry): Promise<Sent> {
+    const key = Journal.keyOf(entry);
+    for (const e of this.c.journal.pending())
+      if (e.attachment && e.delete && e.path === entry.path && Journal.keyOf(e) !== key)
+        if (!(await this.send(e))) return false;
+    return true;
   }
 
   private async sendDelete(entry: JournalEntry): Promise<void> {
@@ -126,9 +144,14 @@ export class AttachmentDelivery {
     if (!entry.fileId) {
       const b = node.attachment;
       const bytes = await this.read(entry.blob!);
-      record = await this.c.client.attachments.create(entry.name, folderId, bytes, {
-        idempotencyKey: entry.createKey,
-      });
+      try {
+        record = await this.c.client.attachments.create(entry.name, folderId, bytes, {
+          idempotencyKey: entry.createKey,
+        });
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 409) return this.nameTaken(entry, node);
+        throw err;
+      }
       // Unbound while its create went (removed, or renamed to a note's name: perl -i's temp file):
       // its delete is the newer entry, which `done` gives this id; the feed never shows it meanwhile.
       if (node.attachment === b) this.places.created(node, record);
@@ -144,6 +167,7 @@ export class AttachmentDelivery {
       } catch (err) {
         if (err instanceof ApiError && err.status === 412) return this.conflict(entry, node);
         if (err instanceof ApiError && err.status === 404) return this.createdAgain(entry, node);
+        if (err instanceof ApiError && err.status === 409) return this.nameTaken(entry, node);
         throw err;
       }
       if (record && node.attachment?.id === record.id) boundTo(node.attachment, record);
@@ -205,6 +229,43 @@ export class AttachmentDelivery {
     b.revision = 0;
     b.hash = null; // so the record is applied: the bytes here are ours, kept in the copy
     this.places.apply(remote);
+  }
+
+  /**
+   * The name was taken on the service before ours came (another device made a file of that name
+   * meanwhile): both are kept, ours under a conflict copy's name beside it (its bytes, when they
+   * went just before, are on the service already), and theirs shows under the name.
+   */
+  private async nameTaken(entry: JournalEntry, node: LocalNode): Promise<void> {
+    const b = node.attachment;
+    if (!b) return this.c.journal.done(entry); // unbound while it went: its delete is the newer entry
+    // Made here and put beside it at the restart (Attachments.freeName), or renamed since: that name goes.
+    const apart = !entry.fileId && node.name !== entry.name;
+    const name = apart ? node.name : conflictName(entry.name);
+    const folderId = this.folderOf(node);
+    const before = entry.fileId ? b.size : 0;
+    let record: TxtAttachment;
+    if (entry.fileId) record = await this.c.client.attachments.update(entry.fileId, { name, folderId });
+    else {
+      record = await this.c.client.attachments.create(name, folderId, await this.read(entry.blob!), {
+        idempotencyKey: `${entry.createKey}-apart`,
+      });
+      this.places.created(node, record);
+    }
+    if (node.attachment === b) boundTo(b, record);
+    if (!apart && !node.parent.children.has(record.name)) {
+      this.c.tree.move(node, node.parent, record.name);
+      this.c.conflictCopies.push(this.c.tree.pathOf(node));
+      this.c.log.warn(
+        { path: entry.path, keptAs: record.name },
+        "the name was taken elsewhere meanwhile: ours is kept beside it as a conflict copy",
+      );
+    }
+    this.quota.delivered(node, before ?? record.size, record.size);
+    await this.c.journal.done(entry, record);
+    await this.saves.release(entry.blob);
+    this.c.localNodes.save();
+    this.places.nameFreed(node.parent, entry.name);
   }
 
   /**

@@ -101,7 +101,14 @@ export class AttachmentPlaces {
     if (!parent || parent.localOnly) return; // a folder this mount does not show (relisting finds it later)
     const taken = parent.children.get(record.name);
     if (taken) {
-      if (taken.kind === "local" && taken.attachment?.id === null) this.held.set(record.id, record);
+      // Ours waits to go there (a create, or a move the service may refuse as taken): held, shown
+      // once that answer says whose the name is.
+      if (
+        taken.kind === "local" &&
+        taken.attachment &&
+        (taken.attachment.id === null || this.waits(taken, taken.attachment))
+      )
+        this.held.set(record.id, record);
       else
         this.d.log.warn(
           { name: record.name },
@@ -133,12 +140,18 @@ export class AttachmentPlaces {
     this.byId.set(record.id, node);
     this.held.delete(record.id);
     // Records held for that name were someone else's: shown now (named apart if they collide).
+    const parent = this.parentOf(record);
+    if (parent) this.nameFreed(parent, record.name);
+    this.d.localNodes.save();
+  }
+
+  /** Ours is settled away from (or at) `name` in `dir`: records held for that name show now. */
+  nameFreed(dir: DirNode, name: string): void {
     for (const [id, held] of [...this.held])
-      if (held.name === record.name && held.folderId === record.folderId) {
+      if (held.name === name && this.parentOf(held) === dir) {
         this.held.delete(id);
         this.apply(held);
       }
-    this.d.localNodes.save();
   }
 
   /** The feed says attachment `id` is gone. A save of ours waiting for it keeps it (the save creates it again). */

@@ -13,7 +13,10 @@ export interface Replay<T> {
 /** A report line of scripts/soak (or a bare JSON array of operations, then `fallback` says which property). */
 export function readReplay<T>(file: string, fallback: { label: string; mode: "step" | number }): Replay<T> {
   const text = readFileSync(file, "utf8").trim();
-  const doc = JSON.parse(text.split("\n")[0]!) as unknown;
+  // a report line, or a case file formatted over many lines
+  const doc = JSON.parse(
+    text.startsWith("{\n") || text.startsWith("[\n") ? text : text.split("\n")[0]!,
+  ) as unknown;
   if (Array.isArray(doc)) return { ...fallback, ops: doc as T[] };
   const r = doc as { label?: string; mode?: string; counterexample?: T[] };
   const m = /^burst (\d+) ms$/.exec(r.mode ?? "");
