@@ -105,6 +105,7 @@ export class Vfs {
       },
     });
     const claims: Claims = new Claims(c, {
+      attachments,
       delivery,
       attributes,
       conflicts,

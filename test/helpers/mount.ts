@@ -321,6 +321,27 @@ export async function noteAt(api: Api, path: string): Promise<any> {
   return res.body;
 }
 
+/** The bytes of the attachment at a mount path ("a/b.png"), read from the service; none: undefined. */
+export async function attachmentAt(m: RunningMount, path: string): Promise<Buffer | undefined> {
+  const parts = path.split("/").filter(Boolean);
+  const name = parts.pop()!;
+  const index = await flatIndex(m.api);
+  let folderId: string | null = null;
+  for (const part of parts) {
+    const folder: any = index.folders.find((f) => f.name === part && f.parentFolderId === folderId);
+    if (!folder) return undefined;
+    folderId = folder.id;
+  }
+  const listed = (await m.api.get("/api/v1/attachments?limit=1000")).body.attachments as any[];
+  const rec = listed.find((a) => a.name === name && (a.folderId ?? null) === folderId);
+  if (!rec) return undefined;
+  const raw = await fetch(`${m.url}/api/v1/attachments/${rec.id}/raw`, {
+    headers: { authorization: `Bearer ${m.key}` },
+  });
+  if (raw.status !== 200) throw new Error(`GET attachment ${rec.id}: ${raw.status}`);
+  return Buffer.from(await raw.arrayBuffer());
+}
+
 export async function contentAt(api: Api, path: string): Promise<string | undefined> {
   const rec = await findByPath(api, path);
   if (!rec) return undefined;

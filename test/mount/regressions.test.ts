@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PY_REPLACE, PYTHON } from "../helpers/model/ops.ts";
 import {
+  attachmentAt,
   contentAt,
   createNote,
   findByPath,
@@ -104,7 +105,7 @@ describe("issue 13: what a user sees today", () => {
       expect((await noteAt(api(), `${d}/p${i}.md`)).content).toBe("pebr\nbpple\n");
   });
 
-  it("3. bytes that are not UTF-8 are never altered: the file stays local-only, exact, also after a remount", async () => {
+  it("3. bytes that are not UTF-8 are never altered: the file stays exact, here and as an attachment on the service, also after a remount", async () => {
     const d = await folder();
     const r = await run(`printf '\\xff\\xfe binary' > ${d}/b.md && od -An -tx1 ${d}/b.md`);
     expect(r.stdout.trim()).toBe("ff fe 20 62 69 6e 61 72 79");
@@ -113,6 +114,7 @@ describe("issue 13: what a user sees today", () => {
       "9\n ff fe 20 62 69 6e 61 72 79\n",
     );
     expect(await findByPath(api(), `${d}/b.md`), "uploaded as altered text").toBeUndefined();
+    expect((await attachmentAt(m.current, `${d}/b.md`))?.toString("hex")).toBe("fffe2062696e617279");
     await m.remount();
     expect((await run(`od -An -tx1 ${d}/b.md`)).stdout.trim()).toBe("ff fe 20 62 69 6e 61 72 79");
   });

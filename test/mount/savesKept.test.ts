@@ -3,6 +3,7 @@
 // bugs needed an edit to land while an earlier save was still pending or on its way.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  attachmentAt,
   contentAt,
   findByPath,
   flatIndex,
@@ -99,17 +100,19 @@ describe("times are what programs set", () => {
 });
 
 describe("bytes are never altered", () => {
-  it("content that is not UTF-8 stays a local-only file with exactly its bytes, and goes up once it is text", async () => {
+  it("content that is not UTF-8 stays exactly its bytes (an attachment on the service), and is a note once it is text", async () => {
     const r = await run(`
       printf '\\xff\\xfe binary' > b.md; od -An -tx1 b.md | tr -d ' \\n'; echo
       stat -c %s b.md`);
     expect(r.stdout).toBe("fffe2062696e617279\n9\n");
     await m.sync();
     expect(await findByPath(api(), "b.md")).toBeUndefined();
+    expect((await attachmentAt(m.current, "b.md"))?.toString("hex")).toBe("fffe2062696e617279");
     await m.remount();
     expect((await run("od -An -tx1 b.md | tr -d ' \\n'")).stdout).toBe("fffe2062696e617279");
     expect((await m.sh("printf 'text again' > b.md")).code).toBe(0);
     expect((await noteAt(api(), "b.md")).content).toBe("text again");
+    expect(await attachmentAt(m.current, "b.md")).toBeUndefined();
   });
 
   it("an existing note written with bytes that are not UTF-8 keeps its identity for when it is text again", async () => {

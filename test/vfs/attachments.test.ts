@@ -236,6 +236,43 @@ describe("attachments through the mount", () => {
       }
     });
 
+  it("a .md made here whose bytes are not UTF-8 goes up byte-exact as an attachment of that name; made text on another device, it is a note everywhere", async () => {
+    const a = await mountVfs();
+    const latin1 = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]); // "café" in Latin-1
+    await put(a, "/old.md", latin1);
+    await a.drain();
+    expect((await listed()).get("old.md")?.equals(latin1)).toBe(true);
+    expect(a.localOnly()).toEqual([]);
+    expect((await u.api.get("/api/v1/files")).body.files).toEqual([]);
+
+    const b = deviceOn(t.url, scratchDir("txtfs-att-b-"));
+    await b.start();
+    expect((await bytesOf(b, "/old.md")).equals(latin1)).toBe(true);
+    await put(b, "/old.md", Buffer.from("café\n"));
+    await b.drain();
+    expect((await listed()).size).toBe(0);
+    const notes = (await u.api.get("/api/v1/files")).body.files as { id: string; name: string }[];
+    expect(notes.map((n) => n.name)).toEqual(["old.md"]);
+    expect((await u.api.get(`/api/v1/files/${notes[0]!.id}`)).body.content).toBe("café\n");
+    await until(() => a.tree.lookup("/old.md")?.kind === "file", "the note on A");
+    expect((await bytesOf(a, "/old.md")).toString()).toBe("café\n");
+    expect(a.readdir("/")).toEqual(["old.md"]);
+    expect(b.takeRefused()).toEqual([]);
+  });
+
+  it("an attachment renamed to a note's name with bytes that are not UTF-8 stays on the service under that name", async () => {
+    const a = await mountVfs();
+    const bytes = Buffer.from([0xff, 0xfe, 0x00, 0x41]);
+    await put(a, "/x.bin", bytes);
+    await a.drain();
+    await a.rename("/x.bin", "/x.md");
+    await a.drain();
+    const remote = await listed();
+    expect([...remote.keys()]).toEqual(["x.md"]);
+    expect(remote.get("x.md")?.equals(bytes)).toBe(true);
+    expect(a.localOnly()).toEqual([]);
+  });
+
   it("saved while the service is down: journalled, kept across a restart, delivered when it is back", async () => {
     const a = await mountVfs();
     await a.drain();

@@ -10,6 +10,7 @@ import type { Logger } from "../../lib/logger.ts";
 import type { Journal } from "../delivery/journal.ts";
 import type { LocalFiles } from "../local/localFiles.ts";
 import type { LocalNodes } from "../local/localNodes.ts";
+import { isNoteName } from "../names.ts";
 import type { DirNode, LocalNode, Tree } from "../tree.ts";
 import { type AttachmentBinding, boundTo, remoteBinding } from "./binding.ts";
 
@@ -85,6 +86,7 @@ export class AttachmentPlaces {
       b.remoteOnly = true;
     }
     boundTo(b, record);
+    if (isNoteName(record.name)) node.keptNote = true;
     node.size = record.size;
     node.mtimeMs = node.ctimeMs = Date.parse(record.updatedAt);
     node.atimeMs = undefined;
@@ -125,6 +127,8 @@ export class AttachmentPlaces {
       size: record.size,
       mtimeMs: Date.parse(record.updatedAt),
       attachment: remoteBinding(record),
+      // A note's name: bytes that are not UTF-8, made as a note elsewhere; text again, it is one.
+      ...(isNoteName(record.name) ? { keptNote: true as const } : {}),
     };
     this.byId.set(record.id, node);
     this.d.tree.addChild(parent, node);

@@ -3,6 +3,7 @@
 // the program answered — a rename goes as a move, an unlink as a delete (If-Match). Delivered a
 // moment later in journal order (attachmentDelivery.ts), so a kill -9 after `cp` returned finds
 // the entry and its bytes, and sends them.
+import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import type { VfsCore } from "../core.ts";
 import type { Delivery } from "../delivery/deliver.ts";
@@ -16,7 +17,7 @@ import type { AttachmentBinding } from "./binding.ts";
 
 export type AttachmentSavesCore = Pick<
   VfsCore,
-  "excludes" | "handles" | "journal" | "localNodes" | "placeOf" | "tree" | "writeBehind"
+  "excludes" | "handles" | "journal" | "local" | "localNodes" | "placeOf" | "tree" | "writeBehind"
 >;
 
 export class AttachmentSaves {
@@ -48,13 +49,14 @@ export class AttachmentSaves {
 
   /**
    * Whether `node` goes to the service as an attachment: a plain file (not a link, fifo or
-   * device), not a note's name, not excluded, in a folder the service has (or will have), and not
-   * a note left under another name (a ghost, bytes that are not UTF-8, a refused save's `.unsent` copy).
+   * device), not excluded, in a folder the service has (or will have), and not a note left under
+   * another name (a ghost of a note whose bytes are not UTF-8, a refused save's `.unsent` copy).
+   * A note's name goes only for a file that never was a note (`keptNote`: bytes that are not UTF-8).
    */
   eligible(node: LocalNode): boolean {
-    if (!this.supported || node.link !== undefined || node.special || node.ghostOf || node.keptNote)
-      return false;
-    if (isNoteName(node.name) || isUnsentName(node.name) || !this.c.tree.locals.has(node)) return false;
+    if (!this.supported || node.link !== undefined || node.special || node.ghostOf) return false;
+    if (isNoteName(node.name) && !node.keptNote) return false;
+    if (isUnsentName(node.name) || !this.c.tree.locals.has(node)) return false;
     const dir = node.parent;
     if (dir.localOnly) return false;
     if (dir !== this.c.tree.root && dir.id === null && dir.createKey === undefined) return false; // `Shared with me/`
@@ -75,6 +77,10 @@ export class AttachmentSaves {
 
   private async save(node: LocalNode): Promise<void> {
     if (!this.eligible(node) || node.attachment?.remoteOnly) return;
+    // Under a note's name and text now: at its last close it becomes that note (Claims.adoptLocal).
+    const textNow = async (read: () => Buffer | Promise<Buffer>) =>
+      isNoteName(node.name) && isUtf8(await read());
+    if (await textNow(() => this.c.local.read(node.blob))) return;
     if (!node.attachment) {
       node.attachment = newBinding();
       // Recorded before its entry: a kill -9 between the two finds a bound file with nothing in
@@ -85,6 +91,10 @@ export class AttachmentSaves {
     const b = node.attachment;
     if (!b.id) this.places.pendingCreates.set(b.createKey, node);
     const { hash } = await this.bytes.snapshot(node.blob);
+    if (await textNow(() => this.bytes.read(hash))) {
+      await this.release(hash);
+      return;
+    }
     // Renamed away, removed or unbound while the bytes were copied (note.ts: the rule for await).
     const key = attachmentKey(b);
     const pending = this.c.journal.get(key);

@@ -156,11 +156,16 @@ export class BulkDelivery {
   nextBulks(taken: Iterable<JournalEntry>): Bulk[] {
     const items: BulkItem[] = [];
     let attachmentsBefore = false;
+    const attachmentPaths = new Set<string>();
     for (const e of taken) {
       if (e.attachment) {
         attachmentsBefore = true; // bytes, each in a request of its own (attachmentDelivery.ts)
+        attachmentPaths.add(e.path);
         continue;
       }
+      // A note taking a name an attachment's entry before it frees (a file that is text again)
+      // goes after it, one by one, in order: sent first, it would meet the name taken.
+      if (attachmentPaths.has(e.path)) break;
       // A folder's delete goes after the attachments' entries before it (one by one, in order):
       // sent first, it would move what is in it up a level, and their deletes would meet a 412.
       if (e.delete === "folder" && attachmentsBefore) break;

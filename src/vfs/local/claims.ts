@@ -3,6 +3,7 @@
 // name; and the moves between a note and a local-only file (adopt, keep local, become local).
 import { isUtf8 } from "node:buffer";
 import { withoutContent } from "../../client/api.ts";
+import type { Attachments } from "../attachments/attachments.ts";
 import { baseOf } from "../base.ts";
 import type { Conflicts } from "../conflicts.ts";
 import type { VfsCore } from "../core.ts";
@@ -17,6 +18,7 @@ import type { Claim, DirNode, FileNode, LocalNode, NoteMeta } from "../tree.ts";
 
 /** The parts claims call: a claimed name becomes a note again through them. */
 export interface ClaimsParts {
+  attachments: Pick<Attachments, "unlinked">;
   attributes: Pick<Attributes, "continued">;
   conflicts: Pick<Conflicts, "onOwnVersion" | "replaced">;
   delivery: Pick<Delivery, "drain" | "journalSave" | "onItsWay">;
@@ -40,6 +42,7 @@ export type ClaimsCore = Pick<
 >;
 
 export class Claims {
+  private readonly attachments: ClaimsParts["attachments"];
   private readonly attributes: ClaimsParts["attributes"];
   private readonly conflicts: ClaimsParts["conflicts"];
   private readonly delivery: ClaimsParts["delivery"];
@@ -47,6 +50,7 @@ export class Claims {
   readonly c: ClaimsCore;
 
   constructor(c: ClaimsCore, parts: ClaimsParts) {
+    this.attachments = parts.attachments;
     this.c = c;
     this.attributes = parts.attributes;
     this.conflicts = parts.conflicts;
@@ -142,9 +146,9 @@ export class Claims {
    * A note whose content is no longer valid UTF-8 (a note is text: the service would have to alter
    * the bytes) becomes a local-only file holding exactly those bytes, still bound to the note (see
    * Claim), and every handle open on it now reads and writes that file. Written as text again, it
-   * goes up as the same note.
+   * goes up as the same note. Returns that file.
    */
-  async becomeLocal(open: OpenNote, content: Buffer): Promise<void> {
+  async becomeLocal(open: OpenNote, content: Buffer): Promise<LocalNode> {
     const node = open.node;
     const dir = node.parent;
     let base = open.base ?? baseOf(node.meta);
@@ -189,6 +193,13 @@ export class Claims {
       // made there next would be a second of that name. It moves now (as a kept note's rename does).
       if (moot.move && claim) await this.follow(local, true);
     }
+    return local;
+  }
+
+  /** Whether `local` became a file while its note's create was on its way (that answer binds it). */
+  createOnItsWay(local: LocalNode): boolean {
+    for (const kept of this.keptBeforeCreated.values()) if (kept === local) return true;
+    return false;
   }
 
   /**
@@ -256,6 +267,7 @@ export class Claims {
     for (const local of [...this.c.tree.locals]) {
       if (!local.ghostOf && !local.keptNote) continue;
       if (local.link !== undefined || local.special !== undefined) continue;
+      if (local.attachment?.remoteOnly) continue; // its bytes are the service's: not written here
       if (local.parent.localOnly === "always" || this.c.keptLocal(local.parent, local.name)) continue;
       if (isUtf8(this.c.local.read(local.blob))) await this.adoptLocal(local, local.ghostOf);
     }
@@ -271,10 +283,13 @@ export class Claims {
     if (dir.localOnly === "always") return; // what is inside stays local (localDirs.ts)
     const content = this.c.local.read(src.blob);
     if (!isUtf8(content)) {
+      if (!claim && !src.ghostOf) src.keptNote = true; // never a note: an attachment of that name
       this.keepLocal(src, claim, "not valid UTF-8");
       return;
     }
     await this.creates.materialize(dir);
+    // Up as an attachment while its bytes were not text: that goes first (it holds the name there).
+    await this.attachments.unlinked(src);
     this.c.tree.detach(src);
     const node = this.creates.newNote(dir, src.name, claim, src);
     this.attributes.continued(src, node);

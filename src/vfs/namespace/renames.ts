@@ -205,9 +205,10 @@ export class Renames {
     const openOn = [...this.c.handles].filter(([, h]) => h.kind === "local" && h.node === src);
     const content = openOn.length ? this.c.local.read(src.blob) : undefined;
     await this.claims.adoptLocal(src, claim);
-    if (this.c.tree.locals.has(src))
+    if (this.c.tree.locals.has(src)) {
       await this.claims.follow(src); // kept local: not UTF-8
-    else if (content) this.followIntoNote(openOn, destDir.children.get(name), content);
+      await this.attachments.renamed(src); // or up as an attachment of that name (never a note)
+    } else if (content) this.followIntoNote(openOn, destDir.children.get(name), content);
   }
 
   /**

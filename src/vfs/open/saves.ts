@@ -24,7 +24,7 @@ export interface SavesParts {
   attachments: Pick<Attachments, "saved">;
   attributes: Pick<Attributes, "applySidecar">;
   bodies: Pick<Bodies, "body">;
-  claims: Pick<Claims, "adoptLocal" | "becomeLocal">;
+  claims: Pick<Claims, "adoptLocal" | "becomeLocal" | "createOnItsWay">;
   delivery: Pick<Delivery, "drain" | "journalAppend" | "journalSave" | "send">;
   openFiles: Pick<OpenFiles, "handle" | "letGo">;
   reads: Pick<Reads, "materialize">;
@@ -271,7 +271,7 @@ export class Saves {
       await this.reads.materialize(open);
     }
     let content = open.content ?? (await this.bodies.body(node));
-    if (!isUtf8(content)) return this.claims.becomeLocal(open, content);
+    if (!isUtf8(content)) return this.keptAsBytes(open, content);
     // A note with a journalled write waits its turn behind it, so saves reach the service in order.
     const queued = this.c.journal.get(journalKey(node));
     if (!queued && !this.c.writeBehind) {
@@ -297,7 +297,7 @@ export class Saves {
       }
       // Journalled with what was written while the request was out.
       const now = open.content ?? content;
-      if (!isUtf8(now)) return this.claims.becomeLocal(open, now);
+      if (!isUtf8(now)) return this.keptAsBytes(open, now);
       content = now;
     }
     // Clean before the await (the journal's lock may be held by a delivery's answer): a write
@@ -309,6 +309,16 @@ export class Saves {
       open.saveFailed();
       throw err;
     }
+  }
+
+  /**
+   * A note's bytes are not UTF-8 now: they stay exact in a local file (Claims.becomeLocal). One that
+   * never was a note on the service goes up as an attachment of that name; a note the service has
+   * keeps its id, tags and last text there, and its file waits here until it is text again.
+   */
+  private async keptAsBytes(open: OpenNote, content: Buffer): Promise<void> {
+    const local = await this.claims.becomeLocal(open, content);
+    if (local.keptNote && !this.claims.createOnItsWay(local)) await this.attachments.saved(local);
   }
 
   /** Whether closing it now saves something (lifecycle.ts: dirty, or made here and never sent). */
