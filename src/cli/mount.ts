@@ -129,7 +129,7 @@ export function registerMount(program: Command): void {
     .addOption(
       new Option(
         "--cache-size <size>",
-        "bound of the content cache (note bodies: the last 8M in memory, the rest in the cache dir)",
+        "bound of the content cache (note bodies: the last 8M in memory, the rest in the cache dir) and, apart, of attachments' bytes read from the service",
       )
         .argParser(parseSize)
         .default(parseSize("256M"), "256M"),

@@ -63,6 +63,11 @@ export class AttachmentSaves {
     return this.c.excludes.match(this.c.tree.pathOf(node), false) === undefined;
   }
 
+  /** Whether a save of `node` is being taken (its bytes read into a snapshot). */
+  isSaving(node: LocalNode): boolean {
+    return this.saving.has(node);
+  }
+
   /** A program closed `node` after writing it (or made it and closed it): its bytes go up. */
   saved(node: LocalNode): Promise<void> {
     const before = this.saving.get(node) ?? Promise.resolve();

@@ -15,6 +15,7 @@ import { parentAndName } from "../names.ts";
 import type { LocalNode } from "../tree.ts";
 import { AttachmentBytes } from "./attachmentBytes.ts";
 import { AttachmentDelivery } from "./attachmentDelivery.ts";
+import { AttachmentEviction } from "./attachmentEviction.ts";
 import { AttachmentPlaces, attachmentKey } from "./attachmentPlaces.ts";
 import { AttachmentQuota } from "./attachmentQuota.ts";
 import { AttachmentSaves } from "./attachmentSaves.ts";
@@ -32,6 +33,7 @@ export type AttachmentsCore = Pick<
   | "log"
   | "opts"
   | "pendingDirs"
+  | "pins"
   | "placeOf"
   | "reports"
   | "tree"
@@ -48,6 +50,8 @@ export class Attachments {
   private readonly fetching = new Map<LocalNode, Promise<void>>();
   /** The service's limits, met at the write (EFBIG, EDQUOT). */
   readonly quota: AttachmentQuota;
+  /** Bytes read from the service, kept within the cache's size. */
+  readonly eviction: AttachmentEviction;
   /** Resolved once the start has put every kept file back (`started`). */
   private readonly ready: Promise<void>;
   private startDone!: () => void;
@@ -74,6 +78,21 @@ export class Attachments {
     });
     this.saves = new AttachmentSaves(c, this.places, this.bytes, delivery, this.quota);
     this.delivery = new AttachmentDelivery(c, this.places, this.bytes, this.saves, this.quota);
+    this.eviction = new AttachmentEviction({
+      budget: c.opts.cacheSize,
+      busy: (node) =>
+        this.fetching.has(node) ||
+        this.saves.isSaving(node) ||
+        c.journal.get(attachmentKey(node.attachment!)) !== undefined ||
+        [...c.handles.values()].some((h) => h.kind === "local" && h.node === node),
+      keptOffline: (node) => c.pins.stateOf(node.parent) !== "online-only",
+      shown: (node) => c.tree.locals.has(node),
+      evict: (node) => {
+        c.local.remove(node.blob);
+        node.blob = this.places.newBlob();
+        node.attachment!.remoteOnly = true;
+      },
+    });
     this.ready = new Promise((resolve) => {
       this.startDone = resolve;
     });
@@ -135,7 +154,20 @@ export class Attachments {
   async send(entry: JournalEntry): Promise<boolean> {
     await Promise.race([this.ready, this.stopping]);
     if (!this.isStarted) return false; // stopped before the start ended: the entry stays for the next
-    return this.delivery.send(entry);
+    const sent = await this.delivery.send(entry);
+    if (sent) this.trim(); // delivered bytes are the service's version now: evictable
+    return sent;
+  }
+
+  /** Back within the cache's size (least recently used clean bytes go). */
+  private trim(): void {
+    const evicted = this.eviction.trim();
+    if (evicted === 0) return;
+    this.c.localNodes.save();
+    this.c.log.debug(
+      { evicted, kept: this.eviction.bytesOnDisk },
+      "attachments' bytes evicted from the cache",
+    );
   }
 
   /** The mount stops: a delivery waiting for the start gives up (its entries stay journalled). */
@@ -151,6 +183,9 @@ export class Attachments {
   async started(): Promise<void> {
     try {
       if (!this.supported) return;
+      // Bytes kept from before: counted against the cache's size, in no particular order.
+      for (const node of this.places.byId.values())
+        if (!node.attachment?.remoteOnly) this.eviction.used(node, node.size);
       for (const node of [...this.c.tree.locals]) {
         const b = node.attachment;
         const waits = b && this.c.journal.get(attachmentKey(b));
@@ -179,8 +214,9 @@ export class Attachments {
   }
 
   /** A program closed (or fsynced) `node` after writing it, or made it: its bytes go up. */
-  saved(node: LocalNode): Promise<void> {
-    return this.saves.saved(node);
+  async saved(node: LocalNode): Promise<void> {
+    await this.saves.saved(node);
+    if (node.attachment) this.eviction.used(node, node.size);
   }
 
   /** `node` was renamed or moved (shown so already). */
@@ -285,10 +321,14 @@ export class Attachments {
    */
   async ensureBytes(node: LocalNode, emptied = false): Promise<void> {
     const b = node.attachment;
-    if (!b?.remoteOnly) return;
+    if (!b?.remoteOnly) {
+      if (b) this.eviction.used(node, node.size); // used again: the last to go
+      return;
+    }
     if (emptied && !this.fetching.has(node)) {
       await this.bytes.fill(node.blob, Buffer.alloc(0));
       if (node.attachment === b) b.remoteOnly = undefined;
+      this.eviction.used(node, 0);
       return;
     }
     let reading = this.fetching.get(node);
@@ -297,6 +337,8 @@ export class Attachments {
       this.fetching.set(node, reading);
     }
     await reading;
+    // Evicted again between its read and its reader (another file's read trimmed the cache).
+    if (node.attachment?.remoteOnly) return this.ensureBytes(node, emptied);
   }
 
   private async fetch(node: LocalNode): Promise<void> {
@@ -320,6 +362,8 @@ export class Attachments {
     }
     node.size = got.bytes.length;
     this.c.tree.onChange(node);
+    this.eviction.used(node, got.bytes.length);
+    this.trim(); // (this one is busy until its read ends: never the one evicted)
     this.c.localNodes.save();
   }
 }

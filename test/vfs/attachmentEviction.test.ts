@@ -1,0 +1,83 @@
+// Attachments' bytes read from the service are a cache bounded by the cache's size (the fixture's:
+// 1 MiB): past it the least recently used clean ones go and are read again, exactly, at their next
+// open; a file held open, or under a folder kept on this device (`txtfs pin`), never goes.
+import { randomBytes } from "node:crypto";
+import { constants as fsc, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { TxtfsClient } from "../../src/client/api.ts";
+import type { LocalNode } from "../../src/vfs/tree.ts";
+import type { Vfs } from "../../src/vfs/vfs.ts";
+import { cacheDir, mountVfs, t, u, useVfsServer } from "./fixture.ts";
+
+useVfsServer();
+
+const api = () => new TxtfsClient({ url: t.url, key: u.key, source: "test", timeoutMs: 5000 });
+const SIZE = 600_000; // two of them are past the fixture's 1 MiB
+
+async function bytesOf(vfs: Vfs, path: string): Promise<Buffer> {
+  const fd = await vfs.open(path, fsc.O_RDONLY);
+  try {
+    return await vfs.read(fd, 1 << 22, 0);
+  } finally {
+    await vfs.release(fd);
+  }
+}
+
+/** Bytes of files the cache dir holds for local files and attachments. */
+function bytesOnDisk(): number {
+  const dir = join(cacheDir, "local");
+  return readdirSync(dir).reduce((n, f) => n + statSync(join(dir, f)).size, 0);
+}
+
+const onDisk = (vfs: Vfs, path: string) => !(vfs.tree.lookup(path) as LocalNode).attachment?.remoteOnly;
+
+describe("attachments' bytes are a bounded cache", () => {
+  it("past the cache's size the least recently used go, and are read again exactly", async () => {
+    const made = new Map<string, Buffer>();
+    for (const name of ["a.bin", "b.bin", "c.bin"]) {
+      made.set(name, randomBytes(SIZE));
+      await api().attachments.create(name, null, made.get(name)!);
+    }
+    const vfs = await mountVfs();
+    for (const name of made.keys())
+      expect((await bytesOf(vfs, `/${name}`)).equals(made.get(name)!)).toBe(true);
+    expect(onDisk(vfs, "/c.bin")).toBe(true);
+    expect(onDisk(vfs, "/a.bin")).toBe(false);
+    expect(bytesOnDisk()).toBeLessThanOrEqual(1 << 20);
+    // Read again: exactly its bytes, and now the most recent (the oldest other one goes).
+    expect((await bytesOf(vfs, "/a.bin")).equals(made.get("a.bin")!)).toBe(true);
+    expect(onDisk(vfs, "/a.bin")).toBe(true);
+    expect(onDisk(vfs, "/c.bin")).toBe(false);
+    expect((await vfs.getattr("/b.bin")).size).toBe(SIZE);
+    expect(vfs.localOnly()).toEqual([]);
+  });
+
+  it("a file held open and the files of a folder kept on this device stay, whatever the size", async () => {
+    const folder = (await u.api.post("/api/v1/folders", { name: "keep" })).body.folder;
+    const made = new Map<string, Buffer>();
+    for (const [name, folderId] of [
+      ["open.bin", null],
+      ["keep/one.bin", folder.id],
+      ["x.bin", null],
+      ["y.bin", null],
+    ] as const) {
+      made.set(name, randomBytes(SIZE));
+      await api().attachments.create(name.split("/").pop()!, folderId, made.get(name)!);
+    }
+    const vfs = await mountVfs();
+    await vfs.setxattr("/keep", "user.txtfs.state", Buffer.from("available"));
+    const fd = await vfs.open("/open.bin", fsc.O_RDONLY);
+    try {
+      expect((await bytesOf(vfs, "/keep/one.bin")).equals(made.get("keep/one.bin")!)).toBe(true);
+      expect((await bytesOf(vfs, "/x.bin")).equals(made.get("x.bin")!)).toBe(true);
+      expect((await bytesOf(vfs, "/y.bin")).equals(made.get("y.bin")!)).toBe(true);
+      expect(onDisk(vfs, "/open.bin")).toBe(true);
+      expect(onDisk(vfs, "/keep/one.bin")).toBe(true);
+      expect(onDisk(vfs, "/x.bin")).toBe(false);
+      expect((await vfs.read(fd, SIZE, 0)).equals(made.get("open.bin")!)).toBe(true);
+    } finally {
+      await vfs.release(fd);
+    }
+  });
+});
