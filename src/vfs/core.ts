@@ -68,7 +68,7 @@ export class VfsCore {
   /** The local-only files and folders and their manifest. */
   readonly localNodes: LocalNodes;
 
-  /** `delivery`: whether a journal entry is on its way now (the Notes' `in-flight`; delivery/deliver.ts). */
+  /** `delivery`: whether a journal entry is on its way now (the Notes' `in-flight`; delivery/runningRound.ts). */
   constructor(opts: VfsOptions, delivery: Pick<NoteSurroundings, "onItsWay">) {
     this.opts = opts;
     this.access = new Access(Boolean(opts.readOnly));
