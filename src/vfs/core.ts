@@ -47,7 +47,7 @@ export class VfsCore {
   /**
    * A note made here, put back from the journal after a restart, and the listed note of its name it
    * took the name from: that one may be what the create made (its answer lost), or a note of the
-   * same name made elsewhere, which shows again beside it once the answer says so (Delivery).
+   * same name made elsewhere, which shows again beside it once the answer says so (NoteSend.created).
    */
   readonly shadowedBy = new Map<FileNode, FileNode>();
   /** The same for a folder made here: the listed folder of its name it took the name from. */

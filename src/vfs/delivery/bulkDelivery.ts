@@ -291,7 +291,7 @@ export class BulkDelivery {
     node.id = null;
     node.meta = null;
     node.createKey = randomUUID();
-    this.c.tree.addChild(node.parent, node, true); // beside another of its name (see send)
+    this.c.tree.addChild(node.parent, node, true); // beside another of its name (see NoteSend.send)
     await this.journalSaves.journalSave(node, Buffer.from(entry.content ?? "", "utf8"), null);
   }
 
