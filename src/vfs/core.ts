@@ -47,7 +47,7 @@ export class VfsCore {
   /**
    * A note made here, put back from the journal after a restart, and the listed note of its name it
    * took the name from: that one may be what the create made (its answer lost), or a note of the
-   * same name made elsewhere, which shows again beside it once the answer says so (Delivery).
+   * same name made elsewhere, which shows again beside it once the answer says so (NoteSend.created).
    */
   readonly shadowedBy = new Map<FileNode, FileNode>();
   /** The same for a folder made here: the listed folder of its name it took the name from. */
@@ -68,7 +68,7 @@ export class VfsCore {
   /** The local-only files and folders and their manifest. */
   readonly localNodes: LocalNodes;
 
-  /** `delivery`: whether a journal entry is on its way now (the Notes' `in-flight`; delivery/deliver.ts). */
+  /** `delivery`: whether a journal entry is on its way now (the Notes' `in-flight`; delivery/runningRound.ts). */
   constructor(opts: VfsOptions, delivery: Pick<NoteSurroundings, "onItsWay">) {
     this.opts = opts;
     this.access = new Access(Boolean(opts.readOnly));

@@ -33,7 +33,7 @@ import type { FileNode, NoteMeta, PendingMeta, RemoteEvents } from "./tree.ts";
  */
 export interface NoteSurroundings {
   readonly journal: Pick<Journal, "get">;
-  /** Whether the journal entry `key` may be on its way to the service right now (delivery/deliver.ts). */
+  /** Whether the journal entry `key` may be on its way to the service right now (delivery/runningRound.ts). */
   onItsWay(key: string): boolean;
   /** Its attributes changed (the kernel's cached size must go). */
   changed(node: FileNode): void;

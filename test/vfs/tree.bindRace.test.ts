@@ -142,7 +142,7 @@ describe("two notes of one name, and the one shown plain goes", () => {
   });
 
   it("both stay listed when the gone one comes back at once (deleted remotely, saved again: soak seed 5031)", () => {
-    // deliver.ts: a save that met a 404 takes its note out and puts it back as a note to create.
+    // noteSend.ts: a save that met a 404 takes its note out and puts it back as a note to create.
     // Its old name was the other's by then: put back under it, it replaced the other in the
     // folder, which the service still had and the mount no longer listed.
     const tree = new Tree();

@@ -18,7 +18,7 @@ export const BULK_ITEMS = 200;
  * Items per request while someone waits for every save to be delivered (unmount, `txtfs sync`,
  * fsync): the service's own limit (docs/api.md, 500 pushed changes), so what is left goes in one
  * request, not one after the other. A service with a lower limit refuses the request whole, and
- * the saves then go one by one (deliver.ts).
+ * the saves then go one by one (journalReplay.ts).
  */
 export const DRAIN_BULK_ITEMS = 500;
 const BULK_BYTES = 16 * 1024 * 1024;

@@ -1,6 +1,6 @@
 // The journal delivered in bulk (POST /api/v1/sync, delivery/bulk.ts): bursts of creates, edits,
 // renames, deletes and appends as requests kept on disk until answered, and each answer applied to
-// the note it is for. What a bulk refused as a whole goes one by one (deliver.ts).
+// the note it is for. What a bulk refused as a whole goes one by one (journalReplay.ts).
 import { randomUUID } from "node:crypto";
 import type { FolderRef } from "../../client/api.ts";
 import type { TxtFile } from "../../lib/apiTypes.ts";
@@ -23,19 +23,22 @@ import {
   pushBulk,
 } from "./bulk.ts";
 import type { Deletes } from "./deletes.ts";
-import type { Delivery } from "./deliver.ts";
+import type { DeliveryRounds } from "./deliveryRounds.ts";
+import type { FolderDelivery } from "./folderDelivery.ts";
 import { Journal, type JournalEntry } from "./journal.ts";
 import { dirKey, journalKey } from "./journalKeys.ts";
+import type { JournalSaves } from "./journalSaves.ts";
 import { landedOnBase } from "./landedOnBase.ts";
+import type { NoteSend } from "./noteSend.ts";
 
 export interface BulkDeliveryParts {
   attributes: Pick<Attributes, "rememberTimes" | "showRemoteVersion">;
   conflicts: Pick<Conflicts, "ownSuccessor" | "replaced">;
   deletes: Pick<Deletes, "base" | "delivered" | "undone">;
-  delivery: Pick<
-    Delivery,
-    "created" | "drainWaiting" | "folderMade" | "journalSave" | "logDelivered" | "refused"
-  >;
+  folderDelivery: Pick<FolderDelivery, "folderMade">;
+  journalSaves: Pick<JournalSaves, "journalSave">;
+  noteSend: Pick<NoteSend, "created" | "refused">;
+  rounds: Pick<DeliveryRounds, "drainWaiting" | "logDelivered">;
 }
 
 export type BulkDeliveryCore = Pick<
@@ -58,14 +61,20 @@ export class BulkDelivery {
   private readonly attributes: BulkDeliveryParts["attributes"];
   private readonly conflicts: BulkDeliveryParts["conflicts"];
   private readonly deletes: BulkDeliveryParts["deletes"];
-  private readonly delivery: BulkDeliveryParts["delivery"];
+  private readonly folderDelivery: BulkDeliveryParts["folderDelivery"];
+  private readonly journalSaves: BulkDeliveryParts["journalSaves"];
+  private readonly noteSend: BulkDeliveryParts["noteSend"];
+  private readonly rounds: BulkDeliveryParts["rounds"];
 
   constructor(c: BulkDeliveryCore, parts: BulkDeliveryParts) {
     this.c = c;
     this.attributes = parts.attributes;
     this.conflicts = parts.conflicts;
     this.deletes = parts.deletes;
-    this.delivery = parts.delivery;
+    this.folderDelivery = parts.folderDelivery;
+    this.journalSaves = parts.journalSaves;
+    this.noteSend = parts.noteSend;
+    this.rounds = parts.rounds;
   }
 
   /**
@@ -89,14 +98,14 @@ export class BulkDelivery {
     } catch (err) {
       if (isTransient(err)) return false;
       this.c.journal.setInflightBulk(undefined);
-      await this.delivery.refused(entry, node, err as Error);
+      await this.noteSend.refused(entry, node, err as Error);
       return true;
     }
     this.c.journal.setInflightBulk(undefined);
     if (r?.meta) await this.appendDelivered(entry, r.item, r.meta);
     else if (r?.gone) await this.appendToDeleted(entry);
     else
-      await this.delivery.refused(
+      await this.noteSend.refused(
         entry,
         node,
         new Error(`the service refused the append (${r?.status ?? "no answer"})`),
@@ -140,7 +149,7 @@ export class BulkDelivery {
           if (r.status < 300 || r.gone) await this.deletes.delivered(entry);
           else if (r.conflict) await this.deletes.undone(entry, "it changed remotely since it was read");
         } else if (entry?.folder) {
-          if (r.folder) await this.delivery.folderMade(entry, r.folder);
+          if (r.folder) await this.folderDelivery.folderMade(entry, r.folder);
         } else if (entry && r.item.op === "file.append") {
           // (The entry may be a whole body by now, written over the appends while they went.)
           if (r.meta) await this.appendDelivered(entry, r.item, r.meta);
@@ -238,7 +247,7 @@ export class BulkDelivery {
     // Appends always go in bulk: the request is kept on disk until answered, so an append whose
     // answer was lost is sent again as the same request and never applied twice.
     if (items.length < 2 && !items.some((i) => i.op === "file.append")) return [];
-    return bulksOf(items, this.delivery.drainWaiting ? DRAIN_BULK_ITEMS : BULK_ITEMS);
+    return bulksOf(items, this.rounds.drainWaiting ? DRAIN_BULK_ITEMS : BULK_ITEMS);
   }
 
   /** A folder in a bulk request: its id, or a reference to the item of the same request creating it. */
@@ -269,7 +278,7 @@ export class BulkDelivery {
     // They went onto a version this mount had not shown: the kernel may hold a size short of it.
     if (!next && !this.c.notes.appendsOnTheirWay(node)) this.attributes.showRemoteVersion(node);
     this.attributes.rememberTimes(node);
-    this.delivery.logDelivered(entry.path, "journalled append delivered (bulk)");
+    this.rounds.logDelivered(entry.path, "journalled append delivered (bulk)");
   }
 
   /**
@@ -287,8 +296,8 @@ export class BulkDelivery {
     node.id = null;
     node.meta = null;
     node.createKey = randomUUID();
-    this.c.tree.addChild(node.parent, node, true); // beside another of its name (see send)
-    await this.delivery.journalSave(node, Buffer.from(entry.content ?? "", "utf8"), null);
+    this.c.tree.addChild(node.parent, node, true); // beside another of its name (see NoteSend.send)
+    await this.journalSaves.journalSave(node, Buffer.from(entry.content ?? "", "utf8"), null);
   }
 
   /** A save the service took in bulk: the note now has `meta`; a newer save of it stays in line. */
@@ -299,7 +308,7 @@ export class BulkDelivery {
     // content it was based on (landedOnBase), as in replayRound.
     const base = entry.baseHash ? { etag: entry.baseEtag ?? "", hash: entry.baseHash } : null;
     const ours = body.content !== undefined || landedOnBase(meta, base);
-    if (item.op === "file.create") await this.delivery.created(node, meta);
+    if (item.op === "file.create") await this.noteSend.created(node, meta);
     else {
       if (ours) this.conflicts.replaced(meta.id, { etag: item.baseEtag!, hash: "" }, meta);
       this.c.tree.upsertFile(meta, ours);
@@ -317,6 +326,6 @@ export class BulkDelivery {
       landed: rebase ? baseOf(meta) : undefined,
     });
     this.attributes.rememberTimes(node);
-    this.delivery.logDelivered(entry.path, "journalled write delivered (bulk)");
+    this.rounds.logDelivered(entry.path, "journalled write delivered (bulk)");
   }
 }

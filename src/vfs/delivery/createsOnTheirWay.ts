@@ -5,6 +5,7 @@
 // until the answer binds the two: `ls` during a `cp -r` saw 200 such names. So the follower holds
 // a record that may be one of these creates' until their answer is applied (follower.ts).
 import type { ChangeRecord } from "../../client/api.ts";
+import type { VfsCore } from "../core.ts";
 import type { Tree } from "../tree.ts";
 import type { Bulk } from "./bulk.ts";
 
@@ -67,6 +68,26 @@ export class CreatesOnTheirWay {
       c.parent === parent || (c.parent === NEW && parent !== null && !tree.dirs.has(parent));
     const key = keyOf(kind, name);
     return (this.bulk.get(key)?.some(fits) ?? false) || (this.singles.get(key)?.some(fits) ?? false);
+  }
+}
+
+/**
+ * A create sent on its own, with what binds its answer to the note or folder shown here: the
+ * feed's records of what it made wait until then.
+ */
+export async function createOnItsWay<T>(
+  c: Pick<VfsCore, "createsOnTheirWay" | "follower">,
+  kind: "file" | "folder",
+  name: string,
+  parent: string | null,
+  create: () => Promise<T>,
+): Promise<T> {
+  const answered = c.createsOnTheirWay.single(kind, name, parent);
+  try {
+    return await create();
+  } finally {
+    answered();
+    c.follower.releaseHeld();
   }
 }
 

@@ -5,13 +5,15 @@ import { ApiError, withoutContent } from "../../client/api.ts";
 import type { Conflicts } from "../conflicts.ts";
 import type { VfsCore } from "../core.ts";
 import type { Claims } from "../local/claims.ts";
-import type { Delivery } from "./deliver.ts";
+import type { DeliveryRounds } from "./deliveryRounds.ts";
 import type { JournalEntry } from "./journal.ts";
+import type { NoteSend } from "./noteSend.ts";
 
 export interface DeletesParts {
   claims: Pick<Claims, "dropTombstone">;
   conflicts: Pick<Conflicts, "ownSuccessor">;
-  delivery: Pick<Delivery, "logDelivered" | "reloadNote">;
+  noteSend: Pick<NoteSend, "reloadNote">;
+  rounds: Pick<DeliveryRounds, "logDelivered">;
 }
 
 export type DeletesCore = Pick<VfsCore, "client" | "journal" | "log" | "times" | "tree">;
@@ -20,13 +22,15 @@ export class Deletes {
   private readonly c: DeletesCore;
   private readonly claims: DeletesParts["claims"];
   private readonly conflicts: DeletesParts["conflicts"];
-  private readonly delivery: DeletesParts["delivery"];
+  private readonly noteSend: DeletesParts["noteSend"];
+  private readonly rounds: DeletesParts["rounds"];
 
   constructor(c: DeletesCore, parts: DeletesParts) {
     this.c = c;
     this.claims = parts.claims;
     this.conflicts = parts.conflicts;
-    this.delivery = parts.delivery;
+    this.noteSend = parts.noteSend;
+    this.rounds = parts.rounds;
   }
 
   /** The ETag a delete of a note is based on: what we last saw, or our own save on top of it. */
@@ -53,7 +57,7 @@ export class Deletes {
     this.c.times.delete(entry.fileId!);
     this.c.tree.withheld.deleteEnded(entry.fileId!, entry.delete === "file" ? "note" : "folder");
     this.c.tree.withheld.ghostGone(entry.fileId!);
-    this.delivery.logDelivered(entry.path, "delete delivered");
+    this.rounds.logDelivered(entry.path, "delete delivered");
   }
 
   /** The service kept the item (it changed remotely before the delete went, or the delete was refused): it shows again. */
@@ -64,7 +68,7 @@ export class Deletes {
     const id = entry.fileId!;
     this.c.tree.withheld.deleteEnded(id, false);
     this.c.tree.withheld.ghostGone(id); // a renamed-away note shows again under its own name
-    if (entry.delete === "file") await this.delivery.reloadNote(id);
+    if (entry.delete === "file") await this.noteSend.reloadNote(id);
     else {
       const folder = await this.c.client.readFolderWithBodies(id).catch(() => undefined);
       if (folder) {

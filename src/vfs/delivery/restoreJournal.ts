@@ -37,7 +37,7 @@ export function restoreJournal(
         createKey: entry.createKey,
       };
       // A listed folder of its name may be what the create made (its answer lost), or a folder
-      // made elsewhere: that one shows again beside it once the answer says which (Delivery).
+      // made elsewhere: that one shows again beside it once the answer says which (FolderDelivery.folderMade).
       const taken = parent.children.get(dir.name);
       c.tree.addChild(parent, dir);
       if (taken?.kind === "dir" && taken.id) c.shadowedDirs.set(dir, taken);
