@@ -131,10 +131,10 @@ describe("attachments through the mount", () => {
     const b = deviceOn(t.url, scratchDir("txtfs-att-b-"));
     await b.start();
     expect((await bytesOf(b, "/data.bin")).toString()).toBe("v1");
+    // A has it open for writing before B's version comes: the feed's record of it waits.
+    const fd = await a.open("/data.bin", fsc.O_WRONLY);
     await put(b, "/data.bin", Buffer.from("theirs"));
     await b.drain();
-    // A writes before it heard of B's version (the feed record waits: its file is open for writing).
-    const fd = await a.open("/data.bin", fsc.O_WRONLY | fsc.O_TRUNC);
     await a.ftruncate(fd, 0);
     await a.write(fd, Buffer.from("ours!"), 0);
     await a.flush(fd);

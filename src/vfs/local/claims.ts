@@ -20,7 +20,7 @@ import type { Claim, DirNode, FileNode, LocalNode, NoteMeta } from "../tree.ts";
 export interface ClaimsParts {
   attachments: Pick<Attachments, "unlinked">;
   attributes: Pick<Attributes, "continued">;
-  conflicts: Pick<Conflicts, "onOwnVersion" | "replaced">;
+  conflicts: Pick<Conflicts, "onOwnVersion" | "ownSuccessor" | "replaced">;
   delivery: Pick<Delivery, "drain" | "journalSave" | "onItsWay">;
   creates: Pick<Creates, "materialize" | "newNote">;
 }
@@ -157,6 +157,9 @@ export class Claims {
     const pending = this.c.journal.get(journalKey(node));
     const moot = pending && !this.delivery.onItsWay(journalKey(node)) ? pending : undefined;
     if (moot) base = moot.baseEtag ? { etag: moot.baseEtag, hash: moot.baseHash ?? "" } : null;
+    // A version our own save made of it since (an append that landed while a program held the note
+    // open on the one before): the claim names ours, on disk, so it holds after a kill -9 too.
+    if (node.id && base) base = this.conflicts.ownSuccessor(node.id, base);
     const claim: Claim | undefined = node.id
       ? {
           id: node.id,

@@ -94,3 +94,31 @@ it("a kept note whose previous save landed after the split builds on that save a
   expect(notes.map((n) => n.name)).toEqual(["b.md"]); // no conflict copy
   expect((await u.api.get(`/api/v1/files/${note!.id}`)).body.content).toBe("aaxyejo");
 });
+
+// Model soak seed 9827: a file opened while an append of ours waited, written after it landed with
+// bytes that are not UTF-8. The kept file's claim named the version the open began on; our append's
+// version replaced it only in memory, so after a kill -9 an `rm` met a 412 and the note stayed.
+it("a note kept local from a file opened before our append landed builds on that append after a kill -9", async () => {
+  const vfs = await mountVfs();
+  await writeFile(vfs, "/a.md", "one\n");
+  const appender = await vfs.open("/a.md", fsc.O_WRONLY | fsc.O_APPEND); // `>>`: the bytes go alone
+  await vfs.write(appender, Buffer.from("two\n"), 4);
+  await vfs.flush(appender);
+  await vfs.release(appender);
+  const held = await vfs.open("/a.md", fsc.O_WRONLY); // `dd conv=notrunc` while the append waits
+  await vfs.drain();
+  const [note] = await remote();
+  expect((await u.api.get(`/api/v1/files/${note!.id}`)).body.content).toBe("one\ntwo\n");
+  await vfs.write(held, Buffer.from([0xff]), 0); // not UTF-8 now: kept local
+  await vfs.flush(held);
+  await vfs.release(held);
+  expect(vfs.tree.lookup("/a.md")?.kind).toBe("local");
+  const killed = scratchDir("txtfs-killed-");
+  cpSync(cacheDir, killed, { recursive: true }); // the cache dir as a kill -9 leaves it
+
+  const next = deviceOn(t.url, killed);
+  await next.start();
+  await next.unlink("/a.md");
+  await next.drain();
+  expect(await remote()).toEqual([]);
+});
