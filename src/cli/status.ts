@@ -13,7 +13,10 @@ import {
   describeFaultForStatus,
   describeRefusal,
   describeUnsent,
+  howToSend,
   type JournalFaultInfo,
+  leftLabel,
+  leftRoot,
   notOnServiceUnmounted,
 } from "./notOnService.ts";
 
@@ -58,6 +61,7 @@ export function registerStatus(program: Command): void {
         );
         const waiting = unmounted.map((w) => ({
           mounted: false,
+          kind: w.kind ?? "mount",
           mountpoint: w.mountpoint ?? null,
           url: w.url ?? null,
           cacheDir: w.cacheDir,
@@ -79,15 +83,18 @@ export function registerStatus(program: Command): void {
       );
       for (const [i, m] of mounts.entries()) printMount(m, lives[i] as Live);
       for (const w of unmounted) {
+        // A stopped `txtfs dav`'s cache dir is named by the URL it served, and started again to send.
+        const dav = w.kind === "dav" && w.mountpoint !== undefined;
+        const root = leftRoot(w);
         process.stdout.write(
-          `${w.mountpoint ?? "(mountpoint unknown)"} (not mounted)${w.url ? `  <- ${w.url}` : ""}\n`,
+          `${w.mountpoint === undefined ? "(mountpoint unknown)" : leftLabel(w)} (${dav ? "not running" : "not mounted"})${w.url ? `  <- ${w.url}` : ""}\n`,
         );
         if (w.saves > 0)
           process.stdout.write(
-            `  ${w.saves} ${w.saves === 1 ? "save waits" : "saves wait"} in ${w.cacheDir}; mount it again to send them\n`,
+            `  ${w.saves} ${w.saves === 1 ? "save waits" : "saves wait"} in ${w.cacheDir}; ${dav ? howToSend(w) : "mount it again to send them"}\n`,
           );
-        for (const c of w.unsent) process.stdout.write(`  ${describeUnsent(w.mountpoint, c, w.cacheDir)}\n`);
-        for (const r of w.refusals) process.stdout.write(`  ${describeRefusal(w.mountpoint, r)}\n`);
+        for (const c of w.unsent) process.stdout.write(`  ${describeUnsent(root, c, w.cacheDir)}\n`);
+        for (const r of w.refusals) process.stdout.write(`  ${describeRefusal(root, r)}\n`);
         for (const d of readJournalDamage(w.cacheDir))
           process.stdout.write(`  ${describeDamageForStatus(d)}\n`);
       }
