@@ -186,7 +186,7 @@ export function registerDav(program: Command): void {
         const left = vfs.stats().dirty;
         if (left > 0)
           process.stderr.write(
-            `txtfs: ${savesWord(left)} ${waitWord(left)} in ${cache}; ${left === 1 ? "it is" : "they are"} sent at the next start\n`,
+            `txtfs: ${savesWord(left)} for ${url} ${waitWord(left)} in ${cache}; ${left === 1 ? "it is" : "they are"} sent when txtfs dav is started again with --cache-dir ${cache} (txtfs status lists them)\n`,
           );
         await client.destroy();
         await stopServer?.();
