@@ -142,8 +142,18 @@ describe("txtfs unmount", () => {
     // A program that looks in the mount now waits: no daemon will ever answer.
     const blocked = sh(`ls ${q(m.mnt)}/never-looked-up.md`, { cwd: "/", timeoutMs: 60_000 });
     await expect.poll(() => waiting(connection), { timeout: 15_000, interval: 20 }).toBeGreaterThan(0);
-    // status no longer counts it as running; its record is kept for unmount.
-    expect((await runTxtfs(["status"], env)).stdout).not.toContain(`pid ${m.pid}`);
+    // status names it as a killed daemon's mount, with what waits in its cache dir (it answers at
+    // once: it never looks at the mount); its record is kept for unmount.
+    expect(await runTxtfs(["status"], env)).toMatchObject({
+      code: 0,
+      stdout:
+        `${m.mnt} (its daemon, pid ${m.pid}, is gone: programs on it get no answer; txtfs unmount ${m.mnt} ends it)  <- ${service.url}\n` +
+        `  1 save waits in ${dirs.cache}; mount it again to send them\n`,
+    });
+    const json = JSON.parse((await runTxtfs(["status", "--json"], env)).stdout);
+    expect(json).toMatchObject([
+      { mounted: false, daemonGone: { pid: m.pid }, mountpoint: m.mnt, waitingSaves: 1 },
+    ]);
     expect(records(dirs)).toEqual([`${m.pid}.json`]);
 
     const un = await runTxtfs(["unmount", m.mnt], env);
