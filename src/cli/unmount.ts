@@ -38,7 +38,7 @@ export function registerUnmount(program: Command): void {
   program
     .command("unmount <mountpoint>")
     .description(
-      "Unmount: the daemon delivers pending saves first. Saves it cannot deliver (the service unreachable) stay in the journal for the next mount: it says how many and where, and exits 1.",
+      "Unmount: the daemon delivers pending saves first. Saves it cannot deliver (the service unreachable) stay in the journal for the next mount: it says how many and where, and exits 1. A killed daemon's mount: its FUSE connection is aborted, then it is unmounted.",
     )
     .option(
       "--wait <seconds>",
