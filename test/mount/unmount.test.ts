@@ -67,6 +67,7 @@ const HOLD = `
 import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 pid = int(sys.argv[1])
+fuse = sys.argv[2] == "fuse"
 unix = set()
 with open("/proc/net/unix") as f:
     for line in f.readlines()[1:]:
@@ -78,7 +79,7 @@ for name in os.listdir(f"/proc/{pid}/fd"):
         link = os.readlink(f"/proc/{pid}/fd/{name}")
     except OSError:
         continue
-    if link == "/dev/fuse" or (link.startswith("socket:[") and link[8:-1] in unix):
+    if (fuse and link == "/dev/fuse") or (link.startswith("socket:[") and link[8:-1] in unix):
         fd = libc.syscall(438, pidfd, int(name), 0)
         if fd >= 0:
             held.append(link)
@@ -86,9 +87,12 @@ print("held", " ".join(sorted(set(held))), flush=True)
 sys.stdin.read()
 `;
 
-/** Starts the holder of `pid`'s FUSE descriptors; resolves once it holds them. Stopped after the test. */
-async function holdFuse(pid: number): Promise<void> {
-  const holder = spawn("python3", ["-c", HOLD, String(pid)], { stdio: ["pipe", "pipe", "inherit"] });
+/**
+ * Starts the holder of `pid`'s FUSE descriptors; resolves once it holds them. Stopped after the
+ * test. `sockets`: not /dev/fuse, so the kill ends the connection (ENOTCONN) but not the mount.
+ */
+async function holdFuse(pid: number, what: "fuse" | "sockets" = "fuse"): Promise<void> {
+  const holder = spawn("python3", ["-c", HOLD, String(pid), what], { stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise((r) => holder.once("exit", r));
   later(async () => {
     holder.kill("SIGKILL");
@@ -102,7 +106,7 @@ async function holdFuse(pid: number): Promise<void> {
     });
     void exited.then(() => reject(new Error(`the holder exited: ${out}`)));
   });
-  expect(line).toMatch(/^held .*\/dev\/fuse/);
+  expect(line).toMatch(what === "fuse" ? /^held .*\/dev\/fuse/ : /^held socket:/);
 }
 
 /** The requests waiting on FUSE connection `n`, as fusectl counts them. */
@@ -230,6 +234,35 @@ describe("txtfs unmount", () => {
     );
     expect(out).toBe("exit 0\n");
     expect(isMounted(m.mnt)).toBe(false);
+  });
+
+  it("a killed daemon's connection ended but its mount left (Transport endpoint is not connected): unmounted, exit 0", {
+    timeout: 90_000,
+  }, async () => {
+    const { dirs, service, env } = await setup("txtfs-unmount-enotconn-");
+    const m = await mount(dirs, { url: service.url, key: service.key });
+    expect((await sh("echo a > a.md", { cwd: m.mnt })).code).toBe(0);
+    expect((await runTxtfs(["sync", m.mnt], env)).code).toBe(0);
+    await holdFuse(m.pid, "sockets");
+    process.kill(m.pid, "SIGKILL");
+    await untilDead(m.pid);
+    expect(isMounted(m.mnt)).toBe(true);
+    const before = await sh(`stat ${q(m.mnt)}`, { cwd: "/", timeoutMs: 10_000 });
+    expect(before.stderr).toContain("Transport endpoint is not connected");
+    const un = await runTxtfs(["unmount", m.mnt], env);
+    expect(un.code, un.stderr).toBe(0);
+    expect(un.stdout).toBe("");
+    expect(un.stderr).toMatch(
+      new RegExp(
+        `^txtfs: the daemon of ${literal(m.mnt)} \\(pid ${m.pid}\\) is gone: its FUSE connection \\d+ is aborted\n$`,
+      ),
+    );
+    expect(isMounted(m.mnt)).toBe(false);
+    expect(await sh(`stat -c %F ${q(m.mnt)}`, { cwd: "/", timeoutMs: 10_000 })).toMatchObject({
+      code: 0,
+      stdout: "directory\n",
+    });
+    expect(records(dirs)).toEqual([]);
   });
 
   it("a daemon that runs is asked to stop: it delivers, unmounts and exits 0; nothing is aborted", {
