@@ -112,9 +112,15 @@ async function holdFuse(pid: number, what: "fuse" | "sockets" = "fuse"): Promise
 /** The requests waiting on FUSE connection `n`, as fusectl counts them. */
 const waiting = (n: string) => Number(readFileSync(`/sys/fs/fuse/connections/${n}/waiting`, "utf8"));
 
-/** Waits (bounded) until `pid` is gone or a zombie: the condition, not a fixed sleep. */
-async function untilDead(pid: number): Promise<void> {
-  await expect.poll(() => isDeadOrDying(pid), { timeout: 15_000, interval: 20 }).toBe(true);
+/**
+ * kill -9 of the daemon, and nothing else (no abort, no unmount from here); resolves once it is
+ * reaped: its files are closed by then (a dying process may still hold them), and nothing of it
+ * runs. Its record must count it as gone from then on.
+ */
+async function kill9(m: RunningMount): Promise<void> {
+  process.kill(m.pid, "SIGKILL");
+  await m.exited;
+  expect(isDeadOrDying(m.pid)).toBe(true);
 }
 
 describe("txtfs unmount", () => {
@@ -140,8 +146,7 @@ describe("txtfs unmount", () => {
 
     // kill -9, and nothing else: no abort, no unmount from here.
     await holdFuse(m.pid);
-    process.kill(m.pid, "SIGKILL");
-    await untilDead(m.pid);
+    await kill9(m);
     expect(isMounted(m.mnt)).toBe(true);
     // A program that looks in the mount now waits: no daemon will ever answer.
     const blocked = sh(`ls ${q(m.mnt)}/never-looked-up.md`, { cwd: "/", timeoutMs: 60_000 });
@@ -223,8 +228,7 @@ describe("txtfs unmount", () => {
       await done;
     });
     await holdFuse(m.pid);
-    process.kill(m.pid, "SIGKILL");
-    await untilDead(m.pid);
+    await kill9(m);
     shell.stdin!.end("go\n");
     expect(await done).toBe(0);
     expect(err).toMatch(
@@ -244,8 +248,7 @@ describe("txtfs unmount", () => {
     expect((await sh("echo a > a.md", { cwd: m.mnt })).code).toBe(0);
     expect((await runTxtfs(["sync", m.mnt], env)).code).toBe(0);
     await holdFuse(m.pid, "sockets");
-    process.kill(m.pid, "SIGKILL");
-    await untilDead(m.pid);
+    await kill9(m);
     expect(isMounted(m.mnt)).toBe(true);
     const before = await sh(`stat ${q(m.mnt)}`, { cwd: "/", timeoutMs: 10_000 });
     expect(before.stderr).toContain("Transport endpoint is not connected");
