@@ -9,7 +9,7 @@
 // cache dir still holds is said as above. A stopped `txtfs dav`'s cache dir is named by its URL.
 import { execFileSync } from "node:child_process";
 import type { Command } from "commander";
-import { abortFuseConnection, fuseConnectionOf } from "../lib/fuseConnection.ts";
+import { abortIfDaemonGone, describeGoneAbort } from "../lib/fuseConnection.ts";
 import { readJournal } from "../lib/journalFiles.ts";
 import { goneMounts, isDavRecord, listMounts, recordRoot, removeMountRecord } from "../lib/mountRegistry.ts";
 import { isFuseType, mountsAt } from "../lib/mountWatch.ts";
@@ -157,20 +157,9 @@ function endLeftMount(mountpoint: string): boolean {
   const gone = goneMounts().filter((r) => r.mountpoint === mountpoint && !isDavRecord(r));
   const top = mountsAt(mountpoint)?.at(-1);
   if (top && !isFuseType(top.fstype)) return false; // never another kind of mount
-  const own = top ? gone.find((r) => r.device === undefined || r.device === top.device) : undefined;
-  const connection = top ? fuseConnectionOf(top.device) : undefined;
-  if (own && connection !== undefined) {
-    try {
-      if (abortFuseConnection(connection) === "aborted")
-        process.stderr.write(
-          `txtfs: the daemon of ${mountpoint} (pid ${own.pid}) is gone: its FUSE connection ${connection} is aborted\n`,
-        );
-    } catch (err) {
-      process.stderr.write(
-        `txtfs: the daemon of ${mountpoint} (pid ${own.pid}) is gone, but its FUSE connection ${connection} could not be aborted (${(err as Error).message}): programs waiting on it may stay blocked\n`,
-      );
-    }
-  }
+  const ended = abortIfDaemonGone(mountpoint);
+  const said = ended && describeGoneAbort(mountpoint, ended);
+  if (said) process.stderr.write(`txtfs: ${said}\n`);
   // Not in the mount table (or no table to read): fusermount alone, as before, and it may refuse.
   const failed = forceUnmount(mountpoint, top !== undefined);
   if (failed === undefined) {

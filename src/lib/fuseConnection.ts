@@ -8,7 +8,8 @@
 // mountpoint itself (on a dead connection a stat of it hangs or fails with ENOTCONN).
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { mountsAt } from "./mountWatch.ts";
+import { goneMounts, isDavRecord } from "./mountRegistry.ts";
+import { isFuseType, mountsAt } from "./mountWatch.ts";
 
 const CONNECTIONS = "/sys/fs/fuse/connections";
 
@@ -44,4 +45,44 @@ export function abortFuseConnection(n: number): "aborted" | "gone" {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return "gone";
     throw new Error(`${CONNECTIONS}/${n}/abort: ${firstLine(err)}`);
   }
+}
+
+/** What `abortIfDaemonGone` did: the gone daemon's pid, its connection, and the abort's outcome. */
+export interface GoneDaemonAbort {
+  pid: number;
+  connection: number;
+  /** Why the abort failed (one line); absent: aborted, or it had ended already. */
+  failed?: string;
+  /** The connection was still up (it had not ended with the daemon). */
+  aborted: boolean;
+}
+
+/**
+ * Aborts the FUSE connection of the mount on `mountpoint` only when a record says it is the one of
+ * a txtfs daemon now gone (pid gone, a zombie, or reused; the device it recorded is the mount's).
+ * Never for another kind of mount, another daemon's, or one no record names.
+ */
+export function abortIfDaemonGone(mountpoint: string): GoneDaemonAbort | undefined {
+  const top = mountsAt(mountpoint)?.at(-1);
+  if (!top || !isFuseType(top.fstype)) return undefined;
+  const own = goneMounts().find(
+    (r) =>
+      r.mountpoint === mountpoint && !isDavRecord(r) && (r.device === undefined || r.device === top.device),
+  );
+  const connection = fuseConnectionOf(top.device);
+  if (!own || connection === undefined) return undefined;
+  try {
+    return { pid: own.pid, connection, aborted: abortFuseConnection(connection) === "aborted" };
+  } catch (err) {
+    return { pid: own.pid, connection, aborted: false, failed: (err as Error).message };
+  }
+}
+
+/** One line of what `abortIfDaemonGone` did (undefined: nothing worth saying, the connection was gone). */
+export function describeGoneAbort(mountpoint: string, a: GoneDaemonAbort): string | undefined {
+  if (a.failed)
+    return `the daemon of ${mountpoint} (pid ${a.pid}) is gone, but its FUSE connection ${a.connection} could not be aborted (${a.failed}): programs waiting on it may stay blocked`;
+  return a.aborted
+    ? `the daemon of ${mountpoint} (pid ${a.pid}) is gone: its FUSE connection ${a.connection} is aborted`
+    : undefined;
 }

@@ -100,7 +100,14 @@ function readRecords(): { rec: MountRecord; running: boolean }[] {
       else removeMountRecord(rec.pid);
     } catch {}
   }
-  return out;
+  // A mount on that mountpoint by a running daemon is that daemon's (a device number is reused
+  // once its mount is gone): the dead daemon's record has nothing left to end.
+  const live = new Set(out.filter((r) => r.running).map((r) => r.rec.mountpoint));
+  return out.filter((r) => {
+    if (r.running || !live.has(r.rec.mountpoint)) return true;
+    removeMountRecord(r.rec.pid);
+    return false;
+  });
 }
 
 /** Records of running mounts; records left by dead (dying, zombie) processes or reused pids are dropped. */

@@ -268,6 +268,36 @@ describe("txtfs unmount", () => {
     expect(records(dirs)).toEqual([]);
   });
 
+  it("txtfs mount on a killed daemon's mount that still waits aborts its connection, cleans it and mounts", {
+    timeout: 90_000,
+  }, async () => {
+    const { dirs, service, env } = await setup("txtfs-unmount-remount-");
+    const m = await mount(dirs, { url: service.url, key: service.key });
+    const connection = deviceOf(m.mnt)!.split(":")[1]!;
+    expect((await sh("echo a > a.md", { cwd: m.mnt })).code).toBe(0);
+    expect((await runTxtfs(["sync", m.mnt], env)).code).toBe(0);
+    await holdFuse(m.pid);
+    await kill9(m);
+    const blocked = sh(`ls ${q(m.mnt)}/never-looked-up.md`, { cwd: "/", timeoutMs: 60_000 });
+    await expect.poll(() => waiting(connection), { timeout: 15_000, interval: 20 }).toBeGreaterThan(0);
+
+    const m2 = await mount(dirs, { url: service.url, key: service.key });
+    expect(m2.stderr()).toContain(
+      `txtfs: the daemon of ${m.mnt} (pid ${m.pid}) is gone: its FUSE connection ${connection} is aborted\n`,
+    );
+    expect((await blocked).stderr).toMatch(
+      /Transport endpoint is not connected|Software caused connection abort/,
+    );
+    expect(await sh("cat a.md", { cwd: m2.mnt })).toMatchObject({ code: 0, stdout: "a\n" });
+    // The dead daemon's record goes once a running one mounts there (its device may be the same
+    // number again): status names only the new mount.
+    const status = await runTxtfs(["status"], env);
+    expect(status.stdout).toMatch(new RegExp(`^${literal(m.mnt)}  <- .*\\(pid ${m2.pid}, `));
+    expect(status.stdout).not.toContain("is gone");
+    expect(records(dirs)).toEqual([`${m2.pid}.json`]);
+    expect(await m2.stop()).toBe(0);
+  });
+
   it("a daemon that runs is asked to stop: it delivers, unmounts and exits 0; nothing is aborted", {
     timeout: 90_000,
   }, async () => {
