@@ -22,6 +22,8 @@ export interface DaemonIdentity {
   cacheDir: string;
   /** When the daemon started (ms since the epoch). */
   started: number;
+  /** A mount's st_dev, "0:MINOR" (its FUSE connection), as /proc/self/mountinfo says once mounted. */
+  device?: string;
 }
 
 export interface Announcement {
@@ -43,7 +45,7 @@ export interface Announcement {
  */
 export async function announceDaemon(vfs: Vfs, who: DaemonIdentity, log: Logger): Promise<Announcement> {
   const { serveControl } = await import("../lib/mountControl.ts");
-  const { kind, mountpoint, url, cacheDir, started } = who;
+  const { kind, mountpoint, url, cacheDir, started, device } = who;
   const refusals = new RefusalRecords(cacheDir, vfs, log);
   let control: Server | undefined = await serveControl(
     cacheDir,
@@ -100,6 +102,7 @@ export async function announceDaemon(vfs: Vfs, who: DaemonIdentity, log: Logger)
       unreachableSince: vfs.unreachableSince(),
       refusedMetadata: vfs.refusedMetadata(),
       unsent: refusals.kept(),
+      ...(device ? { device } : {}),
     });
   let timer: NodeJS.Timeout | undefined;
   const closeControl = () => {

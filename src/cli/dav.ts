@@ -4,12 +4,13 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { join } from "node:path";
 import { type Command, Option } from "commander";
+import { recordCacheOwner, rememberCacheDir } from "../lib/cacheDirs.ts";
 import { LOG_LEVELS } from "../lib/logLevels.ts";
 import { recordRoot } from "../lib/mountRegistry.ts";
 import { cacheDir, dataDir } from "../lib/paths.ts";
 import { announceDaemon } from "./announceDaemon.ts";
 import { readCliConfig, resolveCredentials } from "./credentials.ts";
-import { mountCacheDir } from "./mountIdentity.ts";
+import { keyHash, mountCacheDir } from "./mountIdentity.ts";
 import { describeRefusal, savesWord, waitWord } from "./notOnService.ts";
 import { logFormatOption, parsePollWait, parseSize, parseUrl, UsageError } from "./options.ts";
 import { checkCacheDirWritable, explainConnectError } from "./preflight.ts";
@@ -156,6 +157,10 @@ export function registerDav(program: Command): void {
       await vfs.start((message) => process.stderr.write(`txtfs: ${message}\n`));
       const server = dav.createDavServer({ site: site.vfsSite(vfs, cache), key, log, tls });
       const served = await dav.listen(server, host, port, Boolean(tls));
+      // Before the first PUT can be journalled: once this server is stopped or killed, status, sync
+      // and unmount name its cache dir by the URL it served (src/lib/cacheDirs.ts), as a mount's.
+      if (!opts.cacheDir) recordCacheOwner(cache, { keyHash: keyHash(key), mountpoint: served, kind: "dav" });
+      rememberCacheDir({ cacheDir: cache, mountpoint: served, url, kind: "dav" });
       // Known to status, sync and unmount as a mount is, by the URL it serves (announceDaemon.ts).
       const announced = await announceDaemon(
         vfs,
@@ -181,7 +186,7 @@ export function registerDav(program: Command): void {
         const left = vfs.stats().dirty;
         if (left > 0)
           process.stderr.write(
-            `txtfs: ${savesWord(left)} ${waitWord(left)} in ${cache}; ${left === 1 ? "it is" : "they are"} sent at the next start\n`,
+            `txtfs: ${savesWord(left)} for ${url} ${waitWord(left)} in ${cache}; ${left === 1 ? "it is" : "they are"} sent when txtfs dav is started again with --cache-dir ${cache} (txtfs status lists them)\n`,
           );
         await client.destroy();
         await stopServer?.();

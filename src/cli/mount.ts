@@ -340,9 +340,13 @@ export function registerMount(program: Command): void {
       // Known to status, sync and unmount: its control socket and its record. Refused saves whose
       // bytes only a local copy holds, also from earlier mounts, are reported by them until the copy
       // is moved or deleted (recorded in the cache dir).
+      // Its device names its FUSE connection: `txtfs unmount` aborts that one alone once this
+      // daemon is gone (killed, or a zombie), never another mount's.
+      const { mountsAt, isFuseType } = await lazy.watch();
+      const device = (mountsAt(mountpoint) ?? []).filter((m) => isFuseType(m.fstype)).at(-1)?.device;
       const announced = await announceDaemon(
         vfs,
-        { kind: "mount", mountpoint, url, cacheDir: cache, started },
+        { kind: "mount", mountpoint, url, cacheDir: cache, started, device },
         log,
       );
       favourMemoryFromNowOn();

@@ -1,12 +1,13 @@
 // What is not on the service yet in a cache dir no running mount uses (an unmount or a kill while
 // the service was unreachable, or a save it refused): saves waiting in the journal, counted from
 // disk, and refused saves whose bytes only a local copy holds. Found through the cache dirs mounts
-// recorded and in the default cache root. `txtfs status`, `sync` and `unmount` say the same.
+// (and `txtfs dav` servers, named by their URL) recorded and in the default cache root. `txtfs
+// status`, `sync` and `unmount` say the same.
 import { resolve } from "node:path";
 import { knownCacheDirs } from "../lib/cacheDirs.ts";
 import { describeDamage, type JournalDamage } from "../lib/journalDamage.ts";
 import { readJournal } from "../lib/journalFiles.ts";
-import type { MountRecord } from "../lib/mountRegistry.ts";
+import { type MountKind, type MountRecord, recordRoot } from "../lib/mountRegistry.ts";
 import { cacheDir } from "../lib/paths.ts";
 import {
   type Refusal,
@@ -17,7 +18,10 @@ import {
 
 export interface UnmountedCacheDir {
   cacheDir: string;
+  /** A mount's directory, or the URL a stopped `txtfs dav` served. */
   mountpoint?: string;
+  /** Absent: a mount (or a dir nothing recorded). */
+  kind?: MountKind;
   url?: string;
   /** Saves waiting in its journal. */
   saves: number;
@@ -44,9 +48,28 @@ export function notOnServiceUnmounted(mounts: MountRecord[]): UnmountedCacheDir[
     .filter((d) => d.saves > 0 || d.unsent.length > 0 || d.refusals.length > 0);
 }
 
+const isDavDir = (
+  w: Pick<UnmountedCacheDir, "kind" | "mountpoint">,
+): w is { kind: "dav"; mountpoint: string } => w.kind === "dav" && w.mountpoint !== undefined;
+
+/** How it is named: its mountpoint, "WebDAV URL" (a stopped `txtfs dav`), or else its cache dir. */
+export const leftLabel = (w: UnmountedCacheDir) =>
+  isDavDir(w) ? `WebDAV ${w.mountpoint}` : (w.mountpoint ?? w.cacheDir);
+
+/** What its paths are put after: the mountpoint, or a dav server's URL without its last "/". */
+export const leftRoot = (w: UnmountedCacheDir) => (isDavDir(w) ? recordRoot(w) : w.mountpoint);
+
+/** "mount DIR again to send them", or "start txtfs dav again with --cache-dir CACHE to send them". */
+export function howToSend(w: UnmountedCacheDir): string {
+  const them = w.saves === 1 ? "it" : "them";
+  return isDavDir(w)
+    ? `start txtfs dav again with --cache-dir ${w.cacheDir} to send ${them}`
+    : `mount ${w.mountpoint ?? "it"} again to send ${them}`;
+}
+
 /** "3 saves for URL wait in DIR; mount MOUNTPOINT again to send them". */
 export function describeWaiting(w: UnmountedCacheDir): string {
-  return `${savesWord(w.saves)}${w.url ? ` for ${w.url}` : ""} ${waitWord(w.saves)} in ${w.cacheDir}; mount ${w.mountpoint ?? "it"} again to send ${w.saves === 1 ? "it" : "them"}`;
+  return `${savesWord(w.saves)}${w.url ? ` for ${w.url}` : ""} ${waitWord(w.saves)} in ${w.cacheDir}; ${howToSend(w)}`;
 }
 
 /**

@@ -2,6 +2,7 @@
 // errors that say which URL, which credential and where it came from, and what to do next.
 import { rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { abortIfDaemonGone, describeGoneAbort } from "../lib/fuseConnection.ts";
 import { listMounts } from "../lib/mountRegistry.ts";
 import { mountsAt } from "../lib/mountWatch.ts";
 
@@ -31,6 +32,11 @@ export function checkNotMounted(mountpoint: string): void {
       `${mountpoint} was unmounted, and its daemon (pid ${own.pid}) is still delivering its saves; mount again once it has exited (txtfs status)`,
     );
   }
+  // A killed daemon's mount whose connection its record names: aborted before anything looks at it
+  // (a zombie holding it would make the stat below wait for good); then it is a dead mount.
+  const ended = abortIfDaemonGone(mountpoint);
+  const said = ended && describeGoneAbort(mountpoint, ended);
+  if (said) process.stderr.write(`txtfs: ${said}\n`);
   try {
     statSync(mountpoint); // a dead mount (ENOTCONN) is cleaned by the mount itself; only live ones count
   } catch {

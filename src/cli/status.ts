@@ -6,15 +6,19 @@
 import type { Command } from "commander";
 import { readJournalDamage } from "../lib/journalDamage.ts";
 import { readJournal } from "../lib/journalFiles.ts";
-import { listMounts, type MountRecord, recordLabel, recordRoot } from "../lib/mountRegistry.ts";
+import { goneMounts, listMounts, type MountRecord, recordLabel, recordRoot } from "../lib/mountRegistry.ts";
 import { readUnreportedRefusals, type UnsentCopy } from "../lib/refusedSaves.ts";
 import {
   describeDamageForStatus,
   describeFaultForStatus,
   describeRefusal,
   describeUnsent,
+  howToSend,
   type JournalFaultInfo,
+  leftLabel,
+  leftRoot,
   notOnServiceUnmounted,
+  type UnmountedCacheDir,
 } from "./notOnService.ts";
 
 /** A daemon busy for longer than this is counted from disk. */
@@ -45,6 +49,9 @@ export function registerStatus(program: Command): void {
     .action(async (opts: { json?: boolean }) => {
       const mounts = listMounts();
       const unmounted = notOnServiceUnmounted(mounts);
+      // Killed daemons whose mounts are still there (programs on them get no answer).
+      const gone = goneMounts();
+      const goneAt = (mountpoint?: string) => gone.find((g) => g.mountpoint === mountpoint);
       const { requestStats } = await import("../lib/mountControl.ts");
       if (opts.json) {
         // Each daemon answers on its control socket; one that does not (busy, older txtfs) keeps
@@ -56,8 +63,20 @@ export function registerStatus(program: Command): void {
             live: await requestStats(m.cacheDir).catch((err: Error) => ({ error: err.message })),
           })),
         );
-        const waiting = unmounted.map((w) => ({
+        const left: UnmountedCacheDir[] = gone
+          .filter((g) => !unmounted.some((w) => w.mountpoint === g.mountpoint))
+          .map((g) => ({
+            cacheDir: g.cacheDir,
+            mountpoint: g.mountpoint,
+            url: g.url,
+            saves: 0,
+            unsent: [],
+            refusals: [],
+          }));
+        const waiting = [...unmounted, ...left].map((w) => ({
           mounted: false,
+          ...(goneAt(w.mountpoint) ? { daemonGone: { pid: goneAt(w.mountpoint)!.pid } } : {}),
+          kind: w.kind ?? "mount",
           mountpoint: w.mountpoint ?? null,
           url: w.url ?? null,
           cacheDir: w.cacheDir,
@@ -68,7 +87,7 @@ export function registerStatus(program: Command): void {
         process.stdout.write(`${JSON.stringify([...out, ...waiting], null, 2)}\n`);
         return;
       }
-      if (mounts.length === 0 && unmounted.length === 0) {
+      if (mounts.length === 0 && unmounted.length === 0 && gone.length === 0) {
         process.stdout.write("no txtfs mounts\n");
         return;
       }
@@ -78,16 +97,26 @@ export function registerStatus(program: Command): void {
         ),
       );
       for (const [i, m] of mounts.entries()) printMount(m, lives[i] as Live);
+      const goneLine = (g: MountRecord) =>
+        `${g.mountpoint} (its daemon, pid ${g.pid}, is gone: programs on it get no answer; txtfs unmount ${g.mountpoint} ends it)  <- ${g.url}\n`;
+      for (const g of gone)
+        if (!unmounted.some((w) => w.mountpoint === g.mountpoint)) process.stdout.write(goneLine(g));
       for (const w of unmounted) {
+        // A stopped `txtfs dav`'s cache dir is named by the URL it served, and started again to send.
+        const dav = w.kind === "dav" && w.mountpoint !== undefined;
+        const root = leftRoot(w);
+        const killed = goneAt(w.mountpoint);
         process.stdout.write(
-          `${w.mountpoint ?? "(mountpoint unknown)"} (not mounted)${w.url ? `  <- ${w.url}` : ""}\n`,
+          killed
+            ? goneLine(killed)
+            : `${w.mountpoint === undefined ? "(mountpoint unknown)" : leftLabel(w)} (${dav ? "not running" : "not mounted"})${w.url ? `  <- ${w.url}` : ""}\n`,
         );
         if (w.saves > 0)
           process.stdout.write(
-            `  ${w.saves} ${w.saves === 1 ? "save waits" : "saves wait"} in ${w.cacheDir}; mount it again to send them\n`,
+            `  ${w.saves} ${w.saves === 1 ? "save waits" : "saves wait"} in ${w.cacheDir}; ${dav ? howToSend(w) : "mount it again to send them"}\n`,
           );
-        for (const c of w.unsent) process.stdout.write(`  ${describeUnsent(w.mountpoint, c, w.cacheDir)}\n`);
-        for (const r of w.refusals) process.stdout.write(`  ${describeRefusal(w.mountpoint, r)}\n`);
+        for (const c of w.unsent) process.stdout.write(`  ${describeUnsent(root, c, w.cacheDir)}\n`);
+        for (const r of w.refusals) process.stdout.write(`  ${describeRefusal(root, r)}\n`);
         for (const d of readJournalDamage(w.cacheDir))
           process.stdout.write(`  ${describeDamageForStatus(d)}\n`);
       }

@@ -10,6 +10,8 @@ import {
   describeStillWaiting,
   describeUnsent,
   describeWaiting,
+  leftLabel,
+  leftRoot,
   notOnServiceUnmounted,
 } from "./notOnService.ts";
 import { parseSeconds } from "./options.ts";
@@ -75,16 +77,18 @@ export function registerSync(program: Command): void {
         );
       }
       for (const w of unmounted) {
-        const where = w.mountpoint ?? w.cacheDir;
+        // A stopped `txtfs dav`'s is named by its URL ("WebDAV URL"), its paths under it.
+        const where = leftLabel(w);
+        const root = leftRoot(w);
         pending += w.saves;
         if (w.saves > 0) process.stdout.write(`${where}: ${describeWaiting(w)}\n`);
         for (const c of w.unsent) {
           refused++;
-          process.stdout.write(`${where}: ${describeUnsent(w.mountpoint, c, w.cacheDir)}\n`);
+          process.stdout.write(`${where}: ${describeUnsent(root, c, w.cacheDir)}\n`);
         }
         for (const r of takeUnreportedRefusals(w.cacheDir)) {
           refused++;
-          process.stdout.write(`${where}: ${describeRefusal(w.mountpoint, r)}\n`);
+          process.stdout.write(`${where}: ${describeRefusal(root, r)}\n`);
         }
       }
       if (pending > 0 || refused > 0) process.exitCode = 1;

@@ -3,10 +3,16 @@
 // rclone's does with uploads left in its cache), but it is never silent: how many saves wait and
 // where, on stderr, and exit 1 (as `git push` fails while the commits stay); `--wait N` keeps
 // trying for N seconds first, as `txtfs sync --timeout N` does.
+// A mount whose daemon is gone (killed -9: its record names a pid that is gone or a zombie) has
+// its FUSE connection aborted first (a killed daemon can stay a zombie with the connection open,
+// and every program waiting on the mount would wait for good), then it is unmounted; what its
+// cache dir still holds is said as above. A stopped `txtfs dav`'s cache dir is named by its URL.
 import { execFileSync } from "node:child_process";
 import type { Command } from "commander";
+import { abortIfDaemonGone, describeGoneAbort } from "../lib/fuseConnection.ts";
 import { readJournal } from "../lib/journalFiles.ts";
-import { isDavRecord, listMounts } from "../lib/mountRegistry.ts";
+import { goneMounts, isDavRecord, listMounts, recordRoot, removeMountRecord } from "../lib/mountRegistry.ts";
+import { isFuseType, mountsAt } from "../lib/mountWatch.ts";
 import {
   type Refusal,
   readUnsentCopies,
@@ -17,8 +23,10 @@ import { isUrlArgument, mountOrUrl } from "./mountOrUrl.ts";
 import {
   describeRefusal,
   describeUnsent,
+  howToSend,
   notOnServiceUnmounted,
   savesWord,
+  type UnmountedCacheDir,
   waitWord,
 } from "./notOnService.ts";
 import { parseSeconds, UsageError } from "./options.ts";
@@ -30,7 +38,7 @@ export function registerUnmount(program: Command): void {
   program
     .command("unmount <mountpoint>")
     .description(
-      "Unmount: the daemon delivers pending saves first. Saves it cannot deliver (the service unreachable) stay in the journal for the next mount: it says how many and where, and exits 1.",
+      "Unmount: the daemon delivers pending saves first. Saves it cannot deliver (the service unreachable) stay in the journal for the next mount: it says how many and where, and exits 1. A killed daemon's mount: its FUSE connection is aborted, then it is unmounted.",
     )
     .option(
       "--wait <seconds>",
@@ -46,12 +54,22 @@ export function registerUnmount(program: Command): void {
         throw new UsageError(
           `${mountpoint} is served by txtfs dav (pid ${rec.pid}), not mounted: stop that process (Ctrl-C, or kill ${rec.pid}) and it delivers its saves first`,
         );
-      if (!rec && isUrlArgument(mountpoint))
-        throw new UsageError(`${mountpoint} is not a running txtfs dav server (txtfs status lists them)`);
+      if (!rec && isUrlArgument(mountpoint)) {
+        // A stopped (or killed) `txtfs dav` on this URL: what its cache dir still holds.
+        const left = notOnServiceUnmounted(listMounts()).filter(
+          (d) => d.kind === "dav" && d.mountpoint === mountpoint,
+        );
+        if (left.length === 0)
+          throw new UsageError(`${mountpoint} is not a running txtfs dav server (txtfs status lists them)`);
+        for (const w of left) reportDavLeftBehind(w);
+        return;
+      }
       if (!rec) {
         // No daemon to ask (killed, or already unmounted): what a cache dir of this mountpoint holds.
-        const left = notOnServiceUnmounted(listMounts()).filter((d) => d.mountpoint === mountpoint);
-        if (!lazyUnmount(mountpoint) && left.length === 0)
+        const left = notOnServiceUnmounted(listMounts()).filter(
+          (d) => d.kind !== "dav" && d.mountpoint === mountpoint,
+        );
+        if (!endLeftMount(mountpoint) && left.length === 0)
           throw new Error(`${mountpoint} is not a txtfs mount`);
         for (const w of left)
           reportLeftBehind(
@@ -114,13 +132,65 @@ function reportLeftBehind(
   if (saves > 0 || unsent.length > 0 || refusals.length > 0) process.exitCode = 1;
 }
 
-/** A mount without a daemon record (its daemon killed): the kernel's mount goes. False: none there. */
-function lazyUnmount(mountpoint: string): boolean {
-  for (const flags of ["-u", "-uz"]) {
-    try {
-      execFileSync("fusermount", [flags, mountpoint], { stdio: "pipe" });
-      return true;
-    } catch {}
+/** What a stopped `txtfs dav` left in its cache dir: on stderr, and exit 1. */
+function reportDavLeftBehind(w: UnmountedCacheDir): void {
+  const label = `WebDAV ${w.mountpoint}`;
+  const root = recordRoot({ kind: "dav", mountpoint: w.mountpoint ?? "" });
+  if (w.saves > 0)
+    process.stderr.write(
+      `txtfs: ${label} is not running, but ${savesWord(w.saves)}${w.url ? ` for ${w.url}` : ""} ${waitWord(w.saves)} in ${w.cacheDir}; ${howToSend(w)} (txtfs status lists them)\n`,
+    );
+  for (const c of w.unsent) process.stderr.write(`txtfs: ${describeUnsent(root, c, w.cacheDir)}\n`);
+  for (const r of takeUnreportedRefusals(w.cacheDir))
+    process.stderr.write(`txtfs: ${describeRefusal(root, r)}\n`);
+  process.exitCode = 1;
+}
+
+/**
+ * A mount without a running daemon (killed, or unmounted already) goes. Its FUSE connection is
+ * aborted first, only when a record says it is that of a txtfs daemon now gone: a killed daemon
+ * may be a zombie still holding it, and then programs waiting on the mount would wait for good,
+ * also after a lazy unmount. The mountpoint is never looked at (its stat would hang, or fail
+ * with ENOTCONN): the mount table says what is there. False: nothing was mounted there.
+ */
+function endLeftMount(mountpoint: string): boolean {
+  const gone = goneMounts().filter((r) => r.mountpoint === mountpoint && !isDavRecord(r));
+  const top = mountsAt(mountpoint)?.at(-1);
+  if (top && !isFuseType(top.fstype)) return false; // never another kind of mount
+  const ended = abortIfDaemonGone(mountpoint);
+  const said = ended && describeGoneAbort(mountpoint, ended);
+  if (said) process.stderr.write(`txtfs: ${said}\n`);
+  // Not in the mount table (or no table to read): fusermount alone, as before, and it may refuse.
+  const failed = forceUnmount(mountpoint, top !== undefined);
+  if (failed === undefined) {
+    for (const r of gone) removeMountRecord(r.pid);
+    return true;
   }
+  if (top) throw new Error(`${mountpoint} has no running daemon and could not be unmounted: ${failed}`);
   return false;
+}
+
+/**
+ * fusermount -u; a busy mount (a program's working directory in it) is detached lazily, with
+ * umount -l too when the mount table shows one there. Undefined: unmounted; else why not.
+ */
+function forceUnmount(mountpoint: string, inTable: boolean): string | undefined {
+  const tries: [string, string[]][] = [
+    ["fusermount", ["-u", mountpoint]],
+    ["fusermount", ["-uz", mountpoint]],
+    ...(inTable ? ([["umount", ["-l", mountpoint]]] as [string, string[]][]) : []),
+  ];
+  let why = "";
+  for (const [cmd, args] of tries) {
+    try {
+      execFileSync(cmd, args, { stdio: "pipe" });
+      return undefined;
+    } catch (err) {
+      why =
+        String((err as { stderr?: Buffer }).stderr ?? "")
+          .trim()
+          .split("\n")[0] || (err as Error).message;
+    }
+  }
+  return why;
 }

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import type { MountKind } from "./mountRegistry.ts";
 import { configDir } from "./paths.ts";
 
 /**
@@ -15,7 +16,10 @@ import { configDir } from "./paths.ts";
  */
 export interface CacheOwner {
   keyHash: string;
+  /** A mount's directory, or the URL a `txtfs dav` served (`http://127.0.0.1:PORT/`). */
   mountpoint: string;
+  /** Absent: a mount. */
+  kind?: MountKind;
 }
 
 const ownerFile = (dir: string) => join(dir, "owner.json");
@@ -35,10 +39,13 @@ export function readCacheOwner(dir: string): CacheOwner | undefined {
   }
 }
 
-/** A cache dir as a mount recorded it when it started. */
+/** A cache dir as a mount (or a `txtfs dav`) recorded it when it started. */
 export interface KnownCacheDir {
   cacheDir: string;
+  /** A mount's directory, or the URL a `txtfs dav` served. */
   mountpoint?: string;
+  /** Absent: a mount (or a dir no daemon recorded). */
+  kind?: MountKind;
   /** The service its saves go to (absent: a dir found in the cache root that no mount recorded). */
   url?: string;
   lastMountedAt?: string;
@@ -48,7 +55,12 @@ const recordsDir = () => join(configDir(), "caches");
 const recordFile = (cacheDir: string) =>
   join(recordsDir(), `${createHash("sha256").update(resolve(cacheDir)).digest("hex").slice(0, 16)}.json`);
 
-export function rememberCacheDir(dir: { cacheDir: string; mountpoint: string; url: string }): void {
+export function rememberCacheDir(dir: {
+  cacheDir: string;
+  mountpoint: string;
+  url: string;
+  kind?: MountKind;
+}): void {
   const record: KnownCacheDir = {
     ...dir,
     cacheDir: resolve(dir.cacheDir),
@@ -94,7 +106,12 @@ export function knownCacheDirs(defaultRoot: string): KnownCacheDir[] {
   for (const name of inRoot) {
     const dir = resolve(defaultRoot, name);
     if (found.has(dir) || !isDir(join(dir, "journal"))) continue;
-    found.set(dir, { cacheDir: dir, mountpoint: readCacheOwner(dir)?.mountpoint });
+    const owner = readCacheOwner(dir);
+    found.set(dir, {
+      cacheDir: dir,
+      mountpoint: owner?.mountpoint,
+      ...(owner?.kind ? { kind: owner.kind } : {}),
+    });
   }
   return [...found.values()];
 }

@@ -3,6 +3,7 @@
 // find them.
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { isFuseType, mountsAt } from "./mountWatch.ts";
 import { configDir } from "./paths.ts";
 import { isRunningSince, isSameProcess, type ProcessIdentity } from "./processLiveness.ts";
 import type { UnsentCopy } from "./refusedSaves.ts";
@@ -35,6 +36,11 @@ export interface MountRecord {
   refusedMetadata?: { path: string; reason: string; at: string }[];
   /** Refused saves whose bytes are still only in their local copy (`NAME.unsent`), also from earlier mounts. */
   unsent?: UnsentCopy[];
+  /**
+   * A mount's st_dev as the kernel reports it once mounted ("0:MINOR", /proc/self/mountinfo): the
+   * minor is its FUSE connection, which `txtfs unmount` aborts once this daemon is gone.
+   */
+  device?: string;
 }
 
 export const isDavRecord = (rec: Pick<MountRecord, "kind">) => rec.kind === "dav";
@@ -65,21 +71,58 @@ function isRecordOwnerRunning(rec: MountRecord): boolean {
   return rec.process ? isSameProcess(rec.pid, rec.process) : isRunningSince(rec.pid, rec.startedAt);
 }
 
-/** Records of running mounts; records left by dead (dying, zombie) processes or reused pids are dropped. */
-export function listMounts(): MountRecord[] {
+/**
+ * The mount of a record whose daemon is gone (a kill -9) is still there: the same FUSE mount
+ * (by its device, when recorded) on its mountpoint. Its record is kept for `txtfs unmount`, the
+ * evidence that the connection there is this dead daemon's and may be aborted.
+ */
+function isLeftMounted(rec: MountRecord): boolean {
+  if (isDavRecord(rec)) return false;
+  return (mountsAt(rec.mountpoint) ?? []).some(
+    (m) => isFuseType(m.fstype) && (rec.device === undefined || m.device === rec.device),
+  );
+}
+
+/** Every record, with whether its daemon runs; records of dead daemons with no mount left are removed. */
+function readRecords(): { rec: MountRecord; running: boolean }[] {
   let names: string[];
   try {
     names = readdirSync(dir());
   } catch {
     return [];
   }
-  const out: MountRecord[] = [];
+  const out: { rec: MountRecord; running: boolean }[] = [];
   for (const name of names.filter((n) => n.endsWith(".json"))) {
     try {
       const rec = JSON.parse(readFileSync(join(dir(), name), "utf8")) as MountRecord;
-      if (isRecordOwnerRunning(rec)) out.push(rec);
+      if (isRecordOwnerRunning(rec)) out.push({ rec, running: true });
+      else if (isLeftMounted(rec)) out.push({ rec, running: false });
       else removeMountRecord(rec.pid);
     } catch {}
   }
-  return out;
+  // A mount on that mountpoint by a running daemon is that daemon's (a device number is reused
+  // once its mount is gone): the dead daemon's record has nothing left to end.
+  const live = new Set(out.filter((r) => r.running).map((r) => r.rec.mountpoint));
+  return out.filter((r) => {
+    if (r.running || !live.has(r.rec.mountpoint)) return true;
+    removeMountRecord(r.rec.pid);
+    return false;
+  });
+}
+
+/** Records of running mounts; records left by dead (dying, zombie) processes or reused pids are dropped. */
+export function listMounts(): MountRecord[] {
+  return readRecords()
+    .filter((r) => r.running)
+    .map((r) => r.rec);
+}
+
+/**
+ * Records of mounts whose daemon is gone (killed: the pid is gone, a zombie, or reused) while
+ * their FUSE mount is still on the mountpoint: what `txtfs unmount` ends.
+ */
+export function goneMounts(): MountRecord[] {
+  return readRecords()
+    .filter((r) => !r.running)
+    .map((r) => r.rec);
 }

@@ -130,3 +130,89 @@ it("a save waiting for the service: status counts it, sync names the dav server 
   expect(await dav.stop()).toBe(0);
   expect(records(d)).toEqual([]);
 });
+
+it("a txtfs dav killed with a save waiting: status, sync and unmount name its cache dir by its URL and say to start it again", {
+  timeout: 90_000,
+}, async () => {
+  const d = makeMountDirs("txtfs-dav-status-stopped-");
+  dirs = d;
+  // The CLI's default cache root is elsewhere: only what the dav server recorded leads to its cache dir.
+  const env = { ...txtfsEnv(d), TXTFS_CACHE: join(d.base, "default-cache") };
+  const first = await spawnServeWithKey(d.data);
+  running.push(first);
+  const port = new URL(first.url).port;
+  const service = { url: first.url, key: first.key };
+  const dav = await startDav(d, { service });
+  running.push(dav);
+  await first.stop(); // the service goes away: the save can only wait in the journal
+  expect((await dav.dav("PUT", "/kept.md", { body: "kept\n" })).status).toBe(201);
+  await dav.kill();
+
+  const hint = `start txtfs dav again with --cache-dir ${d.cache} to send it`;
+  const status = await runTxtfs(["status"], env);
+  expect(status).toMatchObject({
+    code: 0,
+    stdout: `WebDAV ${dav.url} (not running)  <- ${service.url}\n  1 save waits in ${d.cache}; ${hint}\n`,
+  });
+  expect(records(d)).toEqual([]); // its record was dropped (its pid is gone): the cache dir's own record names it
+  const json = JSON.parse((await runTxtfs(["status", "--json"], env)).stdout);
+  expect(json).toEqual([
+    {
+      mounted: false,
+      kind: "dav",
+      mountpoint: dav.url,
+      url: service.url,
+      cacheDir: d.cache,
+      waitingSaves: 1,
+      unsent: [],
+      refusals: [],
+    },
+  ]);
+  const waitingLine = `WebDAV ${dav.url}: 1 save for ${service.url} waits in ${d.cache}; ${hint}\n`;
+  for (const args of [["sync"], ["sync", dav.url], ["sync", dav.url.replace(/\/$/, "")]])
+    expect(await runTxtfs(args, env)).toMatchObject({ code: 1, stdout: waitingLine, stderr: "" });
+  for (const arg of [dav.url, dav.url.replace(/\/$/, "")])
+    expect(await runTxtfs(["unmount", arg], env)).toMatchObject({
+      code: 1,
+      stdout: "",
+      stderr: `txtfs: WebDAV ${dav.url} is not running, but 1 save for ${service.url} waits in ${d.cache}; ${hint} (txtfs status lists them)\n`,
+    });
+
+  // Started again as the hint says, with the service back: the save goes, nothing is left to name.
+  const again = await spawnServeWithKey(d.data, port);
+  running.push(again);
+  const restarted = await startDav(d, { service });
+  running.push(restarted);
+  const delivered = await runTxtfs(["sync", restarted.url, "--timeout", "30"], env);
+  expect(delivered).toMatchObject({
+    code: 0,
+    stdout: `WebDAV ${restarted.url}: every save is on the service\n`,
+  });
+  expect(await contentAt(new Api(service.url, service.key), "kept.md")).toBe("kept\n");
+  expect(await restarted.stop()).toBe(0);
+  expect(await runTxtfs(["status"], env)).toMatchObject({ code: 0, stdout: "no txtfs mounts\n" });
+});
+
+it("a txtfs dav stopped (SIGTERM) with a save waiting says where it waits, and status names its cache dir by its URL", {
+  timeout: 90_000,
+}, async () => {
+  const d = makeMountDirs("txtfs-dav-status-term-");
+  dirs = d;
+  const env = { ...txtfsEnv(d), TXTFS_CACHE: join(d.base, "default-cache") };
+  const first = await spawnServeWithKey(d.data);
+  running.push(first);
+  const service = { url: first.url, key: first.key };
+  const dav = await startDav(d, { service });
+  running.push(dav);
+  await first.stop();
+  expect((await dav.dav("PUT", "/kept.md", { body: "kept\n" })).status).toBe(201);
+  expect(await dav.stop()).toBe(0);
+  expect(dav.stderr()).toContain(
+    `txtfs: 1 save for ${service.url} waits in ${d.cache}; it is sent when txtfs dav is started again with --cache-dir ${d.cache} (txtfs status lists them)\n`,
+  );
+  expect(records(d)).toEqual([]);
+  const status = await runTxtfs(["status"], env);
+  expect(status.stdout).toBe(
+    `WebDAV ${dav.url} (not running)  <- ${service.url}\n  1 save waits in ${d.cache}; start txtfs dav again with --cache-dir ${d.cache} to send it\n`,
+  );
+});
