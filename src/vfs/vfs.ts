@@ -98,6 +98,7 @@ export class Vfs {
     const attachments = new Attachments(c, delivery);
     const bodies: Bodies = new Bodies(c, delivery);
     const attributes: Attributes = new Attributes(c, {
+      attachments,
       delivery,
       saves: {
         needsUpload: (...args) => saves.needsUpload(...args),
@@ -227,7 +228,12 @@ export class Vfs {
     c.tree.followsFolderTimes = true;
     await c.pins.init();
     // The service's record of this device's states wins (fetched after the mount is up: no delay).
-    void c.pins.loadRemote().finally(() => c.pins.startRefreshing(() => c.tree.files.values()));
+    void c.pins.loadRemote().finally(() =>
+      c.pins.startRefreshing(
+        () => c.tree.files.values(),
+        () => this.attachments.keepPinned(),
+      ),
+    );
     if (this.attachments.supported) c.follower.attachments = this.attachments;
     c.follower.start(cursor);
   }

@@ -1,6 +1,7 @@
 // Attachments' bytes read from the service are a cache bounded by the cache's size (the fixture's:
 // 1 MiB): past it the least recently used clean ones go and are read again, exactly, at their next
-// open; a file held open, or under a folder kept on this device (`txtfs pin`), never goes.
+// open; a file held open, or under a folder kept on this device (`txtfs pin`), never goes, and a
+// pinned folder's are read ahead.
 import { randomBytes } from "node:crypto";
 import { constants as fsc, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -8,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { TxtfsClient } from "../../src/client/api.ts";
 import type { LocalNode } from "../../src/vfs/tree.ts";
 import type { Vfs } from "../../src/vfs/vfs.ts";
-import { cacheDir, mountVfs, t, u, useVfsServer } from "./fixture.ts";
+import { cacheDir, mountVfs, t, u, until, useVfsServer } from "./fixture.ts";
 
 useVfsServer();
 
@@ -79,5 +80,30 @@ describe("attachments' bytes are a bounded cache", () => {
     } finally {
       await vfs.release(fd);
     }
+  });
+
+  it("a folder pinned here has its attachments read ahead and kept, those made elsewhere later too, and they read offline", async () => {
+    const folder = (await u.api.post("/api/v1/folders", { name: "vault" })).body.folder;
+    const made = new Map<string, Buffer>([
+      ["big.png", randomBytes(SIZE)],
+      ["small.pdf", randomBytes(1000)],
+    ]);
+    for (const [name, bytes] of made) await api().attachments.create(name, folder.id, bytes);
+    const vfs = await mountVfs();
+    await vfs.setxattr("/vault", "user.txtfs.state", Buffer.from("pinned"));
+    expect(onDisk(vfs, "/vault/big.png")).toBe(true);
+    expect(onDisk(vfs, "/vault/small.pdf")).toBe(true);
+    expect((await vfs.getxattr("/vault/small.pdf", "user.txtfs.state"))?.toString()).toBe("pinned");
+    await expect(
+      vfs.setxattr("/vault/small.pdf", "user.txtfs.state", Buffer.from("online-only")),
+    ).rejects.toMatchObject({ errno: "EPERM" });
+    made.set("later.bin", randomBytes(SIZE));
+    await api().attachments.create("later.bin", folder.id, made.get("later.bin")!);
+    await until(
+      () => vfs.tree.lookup("/vault/later.bin") !== undefined && onDisk(vfs, "/vault/later.bin"),
+      "read ahead",
+    );
+    await t.server.close(); // offline from here on
+    for (const [name, bytes] of made) expect((await bytesOf(vfs, `/vault/${name}`)).equals(bytes)).toBe(true);
   });
 });

@@ -46,6 +46,9 @@ export class Attachments {
   readonly bytes: AttachmentBytes;
   readonly saves: AttachmentSaves;
   readonly delivery: AttachmentDelivery;
+  /** The round of `keepPinned` running, and whether another was asked for meanwhile. */
+  private keeping: Promise<void> | undefined;
+  private keepAgain = false;
   /** Reads of bytes from the service under way, one per file. */
   private readonly fetching = new Map<LocalNode, Promise<void>>();
   /** The service's limits, met at the write (EFBIG, EDQUOT). */
@@ -159,6 +162,39 @@ export class Attachments {
     return sent;
   }
 
+  /**
+   * Files under a folder pinned on this device are kept complete for offline use, as its notes
+   * are: bytes not read yet (listed, made or changed elsewhere since) are read now, one at a time.
+   * A failure waits for the next round (the service unreachable, the file gone meanwhile).
+   */
+  keepPinned(): Promise<void> {
+    if (this.keeping) {
+      this.keepAgain = true;
+      return this.keeping;
+    }
+    this.keeping = this.readPinned().finally(() => {
+      this.keeping = undefined;
+      if (this.keepAgain) {
+        this.keepAgain = false;
+        void this.keepPinned();
+      }
+    });
+    return this.keeping;
+  }
+
+  private async readPinned(): Promise<void> {
+    for (const node of [...this.places.byId.values()]) {
+      if (!node.attachment?.remoteOnly || !this.c.tree.locals.has(node)) continue;
+      if (this.c.pins.stateOf(node.parent) !== "pinned") continue;
+      try {
+        await this.ensureBytes(node);
+      } catch (err) {
+        this.c.log.debug({ err, path: this.c.tree.pathOf(node) }, "a pinned attachment is not read yet");
+        return;
+      }
+    }
+  }
+
   /** Back within the cache's size (least recently used clean bytes go). */
   private trim(): void {
     const evicted = this.eviction.trim();
@@ -237,7 +273,10 @@ export class Attachments {
   /** A change feed record of an attachment. */
   change(change: ChangeRecord): void {
     if (change.deleted) this.places.removed(change.id);
-    else if (change.attachment) this.places.apply(change.attachment as unknown as TxtAttachment);
+    else if (change.attachment) {
+      this.places.apply(change.attachment as unknown as TxtAttachment);
+      void this.keepPinned(); // made or changed elsewhere under a folder pinned here: read now
+    }
   }
 
   /**

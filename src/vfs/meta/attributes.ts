@@ -1,5 +1,6 @@
 // Attributes as the rest of the vfs calls them: stat, times, modes, owners, xattrs, sidecars, df.
 // Built here from its parts, one concern each (the files named beside each field).
+import type { Attachments } from "../attachments/attachments.ts";
 import type { VfsCore } from "../core.ts";
 import type { Delivery } from "../delivery/deliver.ts";
 import { fail } from "../errors.ts";
@@ -18,6 +19,7 @@ import { statOf } from "./statOf.ts";
 
 /** The parts attributes call: waiting saves settle before metadata is read or set. */
 export interface AttributesParts {
+  attachments: Pick<Attachments, "keepPinned">;
   delivery: Pick<Delivery, "settle">;
   saves: Pick<Saves, "needsUpload" | "upload">;
 }
@@ -50,7 +52,11 @@ export class Attributes {
     this.sidecars = new SidecarAttrs(c, { delivery: parts.delivery });
     this.modes = new ModesAndOwners(c, { sidecars: this.sidecars });
     this.times = new ItemTimes(c, { modes: this.modes, saves: parts.saves, sidecars: this.sidecars });
-    this.xattrs = new ExtendedAttrs(c, { delivery: parts.delivery, sidecars: this.sidecars });
+    this.xattrs = new ExtendedAttrs(c, {
+      attachments: parts.attachments,
+      delivery: parts.delivery,
+      sidecars: this.sidecars,
+    });
   }
 
   /** getattr of anything in the tree, synchronously (the hot path); undefined for sidecars or misses. */

@@ -1,5 +1,6 @@
 // Extended attributes: a note's metadata read and set on the service once its save is there
 // (xattrs.ts), and the availability attribute `txtfs pin` sets (pins.ts).
+import type { Attachments } from "../attachments/attachments.ts";
 import type { VfsCore } from "../core.ts";
 import type { Delivery } from "../delivery/deliver.ts";
 import { fail, toVfsError } from "../errors.ts";
@@ -10,6 +11,7 @@ import { readXattr, STATE_XATTR, writeXattr, xattrNames } from "./xattrs.ts";
 
 /** The parts xattrs call: a note's waiting save settles first; a sidecar path has none. */
 export interface ExtendedAttrsParts {
+  attachments: Pick<Attachments, "keepPinned">;
   delivery: Pick<Delivery, "settle">;
   sidecars: Pick<SidecarAttrs, "sidecarOnly">;
 }
@@ -21,11 +23,13 @@ export type ExtendedAttrsCore = Pick<
 
 export class ExtendedAttrs {
   private readonly c: ExtendedAttrsCore;
+  private readonly attachments: ExtendedAttrsParts["attachments"];
   private readonly delivery: ExtendedAttrsParts["delivery"];
   private readonly sidecars: ExtendedAttrsParts["sidecars"];
 
   constructor(c: ExtendedAttrsCore, parts: ExtendedAttrsParts) {
     this.c = c;
+    this.attachments = parts.attachments;
     this.delivery = parts.delivery;
     this.sidecars = parts.sidecars;
   }
@@ -59,7 +63,9 @@ export class ExtendedAttrs {
   }
 
   readState(node: Node): Buffer | null {
-    if (node.kind === "local" || !node.id) return null;
+    // An attachment is kept as its folder is (attachmentEviction.ts, Attachments.keepPinned).
+    if (node.kind === "local") return node.attachment ? Buffer.from(this.c.pins.stateOf(node.parent)) : null;
+    if (!node.id) return null;
     return Buffer.from(this.c.pins.stateOf(node));
   }
 
@@ -67,11 +73,15 @@ export class ExtendedAttrs {
   async writeState(node: Node, value: Buffer): Promise<void> {
     const state = value.toString("utf8").trim() as Availability;
     if (!AVAILABILITIES.includes(state)) throw fail("EINVAL");
+    if (node.kind === "local" && node.attachment)
+      throw fail("EPERM", "an attachment is kept as its folder is: pin its folder");
     if (node.kind === "local" || !node.id) throw fail("EPERM");
     try {
       await this.c.pins.set(node, state, itemsBelow(node));
     } catch (err) {
       throw toVfsError(err);
     }
+    // Its files that are not notes too, now: `txtfs pin` returns with everything on this device.
+    if (state === "pinned" && node.kind === "dir") await this.attachments.keepPinned();
   }
 }

@@ -48,16 +48,21 @@ export class Pins {
     }
   }
 
-  /** Keeps pinned bodies current: every few seconds, fetch what changed (bounded work, no busy loop). */
-  startRefreshing(files: () => Iterable<FileNode>, everyMs = 3000): void {
+  /**
+   * Keeps pinned bodies current: every few seconds, fetch what changed (bounded work, no busy loop).
+   * `alsoKeep`: what else is kept for pinned folders (attachments' bytes), at the same pace.
+   */
+  startRefreshing(files: () => Iterable<FileNode>, alsoKeep?: () => Promise<void>, everyMs = 3000): void {
     if (this.stopped) return;
     const tick = () => {
       if (this.stopped) return;
-      this.refresh(files()).finally(() => {
-        if (this.stopped) return;
-        this.timer = setTimeout(tick, everyMs);
-        this.timer.unref();
-      });
+      this.refresh(files())
+        .then(() => alsoKeep?.())
+        .finally(() => {
+          if (this.stopped) return;
+          this.timer = setTimeout(tick, everyMs);
+          this.timer.unref();
+        });
     };
     this.timer = setTimeout(tick, 0);
     this.timer.unref();
