@@ -45,6 +45,16 @@ export interface DeliveryRoundsParts {
 
 export type DeliveryRoundsCore = Pick<VfsCore, "client" | "journal" | "log" | "reports" | "stopped">;
 
+/**
+ * Whether `e` was saved less than `graceMs` ago. One saved "later" than now by more than the grace
+ * was stamped by a clock that has since been set back (NTP, a resumed VM): it is old enough, not
+ * held until that clock catches up (an hour set back would hold the journal behind it an hour).
+ */
+function inGrace(e: JournalEntry, graceMs: number, now: number): boolean {
+  const saved = Date.parse(e.savedAt);
+  return saved + graceMs > now && saved <= now + graceMs;
+}
+
 export class DeliveryRounds {
   private readonly c: DeliveryRoundsCore;
   private readonly round: DeliveryRoundsParts["round"];
@@ -93,18 +103,15 @@ export class DeliveryRounds {
     this.heldUntil = this.createsHeldUntil = undefined;
     if (this.draining) return pending;
     const now = Date.now();
-    const young = pending.findIndex(
-      (e) => e.delete === "file" && Date.parse(e.savedAt) + DELETE_GRACE_MS > now,
-    );
+    const young = pending.findIndex((e) => e.delete === "file" && inGrace(e, DELETE_GRACE_MS, now));
     if (young >= 0) this.heldUntil = Date.parse(pending[young]!.savedAt) + DELETE_GRACE_MS;
     const taken = young < 0 ? pending : pending.slice(0, young);
     // A file that is not a note, made a moment ago, waits (without holding up the rest): a temp
     // file renamed to a note's name right after it is closed (rsync's `.name.XXXXXX`, sed's
     // `sedXXXXXX`) then never goes up as an attachment.
     return taken.filter((e) => {
-      if (!e.attachment || e.fileId || e.delete) return true;
+      if (!e.attachment || e.fileId || e.delete || !inGrace(e, ATTACHMENT_CREATE_GRACE_MS, now)) return true;
       const until = Date.parse(e.savedAt) + ATTACHMENT_CREATE_GRACE_MS;
-      if (until <= now) return true;
       this.createsHeldUntil = Math.min(this.createsHeldUntil ?? until, until);
       return false;
     });
