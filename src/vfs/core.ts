@@ -223,6 +223,21 @@ export class VfsCore {
   }
 
   /**
+   * A note made here and put back from the journal at a restart over a listed note of its name
+   * (nodeFor) was created, removed or renamed before its create went: the listed one shows again
+   * beside it, unless it is what the create made (`madeId`). Hidden, it would stay out of the
+   * listing for good while still known by its id.
+   */
+  unshadowNote(node: FileNode, madeId?: string): void {
+    const shadowed = this.shadowedBy.get(node);
+    this.shadowedBy.delete(node);
+    const parent = shadowed?.parent;
+    if (!shadowed?.id || shadowed.id === madeId || !parent || this.tree.files.get(shadowed.id) !== shadowed)
+      return;
+    if (![...parent.children.values()].includes(shadowed)) this.tree.addChild(parent, shadowed, true);
+  }
+
+  /**
    * A folder made here and put back from the journal at a restart was created, refused or
    * removed: the listed folder of its name it took the name from shows again beside it, unless
    * it is what the create made (`madeId`).

@@ -34,7 +34,7 @@ export type NoteSendCore = Pick<
   | "log"
   | "notes"
   | "reports"
-  | "shadowedBy"
+  | "unshadowNote"
   | "tree"
 >;
 
@@ -167,11 +167,7 @@ export class NoteSend {
     this.c.tree.bindFile(node, newer ? { ...meta, ...known } : meta);
     // Deleted elsewhere since (the answer came again after a lost one, the feed's delete before it).
     this.round.noteDeletedMeanwhile(meta.id);
-    const shadowed = this.c.shadowedBy.get(node);
-    this.c.shadowedBy.delete(node);
-    const parent = shadowed?.parent;
-    if (shadowed?.id && shadowed.id !== meta.id && parent && this.c.tree.files.get(shadowed.id) === shadowed)
-      if (![...parent.children.values()].includes(shadowed)) this.c.tree.addChild(parent, shadowed, true);
+    this.c.unshadowNote(node, meta.id);
     await this.claims.created(node, meta);
   }
 

@@ -39,6 +39,7 @@ export type RemovalsCore = Pick<
   | "pendingDirs"
   | "tree"
   | "unshadowDir"
+  | "unshadowNote"
   | "writeBehind"
 >;
 
@@ -114,7 +115,7 @@ export class Removals {
     // is forgotten; one whose create may be on its way is deleted once it is there; otherwise the
     // delete goes in the journal (If-Match), leaving a tombstone its name can be claimed from.
     if (node.kind === "file" && this.c.notes.of(node).unlink() === "forget") {
-      if (await this.dropUnsent(node)) return;
+      if (await this.dropUnsent(node)) return this.c.unshadowNote(node);
     }
     await this.delivery.settle(node);
     if (node.kind === "local") {
@@ -144,7 +145,10 @@ export class Removals {
       });
     } else if (node.id) await this.deleteRemote(node.id, node.meta?.etag);
     if (node.id) this.c.tree.removeFile(node.id);
-    else this.c.tree.detach(node);
+    else {
+      this.c.tree.detach(node);
+      this.c.unshadowNote(node);
+    }
   }
 
   /**

@@ -60,6 +60,7 @@ export type RenamesCore = Pick<
   | "notes"
   | "placeOf"
   | "tree"
+  | "unshadowNote"
   | "writeBehind"
 >;
 
@@ -172,6 +173,7 @@ export class Renames {
     const type = /\.md$/i.test(name) ? "md" : /\.txt$/i.test(name) ? "txt" : node.meta?.type;
     if (node.meta) node.meta = { ...node.meta, name, folderId: dir.id, type: type ?? node.meta.type };
     this.c.tree.move(node, dir, name);
+    if (!node.id) this.c.unshadowNote(node); // the listed note it stood over at a restart shows again
   }
 
   /**

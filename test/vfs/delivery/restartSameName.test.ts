@@ -44,3 +44,46 @@ it("a note journalled at a kill -9 and a note of its name made elsewhere: both s
   expect(texts.sort()).toEqual(["made here\n", "made there\n"]);
   await proxy.close();
 });
+
+// Simulation seed 103: the journalled note removed (or renamed) after the restart, before its
+// create went. The listed note it stood over never showed again on this device.
+for (const how of ["removed", "renamed"] as const)
+  it(`the same, and ours ${how} before its create went: the note made elsewhere shows again under its name`, async () => {
+    let cut = true;
+    let writesCut = false; // the restarted device reads the service, its writes do not get through
+    const proxy = await startSlowProxy(t.url, (method) => (cut || (writesCut && method !== "GET") ? -1 : 0));
+    const dir = scratchDir("txtfs-vfs-a-");
+    const here = deviceOn(proxy.url, dir);
+    cut = false;
+    await here.start();
+    const other = await mountVfs();
+    cut = true;
+    const fd = await here.create("/b.md", 0o644);
+    await here.write(fd, Buffer.from("made here\n"), 0);
+    await here.release(fd);
+    await writeFile(other, "/b.md", "made there\n");
+
+    const copy = scratchDir("txtfs-vfs-a2-");
+    cpSync(dir, copy, { recursive: true });
+    cut = false;
+    writesCut = true;
+    const again = deviceOn(proxy.url, copy); // its create waits
+    await again.start();
+    const ours = again
+      .readdir("/")
+      .find(
+        (n) =>
+          n.startsWith("b") &&
+          again.tree.lookup(`/${n}`)?.kind === "file" &&
+          !(again.tree.lookup(`/${n}`) as { id: string | null }).id,
+      )!;
+    if (how === "removed") await again.unlink(`/${ours}`);
+    else await again.rename(`/${ours}`, "/elsewhere.md");
+    expect(await readAll(again, "/b.md")).toBe("made there\n");
+    writesCut = false;
+    await again.drain();
+    expect(await readAll(again, "/b.md")).toBe("made there\n");
+    const want = how === "removed" ? ["b.md"] : ["b.md", "elsewhere.md"];
+    expect(again.readdir("/").sort()).toEqual(want);
+    await proxy.close();
+  });
