@@ -9,21 +9,12 @@ import { describe, expect, it } from "vitest";
 import { TxtfsClient } from "../../src/client/api.ts";
 import type { LocalNode } from "../../src/vfs/tree.ts";
 import type { Vfs } from "../../src/vfs/vfs.ts";
-import { cacheDir, mountVfs, t, u, until, useVfsServer } from "./fixture.ts";
+import { bytesOf, cacheDir, mountVfs, t, u, until, useVfsServer } from "./fixture.ts";
 
 useVfsServer();
 
 const api = () => new TxtfsClient({ url: t.url, key: u.key, source: "test", timeoutMs: 5000 });
 const SIZE = 600_000; // two of them are past the fixture's 1 MiB
-
-async function bytesOf(vfs: Vfs, path: string): Promise<Buffer> {
-  const fd = await vfs.open(path, fsc.O_RDONLY);
-  try {
-    return await vfs.read(fd, 1 << 22, 0);
-  } finally {
-    await vfs.release(fd);
-  }
-}
 
 /** Bytes of files the cache dir holds for local files and attachments. */
 function bytesOnDisk(): number {

@@ -8,6 +8,7 @@ import { TxtfsClient } from "../../src/client/api.ts";
 import type { Vfs } from "../../src/vfs/vfs.ts";
 import { startTestServer } from "../helpers/server.ts";
 import {
+  bytesOf,
   cacheDir,
   deviceOn,
   mountVfs,
@@ -29,15 +30,6 @@ async function put(vfs: Vfs, path: string, bytes: Buffer): Promise<void> {
   await vfs.write(fd, bytes, 0);
   await vfs.flush(fd); // close(2) returns here
   await vfs.release(fd);
-}
-
-async function bytesOf(vfs: Vfs, path: string): Promise<Buffer> {
-  const fd = await vfs.open(path, fsc.O_RDONLY);
-  try {
-    return await vfs.read(fd, 1 << 22, 0);
-  } finally {
-    await vfs.release(fd);
-  }
 }
 
 async function listed(): Promise<Map<string, Buffer>> {

@@ -110,6 +110,16 @@ export async function restartService(port: string) {
   });
 }
 
+/** A file's bytes, as a program reads them (open, read, close). */
+export async function bytesOf(vfs: Vfs, path: string): Promise<Buffer> {
+  const fd = await vfs.open(path, fsc.O_RDONLY);
+  try {
+    return await vfs.read(fd, 1 << 22, 0);
+  } finally {
+    await vfs.release(fd);
+  }
+}
+
 export async function readAll(vfs: Vfs, path: string) {
   const fd = await vfs.open(path, fsc.O_RDONLY);
   try {

@@ -1,7 +1,7 @@
 // A clock set back (NTP after a resumed VM, a wrong hardware clock corrected) after a delete was
 // journalled: the delete's short grace counts from a time that is now in the future. It must not
 // hold the delete, and every save behind it, until the clock catches up again.
-import { afterEach, expect, it, vi } from "vitest";
+import { afterEach, it, vi } from "vitest";
 import { mountVfs, remote, until, useVfsServer, writeFile } from "../fixture.ts";
 
 useVfsServer();

@@ -11,24 +11,34 @@ import { deviceOn, mountVfs, readAll, scratchDir, t, u, until, useVfsServer, wri
 
 useVfsServer();
 
-it("a note journalled at a kill -9 and a note of its name made elsewhere: both show after the restart", async () => {
-  let cut = true;
-  const proxy = await startSlowProxy(t.url, () => (cut ? -1 : 0));
+/**
+ * This device cut off, a note made here (in its journal) and one of its name made on another
+ * device; then a kill -9: the cache dir as it is now, copied. The network through `proxy` is cut
+ * while `net.cut`, and only writes while `net.writesCut`.
+ */
+async function journalledBesideTheirs() {
+  const net = { cut: true, writesCut: false };
+  const proxy = await startSlowProxy(t.url, (method) =>
+    net.cut || (net.writesCut && method !== "GET") ? -1 : 0,
+  );
   const dir = scratchDir("txtfs-vfs-a-");
   const here = deviceOn(proxy.url, dir);
-  cut = false;
+  net.cut = false;
   await here.start();
   const other = await mountVfs();
-  cut = true; // this device is off the network from now on: its save stays in the journal
+  net.cut = true; // this device is off the network from now on: its save stays in the journal
   const fd = await here.create("/b.md", 0o644);
   await here.write(fd, Buffer.from("made here\n"), 0);
   await here.release(fd);
   await writeFile(other, "/b.md", "made there\n");
-
-  // kill -9: a new Vfs on the cache dir as it is now, the network back.
   const copy = scratchDir("txtfs-vfs-a2-");
   cpSync(dir, copy, { recursive: true });
-  const again = deviceOn(t.url, copy);
+  return { net, proxy, other, copy };
+}
+
+it("a note journalled at a kill -9 and a note of its name made elsewhere: both show after the restart", async () => {
+  const { proxy, other, copy } = await journalledBesideTheirs();
+  const again = deviceOn(t.url, copy); // the network back
   await again.start();
   expect(await again.drain()).toBe(0);
 
@@ -49,38 +59,21 @@ it("a note journalled at a kill -9 and a note of its name made elsewhere: both s
 // create went. The listed note it stood over never showed again on this device.
 for (const how of ["removed", "renamed"] as const)
   it(`the same, and ours ${how} before its create went: the note made elsewhere shows again under its name`, async () => {
-    let cut = true;
-    let writesCut = false; // the restarted device reads the service, its writes do not get through
-    const proxy = await startSlowProxy(t.url, (method) => (cut || (writesCut && method !== "GET") ? -1 : 0));
-    const dir = scratchDir("txtfs-vfs-a-");
-    const here = deviceOn(proxy.url, dir);
-    cut = false;
-    await here.start();
-    const other = await mountVfs();
-    cut = true;
-    const fd = await here.create("/b.md", 0o644);
-    await here.write(fd, Buffer.from("made here\n"), 0);
-    await here.release(fd);
-    await writeFile(other, "/b.md", "made there\n");
-
-    const copy = scratchDir("txtfs-vfs-a2-");
-    cpSync(dir, copy, { recursive: true });
-    cut = false;
-    writesCut = true;
-    const again = deviceOn(proxy.url, copy); // its create waits
+    const { net, proxy, copy } = await journalledBesideTheirs();
+    net.cut = false;
+    net.writesCut = true; // it reads the service; its create waits
+    const again = deviceOn(proxy.url, copy);
     await again.start();
-    const ours = again
-      .readdir("/")
-      .find(
-        (n) =>
-          n.startsWith("b") &&
-          again.tree.lookup(`/${n}`)?.kind === "file" &&
-          !(again.tree.lookup(`/${n}`) as { id: string | null }).id,
-      )!;
+    // Its first delivery has met the cut (the next is a retry 2 s on): nothing of it is on its way.
+    await again.drain();
+    const ours = again.readdir("/").find((n) => {
+      const node = again.tree.lookup(`/${n}`);
+      return node?.kind === "file" && node.id === null;
+    })!;
     if (how === "removed") await again.unlink(`/${ours}`);
     else await again.rename(`/${ours}`, "/elsewhere.md");
     expect(await readAll(again, "/b.md")).toBe("made there\n");
-    writesCut = false;
+    net.writesCut = false;
     await again.drain();
     expect(await readAll(again, "/b.md")).toBe("made there\n");
     const want = how === "removed" ? ["b.md"] : ["b.md", "elsewhere.md"];
