@@ -86,7 +86,7 @@ async function check(
 }
 
 const line = (label: string, s: SimStats, seconds: number) =>
-  `[sim] ${label}: ${s.steps} steps, ${s.ops} operations (${s.acked} acknowledged saves checked), ${s.phases} phase checks, ${seconds.toFixed(1)} s, ${(s.ops / seconds).toFixed(1)} operations/s; faults ${JSON.stringify(s.faults)}`;
+  `[sim] ${label}: ${s.steps} steps, ${s.ops} operations (${s.acked} acknowledged saves checked, ${s.ackedAttachments} of them attachments), ${s.phases} phase checks (${s.attachmentsCompared} attachments compared), ${seconds.toFixed(1)} s, ${(s.ops / seconds).toFixed(1)} operations/s; faults ${JSON.stringify(s.faults)}`;
 
 describe("many devices, every fault: the service and N mounts agree", () => {
   it.skipIf(REPLAY)(
