@@ -246,15 +246,18 @@ function attachmentsShown(
 
 /**
  * Nothing kept on a device that should be on the service: every local-only file under the shared
- * folder is a note's name holding bytes that are not text (a note once: local by design). And no
- * save refused for good (none of the faults makes one: a refusal is the service's no, never a
- * network's).
+ * folder is a note's name holding bytes that are not text (a note once: local by design) or a name
+ * the mount keeps local by design (an editor's backup `a.md~` that vim left when the folder it
+ * saved in was renamed under it: excluded by `*~`). And no save refused for good (none of the
+ * faults makes one: a refusal is the service's no, never a network's).
  */
 export function localKept(world: SimWorld): string[] {
   const out: string[] = [];
+  const byDesign = (l: { path: string; why: string }) =>
+    (isNoteName(l.path) && /UTF-8/.test(l.why)) || l.why.startsWith("excluded by ");
   for (const d of world.devices) {
     for (const l of d.now.vfs.localOnly())
-      if (l.path.startsWith(`/${ROOT}/`) && !(isNoteName(l.path) && /UTF-8/.test(l.why)))
+      if (l.path.startsWith(`/${ROOT}/`) && !byDesign(l))
         out.push(`dev${d.n}: ${l.path} kept local-only (${l.why})`);
     for (const r of d.now.vfs.takeRefused())
       out.push(
