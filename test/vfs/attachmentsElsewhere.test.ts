@@ -46,7 +46,11 @@ async function heldDevice() {
   const vfs = await mountVfs({ client });
   return {
     vfs,
-    hold: () => void (gate = new Promise<void>((r) => (open = r))),
+    hold: () => {
+      gate = new Promise<void>((r) => {
+        open = r;
+      });
+    },
     open: () => {
       gate = undefined;
       open();
