@@ -137,45 +137,97 @@ export class AttachmentDelivery {
     if (!node) return this.c.journal.done(entry); // unbound since: its delete is a newer entry
     // Its folder as it is now: one made here this round has its id (the entry read before has not).
     if (this.c.isPending(node.parent)) return;
-    const folderId = this.folderOf(node);
     let record: TxtAttachment | undefined;
+    let stale: TxtAttachment | undefined;
+    // The version the bytes here are, when the service answers with another (below).
+    let delivered: { id: string; etag: string; contentHash: string } | undefined;
     // What the service counted for it before (against the quota): nothing for a create.
     const before = entry.fileId ? node.attachment?.size : 0;
     if (!entry.fileId) {
       const b = node.attachment;
       const bytes = await this.read(entry.blob!);
-      try {
-        record = await this.c.client.attachments.create(entry.name, folderId, bytes, {
-          idempotencyKey: entry.createKey,
-        });
-      } catch (err) {
-        if (err instanceof ApiError && err.status === 409) return this.nameTaken(entry, node);
-        throw err;
+      for (;;) {
+        const folderId = this.folderOf(node);
+        try {
+          record = await this.c.client.attachments.create(entry.name, folderId, bytes, {
+            idempotencyKey: entry.createKey,
+          });
+          break;
+        } catch (err) {
+          if (err instanceof ApiError && err.status === 409) return this.nameTaken(entry, node);
+          if (!this.folderRemoved(err, node, folderId)) throw err;
+        }
       }
       // Unbound while its create went (removed, or renamed to a note's name: perl -i's temp file):
       // its delete is the newer entry, which `done` gives this id; the feed never shows it meanwhile.
       if (node.attachment === b) this.places.created(node, record);
       else this.places.deleting.add(record.id);
     } else {
+      let sent: TxtAttachment | undefined;
       try {
         if (entry.blob)
-          record = await this.c.client.attachments.replace(entry.fileId, await this.read(entry.blob), {
+          record = sent = await this.c.client.attachments.replace(entry.fileId, await this.read(entry.blob), {
             ifMatch: entry.baseEtag ?? undefined,
           });
-        if (entry.move)
-          record = await this.c.client.attachments.update(entry.fileId, { name: entry.name, folderId });
+        if (entry.move) record = await this.moveTo(entry, node);
       } catch (err) {
         if (err instanceof ApiError && err.status === 412) return this.conflict(entry, node);
         if (err instanceof ApiError && err.status === 404) return this.createdAgain(entry, node);
         if (err instanceof ApiError && err.status === 409) return this.nameTaken(entry, node);
         throw err;
       }
-      if (record && node.attachment?.id === record.id) boundTo(node.attachment, record);
+      const b = node.attachment;
+      if (record && b?.id === record.id) {
+        const ours =
+          sent ?? (b.hash !== null && b.etag !== null ? { etag: b.etag, contentHash: b.hash } : undefined);
+        if (!ours || record.contentHash === ours.contentHash) boundTo(b, record);
+        else {
+          // A move answered with a version made elsewhere since the one the bytes here are (its
+          // feed record came while the move waited, so it was not applied): the bytes here are
+          // stale. A save of ours made since builds on our version (it meets the other one: a
+          // conflict copy); with none, the other version shows (soak: seed 200).
+          if (sent) boundTo(b, sent);
+          delivered = { id: record.id, etag: ours.etag, contentHash: ours.contentHash };
+          stale = record;
+        }
+      }
     }
     if (record) this.quota.delivered(node, before ?? record.size, record.size);
-    await this.c.journal.done(entry, record);
+    await this.c.journal.done(entry, delivered ?? record);
     await this.saves.release(entry.blob);
+    if (stale) this.places.apply(stale);
     this.c.localNodes.save();
+  }
+
+  /** A rename or move, sent where the file is now (its folder removed elsewhere: a level up). */
+  private async moveTo(entry: JournalEntry, node: LocalNode): Promise<TxtAttachment> {
+    for (;;) {
+      const folderId = this.folderOf(node);
+      try {
+        return await this.c.client.attachments.update(entry.fileId!, { name: entry.name, folderId });
+      } catch (err) {
+        if (!this.folderRemoved(err, node, folderId)) throw err;
+      }
+    }
+  }
+
+  /**
+   * Its folder was removed elsewhere (empty there: this mount had not heard yet) before our create
+   * or move went: the service moved what the folder held up a level, and ours goes there too, as a
+   * note does (Delivery.createNote), rather than be refused and kept on this machine only (soak:
+   * seed 201). True: send it again, from where it is now.
+   */
+  private folderRemoved(err: unknown, node: LocalNode, folderId: string | null): boolean {
+    const gone = err instanceof ApiError && err.status === 404 && /^folderId\b/.test(err.message);
+    if (!gone || folderId === null) return false;
+    if (this.folderOf(node) !== folderId) return true; // moved since (the feed brought the folder's delete)
+    if (!this.c.tree.dirs.has(folderId)) return false;
+    this.c.log.warn(
+      { path: this.c.tree.pathOf(node) },
+      "its folder was removed elsewhere; the attachment goes a level up, as what the folder held did",
+    );
+    this.c.tree.removeFolder(folderId);
+    return true;
   }
 
   private folderOf(node: LocalNode): string | null {

@@ -9,6 +9,7 @@ import {
   openSync,
   renameSync,
   rmdirSync,
+  rmSync,
   statSync,
   truncateSync,
   unlinkSync,
@@ -46,15 +47,15 @@ export async function applyToVfs(vfs: Vfs, root: string, op: LocalOp): Promise<O
         throw err;
       },
     );
-  const writeAll = async (fd: number, text: string, position: number) => {
-    const data = Buffer.from(text);
+  const writeAll = async (fd: number, text: string | Buffer, position: number) => {
+    const data = typeof text === "string" ? Buffer.from(text) : text;
     for (let done = 0; done < data.length; )
       done += await vfs.write(fd, data.subarray(done), position + done);
   };
   /** Opens `p` as open(2) with O_CREAT would: the kernel creates it only when its lookup missed. */
   const openOrCreate = async (p: string, flags: number) =>
     (await exists(p)) ? vfs.open(p, flags) : vfs.create(p, 0o644);
-  const save = async (fd: number, text: string, position: number, fsync = false) => {
+  const save = async (fd: number, text: string | Buffer, position: number, fsync = false) => {
     try {
       await writeAll(fd, text, position);
       if (fsync) await vfs.fsync(fd);
@@ -63,8 +64,42 @@ export async function applyToVfs(vfs: Vfs, root: string, op: LocalOp): Promise<O
       await vfs.release(fd);
     }
   };
+  /** rm -rf: what is below first (unlink each file, rmdir each folder), then the folder; none: done. */
+  const removeTree = async (dir: string): Promise<void> => {
+    for (const name of vfs.readdir(dir)) {
+      const full = `${dir}/${name}`;
+      const st = await vfs.getattr(full).catch((err) => {
+        if (errnoOf(err) === "ENOENT") return undefined; // gone meanwhile (a delivery's rename)
+        throw err;
+      });
+      if (!st) continue;
+      if ((st.mode & 0o170000) === 0o040000) await removeTree(full);
+      else await vfs.unlink(full);
+    }
+    await vfs.rmdir(dir);
+  };
   try {
     switch (op.k) {
+      case "bin": {
+        const bytes = Buffer.from(op.hex, "hex");
+        if (op.off >= 0) {
+          await save(await openOrCreate(at(op.p), fsc.O_WRONLY), bytes, op.off);
+          return 0;
+        }
+        const made = !(await exists(at(op.p)));
+        const fd = made ? await vfs.create(at(op.p), 0o644) : await vfs.open(at(op.p), fsc.O_WRONLY);
+        if (!made)
+          await vfs.truncate(at(op.p), 0).catch(async (err) => {
+            await vfs.release(fd);
+            throw err;
+          });
+        await save(fd, bytes, 0);
+        return 0;
+      }
+      case "rmrf":
+        if (!(await exists(at(op.d)))) return 0;
+        await removeTree(at(op.d));
+        return 0;
       case "create": {
         if (await exists(at(op.p))) return "EEXIST";
         await save(await vfs.create(at(op.p), 0o644), op.text, 0);
@@ -143,16 +178,26 @@ export async function applyToVfs(vfs: Vfs, root: string, op: LocalOp): Promise<O
 /** Runs `op` on the model, a local directory. */
 export function applyToModel(dir: string, op: LocalOp): Outcome {
   const at = (p: string) => join(dir, p);
-  const write = (p: string, flags: string, text: string, position: number | null) => {
+  const write = (p: string, flags: string, text: string | Buffer, position: number | null) => {
     const fd = openSync(p, flags, 0o644);
+    const data = typeof text === "string" ? Buffer.from(text) : text;
     try {
-      writeSync(fd, Buffer.from(text), 0, Buffer.byteLength(text), position);
+      writeSync(fd, data, 0, data.length, position);
     } finally {
       closeSync(fd);
     }
   };
   try {
     switch (op.k) {
+      case "bin": {
+        const bytes = Buffer.from(op.hex, "hex");
+        if (op.off < 0) write(at(op.p), "w", bytes, 0);
+        else write(at(op.p), existsSync(at(op.p)) ? "r+" : "w", bytes, op.off);
+        return 0;
+      }
+      case "rmrf":
+        rmSync(at(op.d), { recursive: true, force: true });
+        return 0;
       case "create":
         write(at(op.p), "wx", op.text, 0);
         return 0;

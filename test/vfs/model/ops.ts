@@ -4,7 +4,7 @@
 // API, and the test's own steps: wait for delivery, kill -9 and a new Vfs on the same cache dir.
 // Paths come from the FUSE model test's small pool, so operations keep hitting the same notes.
 import fc from "fast-check";
-import { FOLDERS, PATHS, textArb } from "../../helpers/model/ops.ts";
+import { ATTACHED, FOLDERS, PATHS, textArb } from "../../helpers/model/ops.ts";
 
 export type VfsOp =
   | { k: "create"; p: string; text: string } // O_CREAT|O_EXCL
@@ -20,6 +20,11 @@ export type VfsOp =
   | { k: "rmdir"; d: string }
   | { k: "mvdir"; d: string; to: string }
   | { k: "tag"; p: string; tags: string } // setxattr user.txtfs.tags
+  // Bytes of any value (hex; NUL, 0xff, invalid UTF-8): the whole file (off -1: O_TRUNC, or a
+  // create) or written at an offset (no truncate); on an attachment's path, or on a note's name
+  // that never held text (BLOB_NOTE: an attachment of that name).
+  | { k: "bin"; p: string; off: number; hex: string }
+  | { k: "rmrf"; d: string } // rm -rf: every file unlinked, every folder removed, deepest first
   // Another device, through the API, once everything here is delivered (so the outcome is exact).
   | { k: "redit"; p: string; text: string }
   | { k: "rcreate"; p: string; text: string }
@@ -51,10 +56,23 @@ export const LOCAL_KINDS = [
   "rmdir",
   "mvdir",
   "tag",
+  "bin",
+  "rmrf",
 ] as const;
+
+/**
+ * Files that are not notes (attachments on the service), moved across folders and over each other;
+ * and a note's name only ever written with bytes that are not UTF-8 (an attachment of that name).
+ */
+export const BIN_PATHS: string[] = [...ATTACHED, "d2/s.csv"];
+export const BLOB_NOTE = "d1/blob.txt";
 
 const path = fc.constantFrom(...PATHS);
 const folder = fc.constantFrom(...FOLDERS);
+const binPath = fc.constantFrom(...BIN_PATHS);
+/** Bytes as hex, NUL, 0xff and invalid UTF-8 included (empty too). */
+const hexArb = fc.uint8Array({ minLength: 0, maxLength: 300 }).map((b) => Buffer.from(b).toString("hex"));
+const binOff = fc.oneof(fc.constant(-1), fc.integer({ min: 0, max: 400 }));
 const rec = <K extends string, T>(k: K, fields: { [F in keyof T]: fc.Arbitrary<T[F]> }) =>
   fc.record({ k: fc.constant(k), ...fields } as never) as fc.Arbitrary<{ k: K } & T>;
 
@@ -76,6 +94,20 @@ const LOCAL = [
   { arbitrary: fc.constant({ k: "kill" as const }), weight: 1 },
 ];
 
+/** What programs do to files that are not notes (the attachments): bytes, renames, removals. */
+export const ATTACHMENT_OPS = [
+  { arbitrary: rec("bin", { p: binPath, off: binOff, hex: hexArb }), weight: 4 },
+  // Never UTF-8 (its first byte 0xff): a .txt that never was a note stays an attachment.
+  {
+    arbitrary: rec("bin", { p: fc.constant(BLOB_NOTE), off: binOff, hex: hexArb.map((h) => `ff${h}`) }),
+    weight: 1,
+  },
+  { arbitrary: rec("truncate", { p: binPath, size: fc.integer({ min: 0, max: 400 }) }), weight: 1 },
+  { arbitrary: rec("mv", { p: binPath, to: binPath }), weight: 2 },
+  { arbitrary: rec("rm", { p: binPath }), weight: 1 },
+  { arbitrary: rec("rmrf", { d: folder }), weight: 1 },
+];
+
 /** Another device's changes, and the test's waits for delivery and for the feed. */
 const ELSEWHERE = [
   { arbitrary: rec("redit", { p: path, text: textArb }), weight: 2 },
@@ -88,9 +120,9 @@ const ELSEWHERE = [
 ];
 
 /** Local operations and remote ones, with a sync, a drain, a wait for the feed or a kill now and then. */
-export const vfsOpArb: fc.Arbitrary<VfsOp> = fc.oneof(...LOCAL, ...ELSEWHERE);
+export const vfsOpArb: fc.Arbitrary<VfsOp> = fc.oneof(...LOCAL, ...ATTACHMENT_OPS, ...ELSEWHERE);
 /** Only what programs do here (and kill -9): TXTFS_VFS_MODEL_MIX=local, for fast soaks. */
-export const localOpArb: fc.Arbitrary<VfsOp> = fc.oneof(...LOCAL);
+export const localOpArb: fc.Arbitrary<VfsOp> = fc.oneof(...LOCAL, ...ATTACHMENT_OPS);
 
 const j = JSON.stringify;
 
@@ -123,6 +155,12 @@ export function showVfsOp(op: VfsOp): string {
       return `rename ${op.d}/ ${op.to}/`;
     case "tag":
       return `setxattr ${op.p} user.txtfs.tags ${j(op.tags)}`;
+    case "bin":
+      return op.off < 0
+        ? `open ${op.p} O_TRUNC (or create) + write bytes ${op.hex || "(none)"}`
+        : `open ${op.p} (or create) + write bytes ${op.hex || "(none)"} at ${op.off}`;
+    case "rmrf":
+      return `rm -rf ${op.d}`;
     case "redit":
       return `# remote: PUT ${op.p} content ${j(op.text)}`;
     case "rcreate":

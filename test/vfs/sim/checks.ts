@@ -2,6 +2,8 @@
 // lost, every device showing the service's tree byte for byte, every device's feed contiguous and
 // in commit order with each item's last change seen, and identities kept through renames.
 import { isUtf8 } from "node:buffer";
+import { createHash } from "node:crypto";
+import { TxtfsClient } from "../../../src/client/api.ts";
 import { contentHash } from "../../../src/lib/contentHash.ts";
 import type { Vfs } from "../../../src/vfs/vfs.ts";
 import type { Api } from "../../helpers/server.ts";
@@ -17,6 +19,8 @@ export interface Acked {
   path: string;
   hash: string;
   bytes: string;
+  /** A file that is not a note: owed as an attachment's bytes (hash: SHA-256 hex), not a note's. */
+  attachment?: boolean;
   /** Released by a later operation that may take it away by design (see runner.ts). */
   released?: string;
 }
@@ -35,9 +39,15 @@ interface ServiceNote {
   content: string;
 }
 
-/** The notes under the shared folder on the service, with their contents. */
-export async function serviceNotes(api: Api): Promise<{ notes: ServiceNote[]; dirs: string[] }> {
-  const { files, folders } = (await api.get("/api/me/files")).body as { files: any[]; folders: any[] };
+interface ServiceAttachment {
+  id: string;
+  path: string;
+  bytes: Buffer;
+  /** Every version's SHA-256 (the current one included). */
+  hashes: string[];
+}
+
+const folderPaths = (folders: any[]) => {
   const byId = new Map(folders.map((f) => [f.id, f]));
   const pathOf = (id: string | null): string | undefined => {
     if (id === null) return "";
@@ -46,8 +56,37 @@ export async function serviceNotes(api: Api): Promise<{ notes: ServiceNote[]; di
     const parent = pathOf(f.parentFolderId);
     return parent === undefined ? undefined : parent ? `${parent}/${f.name}` : f.name;
   };
-  const under = (p: string | undefined) =>
-    p === ROOT ? "" : p?.startsWith(`${ROOT}/`) ? p.slice(ROOT.length + 1) : undefined;
+  return pathOf;
+};
+const under = (p: string | undefined) =>
+  p === ROOT ? "" : p?.startsWith(`${ROOT}/`) ? p.slice(ROOT.length + 1) : undefined;
+
+/** The attachments under the shared folder on the service: path, bytes, every version's hash. */
+export async function serviceAttachments(api: Api, key: string, url: string): Promise<ServiceAttachment[]> {
+  const client = new TxtfsClient({ url, key, source: "test", timeoutMs: 10_000 });
+  const { folders } = (await api.get("/api/me/files")).body as { folders: any[] };
+  const pathOf = folderPaths(folders);
+  const out: ServiceAttachment[] = [];
+  for (const a of await client.attachments.all()) {
+    const dir = under(pathOf(a.folderId));
+    if (dir === undefined) continue;
+    const got = await client.attachments.read(a.id).catch(() => null);
+    if (!got) continue; // deleted since the listing
+    const versions = await client.attachments.versions(a.id).catch(() => []);
+    out.push({
+      id: a.id,
+      path: dir ? `${dir}/${a.name}` : a.name,
+      bytes: got.bytes,
+      hashes: [a.contentHash, ...versions.map((v) => v.contentHash)],
+    });
+  }
+  return out;
+}
+
+/** The notes under the shared folder on the service, with their contents. */
+export async function serviceNotes(api: Api): Promise<{ notes: ServiceNote[]; dirs: string[] }> {
+  const { files, folders } = (await api.get("/api/me/files")).body as { files: any[]; folders: any[] };
+  const pathOf = folderPaths(folders);
   const notes: ServiceNote[] = [];
   for (const f of files) {
     const dir = under(pathOf(f.folderId));
@@ -83,7 +122,8 @@ const unsuffixed = (path: string) =>
     .split("/")
     .map((seg) => seg.replace(/ \([0-9a-z]{6}\)(?=(\.[^./]+)?$)/, ""))
     .join("/");
-const isNoteName = (p: string) => p.endsWith(".md") || p.endsWith(".txt");
+export const isNoteName = (p: string) => p.endsWith(".md") || p.endsWith(".txt");
+const sha256 = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 
 /**
  * Convergence and identity: every device shows exactly the service's notes under the shared folder,
@@ -92,7 +132,10 @@ const isNoteName = (p: string) => p.endsWith(".md") || p.endsWith(".txt");
  * for the service's note there: the file may stand for it (hidden), or be a file of its own beside
  * it (then the note shows under a suffixed name, and must match).
  */
-export async function convergence(world: SimWorld, service: { notes: ServiceNote[] }): Promise<string[]> {
+export async function convergence(
+  world: SimWorld,
+  service: { notes: ServiceNote[]; attachments: ServiceAttachment[] },
+): Promise<string[]> {
   const problems: string[] = [];
   const manifests = await Promise.all(
     world.devices.map((d) =>
@@ -130,10 +173,14 @@ export async function convergence(world: SimWorld, service: { notes: ServiceNote
     for (const note of service.notes)
       if (!seen.has(note.id) && !keptLocal.has(note.path))
         problems.push(`dev${i}: does not show ${note.path} (${note.id}), which the service has`);
+    problems.push(...attachmentsShown(i, m.files, keptLocal, world.devices[i]!.now.vfs, service.attachments));
   }
   if (problems.length) {
     // What each side holds, for the report.
     problems.push(`  service: ${service.notes.map((n) => `${n.path}=${n.id.slice(-6)}`).join(" ")}`);
+    problems.push(
+      `  service attachments: ${service.attachments.map((a) => `${a.path}=${a.id.slice(-6)}:${a.bytes.length}B:${sha256(a.bytes).slice(0, 8)}`).join(" ")}`,
+    );
     for (const [i, m] of manifests.entries())
       problems.push(
         `  dev${i}: ${Object.keys(m.files)
@@ -144,21 +191,105 @@ export async function convergence(world: SimWorld, service: { notes: ServiceNote
   return problems;
 }
 
+/**
+ * Every device shows exactly the service's attachments under the shared folder, byte for byte, at
+ * their paths (a folder of a name two folders have under its suffixed name): each file that is not
+ * a note (or a note's name holding bytes that are not text, unless the device keeps it local) is one
+ * of them, and each of them is on every device.
+ */
+function attachmentsShown(
+  i: number,
+  files: Record<string, string>,
+  keptLocal: Set<string>,
+  vfs: Vfs,
+  attachments: ServiceAttachment[],
+): string[] {
+  const problems: string[] = [];
+  const local = new Set(
+    vfs
+      .localOnly()
+      .map((l) => l.path)
+      .filter((p) => p.startsWith(`/${ROOT}/`))
+      .map((p) => p.slice(ROOT.length + 2)),
+  );
+  // Path (unsuffixed) -> the hashes shown there, as a multiset on both sides.
+  const shown = new Map<string, string[]>();
+  for (const [p, b64] of Object.entries(files)) {
+    if (isNoteName(p) && !keptLocal.has(p)) continue; // a note (convergence above)
+    if (local.has(p)) continue; // local by design: localKept says whether it may be
+    if (b64.startsWith("!")) {
+      problems.push(`dev${i}: ${p}: ${b64.slice(1)}`);
+      continue;
+    }
+    const key = unsuffixed(p);
+    shown.set(key, [...(shown.get(key) ?? []), sha256(Buffer.from(b64, "base64"))]);
+  }
+  const want = new Map<string, string[]>();
+  for (const a of attachments) want.set(a.path, [...(want.get(a.path) ?? []), sha256(a.bytes)]);
+  const describe = (hs: string[] | undefined) =>
+    hs
+      ? hs
+          .map((h) => h.slice(0, 8))
+          .sort()
+          .join(",")
+      : "nothing";
+  for (const p of new Set([...shown.keys(), ...want.keys()])) {
+    const a = describe(shown.get(p));
+    const b = describe(want.get(p));
+    if (a === b) continue;
+    if (!want.has(p)) problems.push(`dev${i}: shows ${p} (${a}), which is no attachment on the service`);
+    else if (!shown.has(p) && [...local].some((l) => unsuffixed(l) === p)) continue;
+    else problems.push(`dev${i}: attachment ${p} shows ${a}, the service has ${b}`);
+  }
+  return problems;
+}
+
+/**
+ * Nothing kept on a device that should be on the service: every local-only file under the shared
+ * folder is a note's name holding bytes that are not text (a note once: local by design) or a name
+ * the mount keeps local by design (an editor's backup `a.md~` that vim left when the folder it
+ * saved in was renamed under it: excluded by `*~`). And no save refused for good (none of the
+ * faults makes one: a refusal is the service's no, never a network's).
+ */
+export function localKept(world: SimWorld): string[] {
+  const out: string[] = [];
+  const byDesign = (l: { path: string; why: string }) =>
+    (isNoteName(l.path) && /UTF-8/.test(l.why)) || l.why.startsWith("excluded by ");
+  for (const d of world.devices) {
+    for (const l of d.now.vfs.localOnly())
+      if (l.path.startsWith(`/${ROOT}/`) && !byDesign(l))
+        out.push(`dev${d.n}: ${l.path} kept local-only (${l.why})`);
+    for (const r of d.now.vfs.takeRefused())
+      out.push(
+        `dev${d.n}: a save refused: ${r.path}: ${r.reason}${r.keptAs ? ` (kept as ${r.keptAs})` : ""}`,
+      );
+  }
+  return out;
+}
+
 /** No acknowledged save lost: its bytes are the content or a version of some note on the service. */
 export async function savesKept(
   api: Api,
-  service: { notes: ServiceNote[] },
+  service: { notes: ServiceNote[]; attachments: ServiceAttachment[] },
   acked: Acked[],
 ): Promise<string[]> {
   const owed = acked.filter((a) => !a.released);
   if (owed.length === 0) return [];
   const have = new Set<string>();
-  for (const n of service.notes) for (const h of await versionHashes(api, n.id)) have.add(h);
+  if (owed.some((a) => !a.attachment))
+    for (const n of service.notes) for (const h of await versionHashes(api, n.id)) have.add(h);
+  for (const a of service.attachments) for (const h of a.hashes) have.add(h);
+  const show = (a: Acked) => {
+    const b = Buffer.from(a.bytes, "base64");
+    return a.attachment
+      ? `${b.length} bytes ${b.subarray(0, 24).toString("hex")}`
+      : JSON.stringify(b.toString());
+  };
   return owed
     .filter((a) => !have.has(a.hash))
     .map(
       (a) =>
-        `lost: dev${a.device}'s save of ${a.path} at step ${a.step} (${JSON.stringify(Buffer.from(a.bytes, "base64").toString())}) is in no note or version on the service`,
+        `lost: dev${a.device}'s save of ${a.path} at step ${a.step} (${show(a)}) is in no ${a.attachment ? "attachment" : "note"} or version on the service`,
     );
 }
 

@@ -32,7 +32,7 @@ export type Fault =
   | { k: "dup"; d: number; p: number } // requests delivered twice
   | { k: "pause"; d: number } // SIGSTOP: no operations, no network, longer than the client's timeout
   | { k: "restart" } // the service stops and starts again
-  | { k: "lossykill"; d: number }; // self-test only: a kill whose cache dir loses its journal
+  | { k: "lossykill"; d: number }; // self-test only: a kill whose cache dir loses its journal and local files
 
 export type SimStep =
   | { k: "ops"; ops: (LocalOp | null)[] }

@@ -10,6 +10,7 @@
 // rolls the device's cache dir back to a snapshot releases what it saved since (nothing durable was
 // promised: no fsync, no sync since the snapshot).
 import { isUtf8 } from "node:buffer";
+import { createHash } from "node:crypto";
 import type { Exchange } from "../../helpers/faultProxy.ts";
 import { applyToVfs } from "../model/apply.ts";
 import {
@@ -19,9 +20,12 @@ import {
   feedProblems,
   type Ident,
   identities,
+  isNoteName,
+  localKept,
   ROOT,
   readBack,
   savesKept,
+  serviceAttachments,
   serviceNotes,
 } from "./checks.ts";
 import type { LocalOp, SimStep } from "./ops.ts";
@@ -36,17 +40,31 @@ export interface SimStats {
   steps: number;
   ops: number;
   acked: number;
+  /** Of the acknowledged saves, those of attachments (files that are not notes). */
+  ackedAttachments: number;
+  /** Attachments on the service compared with every device at the phase ends (summed over phases). */
+  attachmentsCompared: number;
   phases: number;
   faults: Record<string, number>;
 }
 
-export const newStats = (): SimStats => ({ steps: 0, ops: 0, acked: 0, phases: 0, faults: {} });
+export const newStats = (): SimStats => ({
+  steps: 0,
+  ops: 0,
+  acked: 0,
+  ackedAttachments: 0,
+  attachmentsCompared: 0,
+  phases: 0,
+  faults: {},
+});
 
-const WRITES = new Set(["create", "rewrite", "append", "pwrite", "truncate", "replace", "vimsave"]);
+const WRITES = new Set(["create", "rewrite", "append", "pwrite", "truncate", "replace", "vimsave", "bin"]);
 const WHOLE = new Set(["create", "rewrite", "replace", "vimsave"]);
 const SYNC_DEADLINE_MS = 60_000;
 const PAUSE_MS = CLIENT_TIMEOUT_MS + 500;
 const OP_DEADLINE_MS = 30_000;
+
+const sha256 = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -59,6 +77,7 @@ function takesAway(op: LocalOp, path: string): boolean {
     case "mv":
       return op.p === path || op.to === path;
     case "rmdir":
+    case "rmrf":
     case "mvdir":
       return under(op.d) || ("to" in op && under(op.to));
     case "vimsave":
@@ -143,10 +162,27 @@ async function run(
     // version (ours met it at delivery and became a conflict copy). Other writes build on what
     // was there: what the device shows right after is theirs to keep.
     const bytes =
-      WHOLE.has(op.k) && "text" in op ? Buffer.from(op.text) : await readBack(vfs, `/${ROOT}/${op.p}`);
-    if (!bytes || !isUtf8(bytes)) return;
-    acked.push({ device: d.n, step, path: op.p, hash: contentHash(bytes), bytes: bytes.toString("base64") });
+      WHOLE.has(op.k) && "text" in op
+        ? Buffer.from(op.text)
+        : op.k === "bin" && op.off < 0
+          ? Buffer.from(op.hex, "hex")
+          : await readBack(vfs, `/${ROOT}/${op.p}`);
+    if (!bytes) return;
+    // A file that is not a note is an attachment on the service (bytes exact). A note's name whose
+    // bytes are not text is local by design if it was a note once (the service keeps its last
+    // text), else an attachment: which, the harness does not know, so that save is not owed.
+    const attachment = !isNoteName(op.p);
+    if (!attachment && !isUtf8(bytes)) return;
+    acked.push({
+      device: d.n,
+      step,
+      path: op.p,
+      hash: attachment ? sha256(bytes) : contentHash(bytes),
+      bytes: bytes.toString("base64"),
+      attachment,
+    });
     stats.acked++;
+    if (attachment) stats.ackedAttachments++;
   };
 
   const endPhase = async (step: number): Promise<SimFailure | undefined> => {
@@ -192,9 +228,14 @@ async function run(
     }
     for (const d of devices) if (d.snapshot) d.snapshot.promisedSince = true; // sync made it all durable
     await world.witnessUpTo(head);
-    const service = await serviceNotes(api);
+    const service = {
+      ...(await serviceNotes(api)),
+      attachments: await serviceAttachments(api, world.user.key, world.url),
+    };
     problems.push(...(await savesKept(api, service, acked)));
     problems.push(...(await convergence(world, service)));
+    problems.push(...localKept(world));
+    stats.attachmentsCompared += service.attachments.length;
     problems.push(...identities(service, idents));
     problems.push(
       ...feedProblems(

@@ -52,6 +52,8 @@ async function check(
         // (A name no random step uses: a later save of it here would replace it by design.)
         { k: "fault", f: { k: "cut", d: 0 } },
         { k: "ops", ops: [{ k: "rewrite", p: "journal-only.md", text: "only in the journal\n" }] },
+        // An attachment's too (bytes that are not text).
+        { k: "ops", ops: [{ k: "bin", p: "journal-only.bin", off: -1, hex: "00ff4a" }] },
         { k: "fault", f: { k: "lossykill", d: 0 } },
         ...after,
       ])
@@ -86,11 +88,11 @@ async function check(
 }
 
 const line = (label: string, s: SimStats, seconds: number) =>
-  `[sim] ${label}: ${s.steps} steps, ${s.ops} operations (${s.acked} acknowledged saves checked), ${s.phases} phase checks, ${seconds.toFixed(1)} s, ${(s.ops / seconds).toFixed(1)} operations/s; faults ${JSON.stringify(s.faults)}`;
+  `[sim] ${label}: ${s.steps} steps, ${s.ops} operations (${s.acked} acknowledged saves checked, ${s.ackedAttachments} of them attachments), ${s.phases} phase checks (${s.attachmentsCompared} attachments compared), ${seconds.toFixed(1)} s, ${(s.ops / seconds).toFixed(1)} operations/s; faults ${JSON.stringify(s.faults)}`;
 
 describe("many devices, every fault: the service and N mounts agree", () => {
   it.skipIf(REPLAY)(
-    "harness self-test: a kill that loses its journal is found (an acknowledged save lost) and shrunk",
+    "harness self-test: a kill that loses its journal is found (acknowledged saves lost, a note's and an attachment's) and shrunk",
     async () => {
       const stats = newStats();
       const report = await check(7, { runs: 1, steps: 6, stats, selfTest: true, shrinkMs: 60_000 });
@@ -98,7 +100,10 @@ describe("many devices, every fault: the service and N mounts agree", () => {
       expect(report.failure!.problems.join("\n")).toMatch(
         /^lost: dev0's save of journal-only\.md .*"only in the journal\\n"/m,
       );
-      expect(report.steps!.length).toBeLessThanOrEqual(4); // shrunk: the random steps gone
+      expect(report.failure!.problems.join("\n")).toMatch(
+        /^lost: dev0's save of journal-only\.bin .*\(3 bytes 00ff4a\) is in no attachment/m,
+      );
+      expect(report.steps!.length).toBeLessThanOrEqual(5); // shrunk: the random steps gone
     },
     240_000,
   );

@@ -137,7 +137,12 @@ export class SimWorld {
     const dir = this.newDir();
     // Synchronous: no step of the old Vfs runs between the copy and the cut.
     cpSync(usable ? d.snapshot!.dir : old.cacheDir, dir, { recursive: true });
-    if (loseJournal) rmSync(join(dir, "journal"), { recursive: true, force: true }); // self-test only
+    // Self-test only: the journal lost, and the local files with it (an attachment's binding and
+    // bytes live there: with the journal alone gone, the start finds the bound file unsaved and
+    // saves it again, so nothing would be lost).
+    if (loseJournal)
+      for (const f of ["journal", "local", "local.json", "local.log", "attachments"])
+        rmSync(join(dir, f), { recursive: true, force: true });
     old.dead = true;
     old.proxy.set({ cut: true, paused: false });
     this.dropped.push(old);
