@@ -1,18 +1,17 @@
 // An attachment's journal entry, to the service on its own, in journal order: a create (its
 // Idempotency-Key: the create's key), new bytes (If-Match the version they build on), a rename or
-// move, a delete (If-Match). A 412 keeps both: ours goes up as a conflict copy beside it. A refusal
+// move, a delete (If-Match). A 412, 404 or 409 keeps both (attachmentClashes.ts). A refusal
 // for good (a limit, a name the service holds for a note) leaves the file here, said in `txtfs
 // status` and `sync`, as a refused note save is.
-import { randomUUID } from "node:crypto";
 import { ApiError } from "../../client/api.ts";
 import type { TxtAttachment } from "../../lib/apiTypes.ts";
-import { conflictName } from "../conflicts.ts";
 import type { VfsCore } from "../core.ts";
 import { Journal, type JournalEntry } from "../delivery/journal.ts";
 import { isTransient } from "../errors.ts";
 import type { LocalNode } from "../tree.ts";
 import type { AttachmentBytes } from "./attachmentBytes.ts";
-import type { AttachmentPlaces } from "./attachmentPlaces.ts";
+import { AttachmentClashes } from "./attachmentClashes.ts";
+import { type AttachmentPlaces, folderIdOf } from "./attachmentPlaces.ts";
 import type { AttachmentQuota } from "./attachmentQuota.ts";
 import type { AttachmentSaves } from "./attachmentSaves.ts";
 import { boundTo } from "./binding.ts";
@@ -26,7 +25,6 @@ export type AttachmentDeliveryCore = Pick<
   | "journal"
   | "localNodes"
   | "log"
-  | "pendingDirs"
   | "reports"
   | "tree"
 >;
@@ -37,9 +35,9 @@ type Sent = boolean;
 export class AttachmentDelivery {
   private readonly c: AttachmentDeliveryCore;
   private readonly places: AttachmentPlaces;
-  private readonly bytes: AttachmentBytes;
   private readonly saves: AttachmentSaves;
   private readonly quota: AttachmentQuota;
+  private readonly clashes: AttachmentClashes;
 
   constructor(
     c: AttachmentDeliveryCore,
@@ -50,9 +48,9 @@ export class AttachmentDelivery {
   ) {
     this.c = c;
     this.places = places;
-    this.bytes = bytes;
     this.saves = saves;
     this.quota = quota;
+    this.clashes = new AttachmentClashes(c, places, bytes, saves, quota);
   }
 
   async send(entry: JournalEntry): Promise<Sent> {
@@ -145,7 +143,7 @@ export class AttachmentDelivery {
     const before = entry.fileId ? node.attachment?.size : 0;
     if (!entry.fileId) {
       const b = node.attachment;
-      const bytes = await this.read(entry.blob!);
+      const bytes = await this.saves.readSnapshot(entry.blob!);
       for (;;) {
         const folderId = this.folderOf(node);
         try {
@@ -154,7 +152,7 @@ export class AttachmentDelivery {
           });
           break;
         } catch (err) {
-          if (err instanceof ApiError && err.status === 409) return this.nameTaken(entry, node);
+          if (err instanceof ApiError && err.status === 409) return this.clashes.nameTaken(entry, node);
           if (!this.folderRemoved(err, node, folderId)) throw err;
         }
       }
@@ -166,14 +164,18 @@ export class AttachmentDelivery {
       let sent: TxtAttachment | undefined;
       try {
         if (entry.blob)
-          record = sent = await this.c.client.attachments.replace(entry.fileId, await this.read(entry.blob), {
-            ifMatch: entry.baseEtag ?? undefined,
-          });
+          record = sent = await this.c.client.attachments.replace(
+            entry.fileId,
+            await this.saves.readSnapshot(entry.blob),
+            {
+              ifMatch: entry.baseEtag ?? undefined,
+            },
+          );
         if (entry.move) record = await this.moveTo(entry, node);
       } catch (err) {
-        if (err instanceof ApiError && err.status === 412) return this.conflict(entry, node);
-        if (err instanceof ApiError && err.status === 404) return this.createdAgain(entry, node);
-        if (err instanceof ApiError && err.status === 409) return this.nameTaken(entry, node);
+        if (err instanceof ApiError && err.status === 412) return this.clashes.conflict(entry, node);
+        if (err instanceof ApiError && err.status === 404) return this.clashes.createdAgain(entry, node);
+        if (err instanceof ApiError && err.status === 409) return this.clashes.nameTaken(entry, node);
         throw err;
       }
       const b = node.attachment;
@@ -231,128 +233,7 @@ export class AttachmentDelivery {
   }
 
   private folderOf(node: LocalNode): string | null {
-    return node.parent === this.c.tree.root ? null : node.parent.id;
-  }
-
-  /** The bytes of a snapshot, read whole (held while read: a newer save never drops it under us). */
-  private async read(hash: string): Promise<Buffer> {
-    this.saves.reading.add(hash);
-    try {
-      return await this.bytes.read(hash);
-    } finally {
-      this.saves.reading.delete(hash);
-    }
-  }
-
-  /**
-   * Changed elsewhere since the version our bytes build on: ours goes up beside it as a conflict
-   * copy (both kept), and the file shows the other version once nothing of ours waits for it.
-   */
-  private async conflict(entry: JournalEntry, node: LocalNode): Promise<void> {
-    const b = node.attachment;
-    if (!b) return this.c.journal.done(entry); // unbound while it went: its delete is the newer entry
-    if (entry.blob) {
-      const copy = await this.c.client.attachments.create(
-        conflictName(entry.name),
-        this.folderOf(node),
-        await this.read(entry.blob),
-        { idempotencyKey: `${entry.fileId}-${entry.rev}-conflict` },
-      );
-      this.places.apply(copy);
-      void this.quota.refresh(); // the copy counts too
-      this.c.conflictCopies.push(this.c.tree.pathOf(node).replace(/[^/]*$/, copy.name));
-      this.c.log.warn(
-        { path: entry.path, keptAs: copy.name },
-        "changed elsewhere too: ours is kept as a conflict copy",
-      );
-    }
-    if (entry.move)
-      await this.c.client.attachments.update(entry.fileId!, {
-        name: entry.name,
-        folderId: this.folderOf(node),
-      });
-    await this.c.journal.done(entry);
-    await this.saves.release(entry.blob);
-    const writing = [...this.c.handles.values()].some((h) => h.kind === "local" && h.node === node);
-    const remote = await this.c.client.attachments.get(b.id!);
-    // A save made since, or one to come from a program still writing, builds on our version: it
-    // meets the other one too (another copy), never overwrites it.
-    if (!remote || writing || this.c.journal.get(entry.fileId!)) return;
-    b.revision = 0;
-    b.hash = null; // so the record is applied: the bytes here are ours, kept in the copy
-    this.places.apply(remote);
-  }
-
-  /**
-   * The name was taken on the service before ours came (another device made a file of that name
-   * meanwhile): both are kept, ours under a conflict copy's name beside it (its bytes, when they
-   * went just before, are on the service already), and theirs shows under the name.
-   */
-  private async nameTaken(entry: JournalEntry, node: LocalNode): Promise<void> {
-    const b = node.attachment;
-    if (!b) return this.c.journal.done(entry); // unbound while it went: its delete is the newer entry
-    // Made here and put beside it at the restart (Attachments.freeName), or renamed since: that name goes.
-    const apart = !entry.fileId && node.name !== entry.name;
-    const name = apart ? node.name : conflictName(entry.name);
-    const folderId = this.folderOf(node);
-    const before = entry.fileId ? b.size : 0;
-    let record: TxtAttachment;
-    if (entry.fileId) record = await this.c.client.attachments.update(entry.fileId, { name, folderId });
-    else {
-      record = await this.c.client.attachments.create(name, folderId, await this.read(entry.blob!), {
-        idempotencyKey: `${entry.createKey}-apart`,
-      });
-      this.places.created(node, record);
-    }
-    if (node.attachment === b) boundTo(b, record);
-    if (!apart && !node.parent.children.has(record.name)) {
-      this.c.tree.move(node, node.parent, record.name);
-      this.c.conflictCopies.push(this.c.tree.pathOf(node));
-      this.c.log.warn(
-        { path: entry.path, keptAs: record.name },
-        "the name was taken elsewhere meanwhile: ours is kept beside it as a conflict copy",
-      );
-    }
-    this.quota.delivered(node, before ?? record.size, record.size);
-    await this.c.journal.done(entry, record);
-    await this.saves.release(entry.blob);
-    this.c.localNodes.save();
-    this.places.nameFreed(node.parent, entry.name);
-  }
-
-  /**
-   * Removed elsewhere before our save went: our bytes create it again (a new id). A rename alone
-   * of one whose bytes were never read here: the removal stands.
-   */
-  private async createdAgain(entry: JournalEntry, node: LocalNode): Promise<void> {
-    const b = node.attachment;
-    if (!b) return this.c.journal.done(entry); // unbound while it went: its delete is the newer entry
-    this.places.byId.delete(b.id!);
-    if (b.remoteOnly) {
-      this.c.log.info({ path: entry.path }, "renamed here and removed elsewhere: the removal stands");
-      this.places.forget(node);
-      return this.c.journal.done(entry);
-    }
-    this.c.log.warn({ path: entry.path }, "an attachment saved here was removed elsewhere: created again");
-    b.id = null;
-    b.etag = b.hash = null;
-    b.createKey = randomUUID();
-    this.places.pendingCreates.set(b.createKey, node);
-    const blob = entry.blob ?? (await this.bytes.snapshot(node.blob)).hash;
-    // The new line first, then the old one goes: the journal never lacks this save.
-    await this.c.journal.put(
-      {
-        ...entry,
-        blob,
-        fileId: null,
-        createKey: b.createKey,
-        move: undefined,
-        baseEtag: null,
-        baseHash: null,
-      },
-      false,
-    );
-    await this.c.journal.done(entry);
+    return folderIdOf(this.c.tree, node);
   }
 
   /** Refused for good: the file stays on this machine only, and that is said. */

@@ -28,6 +28,10 @@ export interface AttachmentPlacesDeps {
 export const attachmentKey = (b: AttachmentBinding): string =>
   journalKeyOf({ fileId: b.id, createKey: b.createKey });
 
+/** The folder id an attachment is in on the service (null: the top of the account). */
+export const folderIdOf = (tree: Pick<Tree, "root">, node: LocalNode): string | null =>
+  node.parent === tree.root ? null : node.parent.id;
+
 export class AttachmentPlaces {
   private readonly d: AttachmentPlacesDeps;
   /** Every bound attachment node, by its id. */

@@ -188,6 +188,16 @@ export class AttachmentSaves {
     this.delivery.deliverSoon();
   }
 
+  /** The bytes of a snapshot, read whole (held while read: a newer save never drops it under it). */
+  async readSnapshot(hash: string): Promise<Buffer> {
+    this.reading.add(hash);
+    try {
+      return await this.bytes.read(hash);
+    } finally {
+      this.reading.delete(hash);
+    }
+  }
+
   /** A snapshot goes once no entry names it and no delivery reads it. */
   async release(hash: string | undefined): Promise<void> {
     if (
