@@ -275,7 +275,10 @@ export class Attachments {
     if (change.deleted) this.places.removed(change.id);
     else if (change.attachment) {
       this.places.apply(change.attachment as unknown as TxtAttachment);
-      void this.keepPinned(); // made or changed elsewhere under a folder pinned here: read now
+      // Made or changed elsewhere under a folder pinned here: read now (no walk for any other).
+      const node = this.places.byId.get(change.id);
+      if (node?.attachment?.remoteOnly && this.c.pins.stateOf(node.parent) === "pinned")
+        void this.keepPinned();
     }
   }
 
