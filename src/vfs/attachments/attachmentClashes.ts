@@ -127,7 +127,16 @@ export class AttachmentClashes {
    * bytes here go on top of that version (If-Match), with its place here if it moved since.
    */
   async madeBefore(entry: JournalEntry, node: LocalNode, made: TxtAttachment): Promise<void> {
-    if (!node.attachment) return this.c.journal.done(entry); // unbound while it went: its delete is the newer entry
+    const b = node.attachment;
+    if (!b) return this.c.journal.done(entry); // unbound while it went: its delete is the newer entry
+    if (this.places.nodeOf({ fileId: made.id, createKey: "" })) {
+      // Shown here already as another file (the restart named ours apart from it, as made
+      // elsewhere): both stay, as the user was told; ours goes up as a file of its own.
+      b.createKey = randomUUID();
+      this.places.pendingCreates.set(b.createKey, node);
+      await this.c.journal.put({ ...entry, createKey: b.createKey }, false);
+      return this.c.journal.done(entry);
+    }
     this.c.log.warn(
       { path: entry.path },
       "its create went before with other bytes (an answer lost, or the journal taken back): bound to what it made",

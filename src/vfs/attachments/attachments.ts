@@ -284,23 +284,22 @@ export class Attachments {
 
   /**
    * A local file kept from before a restart that is an attachment: bound to the listed one (its
-   * bytes kept when they are that version, or a save of ours waits), or, made here and not
-   * created yet, put back as it was. False: not an attachment (LocalNodes.restore puts it back).
+   * bytes kept when they are that version, or a save of ours waits; or its create landed, unanswered),
+   * or, made here and not created yet, put back as it was. False: not an attachment (LocalNodes.restore puts it back).
    */
   restored(entry: ManifestEntry): boolean {
     const b = entry.attachment;
     if (!b) return false;
-    const listed = b.id ? this.places.byId.get(b.id) : undefined;
-    const waits = this.c.journal.get(attachmentKey(b)) !== undefined;
+    const pending = this.c.journal.get(attachmentKey(b));
+    const listed = b.id ? this.places.byId.get(b.id) : this.landedCreate(entry.path, pending?.blob);
+    const waits = pending !== undefined && b.id !== null;
     if (listed) {
       const lb = listed.attachment!;
-      if (waits || lb.hash === b.hash) {
+      if (waits || lb.hash === b.hash || !b.id) {
         listed.blob = entry.blob;
         listed.attachment = {
           ...lb,
-          etag: b.etag,
-          hash: b.hash,
-          revision: b.revision,
+          ...(b.id ? { etag: b.etag, hash: b.hash, revision: b.revision } : {}), // else: what it made
           remoteOnly: undefined,
         };
         listed.mode = entry.mode;
@@ -318,6 +317,18 @@ export class Attachments {
       return true;
     }
     return false; // made here (or removed elsewhere with a save waiting): back as a local file, bound
+  }
+
+  /**
+   * A file made here whose create's answer a kill -9 cut off: the listed attachment at its place
+   * holding exactly the bytes that create sent is what it made (named apart, ours would look like
+   * a conflict copy of itself). Its entry then finds no file and goes without a request.
+   */
+  private landedCreate(path: string, sent: string | undefined): LocalNode | undefined {
+    const taken = sent ? this.c.tree.lookup(path) : undefined;
+    return taken?.kind === "local" && taken.attachment?.id && taken.attachment.hash === sent
+      ? taken
+      : undefined;
   }
 
   /** Shows `node` at `path`, where a rename of ours put it (its move is in the journal). */
