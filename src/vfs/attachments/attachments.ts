@@ -77,6 +77,7 @@ export class Attachments {
     this.quota = new AttachmentQuota({
       read: () => c.client.attachments.limits(),
       shown: (node) => c.tree.locals.has(node),
+      goesUp: (node) => this.goesUp(node),
       root: c.tree.root,
     });
     this.saves = new AttachmentSaves(c, this.places, this.bytes, delivery, this.quota);
@@ -249,10 +250,31 @@ export class Attachments {
     return { ...entry, path };
   }
 
-  /** A program closed (or fsynced) `node` after writing it, or made it: its bytes go up. */
+  /** A program fsynced `node` (or truncated it): its bytes go up now. */
   async saved(node: LocalNode): Promise<void> {
     await this.saves.saved(node);
     if (node.attachment) this.eviction.used(node, node.size);
+  }
+
+  /** A program closed `node` after writing it, or made it: its bytes go up (a new file's a moment later). */
+  async closed(node: LocalNode): Promise<void> {
+    await this.saves.closed(node);
+    if (node.attachment) this.eviction.used(node, node.size);
+  }
+
+  /** Before `node` is opened for writing, or a drain: the saves of closed new files still to come, now. */
+  saveFresh(node?: LocalNode): Promise<void> {
+    return node ? this.saves.fresh.now(node) : this.saves.fresh.all();
+  }
+
+  /** Whether `node` goes to the service: bound, or a new file whose first save is still to come. */
+  goesUp(node: LocalNode): boolean {
+    return node.attachment !== undefined || this.saves.fresh.has(node);
+  }
+
+  /** New files closed whose saves are still to come. */
+  get freshWaiting(): number {
+    return this.saves.fresh.size;
   }
 
   /** `node` was renamed or moved (shown so already). */
