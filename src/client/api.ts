@@ -604,10 +604,22 @@ export class TxtfsClient {
   /** The states set explicitly for this device (folders and files). */
   async deviceStates(
     id: string,
-  ): Promise<{ fileId?: string; folderId?: string; state: "online-only" | "available" | "pinned" }[]> {
+  ): Promise<
+    {
+      fileId?: string;
+      folderId?: string;
+      attachmentId?: string;
+      state: "online-only" | "available" | "pinned";
+    }[]
+  > {
     return (
       await this.json<{
-        items: { fileId?: string; folderId?: string; state: "online-only" | "available" | "pinned" }[];
+        items: {
+          fileId?: string;
+          folderId?: string;
+          attachmentId?: string;
+          state: "online-only" | "available" | "pinned";
+        }[];
       }>({
         method: "GET",
         path: `/api/v1/devices/${id}/state`,
@@ -618,7 +630,12 @@ export class TxtfsClient {
 
   async setDeviceState(
     id: string,
-    items: { fileId?: string; folderId?: string; state: "online-only" | "available" | "pinned" }[],
+    items: {
+      fileId?: string;
+      folderId?: string;
+      attachmentId?: string;
+      state: "online-only" | "available" | "pinned";
+    }[],
   ): Promise<void> {
     await this.call({ method: "PUT", path: `/api/v1/devices/${id}/state`, json: { items } });
   }

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bin } from "../helpers/attachments.ts";
 import { expectError, mkdir, mkfile, startTestServer, type TestServer } from "../helpers/server.ts";
+
+const octet = { "content-type": "application/octet-stream" };
 
 let t: TestServer;
 beforeAll(async () => {
@@ -124,5 +127,43 @@ describe("devices", () => {
     await u.api.delete(`/api/v1/files/${f3.id}`);
     const after = (await u.api.get(`/api/v1/devices/${a.id}/state`)).body;
     expect(after.items.map((i: any) => i.fileId ?? i.folderId)).not.toContain(f3.id);
+  });
+
+  it("an attachment's own state (additive): set, read back, checked like a note's; another's is 404", async () => {
+    const u = await t.user();
+    const a = (await u.api.post("/api/v1/devices", { name: "a", platform: "linux" })).body.device;
+    const png = (await bin(t, u, "POST", "/api/v1/attachments?name=p.png", Buffer.from("png"), octet)).body
+      .attachment;
+    const put = await u.api.put(`/api/v1/devices/${a.id}/state`, { attachmentId: png.id, state: "pinned" });
+    expect(put.status).toBe(200);
+    expect(put.body.items).toEqual([
+      { attachmentId: png.id, state: "pinned", updatedAt: expect.any(String) },
+    ]);
+    const got = (await u.api.get(`/api/v1/devices/${a.id}/state`)).body;
+    expect(got.items).toEqual([{ attachmentId: png.id, state: "pinned", updatedAt: expect.any(String) }]);
+    expect(got.files).toEqual([]); // notes only
+
+    const f = await mkfile(u, { name: "n.md" });
+    expectError(
+      await u.api.put(`/api/v1/devices/${a.id}/state`, {
+        attachmentId: png.id,
+        fileId: f.id,
+        state: "pinned",
+      }),
+      400,
+      "validation_failed",
+    );
+    const stranger = await t.user();
+    const theirs = (await bin(t, stranger, "POST", "/api/v1/attachments?name=s.png", Buffer.from("s"), octet))
+      .body.attachment;
+    expectError(
+      await u.api.put(`/api/v1/devices/${a.id}/state`, { attachmentId: theirs.id, state: "pinned" }),
+      404,
+      "not_found",
+    );
+    expect((await u.api.get(`/api/v1/devices/${a.id}/state`)).body).toEqual(got);
+    // removed: it drops out of the state
+    await u.api.delete(`/api/v1/attachments/${png.id}`);
+    expect((await u.api.get(`/api/v1/devices/${a.id}/state`)).body.items).toEqual([]);
   });
 });

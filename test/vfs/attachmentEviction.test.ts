@@ -7,9 +7,10 @@ import { constants as fsc, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { TxtfsClient } from "../../src/client/api.ts";
+import { createLogger } from "../../src/lib/logger.ts";
 import type { LocalNode } from "../../src/vfs/tree.ts";
-import type { Vfs } from "../../src/vfs/vfs.ts";
-import { bytesOf, cacheDir, mountVfs, t, u, until, useVfsServer } from "./fixture.ts";
+import { Vfs } from "../../src/vfs/vfs.ts";
+import { bytesOf, cacheDir, mountVfs, scratchDir, t, u, until, useVfsServer } from "./fixture.ts";
 
 useVfsServer();
 
@@ -85,9 +86,6 @@ describe("attachments' bytes are a bounded cache", () => {
     expect(onDisk(vfs, "/vault/big.png")).toBe(true);
     expect(onDisk(vfs, "/vault/small.pdf")).toBe(true);
     expect((await vfs.getxattr("/vault/small.pdf", "user.txtfs.state"))?.toString()).toBe("pinned");
-    await expect(
-      vfs.setxattr("/vault/small.pdf", "user.txtfs.state", Buffer.from("online-only")),
-    ).rejects.toMatchObject({ errno: "EPERM" });
     made.set("later.bin", randomBytes(SIZE));
     await api().attachments.create("later.bin", folder.id, made.get("later.bin")!);
     await until(
@@ -96,5 +94,40 @@ describe("attachments' bytes are a bounded cache", () => {
     );
     await t.server.close(); // offline from here on
     for (const [name, bytes] of made) expect((await bytesOf(vfs, `/vault/${name}`)).equals(bytes)).toBe(true);
+  });
+
+  it("an attachment pinned on its own: read now, kept, read offline; recorded for this device on the service", async () => {
+    const device = (await u.api.post("/api/v1/devices", { name: "laptop", platform: "linux" })).body.device;
+    const pinned = randomBytes(SIZE);
+    await api().attachments.create("a.bin", null, pinned);
+    await api().attachments.create("b.bin", null, randomBytes(SIZE));
+    const vfs = new Vfs({
+      client: new TxtfsClient({ url: t.url, key: u.key, source: "mount", timeoutMs: 2000 }),
+      cacheDir: scratchDir("txtfs-vfs-pin-"),
+      cacheSize: SIZE, // room for one file's bytes only
+      uid: 0,
+      gid: 0,
+      logger: createLogger("vfs-test", "silent"),
+      pollWait: 1,
+      deviceId: device.id,
+    });
+    await vfs.start();
+    try {
+      await vfs.setxattr("/a.bin", "user.txtfs.state", Buffer.from("pinned"));
+      expect(onDisk(vfs, "/a.bin")).toBe(true);
+      expect((await vfs.getxattr("/a.bin", "user.txtfs.state"))?.toString()).toBe("pinned");
+      expect((await vfs.getxattr("/b.bin", "user.txtfs.state"))?.toString()).toBe("online-only");
+      const states = (await u.api.get(`/api/v1/devices/${device.id}/state`)).body.items;
+      expect(states).toEqual([
+        expect.objectContaining({ attachmentId: expect.any(String), state: "pinned" }),
+      ]);
+      // b's bytes read past the cache's size (room for one): a stays, pinned.
+      await bytesOf(vfs, "/b.bin");
+      expect(onDisk(vfs, "/a.bin")).toBe(true);
+      await t.server.close(); // offline from here on
+      expect((await bytesOf(vfs, "/a.bin")).equals(pinned)).toBe(true);
+    } finally {
+      await vfs.stop();
+    }
   });
 });

@@ -1248,7 +1248,7 @@ export type paths = {
         };
         /** The device's states: explicit items and the effective state per file. */
         get: operations["deviceState"];
-        /** Set availability (online-only, available, pinned) of files/folders on this device. */
+        /** Set availability (online-only, available, pinned) of files, folders and attachments on this device. */
         put: operations["pin"];
         post?: never;
         delete?: never;
@@ -2745,6 +2745,7 @@ export type components = {
         TxtDeviceStateItem: {
             fileId?: string;
             folderId?: string;
+            attachmentId?: string;
             state: "online-only" | "available" | "pinned";
             /** Format: date-time */
             updatedAt: string;
@@ -22525,11 +22526,13 @@ export interface operations {
                     items: ({
                         fileId?: string;
                         folderId?: string;
+                        attachmentId?: string;
                         state: "online-only" | "available" | "pinned";
                     } & (unknown | unknown))[];
                 } | ({
                     fileId?: string;
                     folderId?: string;
+                    attachmentId?: string;
                     state: "online-only" | "available" | "pinned";
                 } & (unknown | unknown));
             };

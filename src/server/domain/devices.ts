@@ -8,6 +8,7 @@ import type { Availability, DeviceRow, DeviceStateRow } from "../../store/repos/
 import type { Tx } from "../../store/store.ts";
 import { requireFile, requireFolder } from "./access.ts";
 import type { Actor } from "./actor.ts";
+import { requireAttachment } from "./attachments/access.ts";
 import { invalid, ServiceError } from "./errors.ts";
 import { checkMaxChars } from "./limits.ts";
 import { flatIndex } from "./listing.ts";
@@ -82,11 +83,16 @@ export async function removeDevice(tx: Tx, actor: Actor, id: string) {
 export interface StateItem {
   fileId?: string;
   folderId?: string;
+  /** Additive: an attachment's own state (else its folder's applies, as for a note). */
+  attachmentId?: string;
   state: Availability;
 }
 
+const KEY_OF_KIND = { file: "fileId", folder: "folderId", attachment: "attachmentId" } as const;
+type ItemKind = keyof typeof KEY_OF_KIND;
+
 const itemOf = (r: DeviceStateRow) => ({
-  ...(r.item_kind === "file" ? { fileId: r.item_id } : { folderId: r.item_id }),
+  [KEY_OF_KIND[r.item_kind]]: r.item_id,
   state: r.state,
   updatedAt: r.updated_at,
 });
@@ -97,18 +103,15 @@ export async function setDeviceState(tx: Tx, actor: Actor, deviceId: string, ite
   const rows: DeviceStateRow[] = [];
   const at = nowIso();
   for (const [i, item] of items.entries()) {
-    if ((item.fileId === undefined) === (item.folderId === undefined)) {
-      throw invalid(`items[${i}]`, "needs exactly one of fileId and folderId");
-    }
-    if (item.fileId !== undefined) await requireFile(tx, actor, item.fileId, "reader");
-    else await requireFolder(tx, actor, item.folderId as string, "reader");
-    rows.push({
-      device_id: deviceId,
-      item_kind: item.fileId !== undefined ? "file" : "folder",
-      item_id: (item.fileId ?? item.folderId) as string,
-      state: item.state,
-      updated_at: at,
-    });
+    const kinds = (Object.keys(KEY_OF_KIND) as ItemKind[]).filter((k) => item[KEY_OF_KIND[k]] !== undefined);
+    if (kinds.length !== 1)
+      throw invalid(`items[${i}]`, "needs exactly one of fileId, folderId and attachmentId");
+    const kind = kinds[0]!;
+    const id = item[KEY_OF_KIND[kind]] as string;
+    if (kind === "file") await requireFile(tx, actor, id, "reader");
+    else if (kind === "folder") await requireFolder(tx, actor, id, "reader");
+    else await requireAttachment(tx, actor, id, "reader");
+    rows.push({ device_id: deviceId, item_kind: kind, item_id: id, state: item.state, updated_at: at });
   }
   for (const row of rows) await tx.devices.setState(row);
   await tx.devices.touch(deviceId, at);
@@ -130,9 +133,17 @@ export async function getDeviceState(tx: Tx, actor: Actor, deviceId: string) {
   const visibleFiles = new Set(index.files.map((f) => f.id));
   const parents = new Map(index.folders.map((f) => [f.id, f.parentFolderId]));
   const own = new Map(explicit.map((r) => [r.item_id, r.state]));
-  const items = explicit
-    .filter((r) => (r.item_kind === "file" ? visibleFiles.has(r.item_id) : parents.has(r.item_id)))
-    .map(itemOf);
+  const visibleAttachments = new Set<string>();
+  for (const r of explicit)
+    if (r.item_kind === "attachment" && (await requireAttachment(tx, actor, r.item_id).catch(() => null)))
+      visibleAttachments.add(r.item_id);
+  const visible = (r: DeviceStateRow) =>
+    r.item_kind === "file"
+      ? visibleFiles.has(r.item_id)
+      : r.item_kind === "attachment"
+        ? visibleAttachments.has(r.item_id)
+        : parents.has(r.item_id);
+  const items = explicit.filter(visible).map(itemOf);
   const folderState = (id: string | null): { state: Availability; from: string } | null => {
     for (let f = id, hops = 0; f && hops < 10_000; f = parents.get(f) ?? null, hops++) {
       const s = own.get(f);

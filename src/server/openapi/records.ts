@@ -246,6 +246,8 @@ export const DeviceStateItem = Type.Object(
   {
     fileId: Type.Optional(Id),
     folderId: Type.Optional(Id),
+    /** Additive: a file that is not a note (docs/api.md, "Attachments"). */
+    attachmentId: Type.Optional(Id),
     state: DeviceState,
     updatedAt: DateTime,
   },

@@ -35,6 +35,7 @@ const StateItem = Type.Object(
   {
     fileId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     folderId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    attachmentId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     state: State,
   },
   { additionalProperties: false },
@@ -116,7 +117,7 @@ export function deviceRoutes({ store }: RouteDeps): FastifyPluginAsyncTypebox {
           ...d(
             "pin",
             "pin",
-            "Set availability (online-only, available, pinned) of files/folders on this device.",
+            "Set availability (online-only, available, pinned) of files, folders and attachments on this device.",
             { 200: StateItems },
             true,
           ),

@@ -16,7 +16,7 @@ export interface DeviceRow {
 
 export interface DeviceStateRow {
   device_id: string;
-  item_kind: "file" | "folder";
+  item_kind: "file" | "folder" | "attachment";
   item_id: string;
   state: Availability;
   updated_at: string;

@@ -62,7 +62,7 @@ export class AttachmentDownloads {
   private async readPinned(): Promise<void> {
     for (const node of [...this.places.byId.values()]) {
       if (!node.attachment?.remoteOnly || !this.c.tree.locals.has(node)) continue;
-      if (this.c.pins.stateOf(node.parent) !== "pinned") continue;
+      if (this.c.pins.stateOf(node) !== "pinned") continue;
       try {
         await this.ensureBytes(node);
       } catch (err) {

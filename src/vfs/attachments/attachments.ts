@@ -87,7 +87,7 @@ export class Attachments {
         this.saves.isSaving(node) ||
         c.journal.get(attachmentKey(node.attachment!)) !== undefined ||
         [...c.handles.values()].some((h) => h.kind === "local" && h.node === node),
-      keptOffline: (node) => c.pins.stateOf(node.parent) !== "online-only",
+      keptOffline: (node) => c.pins.stateOf(node) !== "online-only",
       shown: (node) => c.tree.locals.has(node),
       evict: (node) => {
         c.local.remove(node.blob);
@@ -216,7 +216,7 @@ export class Attachments {
       this.places.apply(change.attachment as unknown as TxtAttachment);
       // Made or changed elsewhere under a folder pinned here: read now (no walk for any other).
       const node = this.places.byId.get(change.id);
-      if (node?.attachment?.remoteOnly && this.c.pins.stateOf(node.parent) === "pinned")
+      if (node?.attachment?.remoteOnly && this.c.pins.stateOf(node) === "pinned")
         void this.downloads.keepPinned();
     }
   }

@@ -63,8 +63,8 @@ export class ExtendedAttrs {
   }
 
   readState(node: Node): Buffer | null {
-    // An attachment is kept as its folder is (attachmentEviction.ts, Attachments.keepPinned).
-    if (node.kind === "local") return node.attachment ? Buffer.from(this.c.pins.stateOf(node.parent)) : null;
+    // An attachment's own state, else its folder's (attachmentEviction.ts, attachmentDownloads.ts).
+    if (node.kind === "local") return node.attachment ? Buffer.from(this.c.pins.stateOf(node)) : null;
     if (!node.id) return null;
     return Buffer.from(this.c.pins.stateOf(node));
   }
@@ -73,15 +73,14 @@ export class ExtendedAttrs {
   async writeState(node: Node, value: Buffer): Promise<void> {
     const state = value.toString("utf8").trim() as Availability;
     if (!AVAILABILITIES.includes(state)) throw fail("EINVAL");
-    if (node.kind === "local" && node.attachment)
-      throw fail("EPERM", "an attachment is kept as its folder is: pin its folder");
-    if (node.kind === "local" || !node.id) throw fail("EPERM");
+    // Not on the service (yet): a local-only file, a note or attachment whose create is on its way.
+    if (node.kind === "local" ? !node.attachment?.id : !node.id) throw fail("EPERM");
     try {
       await this.c.pins.set(node, state, itemsBelow(node));
     } catch (err) {
       throw toVfsError(err);
     }
     // Its files that are not notes too, now: `txtfs pin` returns with everything on this device.
-    if (state === "pinned" && node.kind === "dir") await this.attachments.keepPinned();
+    if (state === "pinned" && node.kind !== "file") await this.attachments.keepPinned();
   }
 }

@@ -7,13 +7,19 @@ import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { TxtfsClient } from "../../client/api.ts";
 import type { Logger } from "../../lib/logger.ts";
-import type { DirNode, FileNode } from "../tree.ts";
+import type { DirNode, FileNode, LocalNode } from "../tree.ts";
 
 export type Availability = "online-only" | "available" | "pinned";
+
+/** What a state is set on: a note, a folder, or an attachment (a local file bound to the service). */
+export type Pinnable = FileNode | DirNode | LocalNode;
+
+/** Its id on the service (an attachment's is its binding's; none before it is created). */
+const idOf = (n: Pinnable): string | null => (n.kind === "local" ? (n.attachment?.id ?? null) : n.id);
 export const AVAILABILITIES: readonly Availability[] = ["online-only", "available", "pinned"];
 
 interface PinIndex {
-  /** Explicit states by remote id (files and folders). */
+  /** Explicit states by remote id (notes, folders and attachments). */
   states: Record<string, Availability>;
   /** ETag of each body kept on disk, by file id. */
   bodies: Record<string, string>;
@@ -76,44 +82,42 @@ export class Pins {
   }
 
   /** The effective state: the note's own, else the nearest folder's above it, else online-only. */
-  stateOf(node: FileNode | DirNode): Availability {
-    for (let n: FileNode | DirNode | null = node; n; n = n.parent) {
-      const s = n.id ? this.index.states[n.id] : undefined;
+  stateOf(node: Pinnable): Availability {
+    for (let n: Pinnable | null = node; n; n = n.parent) {
+      const id = idOf(n);
+      const s = id ? this.index.states[id] : undefined;
       if (s) return s;
     }
     return "online-only";
   }
 
-  explicitState(node: FileNode | DirNode): Availability | undefined {
-    return node.id ? this.index.states[node.id] : undefined;
+  explicitState(node: Pinnable): Availability | undefined {
+    const id = idOf(node);
+    return id ? this.index.states[id] : undefined;
   }
 
   /**
    * Records the state on the service (for this device) and here, then hydrates or frees bodies.
    * On a folder it is recursive: explicit states below it are overridden too.
    */
-  async set(
-    node: FileNode | DirNode,
-    state: Availability,
-    below: Iterable<FileNode | DirNode>,
-  ): Promise<void> {
-    if (!node.id) throw new Error("not yet uploaded");
-    const items = [node, ...[...below].filter((n) => n !== node && n.id && this.index.states[n.id])];
+  async set(node: Pinnable, state: Availability, below: Iterable<Pinnable>): Promise<void> {
+    if (!idOf(node)) throw new Error("not yet uploaded");
+    const items = [node, ...[...below].filter((n) => n !== node && this.explicitState(n))];
     if (this.deviceId) {
       for (let i = 0; i < items.length; i += 500) {
         await this.client.setDeviceState(
           this.deviceId,
-          items
-            .slice(i, i + 500)
-            .map((n) =>
-              n.kind === "file" ? { fileId: n.id as string, state } : { folderId: n.id as string, state },
-            ),
+          items.slice(i, i + 500).map((n) => {
+            const id = idOf(n) as string;
+            if (n.kind === "local") return { attachmentId: id, state };
+            return n.kind === "file" ? { fileId: id, state } : { folderId: id, state };
+          }),
         );
       }
     }
     this.changes++;
-    for (const n of items) this.index.states[n.id as string] = state;
-    const files = [...notesBelow(node)];
+    for (const n of items) this.index.states[idOf(n) as string] = state;
+    const files = node.kind === "local" ? [] : [...notesBelow(node)];
     if (state === "online-only")
       for (const f of files) if (f.id && this.index.bodies[f.id]) await this.drop(f.id);
     await this.save();
@@ -191,7 +195,9 @@ export class Pins {
       const before = this.changes;
       const items = await this.client.deviceStates(this.deviceId);
       if (this.changes !== before || this.stopped) return; // a pin/unpin here is newer
-      this.index.states = Object.fromEntries(items.map((i) => [(i.fileId ?? i.folderId) as string, i.state]));
+      this.index.states = Object.fromEntries(
+        items.map((i) => [(i.fileId ?? i.folderId ?? i.attachmentId) as string, i.state]),
+      );
       await this.save();
     } catch (err) {
       this.log.debug({ err }, "device states not loaded; using the local copy");
@@ -228,9 +234,10 @@ export function* notesBelow(node: FileNode | DirNode): Generator<FileNode> {
   for (const n of itemsBelow(node)) if (n.kind === "file") yield n;
 }
 
-/** `node` and every note and folder below it. */
-export function* itemsBelow(node: FileNode | DirNode): Generator<FileNode | DirNode> {
+/** `node` and every note, folder and attachment below it. */
+export function* itemsBelow(node: Pinnable): Generator<Pinnable> {
   yield node;
-  if (node.kind === "file") return;
-  for (const child of node.children.values()) if (child.kind !== "local") yield* itemsBelow(child);
+  if (node.kind !== "dir") return;
+  for (const child of node.children.values())
+    if (child.kind !== "local" || child.attachment) yield* itemsBelow(child);
 }
