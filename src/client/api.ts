@@ -602,9 +602,7 @@ export class TxtfsClient {
   }
 
   /** The states set explicitly for this device (folders and files). */
-  async deviceStates(
-    id: string,
-  ): Promise<
+  async deviceStates(id: string): Promise<
     {
       fileId?: string;
       folderId?: string;
