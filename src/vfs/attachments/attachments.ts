@@ -23,6 +23,7 @@ import { AttachmentSaves } from "./attachmentSaves.ts";
 export type AttachmentsCore = Pick<
   VfsCore,
   | "client"
+  | "clock"
   | "conflictCopies"
   | "excludes"
   | "handles"
@@ -243,7 +244,7 @@ export class Attachments {
     const taken = this.c.tree.lookup(entry.path);
     if (taken?.kind !== "local" || !taken.attachment?.id) return entry;
     const { parent, name } = parentAndName(entry.path);
-    const path = `${parent === "/" ? "" : parent}/${conflictName(name)}`;
+    const path = `${parent === "/" ? "" : parent}/${conflictName(name, this.c.clock)}`;
     this.c.log.warn({ path: entry.path, keptAs: path }, "made here and elsewhere while unmounted: both kept");
     this.c.conflictCopies.push(path);
     return { ...entry, path };

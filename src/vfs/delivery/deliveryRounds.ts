@@ -43,7 +43,10 @@ export interface DeliveryRoundsParts {
   replay: () => Promise<boolean>;
 }
 
-export type DeliveryRoundsCore = Pick<VfsCore, "client" | "journal" | "log" | "reports" | "stopped">;
+export type DeliveryRoundsCore = Pick<
+  VfsCore,
+  "client" | "clock" | "journal" | "log" | "reports" | "stopped"
+>;
 
 /**
  * Whether `e` was saved less than `graceMs` ago. One saved "later" than now by more than the grace
@@ -102,7 +105,7 @@ export class DeliveryRounds {
     const pending = this.c.journal.pending();
     this.heldUntil = this.createsHeldUntil = undefined;
     if (this.draining) return pending;
-    const now = Date.now();
+    const now = this.c.clock.now();
     const young = pending.findIndex((e) => e.delete === "file" && inGrace(e, DELETE_GRACE_MS, now));
     if (young >= 0) this.heldUntil = Date.parse(pending[young]!.savedAt) + DELETE_GRACE_MS;
     const taken = young < 0 ? pending : pending.slice(0, young);
@@ -128,7 +131,7 @@ export class DeliveryRounds {
    */
   deliverSoon(): void {
     if (this.unreachable) return;
-    const now = Date.now();
+    const now = this.c.clock.now();
     // A round now would stop at the delete the last one left for its grace (rm -rf: each unlink
     // would start a round that takes nothing).
     const held = (this.heldUntil ?? 0) > now;
@@ -205,7 +208,7 @@ export class DeliveryRounds {
           this.heldUntil ?? Number.POSITIVE_INFINITY,
           this.createsHeldUntil ?? Number.POSITIVE_INFINITY,
         );
-        this.scheduleReplay(Math.max(0, until - Date.now()));
+        this.scheduleReplay(Math.max(0, until - this.c.clock.now()));
       }
     };
     this.replaying = run().finally(() => {
