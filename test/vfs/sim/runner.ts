@@ -286,6 +286,8 @@ async function run(
       else if (d && f.k === "delay") world.setFaults(d, { delayMs: f.ms });
       else if (d && f.k === "lossy") world.setFaults(d, { loseAnswer: f.p });
       else if (d && f.k === "dup") world.setFaults(d, { duplicate: f.p });
+      else if (d && f.k === "skew") world.skew(d, f.ms);
+      else if (d && f.k === "clockback") world.skew(d, f.ms, true);
       else if (d && f.k === "pause") {
         world.setFaults(d, { paused: true });
         pausedUntil.set(d, Date.now() + PAUSE_MS);

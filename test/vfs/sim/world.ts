@@ -6,6 +6,10 @@
 // then on, the cache dir copied as a kill -9 leaves it, optionally rolled back to a snapshot taken
 // earlier: a power cut), started again on that dir (the journal replays). The service restarts on
 // the same port and data.
+//
+// Each device reads its own wall clock (src/vfs/clock.ts), the service's plus an offset the `skew`
+// fault sets (minutes ahead or behind) and `clockback` moves back mid-run, as NTP can. It is the
+// machine's: a kill keeps it, and a phase's end leaves it as it is (no fault heals a clock).
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +17,7 @@ import { TxtfsClient } from "../../../src/client/api.ts";
 import type { ChangeRecord } from "../../../src/lib/apiTypes.ts";
 import { createLogger } from "../../../src/lib/logger.ts";
 import { type RunningServer, startServer } from "../../../src/server/serve.ts";
+import type { Clock } from "../../../src/vfs/clock.ts";
 import { Vfs } from "../../../src/vfs/vfs.ts";
 import { type Exchange, type FaultProxy, type Faults, startFaultProxy } from "../../helpers/faultProxy.ts";
 import { startTestServer, type TestServer, type TestUser } from "../../helpers/server.ts";
@@ -37,9 +42,18 @@ export interface Incarnation {
   dead: boolean;
 }
 
+/** A device's wall clock: the real one `offsetMs` ahead (negative: behind). */
+export class SkewedClock implements Clock {
+  offsetMs = 0;
+  now(): number {
+    return Date.now() + this.offsetMs;
+  }
+}
+
 export interface Device {
   n: number;
   now: Incarnation;
+  clock: SkewedClock;
   /** A copy of the cache dir taken earlier, and whether a promise of durability was made since (fsync, sync). */
   snapshot?: { dir: string; step: number; promisedSince: boolean };
   /** What the device's faults are now (restored to none at each phase's end). */
@@ -63,7 +77,18 @@ export class SimWorld {
   /** Every feed record the witness saw, in order (the feed keeps each item's latest state only). */
   readonly witnessed: ChangeRecord[] = [];
   witnessCursor = 0;
-  counts = { kills: 0, rollbacks: 0, restarts: 0, pauses: 0, cuts: 0, delays: 0, lossy: 0, dups: 0 };
+  counts = {
+    kills: 0,
+    rollbacks: 0,
+    restarts: 0,
+    pauses: 0,
+    cuts: 0,
+    delays: 0,
+    lossy: 0,
+    dups: 0,
+    skews: 0,
+    clockbacks: 0,
+  };
   private t!: TestServer;
   private server!: RunningServer;
   user!: TestUser;
@@ -90,7 +115,8 @@ export class SimWorld {
     this.witnessLoop = this.witness();
     for (let n = 0; n < devices; n++) {
       const dir = this.newDir();
-      this.devices.push({ n, now: await this.incarnation(n, dir), faults: {} });
+      const clock = new SkewedClock();
+      this.devices.push({ n, now: await this.incarnation(n, dir, clock), faults: {}, clock });
     }
   }
 
@@ -152,9 +178,20 @@ export class SimWorld {
     // A machine frozen, then killed, starts again running: its pause ends with it (the runner gives
     // it operations again at once; left paused, nothing would end the pause before the phase's end).
     d.faults = { ...d.faults, paused: false };
-    d.now = await this.incarnation(d.n, dir);
+    d.now = await this.incarnation(d.n, dir, d.clock);
     d.now.proxy.set(d.faults);
     return usable;
+  }
+
+  /** The device's clock set `ms` from the service's (a wrong clock), or moved back `ms` (NTP mid-run). */
+  skew(d: Device, ms: number, jumpBack = false): void {
+    if (jumpBack) {
+      d.clock.offsetMs -= ms;
+      this.counts.clockbacks++;
+    } else {
+      d.clock.offsetMs = ms;
+      this.counts.skews++;
+    }
   }
 
   /** A copy of the device's cache dir now (what a power cut may roll it back to). */
@@ -199,7 +236,7 @@ export class SimWorld {
     return d;
   }
 
-  private async incarnation(n: number, cacheDir: string): Promise<Incarnation> {
+  private async incarnation(n: number, cacheDir: string, clock: Clock): Promise<Incarnation> {
     const self: Incarnation = {
       cacheDir,
       listedAt: undefined,
@@ -227,6 +264,7 @@ export class SimWorld {
       gid: 0,
       logger: createLogger(`sim-device-${n}`, (process.env.VFS_LOG as "silent") ?? "silent"),
       pollWait: 1,
+      clock,
     });
     await self.vfs.start();
     return self;
