@@ -93,12 +93,14 @@ export async function runSim(
   o: {
     devices: number;
     seed: number;
+    /** The service on PostgreSQL: two servers on one database (world.ts). */
+    postgres?: boolean;
     stats?: SimStats;
     trace?: (d: number, e: Exchange) => void;
     onStep?: (i: number, step: SimStep) => void;
   },
 ): Promise<SimFailure | undefined> {
-  const world = new SimWorld({ seed: o.seed, trace: o.trace });
+  const world = new SimWorld({ seed: o.seed, trace: o.trace, postgres: o.postgres });
   const stats = o.stats ?? newStats();
   try {
     await world.start(o.devices);
