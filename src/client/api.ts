@@ -38,6 +38,23 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * What a create's Idempotency-Key made when it went before with other bytes (its answer lost, then
+ * sent again changed): the service's 422 `idempotency_key_reused` names it (`details.original`, the
+ * first answer's body: `{ file }`, `{ attachment }`).
+ */
+export function madeBefore<T extends { id: string }>(
+  err: unknown,
+  record: "file" | "attachment",
+): T | undefined {
+  if (!(err instanceof ApiError && err.status === 422 && err.code === "idempotency_key_reused"))
+    return undefined;
+  const original = (err.details as { original?: { status?: number; body?: Record<string, T> } } | undefined)
+    ?.original;
+  const made = original?.status === 201 ? original.body?.[record] : undefined;
+  return made?.id ? made : undefined;
+}
+
 /** The service could not be reached in time (refused, reset, timed out). */
 export class NetworkError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -48,11 +48,15 @@ export class HttpPool {
         return await this.once(r);
       } catch (err) {
         // The server closed a kept-alive connection as this request went out on it (its idle
-        // timeout): a read, or a write it recognises by its Idempotency-Key, goes again once on
-        // a new connection. Any other write is left to its caller (the journal retries it).
-        const again = r.method === "GET" || r.headers["idempotency-key"] !== undefined;
-        if (again && (err as { reusedSocket?: boolean }).reusedSocket && !r.signal.aborted)
+        // timeout, or a restart): a read, a delete (done twice, the second finds it gone), or a
+        // write it recognises by its Idempotency-Key goes again once on a new connection. Any
+        // other write is left to its caller (the journal retries it).
+        const again =
+          r.method === "GET" || r.method === "DELETE" || r.headers["idempotency-key"] !== undefined;
+        if (again && (err as { reusedSocket?: boolean }).reusedSocket && !r.signal.aborted) {
+          this.dropIdle(); // kept as long, closed too most likely: the retry gets a new connection
           return await this.once(r);
+        }
         throw err;
       }
     } finally {
@@ -102,6 +106,12 @@ export class HttpPool {
       });
       req.end(r.body);
     });
+  }
+
+  /** Ends the kept connections no request uses now. */
+  private dropIdle(): void {
+    for (const sockets of Object.values(this.agent.freeSockets))
+      for (const socket of sockets ?? []) socket.destroy();
   }
 
   /** Waits for the requests in flight, then ends every connection. */

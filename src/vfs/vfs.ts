@@ -242,6 +242,7 @@ export class Vfs {
   async stop(): Promise<void> {
     const c = this.c;
     c.follower.stop();
+    await this.attachments.saveFresh().catch((err) => c.log.error({ err }, "could not save new attachments"));
     this.attachments.stop();
     await c.pins.stop();
     for (const { open } of [...c.notes.open()]) {
@@ -310,7 +311,7 @@ export class Vfs {
         bytesReceived: c.client.bytesReceived,
       },
       saves: {
-        pending: journalled.length + open,
+        pending: journalled.length + open + this.attachments.freshWaiting,
         journalled: journalled.length,
         unsavedOpen: open,
         oldestPendingSeconds: Number.isFinite(oldest) ? Math.max(0, (now - oldest) / 1000) : null,
@@ -346,7 +347,7 @@ export class Vfs {
   /** Every local-only file and why it is not a note on the service (`txtfs status`). */
   localOnly(): { path: string; why: string }[] {
     return [...this.c.tree.locals].flatMap((node) => {
-      if (node.attachment) return []; // on the service, as an attachment
+      if (this.attachments.goesUp(node)) return []; // on the service (or on its way), as an attachment
       const path = this.c.tree.pathOf(node);
       const excluded = () => this.c.excludes.match(path, false)?.pattern;
       let why: string;
@@ -386,6 +387,7 @@ export class Vfs {
   /** Waits until every save is on the service, or it is found unreachable: the saves still journalled. */
   async drain(): Promise<number> {
     await this.saves.releasesDone(); // a closed file's save may be made at its release
+    await this.attachments.saveFresh();
     return this.delivery.drain();
   }
 

@@ -35,6 +35,26 @@ describe("Idempotency-Key", () => {
     expect(await count(alice)).toBe(before + 1);
   });
 
+  it("the 422 names what the key's first request made (a client whose answer was lost finds it), without its text", async () => {
+    const first = await alice.api.post(
+      "/api/v1/files",
+      { name: "k3.md", content: "first" },
+      { "idempotency-key": "k3" },
+    );
+    const res = await alice.api.post(
+      "/api/v1/files",
+      { name: "k3.md", content: "newer" },
+      { "idempotency-key": "k3" },
+    );
+    expectError(res, 422, "idempotency_key_reused");
+    const original = res.body.error.details.original;
+    expect(original.status).toBe(201);
+    const { content, ...made } = first.body.file;
+    expect(content).toBe("first");
+    expect(original.body.file).toEqual(made);
+    expect((await alice.api.get(`/api/v1/files/${made.id}`)).body.content).toBe("first");
+  });
+
   it("keys are scoped to the caller: another user's identical key is a new request", async () => {
     const bob = await t.user();
     await alice.api.post("/api/v1/files", { name: "shared-key.md" }, { "idempotency-key": "same" });

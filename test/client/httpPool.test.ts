@@ -1,6 +1,6 @@
 // The client's transport (src/client/http.ts) against a real server on loopback: connections are
 // kept and reused, a deadline ends a request, and a kept connection the server closed as a request
-// went out on it is retried once, for reads and idempotent writes only.
+// went out on it is retried once, for reads, deletes and writes with an Idempotency-Key only.
 import { createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { HttpPool } from "../../src/client/http.ts";
@@ -90,6 +90,20 @@ describe("the client's HTTP transport", () => {
     await (await call(pool, "POST", { "idempotency-key": "k1" })).text(); // n=3
     const again = await call(pool, "POST", { "idempotency-key": "k2" }); // n=4 dropped, n=5
     expect(await again.text()).toBe('{"n":5}');
+    await pool.close();
+  });
+
+  it("a delete on kept connections the server closed (a restart): sent again once, on a new connection", async () => {
+    // Two connections kept; then every request on either is dropped, as a restarted server's are.
+    let old: Socket[] = [];
+    const s = await rawServer((n, socket) => (n >= 2 && old.includes(socket) ? null : ok(`{"n":${n}}`)));
+    const pool = new HttpPool(s.url, 8);
+    await Promise.all([call(pool, "GET"), call(pool, "GET")].map(async (r) => (await r).text()));
+    old = [...s.connections];
+    expect(old).toHaveLength(2);
+    const res = await call(pool, "DELETE", { "if-match": '"1-x"' });
+    expect(await res.text()).toBe('{"n":3}');
+    expect(s.connections).toHaveLength(3);
     await pool.close();
   });
 

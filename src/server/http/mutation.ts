@@ -47,6 +47,20 @@ function fingerprint(request: FastifyRequest): string {
     .digest("hex");
 }
 
+/**
+ * What the key's first request was answered with, for the 422 of a different request under it: a
+ * client whose first answer was lost (and whose bytes changed since) learns what that request made,
+ * rather than make it twice. A note's text is left out: the record names its version.
+ */
+function originalOf(status: number, body: string): { status: number; body: unknown } {
+  const withoutText = (v: unknown): unknown => {
+    if (!v || typeof v !== "object" || Array.isArray(v)) return v;
+    const { content: _, ...rest } = v as Record<string, unknown>;
+    return Object.fromEntries(Object.entries(rest).map(([k, x]) => [k, k === "file" ? withoutText(x) : x]));
+  };
+  return { status, body: withoutText(JSON.parse(body)) };
+}
+
 export function actorOf(request: FastifyRequest): Actor {
   if (!request.actor) throw new Error("route has no authenticated actor");
   return request.actor;
@@ -85,6 +99,7 @@ export async function mutate(
                 "idempotency_key_reused",
                 "This Idempotency-Key was already used for a different request.",
                 "Use a new Idempotency-Key for a new request; reuse a key only to retry the same request.",
+                { original: originalOf(saved.status, saved.body) },
               );
             }
             return {

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import type { TxtAttachment } from "../../lib/apiTypes.ts";
 import { conflictName } from "../conflicts.ts";
 import type { VfsCore } from "../core.ts";
-import type { JournalEntry } from "../delivery/journal.ts";
+import { Journal, type JournalEntry } from "../delivery/journal.ts";
 import type { LocalNode } from "../tree.ts";
 import type { AttachmentBytes } from "./attachmentBytes.ts";
 import { type AttachmentPlaces, folderIdOf } from "./attachmentPlaces.ts";
@@ -119,6 +119,50 @@ export class AttachmentClashes {
     await this.saves.release(entry.blob);
     this.c.localNodes.save();
     this.places.nameFreed(node.parent, entry.name);
+  }
+
+  /**
+   * Its create went before with other bytes under the same key (its answer lost and the file saved
+   * again, or the journal taken back by a power cut): `made` is ours. The file binds to it, and the
+   * bytes here go on top of that version (If-Match), with its place here if it moved since.
+   */
+  async madeBefore(entry: JournalEntry, node: LocalNode, made: TxtAttachment): Promise<void> {
+    const b = node.attachment;
+    if (!b) return this.c.journal.done(entry); // unbound while it went: its delete is the newer entry
+    if (this.places.nodeOf({ fileId: made.id, createKey: "" })) {
+      // Shown here already as another file (the restart named ours apart from it, as made
+      // elsewhere): both stay, as the user was told; ours goes up as a file of its own.
+      b.createKey = randomUUID();
+      this.places.pendingCreates.set(b.createKey, node);
+      await this.c.journal.put({ ...entry, createKey: b.createKey }, false);
+      return this.c.journal.done(entry);
+    }
+    this.c.log.warn(
+      { path: entry.path },
+      "its create went before with other bytes (an answer lost, or the journal taken back): bound to what it made",
+    );
+    this.places.created(node, made);
+    this.quota.delivered(node, 0, made.size);
+    const folderId = folderIdOf(this.c.tree, node);
+    const moved = made.name !== entry.name || made.folderId !== folderId;
+    const changed = entry.blob !== made.contentHash;
+    const current = this.c.journal.get(Journal.keyOf(entry));
+    // Saved again since it was read (a newer entry): `done` puts that one on top of `made`.
+    if (current === entry && (changed || moved))
+      await this.c.journal.put(
+        {
+          ...entry,
+          fileId: made.id,
+          blob: changed ? entry.blob : undefined,
+          move: moved ? true : undefined,
+          baseEtag: made.etag,
+          baseHash: made.contentHash,
+        },
+        false,
+      );
+    await this.c.journal.done(entry, made);
+    if (current !== entry || !changed) await this.saves.release(entry.blob);
+    this.c.localNodes.save();
   }
 
   /**

@@ -3,7 +3,7 @@
 // move, a delete (If-Match). A 412, 404 or 409 keeps both (attachmentClashes.ts). A refusal
 // for good (a limit, a name the service holds for a note) leaves the file here, said in `txtfs
 // status` and `sync`, as a refused note save is.
-import { ApiError } from "../../client/api.ts";
+import { ApiError, madeBefore } from "../../client/api.ts";
 import type { TxtAttachment } from "../../lib/apiTypes.ts";
 import { isoNow } from "../clock.ts";
 import type { VfsCore } from "../core.ts";
@@ -155,6 +155,8 @@ export class AttachmentDelivery {
           break;
         } catch (err) {
           if (err instanceof ApiError && err.status === 409) return this.clashes.nameTaken(entry, node);
+          const made = madeBefore<TxtAttachment>(err, "attachment");
+          if (made) return this.clashes.madeBefore(entry, node, made);
           if (!this.folderRemoved(err, node, folderId)) throw err;
         }
       }

@@ -17,7 +17,7 @@ import { type AttachmentBinding, boundTo, remoteBinding } from "./binding.ts";
 export interface AttachmentPlacesDeps {
   tree: Tree;
   local: Pick<LocalFiles, "dir" | "remove">;
-  localNodes: Pick<LocalNodes, "save">;
+  localNodes: Pick<LocalNodes, "flush" | "save">;
   journal: Pick<Journal, "get">;
   /** Whether a program has `node` open for writing now (its bytes may change under a record). */
   openForWriting(node: LocalNode): boolean;
@@ -150,7 +150,10 @@ export class AttachmentPlaces {
     // Records held for that name were someone else's: shown now (named apart if they collide).
     const parent = this.parentOf(record);
     if (parent) this.nameFreed(parent, record.name);
+    // Recorded before its create's entry goes: a kill -9 in between would find a file made here
+    // and never created, and name it apart from the listed one it is.
     this.d.localNodes.save();
+    this.d.localNodes.flush();
   }
 
   /** Ours is settled away from (or at) `name` in `dir`: records held for that name show now. */

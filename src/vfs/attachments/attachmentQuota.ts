@@ -12,6 +12,8 @@ export interface AttachmentQuotaDeps {
   read(): Promise<AttachmentLimits | undefined>;
   /** Whether `node` is in this mount's tree still. */
   shown(node: LocalNode): boolean;
+  /** Whether `node` goes to the service: bound, or a new file whose first save is still to come. */
+  goesUp(node: LocalNode): boolean;
   root: DirNode;
 }
 
@@ -51,7 +53,7 @@ export class AttachmentQuota {
       let others = 0;
       for (const n of this.unsent) {
         if (n === node) continue;
-        if (!this.d.shown(n) || !n.attachment) this.unsent.delete(n);
+        if (!this.d.shown(n) || !this.d.goesUp(n)) this.unsent.delete(n);
         else others += Math.max(0, n.size - baseSize(n));
       }
       if (limits.usedBytes + others + grows > limits.quotaBytes)

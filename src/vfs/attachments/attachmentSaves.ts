@@ -14,10 +14,11 @@ import type { AttachmentBytes } from "./attachmentBytes.ts";
 import { type AttachmentPlaces, attachmentKey } from "./attachmentPlaces.ts";
 import type { AttachmentQuota } from "./attachmentQuota.ts";
 import type { AttachmentBinding } from "./binding.ts";
+import { FreshFiles } from "./freshFiles.ts";
 
 export type AttachmentSavesCore = Pick<
   VfsCore,
-  "excludes" | "handles" | "journal" | "local" | "localNodes" | "placeOf" | "tree" | "writeBehind"
+  "excludes" | "handles" | "journal" | "local" | "localNodes" | "log" | "placeOf" | "tree" | "writeBehind"
 >;
 
 export class AttachmentSaves {
@@ -32,6 +33,8 @@ export class AttachmentSaves {
   private readonly saving = new Map<LocalNode, Promise<void>>();
   /** Snapshots a delivery is reading now: never dropped under it. */
   readonly reading = new Set<string>();
+  /** New files closed, their first save a moment later (a temp file renamed at once needs none). */
+  readonly fresh: FreshFiles;
 
   constructor(
     c: AttachmentSavesCore,
@@ -45,6 +48,14 @@ export class AttachmentSaves {
     this.bytes = bytes;
     this.delivery = delivery;
     this.quota = quota;
+    this.fresh = new FreshFiles(
+      (node) => this.saved(node),
+      (err, node) =>
+        this.c.log.error(
+          { err, path: this.c.tree.pathOf(node) },
+          "could not save a new attachment; it is kept here and saved again at its next close or the next start",
+        ),
+    );
   }
 
   /**
@@ -68,8 +79,21 @@ export class AttachmentSaves {
     return this.saving.has(node);
   }
 
-  /** A program closed `node` after writing it (or made it and closed it): its bytes go up. */
+  /**
+   * A program closed `node` after writing it (or made it and closed it): its bytes go up; those
+   * of a new file a moment later (FreshFiles), once it is recorded here.
+   */
+  closed(node: LocalNode): Promise<void> {
+    if (node.attachment || !this.eligible(node)) return this.saved(node);
+    this.c.localNodes.save();
+    this.c.localNodes.flush(); // a kill -9 finds it, and the next start saves it
+    this.fresh.closed(node);
+    return Promise.resolve();
+  }
+
+  /** `node`'s bytes go up now (its close, fsync, a rename to an attachment's name). */
   saved(node: LocalNode): Promise<void> {
+    this.fresh.forget(node);
     const before = this.saving.get(node) ?? Promise.resolve();
     const run = before.then(() => this.save(node));
     const tail = run.catch(() => {});
@@ -139,6 +163,8 @@ export class AttachmentSaves {
    */
   async renamed(node: LocalNode): Promise<void> {
     const b = node.attachment;
+    // A new file's save still to come: under its new name then (a note's name now: none).
+    if (this.fresh.has(node)) return this.eligible(node) ? undefined : this.fresh.forget(node);
     if (!b) {
       const writing = [...this.c.handles.values()].some((h) => h.kind === "local" && h.node === node);
       if (!writing && this.eligible(node)) await this.saved(node);
@@ -155,6 +181,7 @@ export class AttachmentSaves {
 
   /** `node` was removed: its attachment is deleted on the service (If-Match its version). */
   async unlinked(node: LocalNode): Promise<void> {
+    this.fresh.forget(node);
     if (node.attachment) await this.unbind(node);
   }
 

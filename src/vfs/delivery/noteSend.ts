@@ -1,9 +1,10 @@
 // One note's save to the service, sent on its own, and what its answer means: a conflict copy (a
 // 412), a create again (deleted remotely), a refusal kept as a local file, a create bound to the note.
 import { randomUUID } from "node:crypto";
-import { ApiError, withoutContent } from "../../client/api.ts";
+import { ApiError, madeBefore, withoutContent } from "../../client/api.ts";
 import type { TxtFile } from "../../lib/apiTypes.ts";
-import type { Base } from "../base.ts";
+import { contentHash } from "../../lib/contentHash.ts";
+import { type Base, baseOf } from "../base.ts";
 import { isoNow } from "../clock.ts";
 import type { Conflicts } from "../conflicts.ts";
 import type { VfsCore } from "../core.ts";
@@ -81,9 +82,13 @@ export class NoteSend {
     const base = node.id ? this.conflicts.ownSuccessor(node.id, given) : given;
     if (!node.id) {
       const sent = node.note?.pendingMeta;
-      meta = await this.createNote(node, content, sent);
+      const made = await this.createNote(node, content, sent);
       node.note?.metaDelivered(sent); // it went with the create
+      meta = made.meta;
       body = content ?? "";
+      // What its key made first holds other bytes, or is elsewhere (madeBefore): ours go on top.
+      const changed = meta.contentHash !== contentHash(body);
+      if (changed || made.moved) return this.send(node, changed ? body : undefined, baseOf(meta), made.moved);
     } else if (content === undefined) {
       throw new Error("unreachable: a journal entry with neither a body nor a move");
     } else {
@@ -120,11 +125,11 @@ export class NoteSend {
     node: FileNode,
     content: string | undefined,
     sent: PendingMeta | undefined,
-  ): Promise<TxtFile> {
+  ): Promise<{ meta: TxtFile; moved: boolean }> {
     for (;;) {
       const folderId = node.parent.id;
       try {
-        return await createOnItsWay(this.c, "file", node.remoteName, folderId, async () => {
+        const meta = await createOnItsWay(this.c, "file", node.remoteName, folderId, async () => {
           const made = withoutContent(
             await this.c.client.createFile(
               // Metadata set before the first upload (cp -a copies xattrs onto the new file) goes along.
@@ -140,7 +145,19 @@ export class NoteSend {
           await this.created(node, made);
           return made;
         });
+        return { meta, moved: false };
       } catch (err) {
+        const made = madeBefore<TxtFile>(err, "file");
+        if (made) {
+          this.c.log.warn(
+            { path: this.c.tree.pathOf(node) },
+            "its create went before with other bytes (an answer lost, or the journal taken back): bound to the note it made",
+          );
+          // Bound where it is here: renamed since the first went, the rename goes next.
+          const here = { name: node.remoteName, folderId };
+          await this.created(node, { ...made, ...here });
+          return { meta: made, moved: made.name !== here.name || made.folderId !== here.folderId };
+        }
         const folderGone = err instanceof ApiError && err.status === 404 && /^folderId\b/.test(err.message);
         if (!folderGone || folderId === null) throw err;
         // Moved since it went (the feed brought that folder's delete meanwhile): sent where it is

@@ -16,7 +16,7 @@ import type { FileNode } from "../tree.ts";
 
 /** What opening calls of the parts: sidecars, paging, the note shown again at its last close. */
 export interface OpenFilesParts {
-  attachments: Pick<Attachments, "ensureBytes">;
+  attachments: Pick<Attachments, "ensureBytes" | "saveFresh">;
   attributes: Pick<Attributes, "paging" | "renderSidecar" | "showRemoteVersion" | "sidecar">;
 }
 
@@ -130,6 +130,8 @@ export class OpenFiles {
     if (node.kind === "local") {
       // An attachment only listed so far: its bytes are read now (none when the open empties it).
       await this.attachments.ensureBytes(node, (flags & fsc.O_TRUNC) !== 0 && writable);
+      // A save still to come from its last close goes first: the bytes it closed with, not a write half made.
+      if (writable) await this.attachments.saveFresh(node);
       return this.addHandle({ kind: "local", node, fh: LocalHandle.open(node.blob, writable), append });
     }
     const appendOnly = append && (flags & 3) === fsc.O_WRONLY && this.appendsBlind(node);

@@ -21,7 +21,7 @@ import type { OpenFiles } from "./openFiles.ts";
 import type { Reads } from "./reads.ts";
 
 export interface SavesParts {
-  attachments: Pick<Attachments, "saved">;
+  attachments: Pick<Attachments, "closed" | "saveFresh" | "saved">;
   attributes: Pick<Attributes, "applySidecar">;
   bodies: Pick<Bodies, "body">;
   claims: Pick<Claims, "adoptLocal" | "becomeLocal" | "createOnItsWay">;
@@ -143,7 +143,7 @@ export class Saves {
     if (h.kind === "local") {
       this.c.local.flush(); // the file's place in the manifest too
       await h.fh.sync();
-      await this.saveLocal(h);
+      await this.saveLocal(h, true);
       return this.syncAttachment(h.node);
     }
     if (h.kind !== "note") return this.flush(fd);
@@ -155,11 +155,14 @@ export class Saves {
    * What was written through a local file's descriptor since its last flush goes up, if it is an
    * attachment (close(2) returns at the flush: a save the program was told of is journalled then).
    */
-  private async saveLocal(h: Extract<OpenFile, { kind: "local" }>): Promise<void> {
-    if (!h.unsaved) return;
+  private async saveLocal(h: Extract<OpenFile, { kind: "local" }>, now = false): Promise<void> {
+    if (!h.unsaved) {
+      if (now) await this.attachments.saveFresh(h.node); // closed before, its save still to come
+      return;
+    }
     h.unsaved = false;
     try {
-      await this.attachments.saved(h.node);
+      await (now ? this.attachments.saved(h.node) : this.attachments.closed(h.node));
     } catch (err) {
       h.unsaved = true; // the next flush tries again; this one fails (ENOSPC)
       throw toVfsError(err);
