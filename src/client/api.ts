@@ -151,8 +151,9 @@ export class TxtfsClient {
   /** The attachments' calls (an extension of the spec: every file that is not a note). */
   readonly attachments: AttachmentCalls;
   /**
-   * When bytes of an answer last came from the service (ms since the epoch, 0: never): a wait
-   * measures the service's silence by it, not the time a slow answer takes (whileAnswering.ts).
+   * When bytes of an answer last came from the service (performance.now(): monotonic ms, 0: never):
+   * a wait measures the service's silence by it, not the time a slow answer takes, and no wall
+   * clock set back or forward moves it (whileAnswering.ts).
    */
   answeredAt = 0;
 
@@ -179,7 +180,7 @@ export class TxtfsClient {
 
   constructor(opts: ClientOptions) {
     this.pool = new HttpPool(opts.url, opts.connections ?? 8, () => {
-      this.answeredAt = Date.now();
+      this.answeredAt = performance.now();
     });
     this.key = opts.key;
     this.timeoutMs = opts.timeoutMs ?? 10_000;

@@ -4,6 +4,7 @@ import { ApiError, withoutContent } from "../client/api.ts";
 import type { TxtFile } from "../lib/apiTypes.ts";
 import { type Base, baseOf } from "./base.ts";
 import { BoundedMap } from "./boundedMap.ts";
+import { type Clock, isoNow } from "./clock.ts";
 import type { VfsCore } from "./core.ts";
 import { revisionOf } from "./revisions.ts";
 import type { FileNode, NoteMeta } from "./tree.ts";
@@ -13,8 +14,8 @@ import type { FileNode, NoteMeta } from "./tree.ts";
  * keeps two copies made in the same second apart (each one must be findable; none may replace
  * another). Within the 255 bytes a name may have.
  */
-export function conflictName(name: string): string {
-  const stamp = new Date().toISOString().replace(/[-:]/g, "").slice(0, 15);
+export function conflictName(name: string, clock: Clock): string {
+  const stamp = isoNow(clock).replace(/[-:]/g, "").slice(0, 15);
   const tail = randomBytes(4).readUInt32BE(0).toString(36).padStart(6, "0").slice(-6);
   const tag = `conflict-${hostname()
     .replace(/[^\w-]/g, "")
@@ -26,7 +27,7 @@ export function conflictName(name: string): string {
 }
 
 /** What conflicts use of the mount's shared state. */
-export type ConflictsCore = Pick<VfsCore, "cache" | "client" | "conflictCopies" | "log" | "tree">;
+export type ConflictsCore = Pick<VfsCore, "cache" | "client" | "clock" | "conflictCopies" | "log" | "tree">;
 
 export class Conflicts {
   readonly c: ConflictsCore;
@@ -104,7 +105,7 @@ export class Conflicts {
 
   /** The note's content changed remotely since we read it: the remote stays, ours is saved beside it. */
   async keepBoth(node: FileNode, content: string): Promise<{ meta: TxtFile; body: string }> {
-    const name = conflictName(node.remoteName);
+    const name = conflictName(node.remoteName, this.c.clock);
     const copy = withoutContent(
       await this.c.client.createFile({ name, content, folderId: node.parent.id }, randomUUID()),
     );

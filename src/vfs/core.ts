@@ -1,6 +1,7 @@
 import type { TxtfsClient } from "../client/api.ts";
 import type { Logger } from "../lib/logger.ts";
 import { Access } from "./access.ts";
+import { type Clock, systemClock } from "./clock.ts";
 import { ContentCache } from "./contentCache.ts";
 import { CreatesOnTheirWay } from "./delivery/createsOnTheirWay.ts";
 import { Journal, type JournalEntry } from "./delivery/journal.ts";
@@ -29,6 +30,8 @@ export class VfsCore {
   readonly client: TxtfsClient;
   readonly log: Logger;
   readonly opts: VfsOptions;
+  /** The wall clock every part reads (clock.ts). */
+  readonly clock: Clock;
   /** What may change through this mount (--read-only, the key's scopes, roles). */
   readonly access: Access;
   readonly local: LocalFiles;
@@ -71,6 +74,7 @@ export class VfsCore {
   /** `delivery`: whether a journal entry is on its way now (the Notes' `in-flight`; delivery/runningRound.ts). */
   constructor(opts: VfsOptions, delivery: Pick<NoteSurroundings, "onItsWay">) {
     this.opts = opts;
+    this.clock = opts.clock ?? systemClock;
     this.access = new Access(Boolean(opts.readOnly));
     this.client = opts.client;
     this.log = opts.logger;
@@ -78,14 +82,16 @@ export class VfsCore {
     this.local = new LocalFiles(opts.cacheDir, (err) =>
       this.log.error({ err }, "could not save the local-files manifest"),
     );
-    this.journal = new Journal(opts.cacheDir);
+    this.journal = new Journal(opts.cacheDir, this.clock);
     this.notes = new Notes({
       journal: this.journal,
+      clock: this.clock,
       onItsWay: (key) => delivery.onItsWay(key),
       changed: (node) => this.attrsChanged(node),
       keptTimes: (node) => (node.meta ? this.times.get(node.meta.id, node.meta.contentHash) : undefined),
     });
     this.tree = new Tree(this.notes);
+    this.tree.clock = this.clock;
     this.alwaysLocal = new Set([...ALWAYS_LOCAL_DIRS, ...(opts.localDirs ?? [])]);
     this.excludes = new MountExcludes({
       patterns: opts.excludes ?? [],
@@ -116,7 +122,7 @@ export class VfsCore {
       return { meta: { ...meta, name: node.remoteName, folderId: node.parent.id }, parent: node.parent };
     };
     this.follower = new ChangeFollower(this.client, this.tree, this.cache, this.log, opts.pollWait ?? 25);
-    this.reports = new Reports(this.log);
+    this.reports = new Reports(this.log, this.clock);
     this.follower.onReach = (reachable) => this.reports.reachability(reachable);
     this.follower.holds = (change) => this.createsOnTheirWay.mayHaveMadeRecord(change, this.tree);
     this.pins = new Pins({

@@ -56,7 +56,7 @@ export class ChangeFollower {
 
   start(cursor: number): void {
     this.cursor = cursor;
-    this.caughtUpAt = Date.now(); // the listing just loaded was complete as of `cursor`
+    this.caughtUpAt = this.tree.clock.now(); // the listing just loaded was complete as of `cursor`
     this.running = true;
     this.loop = this.run();
   }
@@ -94,7 +94,7 @@ export class ChangeFollower {
         this.onReach(true);
         for (const change of page.changes) this.apply(change);
         this.cursor = page.cursor;
-        if (!page.hasMore) this.caughtUpAt = Date.now();
+        if (!page.hasMore) this.caughtUpAt = this.tree.clock.now();
         backoff = 500;
         // After a change, gather for a moment before asking again: a burst of writes (ours, mostly)
         // then costs one poll instead of one per write, and changes still show within ~0.5 s.
@@ -121,7 +121,11 @@ export class ChangeFollower {
    * behind it may be (0 while a long-poll waits right after such an answer: the service answers it
    * at the next change; otherwise the seconds since then).
    */
-  position(now = Date.now()): { cursor: number; currentAt: string | null; lagSeconds: number | null } {
+  position(now = this.tree.clock.now()): {
+    cursor: number;
+    currentAt: string | null;
+    lagSeconds: number | null;
+  } {
     return {
       cursor: this.cursor,
       currentAt: this.caughtUpAt ? new Date(this.caughtUpAt).toISOString() : null,
@@ -215,6 +219,6 @@ export class ChangeFollower {
     await this.attachments?.relist();
     if (!this.running) return;
     this.cursor = index.cursor;
-    this.caughtUpAt = Date.now();
+    this.caughtUpAt = this.tree.clock.now();
   }
 }

@@ -1,6 +1,7 @@
 // Folders of nodes in memory: adding, moving and removing an item keeps each folder's names unique
 // (folderLayout.ts) and reports what changed at once, so caches kept outside JavaScript stay right.
 // The account's tree (tree.ts) puts the listing and the change feed in through these.
+import { type Clock, systemClock } from "./clock.ts";
 import { layOut, wantedName } from "./folderLayout.ts";
 import { displayName, splitPath } from "./names.ts";
 import type { DirNode, FileNode, LocalNode, Node } from "./treeNodes.ts";
@@ -22,6 +23,8 @@ export class NodeTree {
    * on (what it restores then is no change; the times shown are the record's or the kept ones).
    */
   followsFolderTimes = false;
+  /** The mount's wall clock (clock.ts): folders' times move by it. */
+  clock: Clock = systemClock;
   /** A folder's kept times moved on (a change inside it): they are to be kept so. */
   onFolderTimes: (dir: DirNode) => void = () => {};
   /** Placeholder keys given so far (placeholder()). */
@@ -107,7 +110,7 @@ export class NodeTree {
   /** An item was added to, removed from or renamed in `dir`: its mtime and ctime move, as on a disk. */
   private changedInside(dir: DirNode): void {
     if (!this.followsFolderTimes) return;
-    dir.localMtimeMs = dir.localCtimeMs = Date.now();
+    dir.localMtimeMs = dir.localCtimeMs = this.clock.now();
     if (dir.timesKept) this.onFolderTimes(dir);
   }
 

@@ -21,6 +21,7 @@
 // journal") are to be Notes of another kind, not siblings: the same owner of the open buffer,
 // journalled bytes, size, times and renames, the same table, their bytes journalled by reference.
 import type { Base } from "./base.ts";
+import { type Clock, systemClock } from "./clock.ts";
 import type { Journal } from "./delivery/journal.ts";
 import { journalKey } from "./delivery/journalKeys.ts";
 import { type Action, decide, type NoteEvent, type NoteState } from "./lifecycle.ts";
@@ -39,6 +40,8 @@ export interface NoteSurroundings {
   changed(node: FileNode): void;
   /** The times this device kept for its current content (meta/noteTimes.ts), if any. */
   keptTimes(node: FileNode): { mtimeMs: number; atimeMs?: number } | undefined;
+  /** The wall clock its times are read from (clock.ts; default: the machine's). */
+  readonly clock?: Clock;
 }
 
 /** The times a note shows where this mount set them (undefined: the service's). */
@@ -178,13 +181,13 @@ export class Note {
   }
 
   /** Written through a descriptor (or truncated, or appended to): stat shows `size` now, and times move. */
-  write(size: number, at = Date.now()): void {
+  write(size: number, at = this.notes.clock.now()): void {
     this.sizeShown = size;
     this.touched(at);
   }
 
   /** Its content changed here (or what the kernel holds of it must go): mtime and ctime move. */
-  touched(at = Date.now()): void {
+  touched(at = this.notes.clock.now()): void {
     this.mtimeShown = at;
     this.ctimeShown = at;
   }
@@ -193,12 +196,12 @@ export class Note {
   made(times: { mtimeMs: number; atimeMs?: number }, meta: PendingMeta | undefined): void {
     this.mtimeShown = times.mtimeMs;
     this.atimeShown = times.atimeMs;
-    this.ctimeShown = Date.now();
+    this.ctimeShown = this.notes.clock.now();
     this.metaNotSent = meta;
   }
 
   /** Times a program set (utimens). */
-  timesSet(mtimeMs: number, atimeMs: number, at = Date.now()): void {
+  timesSet(mtimeMs: number, atimeMs: number, at = this.notes.clock.now()): void {
     this.mtimeShown = mtimeMs;
     this.atimeShown = atimeMs;
     this.ctimeShown = at;
@@ -216,7 +219,7 @@ export class Note {
   }
 
   /** Something of it changed here besides its content (mode, owner, name): ctime moves. */
-  changedHere(at = Date.now()): void {
+  changedHere(at = this.notes.clock.now()): void {
     this.ctimeShown = at;
   }
 
@@ -347,6 +350,7 @@ export class Note {
  */
 export class Notes implements RemoteEvents {
   readonly journal: Pick<Journal, "get">;
+  readonly clock: Clock;
   private readonly surroundings: NoteSurroundings;
   private readonly openNow = new Set<Note>();
   private readonly journalledNow = new Set<Note>();
@@ -354,6 +358,7 @@ export class Notes implements RemoteEvents {
   constructor(surroundings: NoteSurroundings) {
     this.surroundings = surroundings;
     this.journal = surroundings.journal;
+    this.clock = surroundings.clock ?? systemClock;
   }
 
   /** Where `node` stands now, from its open buffer, its journal entry and the delivery. */

@@ -1,5 +1,6 @@
 import type { TxtfsClient } from "../client/api.ts";
 import type { Logger } from "../lib/logger.ts";
+import type { Clock } from "./clock.ts";
 
 /** How a mount is made: what `txtfs mount` passes the vfs. */
 export interface VfsOptions {
@@ -28,4 +29,6 @@ export interface VfsOptions {
   mountpoint?: string;
   /** List `.txtfs/` in the root folder (it is always reachable by its path). */
   showControlDir?: boolean;
+  /** The wall clock (clock.ts; default: the machine's). The simulation skews one per device. */
+  clock?: Clock;
 }

@@ -1,9 +1,9 @@
 import type { TxtFolder } from "../lib/apiTypes.ts";
 import type { DirNode } from "./tree.ts";
 
-/** The record a folder made here shows until the service has created it. */
-export function provisionalFolder(name: string, parent: DirNode): TxtFolder {
-  const now = new Date().toISOString();
+/** The record a folder made here (at `atMs`, the mount's clock) shows until the service has created it. */
+export function provisionalFolder(name: string, parent: DirNode, atMs: number): TxtFolder {
+  const now = new Date(atMs).toISOString();
   return {
     id: "",
     name,

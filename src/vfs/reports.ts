@@ -3,6 +3,7 @@
 // read them; each is logged once when it happens.
 import type { Logger } from "../lib/logger.ts";
 import { BoundedMap } from "./boundedMap.ts";
+import { type Clock, isoNow, systemClock } from "./clock.ts";
 import { VfsError } from "./errors.ts";
 
 export interface RefusedSave {
@@ -23,8 +24,11 @@ export class Reports {
   /** Since when the service cannot be reached (ms; undefined while it answers). */
   unreachableSince: number | undefined;
 
-  constructor(log: Logger) {
+  private readonly clock: Clock;
+
+  constructor(log: Logger, clock: Clock = systemClock) {
     this.log = log;
+    this.clock = clock;
   }
 
   saveRefused(save: RefusedSave): void {
@@ -43,7 +47,7 @@ export class Reports {
     const reason = err.message === err.errno ? "not an accepted value" : err.message;
     this.log.warn({ path, reason, errno: err.errno }, "metadata write refused; nothing was changed");
     this.refusedMeta.delete(path); // the newest last
-    this.refusedMeta.set(path, { reason, at: new Date().toISOString() });
+    this.refusedMeta.set(path, { reason, at: isoNow(this.clock) });
   }
 
   /** Whether the service answered (the change feed, a delivery): a change either way is logged once. */
@@ -55,7 +59,7 @@ export class Reports {
       );
       this.unreachableSince = undefined;
     } else if (!reachable && this.unreachableSince === undefined) {
-      this.unreachableSince = Date.now();
+      this.unreachableSince = this.clock.now();
       this.log.warn("the service is unreachable; saves are kept in the journal until it returns");
     }
   }

@@ -288,7 +288,7 @@ export class Vfs {
    * `rc vfs/stats`): the cache's hits and misses, requests by kind, pending saves and the age of
    * the oldest, the change feed's position and lag.
    */
-  metrics(now = Date.now()) {
+  metrics(now = this.c.clock.now()) {
     const c = this.c;
     const journalled = c.journal.pending();
     const open = [...c.notes.open()].filter((n) => n.open?.dirty).length;

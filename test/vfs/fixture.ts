@@ -1,12 +1,14 @@
 // The vfs in-process (no FUSE): a real server on loopback, the Vfs called directly. Shared by the
 // test files of test/vfs: `useVfsServer()` starts a fresh server, user and cache dir per test (in the
 // file or describe it is called in); `t`, `u` and `cacheDir` are live bindings to them.
+
 import { constants as fsc, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect } from "vitest";
 import { TxtfsClient } from "../../src/client/api.ts";
 import { createLogger } from "../../src/lib/logger.ts";
+import type { Clock } from "../../src/vfs/clock.ts";
 import { Vfs } from "../../src/vfs/vfs.ts";
 import { startTestServer, type TestServer, type TestUser } from "../helpers/server.ts";
 
@@ -60,7 +62,7 @@ export function deviceOn(
 }
 
 export async function mountVfs(
-  opts: { url?: string; cacheSize?: number; writeBehind?: boolean; client?: TxtfsClient } = {},
+  opts: { url?: string; cacheSize?: number; writeBehind?: boolean; client?: TxtfsClient; clock?: Clock } = {},
 ) {
   const client =
     opts.client ?? new TxtfsClient({ url: opts.url ?? t.url, key: u.key, source: "mount", timeoutMs: 2000 });
@@ -73,6 +75,7 @@ export async function mountVfs(
     logger: createLogger("vfs-test", (process.env.VFS_LOG as "silent") ?? "silent"),
     pollWait: 1,
     writeBehind: opts.writeBehind,
+    clock: opts.clock,
   });
   await vfs.start();
   vfss.push(vfs);

@@ -35,10 +35,11 @@ describe("lifecycle", () => {
 describe("conflict copies", () => {
   it("copies made in the same second get different names that keep the extension and fit 255 bytes", async () => {
     const { conflictName } = await import("../../src/vfs/conflicts.ts");
-    const names = new Set(Array.from({ length: 50 }, () => conflictName("note.md")));
+    const { systemClock } = await import("../../src/vfs/clock.ts");
+    const names = new Set(Array.from({ length: 50 }, () => conflictName("note.md", systemClock)));
     expect(names.size).toBe(50);
     for (const n of names) expect(n).toMatch(/^note\.conflict-.+-\d{8}T\d{6}-[0-9a-z]{6}\.md$/);
-    const long = conflictName(`${"é".repeat(120)}.md`);
+    const long = conflictName(`${"é".repeat(120)}.md`, systemClock);
     expect(Buffer.byteLength(long)).toBeLessThanOrEqual(255);
     expect(long.endsWith(".md")).toBe(true);
   });

@@ -16,7 +16,7 @@ import { boundTo } from "./binding.ts";
 
 export type AttachmentClashesCore = Pick<
   VfsCore,
-  "client" | "conflictCopies" | "handles" | "journal" | "localNodes" | "log" | "tree"
+  "client" | "clock" | "conflictCopies" | "handles" | "journal" | "localNodes" | "log" | "tree"
 >;
 
 export class AttachmentClashes {
@@ -49,7 +49,7 @@ export class AttachmentClashes {
     if (!b) return this.c.journal.done(entry); // unbound while it went: its delete is the newer entry
     if (entry.blob) {
       const copy = await this.c.client.attachments.create(
-        conflictName(entry.name),
+        conflictName(entry.name, this.c.clock),
         folderIdOf(this.c.tree, node),
         await this.saves.readSnapshot(entry.blob),
         { idempotencyKey: `${entry.fileId}-${entry.rev}-conflict` },
@@ -89,7 +89,7 @@ export class AttachmentClashes {
     if (!b) return this.c.journal.done(entry); // unbound while it went: its delete is the newer entry
     // Made here and put beside it at the restart (Attachments.freeName), or renamed since: that name goes.
     const apart = !entry.fileId && node.name !== entry.name;
-    const name = apart ? node.name : conflictName(entry.name);
+    const name = apart ? node.name : conflictName(entry.name, this.c.clock);
     const folderId = folderIdOf(this.c.tree, node);
     const before = entry.fileId ? b.size : 0;
     let record: TxtAttachment;

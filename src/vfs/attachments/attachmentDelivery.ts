@@ -5,6 +5,7 @@
 // status` and `sync`, as a refused note save is.
 import { ApiError, madeBefore } from "../../client/api.ts";
 import type { TxtAttachment } from "../../lib/apiTypes.ts";
+import { isoNow } from "../clock.ts";
 import type { VfsCore } from "../core.ts";
 import { Journal, type JournalEntry } from "../delivery/journal.ts";
 import { isTransient } from "../errors.ts";
@@ -19,6 +20,7 @@ import { boundTo } from "./binding.ts";
 export type AttachmentDeliveryCore = Pick<
   VfsCore,
   | "client"
+  | "clock"
   | "conflictCopies"
   | "handles"
   | "isPending"
@@ -256,7 +258,7 @@ export class AttachmentDelivery {
       path: entry.path,
       reason: err.message,
       keptAs,
-      at: new Date().toISOString(),
+      at: isoNow(this.c.clock),
     });
     await this.c.journal.done(entry);
     await this.saves.release(entry.blob);

@@ -13,7 +13,10 @@ import type { AttachmentEviction } from "./attachmentEviction.ts";
 import { type AttachmentPlaces, attachmentKey } from "./attachmentPlaces.ts";
 import type { AttachmentSaves } from "./attachmentSaves.ts";
 
-export type AttachmentRestartCore = Pick<VfsCore, "conflictCopies" | "journal" | "local" | "log" | "tree">;
+export type AttachmentRestartCore = Pick<
+  VfsCore,
+  "clock" | "conflictCopies" | "journal" | "local" | "log" | "tree"
+>;
 
 export class AttachmentRestart {
   private readonly c: AttachmentRestartCore;
@@ -62,7 +65,7 @@ export class AttachmentRestart {
     const taken = this.c.tree.lookup(entry.path);
     if (taken?.kind !== "local" || !taken.attachment?.id) return entry;
     const { parent, name } = parentAndName(entry.path);
-    const path = `${parent === "/" ? "" : parent}/${conflictName(name)}`;
+    const path = `${parent === "/" ? "" : parent}/${conflictName(name, this.c.clock)}`;
     this.c.log.warn({ path: entry.path, keptAs: path }, "made here and elsewhere while unmounted: both kept");
     this.c.conflictCopies.push(path);
     return { ...entry, path };

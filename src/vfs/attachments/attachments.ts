@@ -23,6 +23,7 @@ import { AttachmentSaves } from "./attachmentSaves.ts";
 export type AttachmentsCore = Pick<
   VfsCore,
   | "client"
+  | "clock"
   | "conflictCopies"
   | "excludes"
   | "handles"

@@ -106,7 +106,7 @@ export class Comments implements Area {
     if ("dir" in node) return { type: "dir" };
     const body = await this.render(node);
     // Rendered now: a fresh time, so an open never keeps pages of an earlier rendering.
-    return { type: "file", size: body.length, mtimeMs: Date.now(), writable: true };
+    return { type: "file", size: body.length, mtimeMs: this.c.clock.now(), writable: true };
   }
 
   async list(parts: string[]): Promise<string[]> {

@@ -48,12 +48,13 @@ export class ControlDir {
   readonly versions: Versions;
   private readonly areas: Record<string, Area>;
   private readonly handles = new Map<number, ControlHandle>();
-  private readonly startedMs = Date.now();
+  private readonly startedMs: number;
   /** Told of every path answered here: the FUSE adapter's caches must never keep these answers. */
   notify: (path: string) => void = () => {};
 
   constructor(c: VfsCore, parts: ControlDirParts) {
     this.c = c;
+    this.startedMs = c.clock.now();
     this.delivery = parts.delivery;
     this.versions = new Versions(c, parts);
     this.areas = {

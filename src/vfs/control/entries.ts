@@ -97,10 +97,10 @@ export class Recent<V> {
 
   get(key: string, fetch: () => Promise<V>): Promise<V> {
     const hit = this.kept.get(key);
-    if (hit && Date.now() - hit.at < this.ttlMs) return hit.value;
+    if (hit && performance.now() - hit.at < this.ttlMs) return hit.value;
     const value = fetch();
     this.kept.delete(key);
-    this.kept.set(key, { at: Date.now(), value });
+    this.kept.set(key, { at: performance.now(), value }); // elapsed time: no wall clock set back keeps it
     if (this.kept.size > this.max) this.kept.delete(this.kept.keys().next().value as string);
     // A failure is not kept: the next call asks again.
     value.catch(() => {

@@ -138,7 +138,7 @@ export class Links implements Area {
     const file = async (): Promise<Entry> => ({
       type: "file",
       size: (await this.body(parts)).length,
-      mtimeMs: Date.now(),
+      mtimeMs: this.c.clock.now(),
     });
     if (parts.length === 1 && parts[0] === UNRESOLVED) return file();
     const at = this.at(parts);

@@ -43,7 +43,10 @@ export interface DeliveryRoundsParts {
   replay: () => Promise<boolean>;
 }
 
-export type DeliveryRoundsCore = Pick<VfsCore, "client" | "journal" | "log" | "reports" | "stopped">;
+export type DeliveryRoundsCore = Pick<
+  VfsCore,
+  "client" | "clock" | "journal" | "log" | "reports" | "stopped"
+>;
 
 /**
  * Whether `e` was saved less than `graceMs` ago. One saved "later" than now by more than the grace
@@ -53,6 +56,19 @@ export type DeliveryRoundsCore = Pick<VfsCore, "client" | "journal" | "log" | "r
 function inGrace(e: JournalEntry, graceMs: number, now: number): boolean {
   const saved = Date.parse(e.savedAt);
   return saved + graceMs > now && saved <= now + graceMs;
+}
+
+/**
+ * How long a round still waits for what it left "until" `until` (its time stamped plus `graceMs`):
+ * none once that time passed, and none when the clock was set back since by more than the grace
+ * (the entry is old enough then: inGrace, whose young entries are those `until` at most two graces
+ * ahead). Taken as it was, a clock set back ten minutes while a delete waited for its grace made
+ * the next round wait ten minutes, and every save behind it too.
+ */
+function heldFor(until: number | undefined, graceMs: number, now: number): number {
+  if (until === undefined) return 0;
+  const ms = until - now;
+  return ms > 0 && ms <= 2 * graceMs ? ms : 0;
 }
 
 export class DeliveryRounds {
@@ -102,7 +118,7 @@ export class DeliveryRounds {
     const pending = this.c.journal.pending();
     this.heldUntil = this.createsHeldUntil = undefined;
     if (this.draining) return pending;
-    const now = Date.now();
+    const now = this.c.clock.now();
     const young = pending.findIndex((e) => e.delete === "file" && inGrace(e, DELETE_GRACE_MS, now));
     if (young >= 0) this.heldUntil = Date.parse(pending[young]!.savedAt) + DELETE_GRACE_MS;
     const taken = young < 0 ? pending : pending.slice(0, young);
@@ -128,10 +144,11 @@ export class DeliveryRounds {
    */
   deliverSoon(): void {
     if (this.unreachable) return;
-    const now = Date.now();
+    const now = this.c.clock.now();
     // A round now would stop at the delete the last one left for its grace (rm -rf: each unlink
     // would start a round that takes nothing).
-    const held = (this.heldUntil ?? 0) > now;
+    const heldMs = heldFor(this.heldUntil, DELETE_GRACE_MS, now);
+    const held = heldMs > 0;
     // What the running round took stays in the journal until answered: it is not waiting.
     if (this.c.journal.size - this.round.size >= BURST_ITEMS && !held) {
       // A burst: the round starts once this operation is done, or right after the one on its
@@ -150,7 +167,7 @@ export class DeliveryRounds {
     this.gatheringSince ??= now;
     const wait = Math.max(
       Math.min(DELIVERY_QUIET_MS, this.gatheringSince + DELIVERY_MAX_WAIT_MS - now),
-      (this.heldUntil ?? 0) - now,
+      heldMs,
     );
     clearTimeout(this.replayTimer);
     this.replayTimer = setTimeout(
@@ -201,11 +218,14 @@ export class DeliveryRounds {
       } while (this.replayAgain && !this.unreachable);
       if (this.unreachable) this.scheduleReplay(2000);
       else if (this.heldUntil !== undefined || this.createsHeldUntil !== undefined) {
-        const until = Math.min(
-          this.heldUntil ?? Number.POSITIVE_INFINITY,
-          this.createsHeldUntil ?? Number.POSITIVE_INFINITY,
-        );
-        this.scheduleReplay(Math.max(0, until - Date.now()));
+        const now = this.c.clock.now();
+        const waits = [
+          ...(this.heldUntil !== undefined ? [heldFor(this.heldUntil, DELETE_GRACE_MS, now)] : []),
+          ...(this.createsHeldUntil !== undefined
+            ? [heldFor(this.createsHeldUntil, ATTACHMENT_CREATE_GRACE_MS, now)]
+            : []),
+        ];
+        this.scheduleReplay(Math.min(...waits));
       }
     };
     this.replaying = run().finally(() => {

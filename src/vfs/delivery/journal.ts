@@ -23,6 +23,7 @@ import type { JournalDamage } from "../../lib/journalDamage.ts";
 import { journalInflightFile, journalKeyOf } from "../../lib/journalFiles.ts";
 import { encodeRecord, sizeOf } from "../../lib/journalRecords.ts";
 import { Mutex } from "../../lib/mutex.ts";
+import { type Clock, isoNow, systemClock } from "../clock.ts";
 import { contentsOf, type InflightBulk } from "./inflightRecord.ts";
 import { JournalDisk } from "./journalDisk.ts";
 import { type JournalEntry, laidOver, savedOver } from "./journalEntry.ts";
@@ -52,11 +53,15 @@ export class Journal {
   /** What loading found damaged (and recovered around). */
   private damage: JournalDamage | undefined;
 
-  constructor(cacheDir: string) {
+  /** What stamps each entry's savedAt (clock.ts). */
+  private readonly clock: Clock;
+
+  constructor(cacheDir: string, clock: Clock = systemClock) {
     this.cacheDir = cacheDir;
+    this.clock = clock;
     this.log = new JournalLog(cacheDir);
     this.inflightFile = journalInflightFile(cacheDir);
-    this.disk = new JournalDisk(cacheDir, () => this.index.size);
+    this.disk = new JournalDisk(cacheDir, () => this.index.size, clock);
   }
 
   /** Why the journal cannot be written right now (the disk full, read-only), and what loading found damaged. */
@@ -74,7 +79,13 @@ export class Journal {
 
   async load(): Promise<JournalEntry[]> {
     await this.log.prepare();
-    const found = await recover(this.cacheDir, this.log, this.inflightFile, this.index);
+    const found = await recover(
+      this.cacheDir,
+      this.log,
+      this.inflightFile,
+      this.index,
+      new Date(this.clock.now()),
+    );
     if (found.inflight) this.inflight = found.inflight;
     if (found.damage) this.damage = found.damage;
     // Started over with only what is pending, unless a request on its way still needs older
@@ -188,7 +199,7 @@ export class Journal {
     }
     const previous = fresh ? undefined : there;
     const rev = this.index.nextRev();
-    const full = laidOver(entry, previous, rev, previous?.seq ?? this.index.nextSeq());
+    const full = laidOver(entry, previous, rev, previous?.seq ?? this.index.nextSeq(), isoNow(this.clock));
     // A save takes new space (the reserve stays held); carrying a delivered line on is bookkeeping.
     this.append({ put: full }, fresh ? "bookkeeping" : "save");
     if (durable) {

@@ -2,6 +2,7 @@
 // needs new disk space (journalReserve.ts), and the last failure to write on it (a full disk, a
 // read-only one), kept for `txtfs status` and `sync` until a write succeeds again.
 import { journalReserveFile } from "../../lib/journalFiles.ts";
+import { type Clock, isoNow, systemClock } from "../clock.ts";
 import { freeBytes, type JournalFault, ROOM_AGAIN_BYTES } from "./journalFaults.ts";
 import { JournalReserve, reserveFor } from "./journalReserve.ts";
 
@@ -14,8 +15,11 @@ export class JournalDisk {
   /** The last failure to write the journal on this machine, until a write succeeds again. */
   private localFault: JournalFault | undefined;
 
-  constructor(cacheDir: string, pendingCount: () => number) {
+  private readonly clock: Clock;
+
+  constructor(cacheDir: string, pendingCount: () => number, clock: Clock = systemClock) {
     this.cacheDir = cacheDir;
+    this.clock = clock;
     this.pendingCount = pendingCount;
     this.reserve = new JournalReserve(journalReserveFile(cacheDir));
   }
@@ -43,7 +47,7 @@ export class JournalDisk {
           ? "the cache dir is read-only"
           : (err as Error).message;
     if (this.localFault?.code !== code)
-      this.localFault = { code, message, path: this.cacheDir, since: new Date().toISOString() };
+      this.localFault = { code, message, path: this.cacheDir, since: isoNow(this.clock) };
     return err;
   }
 

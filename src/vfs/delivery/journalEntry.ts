@@ -33,17 +33,18 @@ export function savedOver(older: Saved, newer: JournalEntry): Saved {
 
 /**
  * The entry a save makes over `previous`, the same note's entry still pending (none: a new line),
- * at revision `rev` and place `seq` in line.
+ * at revision `rev` and place `seq` in line, saved at `savedAt` (the mount's clock).
  */
 export function laidOver(
   entry: Saved,
   previous: JournalEntry | undefined,
   rev: number,
   seq: number,
+  savedAt: string,
 ): JournalEntry {
   // A delete replaces whatever was pending for the note (a rename of a deleted note is moot), as
   // a line of its own: an answer about a save sent before it never stands for it.
-  if (entry.delete) return { ...entry, seq, savedAt: new Date().toISOString(), rev, line: rev };
+  if (entry.delete) return { ...entry, seq, savedAt, rev, line: rev };
   return {
     ...entry,
     // A rename keeps a pending body, a save keeps a pending rename; appends add up.
@@ -62,7 +63,7 @@ export function laidOver(
     baseEtag: previous && !previous.append ? previous.baseEtag : entry.baseEtag,
     baseHash: previous && !previous.append ? previous.baseHash : entry.baseHash,
     seq,
-    savedAt: new Date().toISOString(),
+    savedAt,
     rev,
     line: previous && !previous.delete ? (previous.line ?? 0) : rev,
     superseded: supersededBy(previous, entry),

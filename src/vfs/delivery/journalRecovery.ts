@@ -33,6 +33,7 @@ export async function recover(
   log: Pick<JournalLog, "dir" | "file" | "read">,
   inflightFile: string,
   index: Pick<JournalIndex, "apply" | "size">,
+  now = new Date(),
 ): Promise<Recovered> {
   // Journals written before the log: one JSON file per entry.
   const legacy = (await readdir(log.dir)).filter((n) => n.endsWith(".json"));
@@ -77,6 +78,7 @@ export async function recover(
           log.file,
           { dropped: scanned.damage, recovered: index.size, ...(inflightLost ? { inflightLost } : {}) },
           inflightFile,
+          now,
         )
       : undefined;
   return {

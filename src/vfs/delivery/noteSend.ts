@@ -5,6 +5,7 @@ import { ApiError, madeBefore, withoutContent } from "../../client/api.ts";
 import type { TxtFile } from "../../lib/apiTypes.ts";
 import { contentHash } from "../../lib/contentHash.ts";
 import { type Base, baseOf } from "../base.ts";
+import { isoNow } from "../clock.ts";
 import type { Conflicts } from "../conflicts.ts";
 import type { VfsCore } from "../core.ts";
 import type { Claims } from "../local/claims.ts";
@@ -27,6 +28,7 @@ export type NoteSendCore = Pick<
   VfsCore,
   | "cache"
   | "client"
+  | "clock"
   | "createsOnTheirWay"
   | "follower"
   | "freeName"
@@ -262,7 +264,7 @@ export class NoteSend {
       { err, path: entry.path, keptAs },
       "the service refused a save; its bytes are kept as a local file",
     );
-    this.c.reports.saveRefused({ path: entry.path, reason, keptAs, at: new Date().toISOString() });
+    this.c.reports.saveRefused({ path: entry.path, reason, keptAs, at: isoNow(this.c.clock) });
     await this.c.journal.done(entry);
     this.c.notes.of(node).refused();
     if (!node.id) this.c.tree.detach(node); // never created: its bytes are in the kept file

@@ -9,7 +9,7 @@ import { Journal, type JournalEntry } from "./journal.ts";
 
 export type RestoreCore = Pick<
   VfsCore,
-  "attrsChanged" | "nodeFor" | "notes" | "parentFor" | "pendingDirs" | "shadowedDirs" | "tree"
+  "attrsChanged" | "clock" | "nodeFor" | "notes" | "parentFor" | "pendingDirs" | "shadowedDirs" | "tree"
 >;
 
 export function restoreJournal(
@@ -32,7 +32,7 @@ export function restoreJournal(
         name: entry.name,
         parent,
         id: null,
-        meta: provisionalFolder(entry.name, parent),
+        meta: provisionalFolder(entry.name, parent, c.clock.now()),
         children: new Map(),
         createKey: entry.createKey,
       };

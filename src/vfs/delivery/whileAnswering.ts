@@ -3,12 +3,15 @@
 // a program waiting on it must hear the truth sooner. Silence is measured by the bytes that come
 // back (any request's), and a cheap probe asks for some when none came for half a read deadline:
 // a slow service busy with our write still answers it, a black hole does not.
+// Silence is elapsed time, read from the monotonic clock (performance.now()), never the wall clock:
+// a wall clock set back an hour mid-wait (NTP) would have held a program on a black hole an hour
+// longer, one set forward would have failed a wait on a service that answers.
 
 /** What the wait reads of the client. */
 export interface Answers {
   /** How long the service may stay silent before it counts as not answering. */
   readonly readDeadlineMs: number;
-  /** When bytes of an answer last arrived (ms since the epoch). */
+  /** When bytes of an answer last arrived (performance.now(), ms; 0: never). */
   readonly answeredAt: number;
   /** A request the service answers at once if it answers at all. */
   probe(): Promise<void>;
@@ -28,7 +31,7 @@ export class Unanswered extends Error {
  */
 export function whileAnswering<T>(work: Promise<T>, answers: Answers): Promise<T> {
   const deadline = answers.readDeadlineMs;
-  const since = Date.now();
+  const since = performance.now();
   let timer: NodeJS.Timeout | undefined;
   let probing = false;
   return new Promise<T>((resolve, reject) => {
@@ -49,7 +52,7 @@ export function whileAnswering<T>(work: Promise<T>, answers: Answers): Promise<T
     );
     const check = () => {
       if (over) return;
-      const silent = Date.now() - Math.max(since, answers.answeredAt);
+      const silent = performance.now() - Math.max(since, answers.answeredAt);
       if (silent >= deadline) {
         end();
         reject(new Unanswered(silent));

@@ -29,6 +29,7 @@ export interface ClaimsParts {
 export type ClaimsCore = Pick<
   VfsCore,
   | "client"
+  | "clock"
   | "localNodes"
   | "handles"
   | "isPending"
@@ -173,7 +174,7 @@ export class Claims {
     if (node.id) this.c.tree.removeFile(node.id);
     else this.c.tree.detach(node);
     const local = this.c.localNodes.make(dir, node.name, node.mode ?? 0o644, content);
-    local.mtimeMs = local.ctimeMs = this.c.notes.timesOf(node)?.mtimeMs ?? Date.now();
+    local.mtimeMs = local.ctimeMs = this.c.notes.timesOf(node)?.mtimeMs ?? this.c.clock.now();
     local.pendingMeta = node.note?.pendingMeta; // tags set before it was delivered go along
     if (!claim) local.keptNote = true; // with a claim, ghostOf says it was a note
     // Its create is on its way (not moot): the service gets the note anyway; the answer binds it here.

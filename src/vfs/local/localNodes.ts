@@ -28,7 +28,7 @@ export class LocalNodes {
       blob: this.local.create(body),
       mode,
       size: body?.length ?? 0,
-      mtimeMs: Date.now(),
+      mtimeMs: this.tree.clock.now(),
     };
     this.tree.addChild(dir, node);
     this.save();
@@ -95,7 +95,7 @@ export class LocalNodes {
         name,
         parent: home,
         id: null,
-        meta: provisionalFolder(name, home),
+        meta: provisionalFolder(name, home, this.tree.clock.now()),
         children: new Map(),
         localOnly: entry.dir,
         mode: entry.mode === 0o755 ? undefined : entry.mode,

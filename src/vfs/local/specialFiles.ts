@@ -34,7 +34,10 @@ export interface SpecialFilesParts {
 }
 
 /** What special files use of the mount's shared state. */
-export type SpecialFilesCore = Pick<VfsCore, "checkWritable" | "find" | "findDir" | "localNodes" | "tree">;
+export type SpecialFilesCore = Pick<
+  VfsCore,
+  "checkWritable" | "clock" | "find" | "findDir" | "localNodes" | "tree"
+>;
 
 export class SpecialFiles {
   private readonly attributes: SpecialFilesParts["attributes"];
@@ -87,7 +90,7 @@ export class SpecialFiles {
       blob: "",
       mode,
       size: 0,
-      mtimeMs: Date.now(),
+      mtimeMs: this.c.clock.now(),
     };
     this.attributes.ownedBy(node, owner);
     this.c.tree.addChild(dir, node);

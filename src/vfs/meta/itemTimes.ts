@@ -14,7 +14,8 @@ export interface ItemTimesParts {
   sidecars: Pick<SidecarAttrs, "sidecarOnly">;
 }
 
-export type ItemTimesCore = StatCore & Pick<VfsCore, "attrsChanged" | "find" | "localNodes" | "times">;
+export type ItemTimesCore = StatCore &
+  Pick<VfsCore, "attrsChanged" | "clock" | "find" | "localNodes" | "times">;
 
 export class ItemTimes {
   private readonly c: ItemTimesCore;
@@ -37,7 +38,7 @@ export class ItemTimes {
     // when touch returns (the kernel does not wait for release).
     const open = node.kind === "file" ? node.note?.open : undefined;
     if (open && this.saves.needsUpload(open)) await this.saves.upload(open);
-    const now = Date.now();
+    const now = this.c.clock.now();
     if (node.kind === "local") {
       node.mtimeMs = mtime ?? node.mtimeMs;
       node.atimeMs = atime ?? node.atimeMs;

@@ -13,7 +13,7 @@ export interface ModesAndOwnersParts {
 }
 
 export type ModesAndOwnersCore = StatCore &
-  Pick<VfsCore, "attrsChanged" | "deviceAttrs" | "find" | "localNodes">;
+  Pick<VfsCore, "attrsChanged" | "clock" | "deviceAttrs" | "find" | "localNodes">;
 
 export class ModesAndOwners {
   private readonly c: ModesAndOwnersCore;
@@ -33,7 +33,7 @@ export class ModesAndOwners {
     if (this.sidecars.sidecarOnly(path)) return;
     const node = this.c.find(path);
     this.setMode(node, mode & 0o7777);
-    if (node.kind === "local") node.ctimeMs = Date.now();
+    if (node.kind === "local") node.ctimeMs = this.c.clock.now();
     this.c.attrsChanged(node);
   }
 
@@ -71,7 +71,7 @@ export class ModesAndOwners {
       this.keepNoteAttrs(node);
     } else {
       node.mode = bits === FOLDER_MODE ? undefined : bits;
-      node.localCtimeMs = Date.now();
+      node.localCtimeMs = this.c.clock.now();
       this.keepFolderAttrs(node);
     }
   }
@@ -139,7 +139,7 @@ export class ModesAndOwners {
     if (!owner) return;
     node.uid = owner.uid === this.c.opts.uid ? undefined : owner.uid;
     node.gid = owner.gid === this.c.opts.gid ? undefined : owner.gid;
-    const now = Date.now();
+    const now = this.c.clock.now();
     if (node.kind === "local") node.ctimeMs = now;
     else if (node.kind === "file") this.c.notes.of(node).changedHere(now);
     else node.localCtimeMs = now;

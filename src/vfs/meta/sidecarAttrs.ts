@@ -14,7 +14,7 @@ export interface SidecarAttrsParts {
   delivery: Pick<Delivery, "settle">;
 }
 
-export type SidecarAttrsCore = StatCore & Pick<VfsCore, "localNodes" | "reports" | "sidecars">;
+export type SidecarAttrsCore = StatCore & Pick<VfsCore, "clock" | "localNodes" | "reports" | "sidecars">;
 
 export class SidecarAttrs {
   private readonly c: SidecarAttrsCore;
@@ -33,7 +33,7 @@ export class SidecarAttrs {
       this.c.access.readOnly || (sidecar.target.kind !== "local" && sidecar.target.meta?.role === "reader");
     // Sidecars are rendered on demand and may differ from what was last written to them (a refused
     // edit): a fresh mtime makes every open drop cached pages (auto_cache), so reads see the truth.
-    const mtime = new Date();
+    const mtime = new Date(this.c.clock.now());
     return {
       ...base,
       mtime,

@@ -34,6 +34,7 @@ export type CreatesCore = Pick<
   | "attrsChanged"
   | "checkWritable"
   | "client"
+  | "clock"
   | "findDir"
   | "journal"
   | "keptLocal"
@@ -113,7 +114,7 @@ export class Creates {
       remoteName: claim ? claim.name : name,
       createKey: randomUUID(),
     };
-    this.c.notes.of(node).made(timesOf ?? { mtimeMs: Date.now() }, claim?.pendingMeta);
+    this.c.notes.of(node).made(timesOf ?? { mtimeMs: this.c.clock.now() }, claim?.pendingMeta);
     this.c.tree.addChild(dir, node);
     if (claim) {
       this.c.notes.of(node).continuesClaim();
@@ -139,7 +140,7 @@ export class Creates {
         name,
         parent: dir,
         id: null,
-        meta: provisionalFolder(name, dir),
+        meta: provisionalFolder(name, dir, this.c.clock.now()),
         children: new Map(),
         localOnly: local,
       };
@@ -155,7 +156,7 @@ export class Creates {
         name,
         parent: dir,
         id: null,
-        meta: provisionalFolder(name, dir),
+        meta: provisionalFolder(name, dir, this.c.clock.now()),
         children: new Map(),
         createKey: randomUUID(),
       };

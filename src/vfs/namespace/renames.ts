@@ -49,6 +49,7 @@ export type RenamesCore = Pick<
   | "alwaysLocal"
   | "checkWritable"
   | "client"
+  | "clock"
   | "find"
   | "findDir"
   | "handles"
@@ -295,7 +296,7 @@ export class Renames {
     const times = this.c.notes.timesOf(src);
     local.mtimeMs = times?.mtimeMs ?? local.mtimeMs;
     local.atimeMs = times?.atimeMs;
-    local.ctimeMs = Date.now();
+    local.ctimeMs = this.c.clock.now();
     if (src.id) {
       // As unlink's tombstone: the version our own saves made, when one came after the record's.
       const base = this.conflicts.ownSuccessor(src.id, baseOf(src.meta));
@@ -357,7 +358,7 @@ export class Renames {
   /** A local folder moves here; under a name that is not local (no dot), it becomes an ordinary folder. */
   async renameLocalDir(src: DirNode, destDir: DirNode, name: string, target: Node | undefined) {
     if (target?.kind === "dir") await this.removals.rmdir(this.c.tree.pathOf(target));
-    src.meta = provisionalFolder(name, destDir); // a folder is shown under its record's name
+    src.meta = provisionalFolder(name, destDir, this.c.clock.now()); // a folder is shown under its record's name
     this.c.tree.move(src, destDir, name);
     const kind = this.c.localDirKindOf(destDir, name);
     if (kind) src.localOnly = kind;

@@ -42,6 +42,7 @@ export type WritesCore = Pick<
   VfsCore,
   | "attrsChanged"
   | "checkWritable"
+  | "clock"
   | "find"
   | "handles"
   | "journal"
@@ -83,7 +84,7 @@ export class Writes {
       const { written, size } = h.fh.write(data, position, h.append);
       h.written = h.unsaved = true;
       h.node.size = size;
-      h.node.mtimeMs = h.node.ctimeMs = Date.now();
+      h.node.mtimeMs = h.node.ctimeMs = this.c.clock.now();
       return written;
     }
     if (!h.writable) throw fail("EBADF");
@@ -217,7 +218,7 @@ export class Writes {
       h.fh.truncate(size);
       h.written = h.unsaved = true;
       h.node.size = size;
-      h.node.mtimeMs = h.node.ctimeMs = Date.now();
+      h.node.mtimeMs = h.node.ctimeMs = this.c.clock.now();
       return;
     }
     const open = h.open;
@@ -250,7 +251,7 @@ export class Writes {
       await this.attachments.ensureBytes(node, size === 0);
       this.c.local.truncate(node.blob, size);
       node.size = size;
-      node.mtimeMs = node.ctimeMs = Date.now();
+      node.mtimeMs = node.ctimeMs = this.c.clock.now();
       // `echo x > f.png`: open, then this truncate: the close saves what was written after it.
       const writing = [...this.c.handles.values()].filter(
         (h) => h.kind === "local" && h.node === node && h.fh.writable,

@@ -32,6 +32,8 @@ export type Fault =
   | { k: "dup"; d: number; p: number } // requests delivered twice
   | { k: "pause"; d: number } // SIGSTOP: no operations, no network, longer than the client's timeout
   | { k: "restart" } // the service stops and starts again
+  | { k: "skew"; d: number; ms: number } // the device's clock set `ms` ahead (or behind: negative) of the service's
+  | { k: "clockback"; d: number; ms: number } // the device's clock jumps back `ms` mid-run (NTP correcting it)
   | { k: "lossykill"; d: number }; // self-test only: a kill whose cache dir loses its journal and local files
 
 export type SimStep =
@@ -41,6 +43,11 @@ export type SimStep =
   | { k: "check" };
 
 const local = localOpArb.filter((op) => op.k !== "kill") as fc.Arbitrary<LocalOp>;
+
+/** How far a device's clock is set from the service's: seconds to an hour, ahead or behind. */
+const SKEWS = [-3_600_000, -600_000, -120_000, -5_000, -150, 150, 5_000, 120_000, 600_000, 3_600_000];
+/** How far a clock jumps back mid-run: past a delete's grace (200 ms), an attachment's (1 s), minutes. */
+const CLOCK_BACKS = [100, 500, 1_500, 60_000, 600_000];
 
 export function stepArb(devices: number): fc.Arbitrary<SimStep> {
   const d = fc.integer({ min: 0, max: devices - 1 });
@@ -69,6 +76,16 @@ export function stepArb(devices: number): fc.Arbitrary<SimStep> {
     },
     { arbitrary: fault(fc.record({ k: fc.constant("pause" as const), d })), weight: 1 },
     { arbitrary: fault(fc.constant({ k: "restart" as const })), weight: 1 },
+    {
+      arbitrary: fault(fc.record({ k: fc.constant("skew" as const), d, ms: fc.constantFrom(...SKEWS) })),
+      weight: 2,
+    },
+    {
+      arbitrary: fault(
+        fc.record({ k: fc.constant("clockback" as const), d, ms: fc.constantFrom(...CLOCK_BACKS) }),
+      ),
+      weight: 2,
+    },
   ];
   const ops = fc
     .array(fc.option(local, { freq: 4 }), { minLength: devices, maxLength: devices })

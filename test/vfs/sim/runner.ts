@@ -93,12 +93,14 @@ export async function runSim(
   o: {
     devices: number;
     seed: number;
+    /** The service on PostgreSQL: two servers on one database (world.ts). */
+    postgres?: boolean;
     stats?: SimStats;
     trace?: (d: number, e: Exchange) => void;
     onStep?: (i: number, step: SimStep) => void;
   },
 ): Promise<SimFailure | undefined> {
-  const world = new SimWorld({ seed: o.seed, trace: o.trace });
+  const world = new SimWorld({ seed: o.seed, trace: o.trace, postgres: o.postgres });
   const stats = o.stats ?? newStats();
   try {
     await world.start(o.devices);
@@ -286,6 +288,8 @@ async function run(
       else if (d && f.k === "delay") world.setFaults(d, { delayMs: f.ms });
       else if (d && f.k === "lossy") world.setFaults(d, { loseAnswer: f.p });
       else if (d && f.k === "dup") world.setFaults(d, { duplicate: f.p });
+      else if (d && f.k === "skew") world.skew(d, f.ms);
+      else if (d && f.k === "clockback") world.skew(d, f.ms, true);
       else if (d && f.k === "pause") {
         world.setFaults(d, { paused: true });
         pausedUntil.set(d, Date.now() + PAUSE_MS);

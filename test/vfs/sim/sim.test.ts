@@ -5,15 +5,17 @@
 // Budget: TXTFS_SIM_SEED (default 1), TXTFS_SIM_RUNS (sequences, default 3), TXTFS_SIM_STEPS (steps
 // per sequence, default 50), TXTFS_SIM_DEVICES (default 3), TXTFS_SIM_MINUTES (a soak: sequences
 // from consecutive seeds until then; scripts/soak-devices), TXTFS_SIM_SHRINK_MS (shrinking's time per
-// failure).
+// failure), TXTFS_SIM_PG=1 (the service on PostgreSQL: two servers on one database, a `restart`
+// killing one of them).
 import { readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { Exchange } from "../../helpers/faultProxy.ts";
 import { type SimStep, showStep, stepArb } from "./ops.ts";
 import { newStats, runSim, type SimFailure, type SimStats } from "./runner.ts";
+import { stopSimPostgres } from "./world.ts";
 
 const env = process.env;
 const SEED = Number(env.TXTFS_SIM_SEED ?? 1);
@@ -21,6 +23,8 @@ const RUNS = Number(env.TXTFS_SIM_RUNS ?? 3);
 const STEPS = Number(env.TXTFS_SIM_STEPS ?? 50);
 const DEVICES = Number(env.TXTFS_SIM_DEVICES ?? 3);
 const MINUTES = Number(env.TXTFS_SIM_MINUTES ?? 0);
+/** The service on PostgreSQL: two servers on one database, `restart` killing one (world.ts). */
+const POSTGRES = env.TXTFS_SIM_PG === "1";
 /** A sequence saved by a failure (a JSON file), run TXTFS_SIM_REPLAY_TIMES times (default 5). */
 const REPLAY = env.TXTFS_SIM_REPLAY;
 
@@ -64,7 +68,7 @@ async function check(
     fc.asyncProperty(arb, async (steps) => {
       if (last) started ??= Date.now();
       if (started && Date.now() - started > o.shrinkMs) return true; // shrinking's time is up
-      const failure = await runSim(steps, { devices: DEVICES, seed, stats: o.stats });
+      const failure = await runSim(steps, { devices: DEVICES, seed, postgres: POSTGRES, stats: o.stats });
       if (env.TXTFS_SIM_DEBUG)
         console.log(
           `[sim debug] ${steps.map(showStep).join(" / ")} => ${failure?.problems.join("; ") ?? "held"}`,
@@ -89,6 +93,8 @@ async function check(
 
 const line = (label: string, s: SimStats, seconds: number) =>
   `[sim] ${label}: ${s.steps} steps, ${s.ops} operations (${s.acked} acknowledged saves checked, ${s.ackedAttachments} of them attachments), ${s.phases} phase checks (${s.attachmentsCompared} attachments compared), ${seconds.toFixed(1)} s, ${(s.ops / seconds).toFixed(1)} operations/s; faults ${JSON.stringify(s.faults)}`;
+
+afterAll(() => stopSimPostgres());
 
 describe("many devices, every fault: the service and N mounts agree", () => {
   it.skipIf(REPLAY)(
@@ -121,6 +127,7 @@ describe("many devices, every fault: the service and N mounts agree", () => {
         const failure = await runSim(steps, {
           devices: DEVICES,
           seed: SEED,
+          postgres: POSTGRES,
           stats: newStats(),
           ...(env.TXTFS_SIM_TRACE
             ? {
@@ -148,7 +155,7 @@ describe("many devices, every fault: the service and N mounts agree", () => {
   );
 
   it.skipIf(REPLAY)(
-    `random operations on ${DEVICES} devices with faults between them (seed ${SEED}, ${MINUTES ? `${MINUTES} minutes` : `${RUNS} x ${STEPS} steps`})`,
+    `random operations on ${DEVICES} devices with faults between them${POSTGRES ? " (two servers on PostgreSQL)" : ""} (seed ${SEED}, ${MINUTES ? `${MINUTES} minutes` : `${RUNS} x ${STEPS} steps`})`,
     async () => {
       const stats = newStats();
       const started = Date.now();

@@ -6,16 +6,55 @@
 // then on, the cache dir copied as a kill -9 leaves it, optionally rolled back to a snapshot taken
 // earlier: a power cut), started again on that dir (the journal replays). The service restarts on
 // the same port and data.
+//
+// Each device reads its own wall clock (src/vfs/clock.ts), the service's plus an offset the `skew`
+// fault sets (minutes ahead or behind) and `clockback` moves back mid-run, as NTP can. It is the
+// machine's: a kill keeps it, and a phase's end leaves it as it is (no fault heals a clock).
+//
+// On PostgreSQL (TXTFS_SIM_PG=1) the service is two `txtfs serve` processes on one database (a
+// throwaway cluster, or TXTFS_TEST_PG_URL's server), device n reaching server n % 2 through its
+// proxy; the `restart` fault then kills one of them (SIGKILL: its requests in flight cut where they
+// stand) and starts it again on its port.
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TxtfsClient } from "../../../src/client/api.ts";
 import type { ChangeRecord } from "../../../src/lib/apiTypes.ts";
 import { createLogger } from "../../../src/lib/logger.ts";
+import { createKey, createUser } from "../../../src/server/domain/accounts.ts";
 import { type RunningServer, startServer } from "../../../src/server/serve.ts";
+import { PostgresStore } from "../../../src/store/postgres/postgresStore.ts";
+import type { Clock } from "../../../src/vfs/clock.ts";
 import { Vfs } from "../../../src/vfs/vfs.ts";
+import { type ServeProcess, spawnServe } from "../../helpers/cli.ts";
 import { type Exchange, type FaultProxy, type Faults, startFaultProxy } from "../../helpers/faultProxy.ts";
-import { startTestServer, type TestServer, type TestUser } from "../../helpers/server.ts";
+import { createDatabase, dropDatabase, type PgCluster, startPgCluster } from "../../helpers/pgCluster.ts";
+import { Api, startTestServer, type TestServer, type TestUser } from "../../helpers/server.ts";
+
+/** One cluster per test process (or TXTFS_TEST_PG_URL's server), started at the first world on PostgreSQL. */
+let cluster: Promise<PgCluster> | undefined;
+async function pgAdminUrl(): Promise<string> {
+  if (process.env.TXTFS_TEST_PG_URL) return process.env.TXTFS_TEST_PG_URL;
+  cluster ??= startPgCluster();
+  return (await cluster).url;
+}
+
+/** Stops the cluster the worlds on PostgreSQL started, if any (the test file's afterAll). */
+export async function stopSimPostgres(): Promise<void> {
+  const c = await cluster?.catch(() => undefined);
+  cluster = undefined;
+  c?.stop();
+}
+
+/** The two servers on one database, and the store the harness makes the account in. */
+interface PgService {
+  db: string;
+  servers: ServeProcess[];
+  ports: string[];
+  store: PostgresStore;
+}
+
+const serveArgs = (db: string, port: string) => ["--db", db, "--port", port, "--rate-limit", "1000000"];
 
 /** A device's client gives up on a request after this long (a pause longer than it is a timeout). */
 export const CLIENT_TIMEOUT_MS = 2000;
@@ -37,9 +76,18 @@ export interface Incarnation {
   dead: boolean;
 }
 
+/** A device's wall clock: the real one `offsetMs` ahead (negative: behind). */
+export class SkewedClock implements Clock {
+  offsetMs = 0;
+  now(): number {
+    return Date.now() + this.offsetMs;
+  }
+}
+
 export interface Device {
   n: number;
   now: Incarnation;
+  clock: SkewedClock;
   /** A copy of the cache dir taken earlier, and whether a promise of durability was made since (fsync, sync). */
   snapshot?: { dir: string; step: number; promisedSince: boolean };
   /** What the device's faults are now (restored to none at each phase's end). */
@@ -63,7 +111,19 @@ export class SimWorld {
   /** Every feed record the witness saw, in order (the feed keeps each item's latest state only). */
   readonly witnessed: ChangeRecord[] = [];
   witnessCursor = 0;
-  counts = { kills: 0, rollbacks: 0, restarts: 0, pauses: 0, cuts: 0, delays: 0, lossy: 0, dups: 0 };
+  counts = {
+    kills: 0,
+    rollbacks: 0,
+    restarts: 0,
+    pauses: 0,
+    cuts: 0,
+    delays: 0,
+    lossy: 0,
+    dups: 0,
+    skews: 0,
+    clockbacks: 0,
+    serverKills: 0,
+  };
   private t!: TestServer;
   private server!: RunningServer;
   user!: TestUser;
@@ -73,24 +133,36 @@ export class SimWorld {
   private witnessLoop: Promise<void> | undefined;
   private readonly random: () => number;
   private readonly trace?: (n: number, e: Exchange) => void;
+  private readonly postgres: boolean;
+  private pg: PgService | undefined;
 
-  constructor(o: { seed: number; trace?: (device: number, e: Exchange) => void }) {
+  constructor(o: { seed: number; trace?: (device: number, e: Exchange) => void; postgres?: boolean }) {
     this.random = rngOf(o.seed);
     this.trace = o.trace;
+    this.postgres = o.postgres ?? false;
   }
 
   get url(): string {
-    return this.server.url;
+    return this.pg ? this.pg.servers[0]!.url : this.server.url;
+  }
+
+  /** Where device `n` reaches the service (its proxy's upstream). */
+  private upstreamOf(n: number): string {
+    return this.pg ? this.pg.servers[n % this.pg.servers.length]!.url : this.server.url;
   }
 
   async start(devices: number): Promise<void> {
-    this.t = await startTestServer();
-    this.server = this.t.server;
-    this.user = await this.t.user();
+    if (this.postgres) await this.startPg();
+    else {
+      this.t = await startTestServer();
+      this.server = this.t.server;
+      this.user = await this.t.user();
+    }
     this.witnessLoop = this.witness();
     for (let n = 0; n < devices; n++) {
       const dir = this.newDir();
-      this.devices.push({ n, now: await this.incarnation(n, dir), faults: {} });
+      const clock = new SkewedClock();
+      this.devices.push({ n, now: await this.incarnation(n, dir, clock), faults: {}, clock });
     }
   }
 
@@ -152,9 +224,20 @@ export class SimWorld {
     // A machine frozen, then killed, starts again running: its pause ends with it (the runner gives
     // it operations again at once; left paused, nothing would end the pause before the phase's end).
     d.faults = { ...d.faults, paused: false };
-    d.now = await this.incarnation(d.n, dir);
+    d.now = await this.incarnation(d.n, dir, d.clock);
     d.now.proxy.set(d.faults);
     return usable;
+  }
+
+  /** The device's clock set `ms` from the service's (a wrong clock), or moved back `ms` (NTP mid-run). */
+  skew(d: Device, ms: number, jumpBack = false): void {
+    if (jumpBack) {
+      d.clock.offsetMs -= ms;
+      this.counts.clockbacks++;
+    } else {
+      d.clock.offsetMs = ms;
+      this.counts.skews++;
+    }
   }
 
   /** A copy of the device's cache dir now (what a power cut may roll it back to). */
@@ -164,8 +247,35 @@ export class SimWorld {
     d.snapshot = { dir, step, promisedSince: false };
   }
 
-  /** The service stops and starts again on the same port and data. */
+  /** Two servers on a fresh database (both migrate it at once), and the account. */
+  private async startPg(): Promise<void> {
+    const db = await createDatabase(await pgAdminUrl(), "txtfs_sim");
+    const servers = await Promise.all([spawnServe(serveArgs(db, "0")), spawnServe(serveArgs(db, "0"))]);
+    const ports = servers.map((s) => new URL(s.url).port);
+    const store = await PostgresStore.open(db);
+    this.pg = { db, servers, ports, store };
+    const { id, email, secret } = await store.transaction(async (tx) => {
+      const u = await createUser(tx, "sim@example.com", "Sim");
+      return { id: u.id, email: u.email, secret: (await createKey(tx, u.id, { label: "sim" })).secret };
+    });
+    this.user = { id, email, key: secret, api: new Api(servers[0]!.url, secret) };
+  }
+
+  /**
+   * The service stops and starts again on the same port and data; on PostgreSQL, one of its two
+   * servers is killed (SIGKILL) and started again on its port.
+   */
   async restartService(): Promise<void> {
+    if (this.pg) {
+      const s = this.random() < 0.5 ? 0 : 1;
+      const old = this.pg.servers[s]!;
+      old.child.kill("SIGKILL");
+      await old.exited;
+      this.pg.servers[s] = await spawnServe(serveArgs(this.pg.db, this.pg.ports[s]!));
+      this.counts.restarts++;
+      this.counts.serverKills++;
+      return;
+    }
     const port = new URL(this.server.url).port;
     await this.server.close();
     this.server = await startServer({
@@ -188,6 +298,12 @@ export class SimWorld {
     );
     for (const x of all) await x.proxy.close();
     await this.server?.close();
+    if (this.pg) {
+      for (const s of this.pg.servers) s.child.kill("SIGKILL");
+      await Promise.all(this.pg.servers.map((s) => s.exited));
+      await this.pg.store.close();
+      await dropDatabase(this.pg.db);
+    }
     await this.witnessLoop;
     if (this.t) rmSync(this.t.dataDir, { recursive: true, force: true });
     for (const dir of this.dirs) rmSync(dir, { recursive: true, force: true });
@@ -199,14 +315,14 @@ export class SimWorld {
     return d;
   }
 
-  private async incarnation(n: number, cacheDir: string): Promise<Incarnation> {
+  private async incarnation(n: number, cacheDir: string, clock: Clock): Promise<Incarnation> {
     const self: Incarnation = {
       cacheDir,
       listedAt: undefined,
       pages: [],
       dead: false,
     } as unknown as Incarnation;
-    self.proxy = await startFaultProxy(this.server.url, {
+    self.proxy = await startFaultProxy(this.upstreamOf(n), {
       random: this.random,
       trace: (e) => {
         if (!self.dead) this.record(self, e);
@@ -227,6 +343,7 @@ export class SimWorld {
       gid: 0,
       logger: createLogger(`sim-device-${n}`, (process.env.VFS_LOG as "silent") ?? "silent"),
       pollWait: 1,
+      clock,
     });
     await self.vfs.start();
     return self;
