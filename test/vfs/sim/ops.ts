@@ -49,7 +49,8 @@ const SKEWS = [-3_600_000, -600_000, -120_000, -5_000, -150, 150, 5_000, 120_000
 /** How far a clock jumps back mid-run: past a delete's grace (200 ms), an attachment's (1 s), minutes. */
 const CLOCK_BACKS = [100, 500, 1_500, 60_000, 600_000];
 
-export function stepArb(devices: number): fc.Arbitrary<SimStep> {
+/** `clock`: the clock faults (skew, clockback) in the mix too. */
+export function stepArb(devices: number, clock = true): fc.Arbitrary<SimStep> {
   const d = fc.integer({ min: 0, max: devices - 1 });
   const fault = (f: fc.Arbitrary<Fault>) => f.map((x) => ({ k: "fault" as const, f: x }));
   const faults: { arbitrary: fc.Arbitrary<SimStep>; weight: number }[] = [
@@ -76,17 +77,20 @@ export function stepArb(devices: number): fc.Arbitrary<SimStep> {
     },
     { arbitrary: fault(fc.record({ k: fc.constant("pause" as const), d })), weight: 1 },
     { arbitrary: fault(fc.constant({ k: "restart" as const })), weight: 1 },
-    {
-      arbitrary: fault(fc.record({ k: fc.constant("skew" as const), d, ms: fc.constantFrom(...SKEWS) })),
-      weight: 2,
-    },
-    {
-      arbitrary: fault(
-        fc.record({ k: fc.constant("clockback" as const), d, ms: fc.constantFrom(...CLOCK_BACKS) }),
-      ),
-      weight: 2,
-    },
   ];
+  if (clock)
+    faults.push(
+      {
+        arbitrary: fault(fc.record({ k: fc.constant("skew" as const), d, ms: fc.constantFrom(...SKEWS) })),
+        weight: 2,
+      },
+      {
+        arbitrary: fault(
+          fc.record({ k: fc.constant("clockback" as const), d, ms: fc.constantFrom(...CLOCK_BACKS) }),
+        ),
+        weight: 2,
+      },
+    );
   const ops = fc
     .array(fc.option(local, { freq: 4 }), { minLength: devices, maxLength: devices })
     .map((list) => ({ k: "ops" as const, ops: list }));

@@ -25,6 +25,12 @@ const DEVICES = Number(env.TXTFS_SIM_DEVICES ?? 3);
 const MINUTES = Number(env.TXTFS_SIM_MINUTES ?? 0);
 /** The service on PostgreSQL: two servers on one database, `restart` killing one (world.ts). */
 const POSTGRES = env.TXTFS_SIM_PG === "1";
+/**
+ * The clock faults: in every soak (and with TXTFS_SIM_CLOCK=1); CI's fixed budget keeps the mix it
+ * had, whose seed 1 passes: with them seed 1 meets the open identity bug in cases/README.md
+ * (`ci-seed-1-vim-save-undoes-rename.json`), which is not the clock's.
+ */
+const CLOCK = env.TXTFS_SIM_CLOCK ? env.TXTFS_SIM_CLOCK === "1" : MINUTES > 0;
 /** A sequence saved by a failure (a JSON file), run TXTFS_SIM_REPLAY_TIMES times (default 5). */
 const REPLAY = env.TXTFS_SIM_REPLAY;
 
@@ -43,7 +49,7 @@ async function check(
   // Every sequence `steps` long; shrinking turns steps into nothing (fast-check shrinks an option
   // to none), so a counterexample is what is left.
   const random = fc
-    .array(fc.option(stepArb(DEVICES), { nil: undefined, freq: 30 }), {
+    .array(fc.option(stepArb(DEVICES, CLOCK), { nil: undefined, freq: 30 }), {
       minLength: o.steps,
       maxLength: o.steps,
     })
