@@ -12,6 +12,7 @@
 //                                                     time this one's start (its migrations) on it
 //   node scripts/bench/scale.ts --accounts 10000 --first 1000 --sizes 100000   the measured (first)
 //                                                     account holds 1,000 notes, the others the rest
+//   node scripts/bench/scale.ts --sizes 1000000 --keep DIR --fill-only    fill, measure nothing
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -45,6 +46,7 @@ const { values } = parseArgs({
     keep: { type: "string" },
     root: { type: "string" },
     "migrate-from": { type: "string" },
+    "fill-only": { type: "boolean", default: false },
     out: { type: "string" },
   },
 });
@@ -237,6 +239,11 @@ try {
     const filled = state.total < size ? await fill(size) : undefined;
     if (filled)
       facts.push([`fill to ${state.total}`, `${filled.notes} notes in ${filled.seconds.toFixed(0)} s`]);
+    if (values["fill-only"]) {
+      // Filled, not measured (bench:scale-compare measures two kept stores side by side).
+      if (filled) log(`filled to ${state.total}: ${filled.notes} notes in ${filled.seconds.toFixed(0)} s`);
+      continue;
+    }
     // A restart at this size: the time to /readyz (with --migrate-from: this txtfs's migrations).
     await stopServers();
     const readyMs = await start(root);
