@@ -68,6 +68,25 @@ describe("a search's access, whichever way its candidates are found", () => {
     expect(await search({ ownerId: "u1" }, ["kap"], { prefixLast: true })).toEqual(["a1", "a2", "a3"]);
   });
 
+  it("notes holding a word (related notes' text candidates): the caller's only, below the bound and above it", async () => {
+    const withWords = (filter: FileListFilter, words: string[], within: number, excludeIds?: string[]) =>
+      new SearchRepo(sql, "sqlite")
+        .withWords(filter, words, { limit: 50, within, excludeIds })
+        .then((m) => Object.fromEntries([...m].map(([w, ids]) => [w, [...ids].sort()])));
+    // kappa in 4 notes of the index: below a bound of 500, matched without the scope phrase.
+    expect(await withWords({ ownerId: "u1" }, ["kappa"], 500)).toEqual({ kappa: ["a1", "a2", "a3"] });
+    expect(await withWords({ ownerId: "u1" }, ["kappa"], 500, ["a2"])).toEqual({ kappa: ["a1", "a3"] });
+    expect(await withWords({ ownerId: "u2", sharedFolderIds: ["d1"] }, ["kappa"], 500)).toEqual({
+      kappa: ["a1", "b1"],
+    });
+    // A bound of 2: kappa is commoner than that, so the caller's matches come from the MATCH
+    // (at most 2 of them are read).
+    const few = await withWords({ ownerId: "u1" }, ["kappa"], 2);
+    expect(few.kappa!.length).toBeLessThanOrEqual(2);
+    expect(few.kappa!.every((id) => ["a1", "a2", "a3"].includes(id))).toBe(true);
+    expect(await withWords({ ownerId: "u3" }, ["kappa", "omega"], 500)).toEqual({ kappa: [], omega: [] });
+  });
+
   it("a word in more notes than a search ranks: the caller's notes only, from the MATCH", async () => {
     const own = Array.from({ length: 15 }, (_, i) => `c${i}`).sort();
     expect(await search({ ownerId: "u1" }, ["omega"])).toEqual(own);
