@@ -10,6 +10,9 @@
 //   node scripts/bench/scale.ts --root ../other-checkout            measure another checkout
 //   node scripts/bench/scale.ts --migrate-from ../older-checkout    fill with an older txtfs, then
 //                                                     time this one's start (its migrations) on it
+//   node scripts/bench/scale.ts --accounts 10000 --first 1000 --sizes 100000   the measured (first)
+//                                                     account holds 1,000 notes, the others the rest
+//   node scripts/bench/scale.ts --sizes 1000000 --keep DIR --fill-only    fill, measure nothing
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -36,12 +39,14 @@ const { values } = parseArgs({
   options: {
     sizes: { type: "string", default: "2000,20000" },
     accounts: { type: "string", default: "1" },
+    first: { type: "string" },
     store: { type: "string", default: "sqlite" },
     servers: { type: "string", default: "1" },
     samples: { type: "string", default: "30" },
     keep: { type: "string" },
     root: { type: "string" },
     "migrate-from": { type: "string" },
+    "fill-only": { type: "boolean", default: false },
     out: { type: "string" },
   },
 });
@@ -53,6 +58,10 @@ const sizes = values.sizes
   .sort((a, b) => a - b);
 const accountCount = numberOption("accounts", values.accounts, 1, 1, true);
 const serverCount = numberOption("servers", values.servers, 1, 1, true);
+// The measured account's notes at the largest size (the others share the rest evenly): with 10,000
+// accounts spread evenly it would hold 10 of 100,000, fewer than the samples need.
+const firstNotes = values.first === undefined ? undefined : numberOption("first", values.first, 0, 60, true);
+if (firstNotes !== undefined && accountCount < 2) throw new Error("--first needs --accounts 2 or more");
 const samples = numberOption("samples", values.samples, 30, 3, true);
 const postgres = values.store === "postgres";
 if (!postgres && values.store !== "sqlite") throw new Error("--store: sqlite or postgres");
@@ -142,9 +151,32 @@ try {
     const url = servers[0]!.url;
     const t0 = performance.now();
     const before = state.total;
+    // The first account's notes still to make before this size is reached (--first).
+    const firstLeft = () =>
+      firstNotes === undefined ? 0 : Math.max(0, Math.min(firstNotes, size) - state.made[0]!);
+    let savedAt = performance.now();
+    // Notes so far, the rate since the start and over the last stretch (the rate falls as it grows).
+    let loggedAt = performance.now();
+    let loggedTotal = state.total;
+    const progress = () => {
+      const now = performance.now();
+      const rate = (notes: number, ms: number) => Math.round(notes / (ms / 1000));
+      log(
+        `  ${state.total} notes (${rate(state.total - before, now - t0)}/s, ` +
+          `${rate(state.total - loggedTotal, now - loggedAt)}/s since the last line) at ${new Date().toISOString().slice(11, 19)}`,
+      );
+      loggedAt = now;
+      loggedTotal = state.total;
+    };
     while (state.total < size) {
       for (let a = 0; a < accountCount && state.total < size; a++) {
-        const want = Math.ceil((size - state.total) / (accountCount - a));
+        const want =
+          firstNotes === undefined
+            ? Math.ceil((size - state.total) / (accountCount - a))
+            : a === 0
+              ? firstLeft()
+              : Math.ceil((size - state.total - firstLeft()) / (accountCount - a));
+        if (want <= 0) continue;
         const n = Math.min(1000, want);
         const from = state.made[a]!;
         const files = Array.from({ length: n }, (_, k) => note(from + k));
@@ -153,12 +185,16 @@ try {
           state.sample.push(...res.body.files.map((f: { id: string }) => f.id));
         state.made[a] = from + n;
         state.total += n;
-        save(); // after every import (one transaction each), so a run stopped mid-fill resumes exactly
+        // After every import (one transaction each), so a run stopped mid-fill resumes exactly; with
+        // many accounts (imports of a few notes, the state a MiB of keys) at most every 2 s: a
+        // resumed run imports the last few again, by the same paths (the import updates them).
+        if (accountCount <= 100 || performance.now() - savedAt > 2000) {
+          save();
+          savedAt = performance.now();
+        }
+        if (performance.now() - loggedAt > 30_000) progress();
       }
-      if (state.total % 20_000 < 1000 * accountCount || state.total >= size)
-        log(
-          `  ${state.total} notes (${Math.round((state.total - before) / ((performance.now() - t0) / 1000))}/s)`,
-        );
+      if (state.total % 20_000 < 1000 * accountCount || state.total >= size) progress();
     }
     save();
     return { notes: state.total - before, seconds: (performance.now() - t0) / 1000 };
@@ -203,6 +239,11 @@ try {
     const filled = state.total < size ? await fill(size) : undefined;
     if (filled)
       facts.push([`fill to ${state.total}`, `${filled.notes} notes in ${filled.seconds.toFixed(0)} s`]);
+    if (values["fill-only"]) {
+      // Filled, not measured (bench:scale-compare measures two kept stores side by side).
+      if (filled) log(`filled to ${state.total}: ${filled.notes} notes in ${filled.seconds.toFixed(0)} s`);
+      continue;
+    }
     // A restart at this size: the time to /readyz (with --migrate-from: this txtfs's migrations).
     await stopServers();
     const readyMs = await start(root);

@@ -132,11 +132,17 @@ try {
   } finally {
     clearInterval(sampler);
   }
-  const [small, large] = stores.map((s) => s.state.total.toLocaleString("en-US"));
+  // A store's size, and its accounts when the two differ in them (--accounts: 1 and 10,000).
+  const accountsOf = (s: (typeof stores)[number]) => s.state.accounts.length - 1; // not the reader
+  const byAccounts = accountsOf(stores[0]!) !== accountsOf(stores[1]!);
+  const [small, large] = stores.map(
+    (s) =>
+      `${s.state.total.toLocaleString("en-US")}${byAccounts ? ` (${accountsOf(s).toLocaleString("en-US")} accounts, ${s.state.made[0]!.toLocaleString("en-US")} measured)` : ""}`,
+  );
   const head = ["operation", `p50 at ${small}`, `p50 at ${large}`, "p99 small", "p99 large", "ratio"];
   const align = ["l", "r", "r", "r", "r", "r"] as const;
   const facts = stores.map((s, i) => [
-    `${s.state.total.toLocaleString("en-US")} notes`,
+    `${s.state.total.toLocaleString("en-US")} notes, ${accountsOf(s).toLocaleString("en-US")} account(s)`,
     `start to /readyz ${fmtMs(servers[i]!.readyMs)} ms, RSS ${idle[i]!.toFixed(0)} / ${peak[i]!.toFixed(0)} MiB idle / at peak`,
   ]);
   const m = machineInfo();

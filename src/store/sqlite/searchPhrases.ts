@@ -11,6 +11,8 @@ import type { Sql } from "../store.ts";
 export interface Phrase {
   match: string;
   rank?: string;
+  /** How many notes of the whole index `match` selects, counted up to `commonAt` (if counted). */
+  count?: number;
 }
 
 /** How many notes of a word bm25 may count: a word in this many or more weighs nothing. */
@@ -69,10 +71,8 @@ export async function searchPhrases(
   for (const [i, t] of terms.entries()) {
     if (!(prefixLast && i === terms.length - 1)) {
       const phrase = `"${t}"`;
-      out.push({
-        match: phrase,
-        ...((await count(sql, phrase, commonAt)) < commonAt ? { rank: phrase } : {}),
-      });
+      const n = await count(sql, phrase, commonAt);
+      out.push({ match: phrase, count: n, ...(n < commonAt ? { rank: phrase } : {}) });
       continue;
     }
     const prefix = `"${t}"*`;
@@ -88,10 +88,8 @@ export async function searchPhrases(
       continue;
     }
     const spelled = `(${words.map((w) => `"${w}"`).join(" OR ")})`;
-    out.push({
-      match: spelled,
-      ...((await count(sql, spelled, commonAt)) < commonAt ? { rank: prefix } : {}),
-    });
+    const n = await count(sql, spelled, commonAt);
+    out.push({ match: spelled, count: n, ...(n < commonAt ? { rank: prefix } : {}) });
   }
   return out;
 }

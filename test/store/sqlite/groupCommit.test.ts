@@ -43,6 +43,50 @@ describe("group commit", () => {
     expect(store.commits.units - before.units).toBe(2);
   });
 
+  it("a unit alone in its group that fails after writing leaves nothing", async () => {
+    await expect(
+      store.transaction(async (tx) => {
+        await addUser("u_alone")(tx);
+        throw new Error("the lone unit fails after writing");
+      }),
+    ).rejects.toThrow("the lone unit fails after writing");
+    expect(await users()).toEqual([]);
+    // The same write again: nothing of the first is left to clash with; then a failing one alone
+    // (a constraint error) after it, and another that commits.
+    await store.transaction(addUser("u_alone"));
+    await expect(store.transaction(addUser("u_alone"))).rejects.toThrow(/UNIQUE/);
+    await store.transaction(addUser("u_next"));
+    expect(await users()).toEqual(["u_alone", "u_next"]);
+  });
+
+  it("a unit that changed more pages than the in-memory sub-journal holds (64 KiB, then a temp file) still rolls back alone", async () => {
+    // temp_store = FILE: the sub-journal of a large unit spills to a temp file; rolling the unit
+    // back reads it from there.
+    await store.transaction(async (tx) => {
+      for (let i = 0; i < 3000; i++) await addUser(`u_old${String(i).padStart(4, "0")}`)(tx);
+    });
+    const bulky = async (tx: Parameters<Parameters<SqliteStore["transaction"]>[0]>[0]) => {
+      for (let i = 0; i < 3000; i++) await addUser(`u_new${String(i).padStart(4, "0")}`)(tx);
+      // Every old user's row changed too (the pages the sub-journal keeps to roll them back).
+      for (let i = 0; i < 3000; i++) await tx.users.nextSeq(`u_old${String(i).padStart(4, "0")}`);
+      await tx.users.flushSeqs();
+      throw new Error("the bulky unit fails at its end");
+    };
+    const results = await Promise.allSettled([
+      store.transaction(addUser("u_first")),
+      store.transaction(bulky),
+      store.transaction(addUser("u_last")),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    const all = await users();
+    expect(all.filter((id) => id.startsWith("u_new"))).toEqual([]);
+    expect(all.filter((id) => id.startsWith("u_old"))).toHaveLength(3000);
+    expect(all).toContain("u_first");
+    expect(all).toContain("u_last");
+    const rows = await store.read((tx) => tx.users.list());
+    expect(rows.filter((u) => Number(u.feed_seq) !== 0)).toEqual([]);
+  });
+
   it("a unit arriving while a group runs goes into the next one; every unit is answered after its COMMIT", async () => {
     const seen: string[] = [];
     const first = store.transaction(async (tx) => {
