@@ -36,7 +36,7 @@ export class ChangeFollower {
    * The service's attachments, when it keeps them (attachments/attachments.ts): their records
    * come with the feed's and go there, and a relisting lists them too.
    */
-  attachments?: { change(change: ChangeRecord): void; relist(): Promise<void> };
+  attachments?: { change(change: ChangeRecord): void; folderKnown(): void; relist(): Promise<void> };
   private held: ChangeRecord[] = [];
   private readonly heldIds = new Set<string>();
   /**
@@ -185,6 +185,7 @@ export class ChangeFollower {
       this.tree.removeFolder(change.id);
     } else if (change.folder) {
       this.tree.upsertFolder(change.folder);
+      this.attachments?.folderKnown();
     }
   }
 

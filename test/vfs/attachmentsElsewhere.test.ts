@@ -5,7 +5,8 @@ import { constants as fsc } from "node:fs";
 import { expect, it } from "vitest";
 import { TxtfsClient } from "../../src/client/api.ts";
 import type { Vfs } from "../../src/vfs/vfs.ts";
-import { mountVfs, t, u, until, useVfsServer } from "./fixture.ts";
+import { startFaultProxy } from "../helpers/faultProxy.ts";
+import { bytesOf, deviceOn, mountVfs, scratchDir, t, u, until, useVfsServer } from "./fixture.ts";
 
 useVfsServer();
 
@@ -20,15 +21,6 @@ async function put(vfs: Vfs, path: string, bytes: Buffer): Promise<void> {
   await vfs.write(fd, bytes, 0);
   await vfs.flush(fd); // close(2) returns here
   await vfs.release(fd);
-}
-
-async function bytesOf(vfs: Vfs, path: string): Promise<Buffer> {
-  const fd = await vfs.open(path, fsc.O_RDONLY);
-  try {
-    return await vfs.read(fd, 1 << 20, 0);
-  } finally {
-    await vfs.release(fd);
-  }
 }
 
 /** A device whose change feed can be held: from `hold()` on, no page reaches it until `open()`. */
@@ -124,4 +116,22 @@ it("a rename answered with a version written elsewhere meanwhile shows that vers
   // Still so once this mount has heard everything (the feed's echo of the rename changes nothing).
   await here.vfs.drain();
   expect(await bytesOf(here.vfs, "/d2/s.csv")).toEqual(theirs);
+});
+
+it("an attachment made in a folder renamed right after: the feed brings the file before its folder, and it shows once the folder does", async () => {
+  const proxy = await startFaultProxy(t.url, { random: () => 0 });
+  const vfs = deviceOn(proxy.url, scratchDir("txtfs-vfs-af-"));
+  await vfs.start();
+  proxy.set({ cut: true }); // away while it all happens: the feed is read afterwards, from its cursor
+  const client = new TxtfsClient({ url: t.url, key: u.key, source: "test", timeoutMs: 5000 });
+  const folder = (await u.api.post("/api/v1/folders", { name: "d1" })).body.folder;
+  await client.attachments.create("s.csv", folder.id, Buffer.from("a,b\n"));
+  // The folder's record moves past the file's in the feed: the file comes first, for a folder not known yet.
+  await u.api.put(`/api/v1/folders/${folder.id}`, { name: "d2" });
+  proxy.set({ cut: false });
+  await until(() => vfs.tree.lookup("/d2") !== undefined, "d2 to show");
+  await until(() => vfs.tree.lookup("/d2/s.csv") !== undefined, "d2/s.csv to show");
+  expect((await bytesOf(vfs, "/d2/s.csv")).toString()).toBe("a,b\n");
+  expect(vfs.readdir("/")).toEqual(["d2"]);
+  await proxy.close();
 });

@@ -45,6 +45,8 @@ export class AttachmentPlaces {
    * made (the feed is often faster than the answer). Applied once the answer says it is not.
    */
   private readonly held = new Map<string, TxtAttachment>();
+  /** Records whose folder this mount has not heard of yet, by id (`folderKnown` applies them). */
+  private readonly awaitingFolder = new Map<string, TxtAttachment>();
 
   constructor(deps: AttachmentPlacesDeps) {
     this.d = deps;
@@ -74,6 +76,13 @@ export class AttachmentPlaces {
   /** A record from the listing or the feed. */
   apply(record: TxtAttachment): void {
     if (this.deleting.has(record.id)) return;
+    // In a folder this mount has not heard of yet (made elsewhere; the feed can bring a file before
+    // its folder, one renamed right after it was made): applied once the folder is here.
+    if (!this.parentOf(record)) {
+      this.awaitingFolder.set(record.id, record);
+      return;
+    }
+    this.awaitingFolder.delete(record.id);
     const node = this.byId.get(record.id);
     if (!node) {
       this.add(record);
@@ -102,9 +111,14 @@ export class AttachmentPlaces {
     this.d.localNodes.save();
   }
 
+  /** A folder is in the tree now: the records that waited for it are applied. */
+  folderKnown(): void {
+    for (const record of [...this.awaitingFolder.values()]) if (this.parentOf(record)) this.apply(record);
+  }
+
   private add(record: TxtAttachment): void {
     const parent = this.parentOf(record);
-    if (!parent || parent.localOnly) return; // a folder this mount does not show (relisting finds it later)
+    if (!parent || parent.localOnly) return; // a folder this mount keeps local (its files are its own)
     const taken = parent.children.get(record.name);
     if (taken) {
       // Ours waits to go there (a create, or a move the service may refuse as taken): held, shown
@@ -168,6 +182,7 @@ export class AttachmentPlaces {
   /** The feed says attachment `id` is gone. A save of ours waiting for it keeps it (the save creates it again). */
   removed(id: string): void {
     this.held.delete(id);
+    this.awaitingFolder.delete(id);
     const node = this.byId.get(id);
     if (!node || this.deleting.has(id)) return;
     if (this.waits(node, node.attachment!)) return;

@@ -210,6 +210,11 @@ export class Attachments {
     return node.attachment && !this.saves.eligible(node) ? this.saves.unlinked(node) : Promise.resolve();
   }
 
+  /** A folder record of the feed was applied: attachments that came before their folder show now. */
+  folderKnown(): void {
+    this.places.folderKnown();
+  }
+
   /** A change feed record of an attachment. */
   change(change: ChangeRecord): void {
     if (change.deleted) this.places.removed(change.id);
