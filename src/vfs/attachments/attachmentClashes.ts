@@ -3,6 +3,7 @@
 // made again), or its name taken elsewhere meanwhile (409: ours beside it as a conflict copy).
 // Both sides are always kept; nothing of ours is dropped or kept on this machine only.
 import { randomUUID } from "node:crypto";
+import { madeBefore } from "../../client/api.ts";
 import type { TxtAttachment } from "../../lib/apiTypes.ts";
 import { conflictName } from "../conflicts.ts";
 import type { VfsCore } from "../core.ts";
@@ -48,11 +49,11 @@ export class AttachmentClashes {
     const b = node.attachment;
     if (!b) return this.c.journal.done(entry); // unbound while it went: its delete is the newer entry
     if (entry.blob) {
-      const copy = await this.c.client.attachments.create(
+      const copy = await this.createOnce(
         conflictName(entry.name, this.c.clock),
         folderIdOf(this.c.tree, node),
         await this.saves.readSnapshot(entry.blob),
-        { idempotencyKey: `${entry.fileId}-${entry.rev}-conflict` },
+        `${entry.fileId}-${entry.rev}-conflict`,
       );
       this.places.apply(copy);
       void this.quota.refresh(); // the copy counts too
@@ -95,13 +96,11 @@ export class AttachmentClashes {
     let record: TxtAttachment;
     if (entry.fileId) record = await this.c.client.attachments.update(entry.fileId, { name, folderId });
     else {
-      record = await this.c.client.attachments.create(
+      record = await this.createOnce(
         name,
         folderId,
         await this.saves.readSnapshot(entry.blob!),
-        {
-          idempotencyKey: `${entry.createKey}-apart`,
-        },
+        `${entry.createKey}-apart`,
       );
       this.places.created(node, record);
     }
@@ -119,6 +118,25 @@ export class AttachmentClashes {
     await this.saves.release(entry.blob);
     this.c.localNodes.save();
     this.places.nameFreed(node.parent, entry.name);
+  }
+
+  /**
+   * A conflict copy made under `key`. Its name has the time in it: tried again after a lost answer,
+   * the name differs and the service answers 422 naming the copy the first try made, which is it.
+   */
+  private async createOnce(
+    name: string,
+    folderId: string | null,
+    bytes: Buffer,
+    key: string,
+  ): Promise<TxtAttachment> {
+    try {
+      return await this.c.client.attachments.create(name, folderId, bytes, { idempotencyKey: key });
+    } catch (err) {
+      const made = madeBefore<TxtAttachment>(err, "attachment");
+      if (!made) throw err;
+      return made;
+    }
   }
 
   /**
