@@ -47,7 +47,8 @@ it("killed just after the create's answer was applied: the file is the listed on
   await expectOneFile(await killedAndStarted(dir));
 });
 
-it("killed with the create landed and its answer cut off: the file is the listed one", async () => {
+/** p.png made on a device whose create reached the service and whose answer was lost. */
+async function createdUnanswered() {
   const dir = scratchDir("txtfs-vfs-a-");
   const proxy = await startFaultProxy(t.url, { random: () => 0 });
   const here = deviceOn(proxy.url, dir);
@@ -55,18 +56,17 @@ it("killed with the create landed and its answer cut off: the file is the listed
   proxy.set({ loseAnswer: 1 });
   await put(here, "/p.png", png);
   expect(await here.drain()).toBe(1);
+  return { dir, proxy, here };
+}
+
+it("killed with the create landed and its answer cut off: the file is the listed one", async () => {
+  const { dir, proxy } = await createdUnanswered();
   await expectOneFile(await killedAndStarted(dir));
   await proxy.close();
 });
 
 it("killed with the create landed unanswered and the file saved again since: both kept, each with its bytes", async () => {
-  const dir = scratchDir("txtfs-vfs-a-");
-  const proxy = await startFaultProxy(t.url, { random: () => 0 });
-  const here = deviceOn(proxy.url, dir);
-  await here.start();
-  proxy.set({ loseAnswer: 1 });
-  await put(here, "/p.png", png);
-  expect(await here.drain()).toBe(1);
+  const { dir, proxy, here } = await createdUnanswered();
   proxy.set({ cut: true });
   const newer = Buffer.concat([png, Buffer.from("more")]);
   await put(here, "/p.png", newer);
