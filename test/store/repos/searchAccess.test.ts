@@ -2,31 +2,21 @@
 // (src/store/repos/search.ts): words in fewer notes of the whole index than a search ranks are
 // matched without the caller's scope phrase (all their notes are candidates, the access filter and
 // the exclusions are checked on them); commoner words are matched with it (the caller's newest).
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync } from "node:sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FileListFilter } from "../../../src/store/repos/files.ts";
 import { type SearchQuery, SearchRepo } from "../../../src/store/repos/search.ts";
 import { indexPending } from "../../../src/store/sqlite/searchIndex.ts";
-import { SqliteStore } from "../../../src/store/sqlite/sqliteStore.ts";
 import type { Sql } from "../../../src/store/store.ts";
+import { migratedDb } from "../../helpers/migratedDb.ts";
 
-let dir: string;
+let opened: Awaited<ReturnType<typeof migratedDb>>;
 let db: DatabaseSync;
 let sql: Sql;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "txtfs-search-access-"));
-  const path = join(dir, "txtfs.db");
-  await new SqliteStore(path).close(); // every migration applied
-  db = new DatabaseSync(path, { enableForeignKeyConstraints: false });
-  sql = {
-    all: async (q, p = []) => db.prepare(q).all(...(p as never[])) as never[],
-    get: async (q, p = []) => db.prepare(q).get(...(p as never[])) as never,
-    run: async (q, p = []) => ({ changes: Number(db.prepare(q).run(...(p as never[])).changes) }),
-  };
+  opened = await migratedDb("txtfs-search-access-");
+  ({ db, sql } = opened);
   const insert = db.prepare(
     `INSERT INTO files (id, owner_id, folder_id, name, context, tags, type, availability, size,
        content_hash, revision, version_number, etag, created_at, updated_at, content)
@@ -44,10 +34,7 @@ beforeAll(async () => {
   }
   await indexPending(sql);
 });
-afterAll(() => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => opened.close());
 
 const search = (filter: FileListFilter, terms: string[], q: Partial<SearchQuery> = {}) =>
   new SearchRepo(sql, "sqlite")

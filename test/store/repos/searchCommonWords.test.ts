@@ -2,31 +2,21 @@
 // a word in that many notes or more still selects them but weighs nothing, so bm25 never counts a
 // common word's notes; a prefix is spelled out as the words of the index it stands for. The bound is
 // lowered here (`commonAt`) so that a small store shows what a large one does.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync } from "node:sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type SearchQuery, SearchRepo } from "../../../src/store/repos/search.ts";
 import { indexPending } from "../../../src/store/sqlite/searchIndex.ts";
 import { PREFIX_WORDS } from "../../../src/store/sqlite/searchPhrases.ts";
-import { SqliteStore } from "../../../src/store/sqlite/sqliteStore.ts";
 import type { Sql } from "../../../src/store/store.ts";
+import { migratedDb } from "../../helpers/migratedDb.ts";
 
-let dir: string;
+let opened: Awaited<ReturnType<typeof migratedDb>>;
 let db: DatabaseSync;
 let sql: Sql;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "txtfs-search-common-"));
-  const path = join(dir, "txtfs.db");
-  await new SqliteStore(path).close(); // every migration applied
-  db = new DatabaseSync(path, { enableForeignKeyConstraints: false });
-  sql = {
-    all: async (q, p = []) => db.prepare(q).all(...(p as never[])) as never[],
-    get: async (q, p = []) => db.prepare(q).get(...(p as never[])) as never,
-    run: async (q, p = []) => ({ changes: Number(db.prepare(q).run(...(p as never[])).changes) }),
-  };
+  opened = await migratedDb("txtfs-search-common-");
+  ({ db, sql } = opened);
   const insert = db.prepare(
     `INSERT INTO files (id, owner_id, name, context, tags, type, availability, size, content_hash,
        revision, version_number, etag, created_at, updated_at, content)
@@ -47,10 +37,7 @@ beforeAll(async () => {
   insert.run("g1", "g1.md", "alpine gamma");
   await indexPending(sql);
 });
-afterAll(() => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => opened.close());
 
 const search = (q: Omit<SearchQuery, "match" | "limit">) =>
   new SearchRepo(sql, "sqlite").search({ ownerId: "u1" }, { match: "all", limit: 20, ...q });
