@@ -5,27 +5,14 @@
 // (Read from the clock before: set back an hour, the black hole held the program an hour more;
 // set forward, a service answering every probe was declared silent at once.)
 import { afterEach, expect, it, vi } from "vitest";
-import { type Answers, Unanswered, whileAnswering } from "../../../src/vfs/delivery/whileAnswering.ts";
+import { Unanswered, whileAnswering } from "../../../src/vfs/delivery/whileAnswering.ts";
+import { fakeAnswers } from "./fakeAnswers.ts";
 
 afterEach(() => vi.useRealTimers());
 
 const HOUR = 3_600_000;
 
-function service(answering: boolean) {
-  const s = {
-    readDeadlineMs: 200,
-    answeredAt: 0,
-    probes: 0,
-    answering,
-    probe() {
-      s.probes++;
-      if (!s.answering) return new Promise<void>(() => {});
-      s.answeredAt = performance.now();
-      return Promise.resolve();
-    },
-  };
-  return s satisfies Answers;
-}
+const service = (answering: boolean) => fakeAnswers(answering, 200);
 
 const until = async (check: () => boolean) => {
   while (!check()) await new Promise((r) => setTimeout(r, 5));

@@ -2,7 +2,8 @@
 // silent service fails the wait after one read deadline, a probe is sent at half of it, and any
 // answer arriving puts the deadline off; the work's own outcome wins while it comes first.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type Answers, Unanswered, whileAnswering } from "../../../src/vfs/delivery/whileAnswering.ts";
+import { Unanswered, whileAnswering } from "../../../src/vfs/delivery/whileAnswering.ts";
+import { fakeAnswers } from "./fakeAnswers.ts";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -11,22 +12,7 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-/** A service that answers probes when `answering`, never otherwise. */
-function service(answering: boolean) {
-  const s = {
-    readDeadlineMs: 1000,
-    answeredAt: 0,
-    probes: 0,
-    answering,
-    probe() {
-      s.probes++;
-      if (!s.answering) return new Promise<void>(() => {});
-      s.answeredAt = performance.now();
-      return Promise.resolve();
-    },
-  };
-  return s satisfies Answers;
-}
+const service = (answering: boolean) => fakeAnswers(answering, 1000);
 
 const never = () => new Promise<string>(() => {});
 
